@@ -1,0 +1,148 @@
+"""Listener, connection bookkeeping and limits shared by every personality.
+
+A personality implements :class:`Personality`; the core accepts connections, enforces the connection limit,
+gives each connection a :class:`Connection` whose reads are bounded in size and time, and cancels every
+connection task on shutdown so that no task outlives its socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+log = logging.getLogger("wirecheck.broker")
+
+
+@dataclass
+class BrokerConfig:
+    host: str = "127.0.0.1"
+    data_dir: Path | None = None  # None: in memory
+    faults: frozenset[str] = frozenset()
+    max_connections: int = 256
+    idle_timeout: float = 30.0  # seconds a connection may sit between frames or inside one
+    max_frame: int | None = None  # None: each personality's own spec limit
+    extra: dict = field(default_factory=dict)
+
+
+class IdleTimeout(Exception):
+    """The peer sent nothing for longer than the idle timeout."""
+
+
+class Connection:
+    """One accepted socket; reads honour the idle timeout, writes the peer's backpressure."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, idle_timeout: float):
+        self.reader = reader
+        self.writer = writer
+        self.idle_timeout = idle_timeout
+        self.peer = writer.get_extra_info("peername")
+
+    async def read_exactly(self, n: int) -> bytes:
+        """Read n bytes. Raises EOFError on a clean close (even mid-frame), IdleTimeout when the peer stalls.
+
+        The caller has already bounded n, so memory stays bounded whatever a length field claims.
+        """
+        try:
+            return await asyncio.wait_for(self.reader.readexactly(n), self.idle_timeout)
+        except asyncio.IncompleteReadError as exc:
+            raise EOFError(f"peer closed after {len(exc.partial)} of {n} bytes") from None
+        except asyncio.TimeoutError:
+            raise IdleTimeout(f"no bytes for {self.idle_timeout}s") from None
+
+    async def read_length_prefixed(self, header_size: int, length_format: str, length_offset: int = 0) -> tuple[bytes, int]:
+        """Read a fixed-size header and decode its length field; the caller validates the length."""
+        header = await self.read_exactly(header_size)
+        (length,) = struct.unpack_from(length_format, header, length_offset)
+        return header, length
+
+    async def write(self, data: bytes) -> None:
+        self.writer.write(data)
+        await self.writer.drain()
+
+    def abort(self) -> None:
+        """Close without a FIN handshake: used only by faults that simulate a crashing peer."""
+        transport = self.writer.transport
+        if transport is not None:
+            transport.abort()
+
+    async def close(self) -> None:
+        if not self.writer.is_closing():
+            self.writer.close()
+        try:
+            await asyncio.wait_for(self.writer.wait_closed(), 1.0)
+        except (OSError, asyncio.TimeoutError):
+            pass
+
+
+class Personality(Protocol):
+    """What a protocol brings to the broker."""
+
+    name: str
+    default_port: int
+    faults: dict[str, str]  # fault name -> the clause it breaks, in one line
+
+    async def serve(self, conn: Connection) -> None:
+        """Handle one connection until it ends; exceptions are logged, never fatal to the broker."""
+        ...
+
+    async def close(self) -> None:
+        """Flush and release storage on shutdown."""
+        ...
+
+
+class Listener:
+    """One TCP listener for one personality, with a connection limit and task tracking."""
+
+    def __init__(self, personality: Personality, config: BrokerConfig, port: int):
+        self.personality = personality
+        self.config = config
+        self.port = port
+        self._server: asyncio.base_events.Server | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._active = 0
+
+    async def start(self) -> int:
+        self._server = await asyncio.start_server(self._accept, self.config.host, self.port, limit=2**16)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self.port
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._active >= self.config.max_connections:
+            log.warning("%s: connection limit %d reached, refusing", self.personality.name, self.config.max_connections)
+            writer.close()
+            return
+        self._active += 1
+        task = asyncio.current_task()
+        self._tasks.add(task)
+        conn = Connection(reader, writer, self.config.idle_timeout)
+        try:
+            await self.personality.serve(conn)
+        except (EOFError, IdleTimeout, ConnectionError) as exc:
+            log.debug("%s %s: %s", self.personality.name, conn.peer, exc)
+        except asyncio.CancelledError:
+            pass
+        except Exception:  # a bug in a personality must cost one connection, never the broker
+            log.exception("%s %s: connection handler failed", self.personality.name, conn.peer)
+        finally:
+            self._active -= 1
+            self._tasks.discard(task)
+            await conn.close()
+
+    @property
+    def active_connections(self) -> int:
+        return self._active
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+        await self.personality.close()
