@@ -1,0 +1,29 @@
+"""RustLog: u32-length-prefixed JSON frames (seed: RustLog Protocol Specification)."""
+
+import json
+
+from protocols.framing import U32_PREFIX
+from protocols.registry import ProtocolSpec
+from protocols.rustlog.clauses import CATALOGUE, MAX_FRAME
+from protocols.rustlog.layers import describe, encode_frame
+
+PING = encode_frame({"type": "Ping"})
+
+
+def _is_pong(frame: bytes) -> bool:
+    try:
+        return json.loads(frame[4:]) == {"type": "Pong"}
+    except ValueError:
+        return False
+
+
+SPEC = ProtocolSpec(
+    name="rustlog",
+    framing=U32_PREFIX,
+    default_port=7070,
+    catalogue=CATALOGUE,
+    max_body=MAX_FRAME,
+    hello=lambda: PING,
+    is_hello_answer=_is_pong,
+    describe=describe,
+)

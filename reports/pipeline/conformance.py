@@ -1,0 +1,178 @@
+"""Conformance views over the warehouse's case rows (Spark built-in functions only, no Python UDFs).
+
+Definitions (documented in SCHEMA.md):
+- A run's time is its run.json ``started_at`` (the case's ``finished_at`` when run.json is missing).
+- The window is the ``window`` most recent runs of each target.
+- When several records of one clause (parametrized cases) meet in one run, the worst verdict wins
+  (``schema.SEVERITY``): one failing parameter fails the clause.
+- Pass rate = passing records (OK, NON-STRICT, XFAIL) / executed records (everything but NOT-RUN and
+  UNIMPLEMENTED) in the window; null when nothing executed.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from reports.pipeline.schema import EXECUTED, PASSING, SEVERITY
+
+_SEVERITY_OF = F.create_map(*[F.lit(x) for x in chain.from_iterable(SEVERITY.items())])
+_VERDICT_OF = F.create_map(*[F.lit(x) for x in chain.from_iterable((v, k) for k, v in SEVERITY.items())])
+
+
+def severity(column: str = "verdict") -> Column:
+    return F.coalesce(_SEVERITY_OF[F.col(column)], F.lit(SEVERITY["ERROR"]))  # an unknown verdict is suspect
+
+
+def worst_verdict(column: str = "verdict") -> Column:
+    """Aggregate: the most severe verdict of a group."""
+    return _VERDICT_OF[F.max(severity(column))]
+
+
+def _executed() -> Column:
+    return F.col("verdict").isin(*EXECUTED)
+
+
+def _passing() -> Column:
+    return F.col("verdict").isin(*PASSING)
+
+
+def runs_of(cases: DataFrame) -> DataFrame:
+    """One row per (target, run): the run's time and its rank within the target (1 = newest)."""
+    per_run = cases.groupBy("target", "run_id").agg(F.min("run_ts").alias("run_ts"))
+    order = Window.partitionBy("target").orderBy(F.col("run_ts").desc_nulls_last(), F.col("run_id").desc())
+    return per_run.withColumn("run_rank", F.row_number().over(order))
+
+
+def in_window(cases: DataFrame, window: int) -> DataFrame:
+    """Only the rows of each target's ``window`` newest runs, with their run rank."""
+    ranks = runs_of(cases).filter(F.col("run_rank") <= window).select("target", "run_id", "run_rank")
+    return cases.join(ranks, ["target", "run_id"])
+
+
+def _latest_and_rate(cases: DataFrame, keys: list[str], window: int, extra: list[Column] = ()) -> DataFrame:
+    """Per key: the verdict of the newest run that has the key, and the pass rate over the window."""
+    recent = in_window(cases, window)
+    per_run = recent.groupBy(*keys, "run_id", "run_rank").agg(
+        worst_verdict().alias("run_verdict"),
+        F.sum(_passing().cast("int")).alias("passing"),
+        F.sum(_executed().cast("int")).alias("executed"),
+        *extra,
+    )
+    extra_names = [c for c in per_run.columns if c not in {*keys, "run_id", "run_rank", "run_verdict", "passing", "executed"}]
+    newest_first = F.struct(-F.col("run_rank"), F.col("run_verdict"), F.col("run_id"), *[F.col(c) for c in extra_names])
+    return (per_run.groupBy(*keys)
+            .agg(F.max(newest_first).alias("_latest"),
+                 F.sum("passing").alias("passing"),
+                 F.sum("executed").alias("executed"),
+                 F.count("run_id").alias("runs"))
+            .select(*keys,
+                    F.col("_latest.run_verdict").alias("latest_verdict"),
+                    F.col("_latest.run_id").alias("latest_run_id"),
+                    *[F.col(f"_latest.{c}").alias(c) for c in extra_names],
+                    F.when(F.col("executed") > 0, F.round(F.col("passing") / F.col("executed"), 4)).alias("pass_rate"),
+                    "passing", "executed", "runs"))
+
+
+def matrix(cases: DataFrame, window: int = 10) -> DataFrame:
+    """target x protocol x clause -> latest verdict and pass rate over the window."""
+    return _latest_and_rate(cases, ["target", "protocol", "clause"], window,
+                            extra=[F.first("level", ignorenulls=True).alias("level"),
+                                   F.first("requirement", ignorenulls=True).alias("requirement")])
+
+
+def version_matrix(cases: DataFrame, window: int = 10) -> DataFrame:
+    """Kafka-like protocols: target x protocol x api x api_version -> latest verdict and pass rate."""
+    versioned = cases.filter(F.col("api").isNotNull() & F.col("api_version").isNotNull())
+    return _latest_and_rate(versioned, ["target", "protocol", "api", "api_version"], window)
+
+
+def coverage(cases: DataFrame, catalogue: DataFrame) -> DataFrame:
+    """Per protocol and level: clauses exercised / catalogued.
+
+    ``catalogue`` has (protocol, clause, level) and one row (clause null) per protocol named in the records
+    whose catalogue could not be loaded: there ``catalogued`` is null and ``exercised`` counts the distinct
+    clauses the records name, at the level the records give.
+    """
+    exercised = (cases.filter(_executed()).select("protocol", "clause", F.col("level").alias("record_level"))
+                 .dropDuplicates(["protocol", "clause"]))
+    known = catalogue.filter(F.col("clause").isNotNull())
+    with_catalogue = (known.join(exercised.select("protocol", "clause", F.lit(1).alias("hit")),
+                                 ["protocol", "clause"], "left")
+                      .groupBy("protocol", "level")
+                      .agg(F.count("clause").alias("catalogued"), F.count("hit").alias("exercised"))
+                      .withColumn("catalogue_present", F.lit(True)))
+    missing = catalogue.filter(F.col("clause").isNull()).select("protocol").distinct()
+    without_catalogue = (exercised.join(missing, "protocol", "left_semi")
+                         .groupBy("protocol", F.col("record_level").alias("level"))
+                         .agg(F.lit(None).cast("long").alias("catalogued"), F.count("clause").alias("exercised"))
+                         .withColumn("catalogue_present", F.lit(False)))
+    return (with_catalogue.unionByName(without_catalogue)
+            .withColumn("coverage", F.when(F.col("catalogued") > 0,
+                                           F.round(F.col("exercised") / F.col("catalogued"), 4)))
+            .orderBy("protocol", "level"))
+
+
+def uncatalogued(cases: DataFrame, catalogue: DataFrame) -> DataFrame:
+    """Clauses the records name that their protocol's catalogue does not know (a stale case or catalogue)."""
+    have = catalogue.filter(F.col("clause").isNotNull()).select("protocol")
+    return (cases.join(have.distinct(), "protocol", "left_semi")
+            .join(catalogue.select("protocol", "clause"), ["protocol", "clause"], "left_anti")
+            .select("protocol", "clause").distinct())
+
+
+def latest_run_id(cases: DataFrame) -> str | None:
+    row = cases.groupBy("run_id").agg(F.min("run_ts").alias("t")).orderBy(F.col("t").desc_nulls_last(),
+                                                                          F.col("run_id").desc()).first()
+    return None if row is None else row["run_id"]
+
+
+def baseline_runs(cases: DataFrame, run_id: str) -> DataFrame:
+    """For each target of ``run_id``: the newest earlier run of that target (target, baseline_run_id)."""
+    ranked = runs_of(cases)
+    current = ranked.filter(F.col("run_id") == run_id).select("target", F.col("run_rank").alias("current_rank"))
+    earlier = ranked.join(current, "target").filter(F.col("run_rank") == F.col("current_rank") + 1)
+    return earlier.select("target", F.col("run_id").alias("baseline_run_id"))
+
+
+def regressions(cases: DataFrame, run_id: str, baseline_run_id: str | None = None) -> DataFrame:
+    """Cases (target, nodeid) that were OK in the baseline and are FAILED in ``run_id``.
+
+    Without an explicit baseline each target is compared with its own previous run.
+    """
+    current = cases.filter(F.col("run_id") == run_id)
+    if baseline_run_id is None:
+        pairs = baseline_runs(cases, run_id)
+    else:
+        pairs = current.select("target").distinct().withColumn("baseline_run_id", F.lit(baseline_run_id))
+    pairs = pairs.withColumnRenamed("target", "_target")
+    before = (cases.join(pairs, (F.col("target") == F.col("_target")) & (F.col("run_id") == F.col("baseline_run_id")))
+              .select("target", "nodeid", F.col("verdict").alias("baseline_verdict"), "baseline_run_id"))
+    return (current.join(before, ["target", "nodeid"])
+            .filter((F.col("baseline_verdict") == "OK") & (F.col("verdict") == "FAILED"))
+            .select("target", "protocol", "clause", "case", "nodeid", "baseline_run_id", "baseline_verdict",
+                    F.col("run_id"), "verdict", "message")
+            .orderBy("target", "nodeid"))
+
+
+def executed_count(cases: DataFrame, run_id: str) -> int:
+    return cases.filter((F.col("run_id") == run_id) & _executed()).count()
+
+
+def flaky(cases: DataFrame) -> DataFrame:
+    """Cases with mixed executed verdicts for the same suite version and target."""
+    executed = cases.filter(_executed())
+    counts = executed.groupBy("suite_version", "target", "protocol", "nodeid", "verdict").agg(F.count("*").alias("n"))
+    return (counts.groupBy("suite_version", "target", "protocol", "nodeid")
+            .agg(F.map_from_entries(F.collect_list(F.struct("verdict", "n"))).alias("verdicts"),
+                 F.count("verdict").alias("distinct_verdicts"), F.sum("n").alias("records"))
+            .filter(F.col("distinct_verdicts") > 1)
+            .orderBy("target", "nodeid"))
+
+
+def failing_cases(cases: DataFrame, run_ids: list[str]) -> DataFrame:
+    """The records (with transcripts) that did not pass, in the given runs: what gets a page of its own."""
+    return (cases.filter(F.col("run_id").isin(*run_ids) & F.col("verdict").isin("FAILED", "ERROR", "XPASS", "NON-STRICT"))
+            .orderBy("target", "protocol", "clause", "nodeid"))

@@ -1,0 +1,92 @@
+"""The run directory: run.json, one JSON-lines file of case records per worker, transcripts.
+
+Schema: docs/report-schema.md (``wirecheck.run/1``, ``wirecheck.case/1``, ``wirecheck.transcript/1``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import secrets
+from collections import Counter
+from importlib import metadata
+from pathlib import Path
+
+from reports.transcript import Transcript
+
+RUN_SCHEMA = "wirecheck.run/1"
+CASE_SCHEMA = "wirecheck.case/1"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def new_run_id() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def suite_version() -> str:
+    try:
+        return metadata.version("wirecheck")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+_SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class RunWriter:
+    def __init__(self, root: Path, run_id: str, worker: str):
+        self.run_id = run_id
+        self.worker = worker
+        self.run_dir = root / run_id
+        (self.run_dir / "transcripts").mkdir(parents=True, exist_ok=True)
+        self.cases_path = self.run_dir / f"cases-{worker}.jsonl"
+        self._version = suite_version()
+        self._slugs: Counter = Counter()
+
+    def write_run_start(self, meta: dict) -> None:
+        self._run = {"schema": RUN_SCHEMA, "run_id": self.run_id, "suite_version": self._version,
+                     "started_at": _now(), "finished_at": None, **meta, "totals": {}}
+        self._write_run()
+
+    def write_run_end(self) -> None:
+        self._run.update(finished_at=_now(), totals=self.totals())
+        self._write_run()
+
+    def _write_run(self) -> None:
+        tmp = self.run_dir / "run.json.tmp"
+        tmp.write_text(json.dumps(self._run, indent=2))
+        tmp.replace(self.run_dir / "run.json")
+
+    def write_case(self, record: dict) -> None:
+        line = {"schema": CASE_SCHEMA, "run_id": self.run_id, **record, "finished_at": _now()}
+        with open(self.cases_path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(line) + "\n")
+
+    def write_transcript(self, case_id: str, nodeid: str, transcript: Transcript) -> str:
+        """Write the transcript (and a pcap of it, when the pcap writer is available); returns its relative path."""
+        stem = _SLUG.sub("_", nodeid.split("::")[-1])[:120]
+        self._slugs[stem] += 1
+        name = f"{self.worker}-{stem}-{self._slugs[stem]}"
+        data = transcript.to_dict(case_id, nodeid)
+        path = self.run_dir / "transcripts" / f"{name}.json"
+        path.write_text(json.dumps(data))
+        try:
+            from reports.pcap import write_pcap
+        except ImportError:
+            pass
+        else:
+            write_pcap(data, path.with_suffix(".pcap"))
+        return str(path.relative_to(self.run_dir))
+
+    def totals(self) -> dict[str, int]:
+        """Verdict counts over every worker's records."""
+        counts: Counter = Counter()
+        for path in self.run_dir.glob("cases-*.jsonl"):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    counts[json.loads(line)["verdict"]] += 1
+        return dict(counts)

@@ -1,0 +1,95 @@
+"""The conversation of one case: every byte sent and received, what closed, who stayed silent.
+
+Sessions append events; the plugin renders them into the failure report (hex and decoded), writes them as JSON
+(``wirecheck.transcript/1``, see docs/report-schema.md) and attaches them to Allure.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable
+
+MAX_EVENTS = 400
+HEX_PREVIEW = 512  # bytes of a frame shown in the human-readable rendering (the JSON keeps all of it)
+
+
+@dataclass
+class Event:
+    t: float
+    conn: int
+    kind: str  # connect, send, recv, partial, closed, reset, silent, close, note
+    data: bytes = b""
+    decoded: str = ""
+    detail: str = ""
+    local: str = ""
+    peer: str = ""
+
+    def to_dict(self) -> dict:
+        out = {"t": round(self.t, 6), "conn": self.conn, "kind": self.kind}
+        if self.data:
+            out["hex"] = self.data.hex()
+        for name in ("decoded", "detail", "local", "peer"):
+            value = getattr(self, name)
+            if value:
+                out[name] = value
+        return out
+
+
+@dataclass
+class Transcript:
+    protocol: str
+    describe: Callable[[bytes], str] = lambda frame: ""
+    events: deque = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))
+    started: float = field(default_factory=time.monotonic)
+    _connections: int = 0
+    dropped: int = 0
+
+    def new_connection(self) -> int:
+        self._connections += 1
+        return self._connections
+
+    def add(self, conn: int, kind: str, data: bytes = b"", detail: str = "", decode: bool = True, **addr) -> None:
+        if len(self.events) == self.events.maxlen:
+            self.dropped += 1
+        decoded = self.describe(data) if (data and decode) else ""
+        self.events.append(Event(time.monotonic() - self.started, conn, kind, bytes(data), decoded, detail, **addr))
+
+    def note(self, text: str) -> None:
+        self.add(0, "note", detail=text)
+
+    def clear(self) -> None:
+        """Forget earlier events (a property-based case calls this at the start of each example)."""
+        self.events.clear()
+        self.dropped = 0
+
+    def to_dict(self, case: str, nodeid: str) -> dict:
+        return {"schema": "wirecheck.transcript/1", "case": case, "nodeid": nodeid, "protocol": self.protocol,
+                "dropped_events": self.dropped, "events": [e.to_dict() for e in self.events]}
+
+    def render(self, limit: int = 60) -> str:
+        """The last ``limit`` events as text: one line per event, hex dumps under sends and receives."""
+        events = list(self.events)[-limit:]
+        lines = []
+        if len(self.events) > limit or self.dropped:
+            lines.append(f"... {len(self.events) - len(events) + self.dropped} earlier events not shown")
+        for e in events:
+            head = f"{e.t:9.4f}s conn#{e.conn} {e.kind.upper():8}"
+            if e.kind in ("send", "recv", "partial"):
+                lines.append(f"{head} {len(e.data)} bytes  {e.decoded}".rstrip())
+                lines.extend("      " + row for row in hexdump(e.data[:HEX_PREVIEW]))
+                if len(e.data) > HEX_PREVIEW:
+                    lines.append(f"      ... {len(e.data) - HEX_PREVIEW} more bytes")
+            else:
+                lines.append(f"{head} {e.detail or e.peer}".rstrip())
+        return "\n".join(lines)
+
+
+def hexdump(data: bytes, width: int = 16) -> list[str]:
+    rows = []
+    for off in range(0, len(data), width):
+        chunk = data[off : off + width]
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        rows.append(f"{off:08x}  {chunk.hex(' '):<{width * 3}} {text}")
+    return rows

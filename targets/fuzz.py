@@ -1,0 +1,60 @@
+"""Fuzz budgets: ``--fuzz=ci`` (fast, reproducible), ``--fuzz=nightly`` (deep), or an example count.
+
+A budget sets two numbers: Hypothesis examples per property-based case, and mutants per bulk mutation case
+(bulk cases use a seeded ``random.Random`` and plain bytes, to reach thousands of cases per second).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, settings
+
+PROFILES = {
+    # name: (hypothesis examples, bulk mutants, derandomize)
+    "ci": (25, 3_000, True),
+    "nightly": (1_000, 200_000, False),
+}
+
+
+@dataclass(frozen=True)
+class FuzzBudget:
+    name: str
+    examples: int
+    mutants: int
+    seed: int
+    derandomize: bool
+
+    @classmethod
+    def parse(cls, text: str, seed: int | None) -> "FuzzBudget":
+        if text in PROFILES:
+            examples, mutants, derandomize = PROFILES[text]
+        elif text.isdigit() and int(text) > 0:
+            examples, mutants, derandomize = int(text), 10 * int(text), False
+        else:
+            import pytest
+
+            raise pytest.UsageError(f"--fuzz={text}: expected ci, nightly or a positive example count")
+        if seed is None:
+            seed = 0 if derandomize else random.SystemRandom().randrange(2**32)
+        return cls(text, examples, mutants, seed, derandomize)
+
+    def rng(self, salt: str) -> random.Random:
+        """A generator for one case: the same seed and case give the same mutants."""
+        return random.Random(f"{self.seed}/{salt}")
+
+
+def register_hypothesis_profiles(budget: FuzzBudget) -> None:
+    settings.register_profile(
+        "wirecheck",
+        max_examples=budget.examples,
+        derandomize=budget.derandomize,
+        database=None,
+        deadline=None,
+        print_blob=True,
+        report_multiple_bugs=False,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                               HealthCheck.filter_too_much, HealthCheck.data_too_large],
+    )
+    settings.load_profile("wirecheck")
