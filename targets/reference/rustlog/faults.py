@@ -1,0 +1,32 @@
+"""The named faults of the RustLog personality: each breaks exactly one clause of the spec on purpose.
+
+The suite's quality tests start the broker with ``--fault NAME`` and check that the suite notices. Every fault
+must therefore change what a client can observe on the wire.
+"""
+
+FAULTS: dict[str, str] = {
+    "zero-length-ignored": "framing: a zero-length frame is silently skipped (no Error, connection stays open)",
+    "oversize-kept-open": "framing: a frame above MAX_FRAME gets Error 413 but the body is drained and the connection stays open",
+    "max-frame-rejected": "framing: a frame of exactly MAX_FRAME is rejected as too large",
+    "malformed-json-kept-open": "framing: malformed JSON gets Error 400 but the connection stays open",
+    "invalid-utf8-accepted": "framing: invalid UTF-8 is decoded with replacement characters and processed",
+    "unknown-type-closes": "request: an unknown type closes the connection without an Error",
+    "partition-error-404": "produce/fetch: a missing partition is answered 404 instead of 405",
+    "record-limit-1001": "produce: a batch of 1001 records is accepted (limit is 1000)",
+    "partition-count-unbounded": "admin: CreateTopic accepts partition_count above 1000",
+    "topic-name-unchecked": "admin: topic names with bad characters or over 255 characters are accepted",
+    "next-offset-off-by-one": "fetch: next_offset is the last returned offset instead of last + 1",
+    "beyond-hw-416": "fetch: an offset beyond the high watermark gets Error 416 instead of an empty response",
+    "commit-groups-shared": "commit: commits ignore the group (one offset per topic/partition)",
+    "commit-unknown-topic-succeeds": "commit: OffsetCommit to an unknown topic answers success true",
+    "offset-fetch-zero": "commit: OffsetFetch with nothing committed answers 0 instead of null",
+    "fetch-uses-group-offset": "fetch: a committed offset of group_id replaces the requested offset",
+    "batch-not-atomic": "produce: records of one batch interleave with concurrent batches (yields between records)",
+    "crash-on-deep-json": "robustness: JSON nested deeper than 64 kills the whole broker process (exit 70)",
+    "fetch-exceeds-frame": "fetch: the response ignores the frame cap and may exceed MAX_FRAME",
+    "pong-wrong-type": "ping: Ping is answered with type PingResponse instead of Pong",
+    "error-details-missing": "errors: Error frames omit the details key",
+    "length-counts-header": "framing: the response length prefix counts its own 4 bytes",
+    "produce-base-offset-off-by-one": "produce: base_offset is reported as HW + 1 while records are stored from HW",
+    "float-accepted": "request: integral floats such as 1.0 are accepted where integers are required",
+}

@@ -1,0 +1,344 @@
+"""The RustLog personality: the per-connection loop and one handler per request type.
+
+Connection model (decision D13): frames on a connection are read, handled and answered strictly one at a time,
+so pipelined requests are answered in order. A framing violation (zero length, over MAX_FRAME, invalid UTF-8,
+malformed JSON) is answered with an Error best effort and ends the connection; an invalid request is answered
+with Error 400 and the connection stays open; an unexpected exception in a handler is answered with 500 and the
+connection stays open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import errno
+import logging
+import os
+import time
+
+from targets.reference.core import BrokerConfig, Connection
+from targets.reference.rustlog.faults import FAULTS
+from targets.reference.rustlog.log import PartitionLog
+from targets.reference.rustlog.schema import TOPIC_NAME, UnknownType, parse_request
+from targets.reference.rustlog.store import Store, Topic
+from targets.reference.rustlog.wire import (
+    INSUFFICIENT_SPACE, INTERNAL_SERVER_ERROR, INVALID_REQUEST, LENGTH, MAX_FRAME, OFFSET_OUT_OF_RANGE,
+    PARTITION_NOT_FOUND, RECORD_TOO_LARGE, STORAGE_ERROR, TOPIC_NOT_FOUND, Encoder, RequestError, TooDeep,
+    decode_payload,
+)
+
+log = logging.getLogger("wirecheck.broker.rustlog")
+
+MAX_RECORDS = 1000  # seed §Produce Request: "records array <= 1000 elements per batch"
+MAX_PARTITIONS = 1000  # seed §Create Topic Request: "1-1000 partitions"
+MAX_RECORD = 7_864_000  # decision D5: any stored record stays fetchable inside one MAX_FRAME response
+AVAILABLE_TOPICS_SHOWN = 100  # 404 details list at most this many names (bounded response)
+
+# A FetchResponse is built by hand so that its encoded size is known before each record is added (D6: the
+# frame never exceeds MAX_FRAME). The wrapper, with a 20-digit next_offset, plus one entry with two 20-digit
+# numbers, costs 149 bytes besides the payload's base64; MAX_RECORD's base64 (10,485,336) leaves room.
+_FETCH_HEAD = b'{"type":"FetchResponse","records":['
+_FETCH_TAIL = b'],"next_offset":%d}'
+_FETCH_ENTRY = b'{"offset":%d,"timestamp":%d,"payload":"%s"}'
+_FETCH_WRAPPER_MAX = len(_FETCH_HEAD) + len(_FETCH_TAIL % (2**64 - 1))
+
+
+def max_record_for(max_frame: int) -> int:
+    """The largest decoded record whose Fetch response still fits in ``max_frame`` (D5)."""
+    return min(MAX_RECORD, (max_frame - 424) // 4 * 3)
+
+
+def now_micros() -> int:
+    return time.time_ns() // 1000
+
+
+class RustLogPersonality:
+    name = "rustlog"
+    default_port = 7070
+    faults = FAULTS
+
+    def __init__(self, config: BrokerConfig):
+        self.fault = frozenset(config.faults) & set(FAULTS)  # other personalities' faults are not ours
+        self.max_frame = config.max_frame or MAX_FRAME
+        self.max_record = max_record_for(self.max_frame)
+        self.encoder = Encoder(self.fault)
+        extra = config.extra or {}
+        self.store = Store(
+            config.data_dir if config.data_dir is None else config.data_dir / "rustlog",
+            segment_records=int(extra.get("segment_records") or 1000),
+            retention_records=extra.get("retention_records"),
+            fsync=extra.get("fsync", "batch") != "none",
+        )
+        self.active_connections = 0
+        self.handlers = {
+            "Produce": self.produce, "Fetch": self.fetch, "OffsetCommit": self.offset_commit,
+            "OffsetFetch": self.offset_fetch, "CreateTopic": self.create_topic, "ListTopics": self.list_topics,
+            "DescribeTopic": self.describe_topic, "DescribePartition": self.describe_partition,
+            "MetricsFetch": self.metrics_fetch, "Ping": self.ping,
+        }
+
+    # -- connection loop --------------------------------------------------------------------------------------
+    async def serve(self, conn: Connection) -> None:
+        self.active_connections += 1
+        try:
+            while await self._serve_one(conn):
+                pass
+        finally:
+            self.active_connections -= 1
+
+    async def _serve_one(self, conn: Connection) -> bool:
+        """Read, handle and answer one frame. False when the connection must end."""
+        header = await conn.read_exactly(LENGTH.size)
+        (length,) = LENGTH.unpack(header)
+        if length == 0:
+            if "zero-length-ignored" in self.fault:
+                return True
+            return await self._fatal(conn, INVALID_REQUEST, "zero-length frame (MIN_FRAME_SIZE is 1)")
+        too_large = length >= self.max_frame if "max-frame-rejected" in self.fault else length > self.max_frame
+        if too_large:
+            details = {"length": length, "max_frame": self.max_frame}
+            message = f"frame too large: {length} bytes (max {self.max_frame})"
+            if "oversize-kept-open" in self.fault:
+                await conn.write(self.encoder.error(RECORD_TOO_LARGE, message, details))
+                await self._drain(conn, length)
+                return True
+            # D1: the body is never read (nor allocated); the Error may be lost to a RST, as the suite allows.
+            return await self._fatal(conn, RECORD_TOO_LARGE, message, details)
+        payload = await conn.read_exactly(length)
+        try:
+            response = await self._handle(payload)
+        except RequestError as exc:
+            if isinstance(exc, UnknownType) and "unknown-type-closes" in self.fault:
+                return False
+            if isinstance(exc, TooDeep) and "crash-on-deep-json" in self.fault:
+                os._exit(70)
+            if exc.close:
+                return await self._fatal(conn, exc.code, exc.message, exc.details)
+            response = self.encoder.error(exc.code, exc.message, exc.details)
+        await conn.write(response)
+        return True
+
+    async def _fatal(self, conn: Connection, code: int, message: str, details: dict | None = None) -> bool:
+        try:
+            await conn.write(self.encoder.error(code, message, details))
+        except (ConnectionError, OSError):
+            pass
+        return False
+
+    @staticmethod
+    async def _drain(conn: Connection, length: int) -> None:
+        remaining = length
+        while remaining:
+            chunk = await conn.read_exactly(min(remaining, 1 << 16))
+            remaining -= len(chunk)
+
+    async def _handle(self, payload: bytes) -> bytes:
+        obj = decode_payload(payload, lenient_utf8="invalid-utf8-accepted" in self.fault,
+                             keep_open_on_malformed="malformed-json-kept-open" in self.fault)
+        del payload
+        kind, fields = parse_request(obj, floats_ok="float-accepted" in self.fault)
+        del obj
+        try:
+            return await self.handlers[kind](**fields)
+        except RequestError:
+            raise
+        except OSError as exc:
+            log.warning("storage error on %s: %s", kind, exc)
+            if exc.errno == errno.ENOSPC:
+                raise RequestError(INSUFFICIENT_SPACE, f"insufficient space: {exc.strerror}") from None
+            raise RequestError(STORAGE_ERROR, f"storage error: {exc.strerror or exc}") from None
+        except Exception as exc:  # a bug must cost one request, not the connection (decision: 500, stay open)
+            log.exception("%s handler failed", kind)
+            raise RequestError(INTERNAL_SERVER_ERROR, f"internal error: {type(exc).__name__}") from None
+
+    def response(self, kind: str, **fields) -> bytes:
+        return self.encoder.response({"type": kind, **fields})
+
+    # -- lookups ----------------------------------------------------------------------------------------------
+    def name_ok(self, name: str) -> bool:
+        if "topic-name-unchecked" in self.fault:
+            return 0 < len(name) <= 65535
+        return TOPIC_NAME.fullmatch(name) is not None
+
+    def check_name(self, name: str) -> None:
+        if not self.name_ok(name):
+            raise RequestError(INVALID_REQUEST, f"invalid topic name {name[:300]!r}: 1-255 characters of "
+                               "[A-Za-z0-9_-]", {"topic": name[:300]})
+
+    def topic(self, name: str) -> Topic:
+        self.check_name(name)
+        topic = self.store.topics.get(name)
+        if topic is None:
+            available = sorted(self.store.topics)[:AVAILABLE_TOPICS_SHOWN]
+            raise RequestError(TOPIC_NOT_FOUND, f"Topic '{name}' not found", {"available_topics": available})
+        return topic
+
+    def partition(self, name: str, partition: int, *, missing_404: bool = False) -> PartitionLog:
+        topic = self.topic(name)
+        if partition >= len(topic.partitions):
+            code = TOPIC_NOT_FOUND if missing_404 else PARTITION_NOT_FOUND
+            raise RequestError(code, f"Partition {partition} not found in topic '{name}'",
+                               {"partition_count": len(topic.partitions)})
+        return topic.partitions[partition]
+
+    # -- data plane -------------------------------------------------------------------------------------------
+    async def produce(self, topic: str, partition: int, records: list[str]) -> bytes:
+        limit = MAX_RECORDS + 1 if "record-limit-1001" in self.fault else MAX_RECORDS
+        if len(records) > limit:
+            raise RequestError(INVALID_REQUEST, f"too many records: {len(records)} (max {MAX_RECORDS})",
+                               {"record_count": len(records), "max_records": MAX_RECORDS})
+        self.check_name(topic)
+        payloads = []
+        for index, text in enumerate(records):
+            payloads.append(self._decode_record(index, text))
+        del records
+        log_ = self.partition(topic, partition, missing_404="partition-error-404" in self.fault)
+        timestamp = now_micros()
+        if "batch-not-atomic" in self.fault:
+            base = await self._append_interleaving(log_, payloads, timestamp)
+        else:
+            async with log_.lock:
+                base = await log_.append(payloads, timestamp)
+        self.store.counters.messages_produced_total += len(payloads)
+        self.store.counters.bytes_in_total += sum(map(len, payloads))
+        if "produce-base-offset-off-by-one" in self.fault and payloads:
+            base += 1
+        return self.response("ProduceResponse", base_offset=base, record_count=len(payloads))
+
+    def _decode_record(self, index: int, text: str) -> bytes:
+        # D3: standard alphabet, '=' padding, nothing else (validate=True refuses whitespace and other bytes).
+        try:
+            if len(text) % 4:
+                raise ValueError("length is not a multiple of 4")
+            payload = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise RequestError(INVALID_REQUEST, f"record {index} is not valid base64: {exc}",
+                               {"record_index": index}) from None
+        if len(payload) > self.max_record:
+            raise RequestError(RECORD_TOO_LARGE, f"record {index} is {len(payload)} bytes (max {self.max_record})",
+                               {"record_index": index, "size": len(payload), "max_record_size": self.max_record})
+        return payload
+
+    @staticmethod
+    async def _append_interleaving(log_: PartitionLog, payloads: list[bytes], timestamp: int) -> int:
+        """Fault batch-not-atomic: one record at a time, yielding in between, like upstream RustLog (H4)."""
+        base = None
+        for payload in payloads:
+            async with log_.lock:
+                offset = await log_.append([payload], timestamp)
+            base = offset if base is None else base
+            await asyncio.sleep(0)  # let a concurrent batch in
+        return log_.high_watermark if base is None else base
+
+    async def fetch(self, group_id: str, topic: str, partition: int, offset: int, max_bytes: int) -> bytes:
+        log_ = self.partition(topic, partition, missing_404="partition-error-404" in self.fault)
+        if "fetch-uses-group-offset" in self.fault:
+            offset = self.store.commits.get(self.commit_key(group_id, topic, partition), offset)
+        high_watermark, log_start = log_.high_watermark, log_.log_start_offset
+        beyond_is_error = "beyond-hw-416" in self.fault and offset > high_watermark
+        if offset < log_start or beyond_is_error:
+            raise RequestError(OFFSET_OUT_OF_RANGE, f"Offset {offset} out of range",
+                               {"valid_range": {"start": log_start, "end": high_watermark},
+                                "high_watermark": high_watermark})
+        entries, last, payload_bytes = [], None, 0
+        if max_bytes > 0 and offset < high_watermark:
+            size = _FETCH_WRAPPER_MAX
+            capped = "fetch-exceeds-frame" not in self.fault
+            for record_offset, timestamp, payload in log_.read(offset):
+                if entries and payload_bytes + len(payload) > max_bytes:
+                    break
+                entry = _FETCH_ENTRY % (record_offset, timestamp, base64.b64encode(payload))
+                if capped and size + len(entry) + (1 if entries else 0) > self.max_frame:
+                    break  # D6: never send a frame over MAX_FRAME
+                size += len(entry) + (1 if entries else 0)
+                entries.append(entry)
+                payload_bytes += len(payload)
+                last = record_offset
+        if last is None:
+            next_offset = offset  # empty: at or beyond the high watermark, or nothing fits
+        else:
+            next_offset = last if "next-offset-off-by-one" in self.fault else last + 1
+        self.store.counters.messages_fetched_total += len(entries)
+        self.store.counters.bytes_out_total += payload_bytes
+        return self.encoder.frame(_FETCH_HEAD + b",".join(entries) + _FETCH_TAIL % next_offset)
+
+    # -- consumer offsets -------------------------------------------------------------------------------------
+    def commit_key(self, group: str, topic: str, partition: int) -> tuple:
+        if "commit-groups-shared" in self.fault:
+            return topic, partition
+        return group, topic, partition
+
+    def partition_exists(self, topic: str, partition: int) -> bool:
+        found = self.store.topics.get(topic) if self.name_ok(topic) else None
+        return found is not None and partition < len(found.partitions)
+
+    async def offset_commit(self, group: str, topic: str, partition: int, offset: int) -> bytes:
+        # D9: an unknown (or invalid) topic or partition answers success false, not an Error. Commits beyond
+        # the high watermark are accepted, as Kafka does.
+        exists = self.partition_exists(topic, partition)
+        if exists:
+            self.store.commits[self.commit_key(group, topic, partition)] = offset
+        success = exists or "commit-unknown-topic-succeeds" in self.fault
+        return self.response("OffsetCommitResponse", success=success)
+
+    async def offset_fetch(self, group: str, topic: str, partition: int) -> bytes:
+        offset = self.store.commits.get(self.commit_key(group, topic, partition))
+        if offset is None and "offset-fetch-zero" in self.fault:
+            offset = 0
+        return self.response("OffsetFetchResponse", offset=offset)
+
+    # -- admin ------------------------------------------------------------------------------------------------
+    async def create_topic(self, topic: str, partition_count: int) -> bytes:
+        self.check_name(topic)
+        # The fault still keeps a bound, so that it cannot exhaust memory (it only has to accept 1001).
+        limit = 10_000 if "partition-count-unbounded" in self.fault else MAX_PARTITIONS
+        if not 1 <= partition_count <= limit:
+            raise RequestError(INVALID_REQUEST, f"partition_count {partition_count} not in 1..{MAX_PARTITIONS}",
+                               {"partition_count": partition_count})
+        created = await self.store.create_topic(topic, partition_count)
+        if created is None:
+            # The seed has no code for an existing topic; we answer 400 naming it (the suite accepts an Error
+            # or success:false).
+            existing = len(self.store.topics[topic].partitions)
+            raise RequestError(INVALID_REQUEST, f"Topic '{topic}' already exists",
+                               {"topic": topic, "partition_count": existing})
+        return self.response("CreateTopicResponse", success=True, partitions_created=partition_count)
+
+    async def list_topics(self) -> bytes:
+        topics = [{"name": name, "partition_count": len(self.store.topics[name].partitions)}
+                  for name in sorted(self.store.topics)]
+        return self.response("ListTopicsResponse", topics=topics)
+
+    @staticmethod
+    def describe(index: int, log_: PartitionLog) -> dict:
+        return {"partition": index, "high_watermark": log_.high_watermark,
+                "log_start_offset": log_.log_start_offset, "segment_count": log_.segment_count}
+
+    async def describe_topic(self, topic: str) -> bytes:
+        found = self.topic(topic)
+        partitions = [self.describe(i, log_) for i, log_ in enumerate(found.partitions)]
+        return self.response("DescribeTopicResponse", topic=topic, partitions=partitions)
+
+    async def describe_partition(self, topic: str, partition: int) -> bytes:
+        log_ = self.partition(topic, partition)
+        return self.response("DescribePartitionResponse", topic=topic, **self.describe(partition, log_))
+
+    async def metrics_fetch(self) -> bytes:
+        counters = self.store.counters
+        metrics = {
+            "messages_produced_total": counters.messages_produced_total,
+            "messages_fetched_total": counters.messages_fetched_total,
+            "bytes_in_total": counters.bytes_in_total,
+            "bytes_out_total": counters.bytes_out_total,
+            "active_connections": self.active_connections,
+            "topics": len(self.store.topics),
+            "partitions": self.store.partition_total,
+        }
+        return self.response("MetricsFetchResponse", metrics=metrics)
+
+    async def ping(self) -> bytes:
+        return self.response("PingResponse" if "pong-wrong-type" in self.fault else "Pong")
+
+    async def close(self) -> None:
+        """Nothing buffered: every acknowledged batch was written (and by policy fsynced) before its answer."""

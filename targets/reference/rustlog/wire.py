@@ -1,0 +1,150 @@
+"""RustLog's wire layer: frame limits, the two-stage payload decoder and the response encoder.
+
+Spec: the seed "RustLog Protocol Specification" (§Frame Structure, §JSON Payload Format, §Connection Error
+Handling) with the project's decisions D1/D2/D11 from the research notes, part 1.
+
+Decoding has two stages so that a *malformed* payload (invalid UTF-8 or JSON syntax: the connection is closed)
+can be told apart from an *invalid* request (well-formed JSON of the wrong shape: Error 400, stay open).
+"""
+
+from __future__ import annotations
+
+import array
+import itertools
+import json
+import re
+import struct
+
+MAX_FRAME = 10_485_760  # seed §Protocol constants; inclusive (read_frame rejects only length > MAX)
+MAX_DEPTH = 64  # deeper JSON is refused before json.loads could recurse into it
+
+# Error codes, seed §Error Codes.
+INVALID_REQUEST = 400
+TOPIC_NOT_FOUND = 404
+PARTITION_NOT_FOUND = 405
+RECORD_TOO_LARGE = 413
+OFFSET_OUT_OF_RANGE = 416
+INTERNAL_SERVER_ERROR = 500
+STORAGE_ERROR = 503
+INSUFFICIENT_SPACE = 507
+
+LENGTH = struct.Struct(">I")
+
+
+class RequestError(Exception):
+    """A request the broker answers with an Error frame; ``close`` ends the connection after it."""
+
+    def __init__(self, code: int, message: str, details: dict | None = None, close: bool = False):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+        self.close = close
+
+
+class TooDeep(RequestError):
+    """JSON nested deeper than MAX_DEPTH (a fault turns this into a process crash)."""
+
+
+class BigInt:
+    """A JSON integer too long to be any u64: kept as a marker so it fails range checks, never parsed.
+
+    Python refuses to parse integers over 4300 digits (a ValueError inside json.loads) and would spend time on
+    long ones; 25 digits is more than any u64 (20 digits) plus leading zeros a client might reasonably send.
+    """
+
+    def __init__(self, text: str):
+        self.text = text[:40]
+
+
+def _parse_int(text: str):
+    return int(text) if len(text) <= 25 else BigInt(text)
+
+
+def _reject_constant(name: str):
+    # NaN, Infinity and -Infinity are Python extensions, not JSON (RFC 8259): a syntax error.
+    raise ValueError(f"{name} is not JSON")
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        # D2: serde rejects a struct with a duplicate field; the request is invalid (400), not malformed.
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+    return obj
+
+
+class _Duplicate(Exception):
+    pass
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = str.maketrans({"[": "\x01", "{": "\x01", "]": "\xff", "}": "\xff"})
+
+
+def nesting(text: str) -> tuple[int, bool]:
+    """(maximum depth, brackets balanced) of a JSON text, without recursion and in C-speed passes.
+
+    Strings are removed first (they may contain brackets), then each bracket becomes +1/-1 and a running sum
+    gives the depth. Memory stays O(len(text)).
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    steps = array.array("b", brackets.translate(_BRACKET_STEP).encode("latin-1"))
+    depth = max(itertools.accumulate(steps), default=0)
+    balanced = sum(steps) == 0 and min(itertools.accumulate(steps), default=0) >= 0
+    return depth, balanced
+
+
+def decode_payload(payload: bytes, *, lenient_utf8: bool = False, keep_open_on_malformed: bool = False) -> object:
+    """Bytes of one frame -> a JSON value (ints exact). Raises RequestError.
+
+    Invalid UTF-8 or JSON syntax -> 400 and close (seed §Connection Error Handling: "protocol violations that
+    terminate connection"). Nesting deeper than MAX_DEPTH -> TooDeep (400; the connection stays open when the
+    brackets balance, since the text is then well-formed JSON that is merely too deep for us).
+    """
+    close = not keep_open_on_malformed
+    try:
+        text = payload.decode("utf-8", errors="replace" if lenient_utf8 else "strict")
+    except UnicodeDecodeError as exc:
+        raise RequestError(INVALID_REQUEST, f"payload is not valid UTF-8 (byte {exc.start})", close=True) from None
+    del payload
+    # Depth above MAX_DEPTH needs more than MAX_DEPTH opening brackets: count them first (cheap, in C).
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        depth, balanced = nesting(text)
+        if depth > MAX_DEPTH:
+            raise TooDeep(INVALID_REQUEST, f"JSON nesting depth {depth} exceeds {MAX_DEPTH}",
+                          {"max_depth": MAX_DEPTH}, close=close and not balanced)
+    try:
+        return json.loads(text, parse_int=_parse_int, parse_constant=_reject_constant,
+                          object_pairs_hook=_no_duplicates)
+    except _Duplicate as exc:
+        raise RequestError(INVALID_REQUEST, f"duplicate field {str(exc)[:100]!r}") from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        raise RequestError(INVALID_REQUEST, f"malformed JSON: {str(exc)[:200]}", close=close) from None
+
+
+class Encoder:
+    """Response frames. Faults that bend the framing or the Error shape live here, in one place."""
+
+    def __init__(self, faults: frozenset[str]):
+        self.length_counts_header = "length-counts-header" in faults
+        self.details_missing = "error-details-missing" in faults
+
+    def frame(self, payload: bytes) -> bytes:
+        extra = LENGTH.size if self.length_counts_header else 0
+        return LENGTH.pack(len(payload) + extra) + payload
+
+    def response(self, obj: dict) -> bytes:
+        # ensure_ascii keeps any lone surrogate a client sent (legal in JSON escapes) encodable as UTF-8.
+        return self.frame(json.dumps(obj, separators=(",", ":")).encode("ascii"))
+
+    def error(self, code: int, message: str, details: dict | None = None) -> bytes:
+        obj = {"type": "Error", "code": code, "message": message or "error"}
+        if not self.details_missing:
+            obj["details"] = details  # D11: always present, null when there is nothing to add
+        return self.response(obj)
