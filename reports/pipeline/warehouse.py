@@ -60,8 +60,12 @@ def _table(warehouse: str, name: str) -> str:
 # -- reading run directories -----------------------------------------------------------------------------------
 
 def _dir_of(column: str):
-    """The run directory a file belongs to: strip the file name (and ``/transcripts`` for transcripts)."""
-    return F.regexp_replace(F.regexp_replace(F.col(column), "/[^/]+$", ""), "/transcripts$", "")
+    """The run directory a file belongs to: strip the file name (and ``/transcripts`` for transcripts).
+
+    input_file_name() spells local files ``file:///x`` and the binaryFile source ``file:/x``: normalise.
+    """
+    path = F.regexp_replace(F.col(column), "^file:///", "file:/")
+    return F.regexp_replace(F.regexp_replace(path, "/[^/]+$", ""), "/transcripts$", "")
 
 
 def read_run_dirs(spark: SparkSession, inputs: list[str]) -> tuple[DataFrame | None, DataFrame | None, DataFrame | None]:

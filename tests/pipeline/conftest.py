@@ -1,0 +1,23 @@
+"""One SparkSession for every pipeline test (a JVM costs ~10 s and ~500 MB; never one per xdist worker)."""
+
+from __future__ import annotations
+
+import pytest
+
+pyspark = pytest.importorskip("pyspark", reason="pipeline tests need pyspark (pip install wirecheck[pipeline])")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "tests/pipeline/" in item.nodeid.replace("\\", "/"):
+            item.add_marker(pytest.mark.pipeline)
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    from reports.pipeline.session import get_session
+
+    session = get_session(master="local[2]", app_name="wirecheck-pipeline-tests",
+                          conf={"spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse"))})
+    yield session
+    session.stop()

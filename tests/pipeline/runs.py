@@ -1,0 +1,59 @@
+"""Synthetic run directories in the documented layout (docs/report-schema.md), for the pipeline tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+REFERENCE_ADDRESS = "127.0.0.1:40001"
+VENDOR = "127.0.0.1:9092"
+
+
+def case(run_id: str, nodeid: str, verdict: str, *, clause: str = "rustlog.framing.zero-length",
+         protocol: str = "rustlog", target: str | None = VENDOR, level: str = "MUST", api: str | None = None,
+         api_version: int | None = None, transcript: str | None = None, finished_at: str = "2026-11-21T23:30:05Z",
+         message: str = "") -> dict:
+    return {
+        "schema": "wirecheck.case/1", "run_id": run_id, "case": nodeid.split("::")[-1], "nodeid": nodeid,
+        "protocol": protocol, "clause": clause, "requirement": f"requirement of {clause}",
+        "source": "seed §Frame Structure", "level": level, "verdict": verdict, "message": message,
+        "expected": "connection closed" if verdict == "FAILED" else None,
+        "actual": "Error 400, still open" if verdict == "FAILED" else None,
+        "duration_s": 0.01, "target": target, "api_version": api_version, "api": api, "transcript": transcript,
+        "reproduce": f"pytest '{nodeid}' --target={target}", "worker": "main", "finished_at": finished_at,
+    }
+
+
+def transcript(nodeid: str, port: int = 9092) -> dict:
+    ping = b'{"type":"Ping"}'
+    frame = len(ping).to_bytes(4, "big") + ping
+    return {"schema": "wirecheck.transcript/1", "case": nodeid.split("::")[-1], "nodeid": nodeid,
+            "protocol": "rustlog", "events": [
+                {"t": 0.0, "conn": 1, "kind": "connect", "peer": f"127.0.0.1:{port}", "local": "127.0.0.1:53211"},
+                {"t": 0.001, "conn": 1, "kind": "send", "hex": frame.hex(), "decoded": "Ping {}"},
+                {"t": 0.002, "conn": 1, "kind": "recv", "hex": frame.hex(), "decoded": "Ping {} (echoed)"},
+                {"t": 0.003, "conn": 1, "kind": "close", "detail": "by us"}]}
+
+
+def write_run(root: Path, run_id: str, records: list[dict], *, started_at: str = "2026-11-21T23:30:00Z",
+              suite_version: str = "0.1.0", targets: dict | None = None, transcripts: dict | None = None,
+              workers: int = 1) -> Path:
+    """Write one run directory; records are spread over ``workers`` cases-*.jsonl files like xdist would."""
+    run_dir = root / run_id
+    (run_dir / "transcripts").mkdir(parents=True, exist_ok=True)
+    if targets is None:
+        targets = {"rustlog": {"address": VENDOR, "reference": False, "faults": []}}
+    totals: dict[str, int] = {}
+    for record in records:
+        totals[record["verdict"]] = totals.get(record["verdict"], 0) + 1
+    run = {"schema": "wirecheck.run/1", "run_id": run_id, "suite_version": suite_version, "started_at": started_at,
+           "finished_at": started_at, "profile": "ci", "strict": False, "baseline": None, "targets": targets,
+           "argv": ["suites/"], "totals": totals}
+    (run_dir / "run.json").write_text(json.dumps(run, indent=2))
+    names = ["main"] if workers == 1 else [f"gw{i}" for i in range(workers)]
+    for i, name in enumerate(names):
+        lines = [json.dumps(r) for r in records[i::len(names)]]
+        (run_dir / f"cases-{name}.jsonl").write_text("".join(line + "\n" for line in lines))
+    for rel, content in (transcripts or {}).items():
+        (run_dir / rel).write_text(json.dumps(content))
+    return run_dir
