@@ -1,0 +1,201 @@
+"""The Kafka clause catalogue: what a broker must (or should) do on the wire, one sentence each.
+
+Sources are the Kafka protocol guide (kafka.apache.org/protocol, section named), KIPs, the message definitions
+(``common/message/*.json``) and, where the guide is silent, the broker code read for the spec notes
+(``SocketServer.scala``, ``KafkaApis.scala``...). Where Kafka's behaviour is one of several reasonable ones
+(closing versus answering with an error) the clause is SHOULD, so another permitted path is NON-STRICT.
+"""
+
+from __future__ import annotations
+
+from protocols.clauses import Catalogue, Clause, Level
+
+MUST, SHOULD = Level.MUST, Level.SHOULD
+GUIDE = "Kafka protocol guide"
+
+CLAUSES = [
+    # --- framing and headers
+    Clause("kafka.framing.size-prefix",
+           "Every request and response is an INT32 size (bytes that follow) then the message.",
+           f"{GUIDE}, 'Common Request and Response Structure'"),
+    Clause("kafka.framing.negative-size",
+           "A request whose size prefix is negative or above the broker's limit is not processed; the broker "
+           "closes the connection and stays available to other connections.",
+           "NetworkReceive.java (InvalidReceiveException), socket.request.max.bytes", MUST),
+    Clause("kafka.framing.pipelining",
+           "Responses on one connection come back in the order the requests were sent.",
+           f"{GUIDE}, 'Network' (ordering guarantee)"),
+    Clause("kafka.header.correlation-id",
+           "A response carries the correlation id of the request it answers.",
+           f"{GUIDE}, 'Common Request and Response Structure'; ResponseHeader.json"),
+    Clause("kafka.header.request-v2-flexible",
+           "A flexible request version uses request header v2 (tagged fields) and a non-flexible one header v1.",
+           "KIP-482; RequestHeader.json"),
+    Clause("kafka.header.client-id-classic",
+           "ClientId is an INT16-length nullable string in every request header version, flexible or not.",
+           "RequestHeader.json (ClientId flexibleVersions none)"),
+    Clause("kafka.header.null-client-id",
+           "A request header with a null ClientId is accepted.",
+           "RequestHeader.json (ClientId nullableVersions 1+); RequestHeader.parse", SHOULD),
+    Clause("kafka.header.response-v1-flexible",
+           "A response to a flexible request version uses response header v1 (tagged fields), else header v0.",
+           "KIP-482; ResponseHeader.json"),
+    Clause("kafka.header.api-versions-v0",
+           "An ApiVersions response always uses response header v0, whatever the request version.",
+           "KIP-511; ApiMessageTypeGenerator.java (hard-coded exception)"),
+    Clause("kafka.header.unknown-api-key",
+           "A request with an unknown api key gets no response; the broker closes the connection.",
+           "RequestHeader.java / SocketServer.processChannelException", SHOULD),
+    Clause("kafka.header.unsupported-version",
+           "A request for a version the broker does not advertise (other than ApiVersions) is not answered "
+           "as if it were supported; Kafka closes the connection.",
+           "SocketServer.parseRequestHeader; ApiVersionManager.isApiEnabled", SHOULD),
+    # --- encoding
+    Clause("kafka.encoding.flexible",
+           "Flexible versions use compact strings, bytes and arrays (uvarint N+1, 0 null) and end every struct "
+           "with a tagged-field section.",
+           "KIP-482; message definitions (flexibleVersions)"),
+    Clause("kafka.encoding.unknown-tags",
+           "Unknown tagged fields are skipped, not rejected.",
+           "KIP-482 ('unknown tagged fields are ignored')"),
+    Clause("kafka.encoding.malformed-body",
+           "A request whose body does not decode (truncated, trailing bytes, lying lengths, overlong varints) "
+           "is rejected without a well-formed success response; Kafka closes the connection.",
+           "RequestContext.parseRequest; SocketServer (InvalidRequestException)", MUST,
+           decision="Closing and an INVALID_REQUEST (42) error are both accepted; only a success answer fails."),
+    Clause("kafka.encoding.hostile-count",
+           "An array count or length far above the bytes present (e.g. INT32_MAX) is rejected without "
+           "allocating it; the broker survives and keeps serving other connections.",
+           "KAFKA-14063; NetworkReceive / ByteBufferAccessor bounds checks"),
+    # --- ApiVersions
+    Clause("kafka.api-versions.advertised",
+           "ApiVersions lists each supported api key with its min and max version.",
+           f"{GUIDE}, 'ApiVersions API'; ApiVersionsResponse.json"),
+    Clause("kafka.api-versions.advertised-implemented",
+           "Every advertised (api key, version) is implemented: a valid request at that version gets a "
+           "response that decodes at that version.",
+           f"{GUIDE}, 'ApiVersions API' (clients pick the highest common version)"),
+    Clause("kafka.api-versions.unsupported-version",
+           "An ApiVersions request at a version above the broker's maximum gets a v0 response with error 35 "
+           "UNSUPPORTED_VERSION listing ApiVersions' own supported range.",
+           "KIP-511; ApiVersionsRequest.getErrorResponse; KafkaApis.handleApiVersionsRequest"),
+    Clause("kafka.api-versions.invalid-software-name",
+           "An ApiVersions v3+ request whose ClientSoftwareName/Version do not match "
+           "[a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])? is answered with error 42 INVALID_REQUEST.",
+           "KIP-511; ApiVersionsRequest.isValid", SHOULD),
+    Clause("kafka.api-versions.produce-min-zero",
+           "Produce is advertised with min version 0, even when versions below 3 are rejected.",
+           "KAFKA-18659 (apache/kafka PR #18727)", SHOULD),
+    # --- produce
+    Clause("kafka.produce.crc-mismatch",
+           "A produced record batch whose CRC-32C does not match gets CORRUPT_MESSAGE (2) for that partition; "
+           "other partitions and the connection are unaffected.",
+           f"{GUIDE}, 'Record Batch'; UnifiedLog.analyzeAndValidateRecords"),
+    Clause("kafka.produce.invalid-record",
+           "Produce v3+ with no batch, more than one batch, or magic other than 2 gets INVALID_RECORD (87) "
+           "for that partition.",
+           "ProduceRequest.validateRecords; KafkaApis.handleProduceRequest", SHOULD,
+           decision="Older brokers answer CORRUPT_MESSAGE (2); both are accepted at SHOULD level."),
+    Clause("kafka.produce.batch-length",
+           "A batch whose batchLength disagrees with the bytes present is rejected with CORRUPT_MESSAGE (2) "
+           "or INVALID_RECORD (87), never stored.",
+           f"{GUIDE}, 'Record Batch'; DefaultRecordBatch.ensureValid"),
+    Clause("kafka.produce.unknown-topic",
+           "Produce to an unknown topic gets UNKNOWN_TOPIC_OR_PARTITION (3); Produce never creates topics.",
+           "KafkaApis.handleProduceRequest"),
+    Clause("kafka.produce.invalid-acks",
+           "Produce with acks not in {-1, 0, 1} gets INVALID_REQUIRED_ACKS (21).",
+           "KafkaApis.handleProduceRequest; Errors.INVALID_REQUIRED_ACKS"),
+    Clause("kafka.produce.acks-zero",
+           "Produce with acks=0 gets no response.",
+           f"{GUIDE}, 'Produce API' (acks)"),
+    Clause("kafka.produce.base-offset",
+           "A successful produce reports the base offset assigned to the batch's first record; offsets are "
+           "consecutive per partition.",
+           f"{GUIDE}, 'Produce API'; ProduceResponse.json (BaseOffset)"),
+    Clause("kafka.produce.zstd-version",
+           "A zstd-compressed batch in Produce below v7 gets UNSUPPORTED_COMPRESSION_TYPE (76).",
+           "KIP-110; ProduceRequest.json (version 7 notes)", SHOULD),
+    Clause("kafka.produce.message-too-large",
+           "A batch larger than the topic's max message bytes gets MESSAGE_TOO_LARGE (10).",
+           "UnifiedLog.analyzeAndValidateRecords (RecordTooLargeException)", SHOULD),
+    # --- fetch
+    Clause("kafka.fetch.records",
+           "Fetch returns the produced records, byte-identical in content, from the requested offset.",
+           f"{GUIDE}, 'Fetch API'"),
+    Clause("kafka.fetch.out-of-range",
+           "Fetch from an offset outside [log start, high watermark] gets OFFSET_OUT_OF_RANGE (1).",
+           f"{GUIDE}, 'Fetch API'; Errors.OFFSET_OUT_OF_RANGE"),
+    Clause("kafka.fetch.high-watermark",
+           "Fetch reports the partition's high watermark, equal to the next offset to be written on one node.",
+           "FetchResponse.json (HighWatermark)"),
+    Clause("kafka.fetch.batch-crc",
+           "Every record batch a Fetch returns has a valid CRC-32C and magic 2 (v4+).",
+           f"{GUIDE}, 'Record Batch'"),
+    # --- list offsets
+    Clause("kafka.list-offsets.earliest-latest",
+           "ListOffsets with timestamp -2 returns the log start offset and -1 the log end offset.",
+           f"{GUIDE}, 'ListOffsets API'; ListOffsetsRequest.json"),
+    # --- metadata
+    Clause("kafka.metadata.brokers",
+           "Metadata lists at least one broker with a reachable host and port, and the leader of each "
+           "partition it reports.",
+           f"{GUIDE}, 'Metadata API'"),
+    Clause("kafka.metadata.unknown-topic",
+           "Metadata for a missing topic without auto-creation gets UNKNOWN_TOPIC_OR_PARTITION (3); with "
+           "auto-creation the topic is created (LEADER_NOT_AVAILABLE (5) allowed on the first answer).",
+           "KafkaApis.getTopicMetadata; AutoTopicCreationManager"),
+    Clause("kafka.metadata.invalid-topic",
+           "A topic name that is empty, '.', '..', longer than 249 characters or outside [a-zA-Z0-9._-] gets "
+           "INVALID_TOPIC_EXCEPTION (17).",
+           "Topic.validate", SHOULD),
+    # --- groups and commits
+    Clause("kafka.group.find-coordinator",
+           "FindCoordinator for a group returns a node that answers group requests.",
+           f"{GUIDE}, 'FindCoordinator API'"),
+    Clause("kafka.group.member-id-required",
+           "A first JoinGroup v4+ with an empty member id gets MEMBER_ID_REQUIRED (79) and a member id.",
+           "KIP-394; JoinGroupRequest.json"),
+    Clause("kafka.group.unknown-member",
+           "Heartbeat, SyncGroup, LeaveGroup or OffsetCommit from an unknown member gets UNKNOWN_MEMBER_ID (25).",
+           "GroupCoordinator; Errors.UNKNOWN_MEMBER_ID"),
+    Clause("kafka.group.illegal-generation",
+           "Heartbeat, SyncGroup or OffsetCommit with a stale generation gets ILLEGAL_GENERATION (22).",
+           "GroupCoordinator; Errors.ILLEGAL_GENERATION"),
+    Clause("kafka.group.invalid-session-timeout",
+           "JoinGroup with a session timeout outside the broker's bounds gets INVALID_SESSION_TIMEOUT (26).",
+           "GroupCoordinator (group.min/max.session.timeout.ms)", SHOULD),
+    Clause("kafka.commit.round-trip",
+           "An offset committed with OffsetCommit is returned by a later OffsetFetch for the same group.",
+           f"{GUIDE}, 'OffsetCommit API' and 'OffsetFetch API'"),
+    Clause("kafka.commit.no-offset",
+           "OffsetFetch for a partition without a committed offset returns offset -1.",
+           "OffsetFetchResponse.json (CommittedOffset)"),
+    # --- topics
+    Clause("kafka.topics.create",
+           "CreateTopics creates the topic with the requested partition count; Metadata then lists it.",
+           f"{GUIDE}, 'CreateTopics API'"),
+    Clause("kafka.topics.already-exists",
+           "CreateTopics for an existing name gets TOPIC_ALREADY_EXISTS (36).",
+           "Errors.TOPIC_ALREADY_EXISTS"),
+    Clause("kafka.topics.invalid-partitions",
+           "CreateTopics with a partition count below 1 (other than -1 on v4+) gets INVALID_PARTITIONS (37).",
+           "CreateTopicsRequest.json; Errors.INVALID_PARTITIONS"),
+    # --- idempotence
+    Clause("kafka.idempotence.init-producer-id",
+           "InitProducerId returns a non-negative producer id and epoch.",
+           "KIP-98; InitProducerIdResponse.json"),
+    Clause("kafka.idempotence.duplicate",
+           "An idempotent batch repeating the last sequence is acknowledged without being appended twice.",
+           "KIP-98; ProducerStateManager", MUST),
+    Clause("kafka.idempotence.out-of-order",
+           "An idempotent batch whose base sequence skips ahead gets OUT_OF_ORDER_SEQUENCE_NUMBER (45).",
+           "KIP-98; Errors.OUT_OF_ORDER_SEQUENCE_NUMBER"),
+    # --- liveness
+    Clause("kafka.liveness.after-hostile",
+           "After any hostile frame on one connection, the broker still answers a valid ApiVersions request "
+           "on a new connection.",
+           "Robustness principle; KAFKA-14063", MUST),
+]
+
+CATALOGUE = Catalogue("kafka", CLAUSES)
