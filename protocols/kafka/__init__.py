@@ -1,0 +1,56 @@
+"""Kafka: message codecs and scapy layers generated from Kafka's JSON definitions, record batches, error codes
+and the clause catalogue.
+
+Modules: ``schema`` (load the definitions), ``codec`` (struct codec compiled from them), ``messages`` (the
+API: encode/decode frames, versions, header rules), ``layers`` (scapy packets generated from the same codecs),
+``records`` + ``compression`` (record batch v2, legacy message sets), ``errors``, ``clauses``.
+"""
+
+from __future__ import annotations
+
+from protocols.framing import I32_PREFIX
+from protocols.kafka import messages
+from protocols.kafka.clauses import CATALOGUE
+
+DEFAULT_PORT = 9092
+MAX_BODY = 104_857_600  # socket.request.max.bytes default (SocketServerConfigs.SOCKET_REQUEST_MAX_BYTES_DEFAULT)
+HELLO_CORRELATION_ID = 0x57C0  # arbitrary, recognisable in captures
+
+
+def hello() -> bytes:
+    """ApiVersions v0: every Kafka broker since 0.10 answers it, whatever else it supports."""
+    return messages.encode_request(messages.API_VERSIONS, 0, HELLO_CORRELATION_ID, "wirecheck-probe", {})
+
+
+def is_hello_answer(frame: bytes) -> bool:
+    try:
+        decoded = messages.decode_response(messages.API_VERSIONS, 0, frame)
+    except messages.DecodeError:
+        return False
+    body = decoded["body"]
+    return (decoded["header"]["CorrelationId"] == HELLO_CORRELATION_ID and body["ErrorCode"] == 0
+            and any(entry["ApiKey"] == messages.API_VERSIONS for entry in body["ApiKeys"]))
+
+
+def describe(frame: bytes) -> str:
+    """A readable one-liner for a request frame; responses need their request's context, so only length."""
+    try:
+        decoded = messages.decode_request(frame)
+        header = decoded["header"]
+        name = messages.api_name(header["RequestApiKey"])
+        return (f"{name} v{header['RequestApiVersion']} request corr={header['CorrelationId']} "
+                f"client={header.get('ClientId')!r} {decoded['body']!r}")[:2000]
+    except Exception:  # describe never raises: it runs on hostile bytes
+        length = int.from_bytes(frame[:4], "big", signed=True) if len(frame) >= 4 else None
+        correlation = int.from_bytes(frame[4:8], "big", signed=True) if len(frame) >= 8 else None
+        return f"Kafka frame length={length} corr?={correlation} ({len(frame)} bytes)"
+
+
+try:  # the registry is the lead's; without it the package still works as a library
+    from protocols.registry import ProtocolSpec
+except ImportError:  # pragma: no cover
+    ProtocolSpec = None
+
+if ProtocolSpec is not None:
+    SPEC = ProtocolSpec(name="kafka", framing=I32_PREFIX, default_port=DEFAULT_PORT, catalogue=CATALOGUE,
+                        max_body=MAX_BODY, hello=hello, is_hello_answer=is_hello_answer, describe=describe)
