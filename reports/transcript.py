@@ -21,16 +21,18 @@ class Event:
     conn: int
     kind: str  # connect, send, recv, partial, closed, reset, silent, close, note
     data: bytes = b""
-    decoded: str = ""
+    decode: bool = True  # False for bytes that are not a whole frame
     detail: str = ""
     local: str = ""
     peer: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self, describe: Callable[[bytes], str]) -> dict:
         out = {"t": round(self.t, 6), "conn": self.conn, "kind": self.kind}
         if self.data:
             out["hex"] = self.data.hex()
-        for name in ("decoded", "detail", "local", "peer"):
+            if self.decode:
+                out["decoded"] = describe(self.data)
+        for name in ("detail", "local", "peer"):
             value = getattr(self, name)
             if value:
                 out[name] = value
@@ -51,10 +53,10 @@ class Transcript:
         return self._connections
 
     def add(self, conn: int, kind: str, data: bytes = b"", detail: str = "", decode: bool = True, **addr) -> None:
+        """Record an event; decoding for humans waits until the transcript is rendered (hot loops pay nothing)."""
         if len(self.events) == self.events.maxlen:
             self.dropped += 1
-        decoded = self.describe(data) if (data and decode) else ""
-        self.events.append(Event(time.monotonic() - self.started, conn, kind, bytes(data), decoded, detail, **addr))
+        self.events.append(Event(time.monotonic() - self.started, conn, kind, bytes(data), decode, detail, **addr))
 
     def note(self, text: str) -> None:
         self.add(0, "note", detail=text)
@@ -66,7 +68,7 @@ class Transcript:
 
     def to_dict(self, case: str, nodeid: str) -> dict:
         return {"schema": "wirecheck.transcript/1", "case": case, "nodeid": nodeid, "protocol": self.protocol,
-                "dropped_events": self.dropped, "events": [e.to_dict() for e in self.events]}
+                "dropped_events": self.dropped, "events": [e.to_dict(self.describe) for e in self.events]}
 
     def render(self, limit: int = 60) -> str:
         """The last ``limit`` events as text: one line per event, hex dumps under sends and receives."""
@@ -77,7 +79,8 @@ class Transcript:
         for e in events:
             head = f"{e.t:9.4f}s conn#{e.conn} {e.kind.upper():8}"
             if e.kind in ("send", "recv", "partial"):
-                lines.append(f"{head} {len(e.data)} bytes  {e.decoded}".rstrip())
+                decoded = self.describe(e.data) if e.decode else ""
+                lines.append(f"{head} {len(e.data)} bytes  {decoded}".rstrip())
                 lines.extend("      " + row for row in hexdump(e.data[:HEX_PREVIEW]))
                 if len(e.data) > HEX_PREVIEW:
                     lines.append(f"      ... {len(e.data) - HEX_PREVIEW} more bytes")

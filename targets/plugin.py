@@ -44,7 +44,8 @@ def pytest_addoption(parser):
                          "is started on ephemeral 127.0.0.1 ports.")
     group.addoption("--protocol", default=None,
                     help="protocol of a bare --target HOST:PORT (default: probe the target)")
-    group.addoption("--strict", action="store_true", help="SHOULD-level divergences (NON-STRICT) fail the run")
+    # --strict is pytest's own option (strict markers, config, xfail); wirecheck reads it too: under --strict,
+    # SHOULD-level divergences (NON-STRICT) fail the run.
     group.addoption("--baseline", default=None, metavar="FILE",
                     help="vendor baseline (JSON): listed cases that fail are XFAIL, that pass are XPASS")
     group.addoption("--fuzz", default="ci", metavar="ci|nightly|N",
@@ -112,7 +113,7 @@ class Wirecheck:
         self.config = config
         self.budget = budget
         self.specs: dict[str, ProtocolSpec] = all_specs()
-        self.strict = config.getoption("strict")
+        self.strict = bool(config.getoption("strict"))
         self.deadline = config.getoption("deadline")
         self.baseline = Baseline.load(config.getoption("baseline")) if config.getoption("baseline") else None
         workerinput = getattr(config, "workerinput", None)
@@ -469,7 +470,7 @@ def _attach_to_allure(state: CaseState, item) -> None:
 def pytest_runtest_setup(item):
     state = _case_state(item)
     if state is not None:
-        state.started = time.monotonic()
+        state.started = state.transcript.started = time.monotonic()
         _allure_labels(state)
 
 

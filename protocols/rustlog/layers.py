@@ -209,9 +209,11 @@ F = JsonField
 Produce = _message("Produce", F("topic", "t", TOPIC), F("partition", 0, U32), F("records", [], list_of(B64)))
 Fetch = _message("Fetch", F("group_id", "", STRING), F("topic", "t", TOPIC), F("partition", 0, U32),
                  F("offset", 0, U64), F("max_bytes", 1_048_576, USIZE))
-OffsetCommit = _message("OffsetCommit", F("group", "g", STRING), F("topic", "t", TOPIC), F("partition", 0, U32),
+# Commits name topics as plain strings: a name that cannot exist is "not found" (success false / offset null,
+# seed §Offset Commit Response), not an invalid request.
+OffsetCommit = _message("OffsetCommit", F("group", "g", STRING), F("topic", "t", STRING), F("partition", 0, U32),
                         F("offset", 0, U64))
-OffsetFetch = _message("OffsetFetch", F("group", "g", STRING), F("topic", "t", TOPIC), F("partition", 0, U32))
+OffsetFetch = _message("OffsetFetch", F("group", "g", STRING), F("topic", "t", STRING), F("partition", 0, U32))
 CreateTopic = _message("CreateTopic", F("topic", "t", TOPIC), F("partition_count", 1, U32))
 ListTopics = _message("ListTopics")
 DescribeTopic = _message("DescribeTopic", F("topic", "t", TOPIC))

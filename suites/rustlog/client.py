@@ -1,0 +1,195 @@
+"""A strict RustLog client for the cases: every answer is decoded and checked against the layers' schema.
+
+Each call names the clause it checks; whatever the target does instead becomes a :class:`Divergence` of that
+clause, with the conversation already in the case's transcript.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from protocols.rustlog.clauses import CATALOGUE
+from protocols.rustlog.layers import ANSWERS, FrameDecodeError, decode_frame, encode_frame, schema_problems
+from reports.model import Divergence
+from targets.session import Reply, Session
+
+C = CATALOGUE
+
+#: The clause a malformed answer of each type violates.
+SHAPE_CLAUSE = {
+    "ProduceResponse": "rustlog.produce.offsets",
+    "FetchResponse": "rustlog.fetch.records",
+    "OffsetCommitResponse": "rustlog.commit.round-trip",
+    "OffsetFetchResponse": "rustlog.commit.round-trip",
+    "CreateTopicResponse": "rustlog.admin.create",
+    "ListTopicsResponse": "rustlog.admin.list",
+    "DescribeTopicResponse": "rustlog.admin.describe-topic",
+    "DescribePartitionResponse": "rustlog.admin.describe-partition",
+    "MetricsFetchResponse": "rustlog.admin.metrics",
+    "Pong": "rustlog.ping.pong",
+    "Error": "rustlog.errors.shape",
+}
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def short(obj, limit: int = 300) -> str:
+    import json
+
+    text = obj if isinstance(obj, str) else json.dumps(obj, separators=(",", ":"))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class RustLog:
+    """One connection to the target, speaking strict RustLog."""
+
+    def __init__(self, target, session: Session | None = None):
+        self.target = target
+        self.session = session or target.connect()
+
+    # -- raw exchange ---------------------------------------------------------------------------------------
+
+    def send(self, request) -> bool:
+        data = request if isinstance(request, (bytes, bytearray)) else encode_frame(request)
+        return self.session.send(bytes(data))
+
+    def receive(self, clause_id: str, what: str = "an answer") -> dict:
+        """The next answer, decoded; a missing or malformed answer violates ``clause_id`` or the framing clause."""
+        reply = self.session.recv()
+        return self.decode(reply, clause_id, what)
+
+    def decode(self, reply: Reply, clause_id: str, what: str = "an answer") -> dict:
+        if not reply.is_frame:
+            raise Divergence(C[clause_id], what, str(reply))
+        try:
+            obj = decode_frame(reply.frame)
+        except FrameDecodeError as exc:
+            raise Divergence(C["rustlog.framing.response-frame"], "a length-prefixed UTF-8 JSON object with a type",
+                             str(exc)) from None
+        self.check_shape(obj)
+        return obj
+
+    @staticmethod
+    def check_shape(obj: dict) -> None:
+        problems = schema_problems(obj)
+        if not problems:
+            return
+        if obj["type"] == "Error" and all(p.startswith("Error.details") for p in problems):
+            raise Divergence(C["rustlog.errors.details"], "details: an object or null", "; ".join(problems))
+        clause = SHAPE_CLAUSE.get(obj["type"], "rustlog.framing.response-frame")
+        raise Divergence(C[clause], f"a {obj['type']} as the spec defines it", "; ".join(problems)[:500])
+
+    def call(self, request, clause_id: str) -> dict:
+        """Send a request and return its answer, whatever its type."""
+        self.send(request)
+        return self.receive(clause_id, f"an answer to {request['type'] if isinstance(request, dict) else 'it'}")
+
+    # -- expectations ---------------------------------------------------------------------------------------
+
+    def ok(self, request: dict, clause_id: str) -> dict:
+        """The answer must be the request's own response type (seed §Message Types)."""
+        answer = self.call(request, clause_id)
+        wanted = ANSWERS[request["type"]]
+        if answer["type"] != wanted:
+            raise Divergence(C[clause_id], f"a {wanted}", short(answer))
+        return answer
+
+    def error(self, request, code: int, clause_id: str, code_clause: str | None = None) -> dict:
+        """The answer must be an Error; its code must be ``code`` (under ``code_clause``, default the same)."""
+        answer = self.call(request, clause_id)
+        if answer["type"] != "Error":
+            raise Divergence(C[clause_id], f"an Error with code {code}", short(answer))
+        if answer["code"] != code:
+            raise Divergence(C[code_clause or clause_id], f"Error code {code}",
+                             f"Error code {answer['code']}: {short(answer.get('message', ''), 120)}")
+        return answer
+
+    def still_open(self, clause_id: str = "rustlog.request.stays-open") -> None:
+        """The connection must still answer a Ping."""
+        answer = self.call({"type": "Ping"}, clause_id)
+        if answer != {"type": "Pong"}:
+            raise Divergence(C[clause_id], '{"type":"Pong"} on the same connection', short(answer))
+
+    def closes(self, clause_id: str, allowed_codes: tuple[int, ...] = (), deadline: float | None = None) -> list[dict]:
+        """The target must end the connection; Error frames with ``allowed_codes`` may come first.
+
+        Returns the Error frames seen. Silence (the connection left open) or any other answer is a divergence.
+        """
+        errors = []
+        while True:
+            reply = self.session.recv(deadline)
+            if reply.ended:
+                return errors
+            if not reply.is_frame:
+                raise Divergence(C[clause_id], "the connection closed (an Error frame first is optional)",
+                                 f"{reply}: the connection stayed open")
+            answer = self.decode(reply, clause_id)
+            if answer["type"] != "Error" or (allowed_codes and answer["code"] not in allowed_codes):
+                raise Divergence(C[clause_id], f"an Error {list(allowed_codes) or ''} then the connection closed",
+                                 short(answer))
+            errors.append(answer)
+
+    # -- the operations, each checked against its clause -------------------------------------------------------
+
+    def create_topic(self, topic: str, partitions: int = 1) -> dict:
+        answer = self.ok({"type": "CreateTopic", "topic": topic, "partition_count": partitions},
+                         "rustlog.admin.create")
+        if answer["success"] is not True or answer["partitions_created"] != partitions:
+            raise Divergence(C["rustlog.admin.create"], f"success true, partitions_created {partitions}",
+                             short(answer))
+        return answer
+
+    def produce(self, topic: str, partition: int, records: list[bytes]) -> dict:
+        answer = self.ok({"type": "Produce", "topic": topic, "partition": partition,
+                          "records": [b64(r) for r in records]}, "rustlog.produce.offsets")
+        if answer["record_count"] != len(records):
+            raise Divergence(C["rustlog.produce.offsets"], f"record_count {len(records)}", short(answer))
+        return answer
+
+    def fetch(self, topic: str, partition: int, offset: int, max_bytes: int = 1 << 20, group_id: str = "") -> dict:
+        answer = self.ok({"type": "Fetch", "group_id": group_id, "topic": topic, "partition": partition,
+                          "offset": offset, "max_bytes": max_bytes}, "rustlog.fetch.records")
+        records = answer["records"]
+        offsets = [r["offset"] for r in records]
+        if records:
+            if offsets != list(range(offset, offset + len(records))):
+                raise Divergence(C["rustlog.fetch.records"], f"consecutive offsets from {offset}", str(offsets[:20]))
+            if answer["next_offset"] != offsets[-1] + 1:
+                raise Divergence(C["rustlog.fetch.next-offset"], f"next_offset {offsets[-1] + 1}",
+                                 f"next_offset {answer['next_offset']}")
+        return answer
+
+    def payloads(self, answer: dict) -> list[bytes]:
+        return [base64.b64decode(r["payload"]) for r in answer["records"]]
+
+    def commit(self, group: str, topic: str, partition: int, offset: int) -> bool:
+        answer = self.ok({"type": "OffsetCommit", "group": group, "topic": topic, "partition": partition,
+                          "offset": offset}, "rustlog.commit.round-trip")
+        return answer["success"]
+
+    def committed(self, group: str, topic: str, partition: int) -> int | None:
+        answer = self.ok({"type": "OffsetFetch", "group": group, "topic": topic, "partition": partition},
+                         "rustlog.commit.round-trip")
+        return answer["offset"]
+
+    def describe(self, topic: str) -> dict:
+        return self.ok({"type": "DescribeTopic", "topic": topic}, "rustlog.admin.describe-topic")
+
+    def high_watermark(self, topic: str, partition: int) -> int:
+        for entry in self.describe(topic)["partitions"]:
+            if entry["partition"] == partition:
+                return entry["high_watermark"]
+        raise Divergence(C["rustlog.admin.describe-topic"], f"partition {partition} listed", "not listed")
+
+    def close(self) -> None:
+        self.session.close()
+
+
+def new_topic(target, client: RustLog | None = None, partitions: int = 1, stem: str = "t") -> tuple[RustLog, str]:
+    """A fresh topic with a unique name (examples and workers never share state on a live target)."""
+    client = client or RustLog(target)
+    topic = target.unique(stem)
+    client.create_topic(topic, partitions)
+    return client, topic

@@ -1,0 +1,103 @@
+"""The request envelope: object root, type, field kinds, unknown fields (seed §JSON Payload Format,
+§Connection Error Handling)."""
+
+import pytest
+
+from protocols.rustlog.clauses import MAX_RECORDS
+from protocols.rustlog.layers import U64_MAX, encode_frame
+from reports.model import Divergence
+from strategies.rustlog import NOT_OBJECTS, UNKNOWN_TYPES, invalid_field_variants
+from suites.rustlog.client import C, RustLog, new_topic, short
+
+case = pytest.mark.case
+FIELD_TOPIC = "wirecheck-fields"  # created once per target; the invalid requests never change it
+
+
+@pytest.fixture
+def fields_topic(target):
+    client = RustLog(target)
+    answer = client.call({"type": "CreateTopic", "topic": FIELD_TOPIC, "partition_count": 1}, "rustlog.admin.create")
+    if answer["type"] not in ("CreateTopicResponse", "Error"):
+        raise Divergence(C["rustlog.admin.create"], "CreateTopicResponse or Error (already exists)", short(answer))
+    return client
+
+
+@case("rustlog.request.not-object", hostile=True)
+@pytest.mark.parametrize("body", [b for _, b in NOT_OBJECTS], ids=[n for n, _ in NOT_OBJECTS])
+def test_json_that_is_not_a_request_object(target, body):
+    client = RustLog(target)
+    client.send(encode_frame(body))
+    reply = client.session.recv()
+    if reply.ended:
+        raise Divergence(C["rustlog.request.not-object"], "Error 400, connection open", f"{reply} (no Error)")
+    answer = client.decode(reply, "rustlog.request.not-object")
+    if answer["type"] != "Error":
+        raise Divergence(C["rustlog.request.not-object"], "Error 400", short(answer))
+    client.still_open("rustlog.request.not-object")
+    if answer["code"] != 400:
+        raise Divergence(C["rustlog.request.invalid-code"], "Error code 400", f"code {answer['code']}")
+
+
+@case("rustlog.request.unknown-type", hostile=True)
+@pytest.mark.parametrize("name", UNKNOWN_TYPES, ids=lambda n: repr(n[:12]))
+def test_unknown_request_type(target, name):
+    client = RustLog(target)
+    answer = client.call({"type": name}, "rustlog.request.unknown-type")
+    if answer["type"] != "Error":
+        raise Divergence(C["rustlog.request.unknown-type"], "an Error", short(answer))
+    client.still_open("rustlog.request.unknown-type")
+    if answer["code"] != 400:
+        raise Divergence(C["rustlog.request.invalid-code"], "Error code 400", f"code {answer['code']}")
+
+
+_VARIANTS = invalid_field_variants(FIELD_TOPIC)
+
+
+@case("rustlog.request.invalid-fields", hostile=True)
+@pytest.mark.parametrize("request_obj", [r for _, r in _VARIANTS], ids=[n for n, _ in _VARIANTS])
+def test_invalid_field(target, fields_topic, request_obj):
+    answer = fields_topic.call(request_obj, "rustlog.request.invalid-fields")
+    if answer["type"] != "Error":
+        raise Divergence(C["rustlog.request.invalid-fields"], "an Error (400)", short(answer))
+    fields_topic.still_open("rustlog.request.invalid-fields")
+    if answer["code"] != 400:
+        raise Divergence(C["rustlog.request.invalid-code"], "Error code 400", f"code {answer['code']}")
+
+
+@case("rustlog.request.extra-fields")
+def test_unknown_fields_are_ignored(target):
+    client, topic = new_topic(target)
+    answer = client.call({"type": "Produce", "topic": topic, "partition": 0, "records": ["AA=="],
+                          "compression": "none", "x-trace": {"id": 1}}, "rustlog.request.extra-fields")
+    if answer["type"] != "ProduceResponse" or answer.get("record_count") != 1:
+        raise Divergence(C["rustlog.request.extra-fields"], "ProduceResponse with record_count 1", short(answer))
+    answer = client.call({"type": "Ping", "future": True}, "rustlog.request.extra-fields")
+    if answer != {"type": "Pong"}:
+        raise Divergence(C["rustlog.request.extra-fields"], '{"type":"Pong"}', short(answer))
+
+
+@case("rustlog.request.u64-range")
+def test_largest_u64_offset_is_an_integer_not_a_float(target):
+    client, topic = new_topic(target)
+    client.produce(topic, 0, [b"x"])
+    answer = client.call({"type": "Fetch", "group_id": "", "topic": topic, "partition": 0, "offset": U64_MAX,
+                          "max_bytes": 1024}, "rustlog.request.u64-range")
+    if answer["type"] != "FetchResponse" or answer["records"]:
+        raise Divergence(C["rustlog.request.u64-range"], f"an empty FetchResponse for offset {U64_MAX}",
+                         short(answer))
+    committed = client.commit("g", topic, 0, U64_MAX) and client.committed("g", topic, 0)
+    if committed is not False and committed != U64_MAX:
+        raise Divergence(C["rustlog.request.u64-range"], f"committed offset {U64_MAX} exactly", str(committed))
+
+
+@case("rustlog.request.stays-open")
+def test_connection_survives_a_stream_of_errors(target):
+    client, topic = new_topic(target)
+    for bad in ({"type": "Nope"}, {"type": "Produce", "topic": topic}, {"type": "Fetch"},
+                {"type": "Produce", "topic": topic, "partition": 0, "records": ["AA=="] * (MAX_RECORDS + 1)},
+                {"type": "DescribeTopic", "topic": target.unique("missing")}):
+        answer = client.call(bad, "rustlog.request.stays-open")
+        if answer["type"] != "Error":
+            raise Divergence(C["rustlog.request.stays-open"], "an Error", short(answer))
+    client.still_open()
+    client.produce(topic, 0, [b"after errors"])

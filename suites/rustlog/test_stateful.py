@@ -1,0 +1,100 @@
+"""A stateful model of topics, offsets and group commits, checked against the target step by step."""
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
+
+from reports.model import Divergence
+from suites.rustlog.client import C, RustLog, short
+
+case = pytest.mark.case
+
+
+class RustLogModel(RuleBasedStateMachine):
+    """Each example owns fresh topics (unique names), so examples stay independent on a live server."""
+
+    target = None  # set by the test before the machine runs
+
+    def __init__(self):
+        super().__init__()
+        self.target.transcript.clear()
+        self.client = RustLog(self.target)
+        self.logs: dict[tuple[str, int], list[bytes]] = {}
+        self.commits: dict[tuple[str, str, int], int] = {}
+        self.topics: dict[str, int] = {}
+
+    @initialize(partitions=st.integers(1, 3))
+    def create_first_topic(self, partitions):
+        self.create_topic(partitions)
+
+    @rule(partitions=st.integers(1, 3))
+    @precondition(lambda self: len(self.topics) < 3)
+    def create_topic(self, partitions):
+        topic = self.target.unique("sm")
+        self.client.create_topic(topic, partitions)
+        self.topics[topic] = partitions
+        for p in range(partitions):
+            self.logs[(topic, p)] = []
+
+    def _pick(self, data):
+        topic = data.draw(st.sampled_from(sorted(self.topics)), label="topic")
+        return topic, data.draw(st.integers(0, self.topics[topic] - 1), label="partition")
+
+    @rule(data=st.data(), records=st.lists(st.binary(min_size=0, max_size=40), min_size=1, max_size=6))
+    def produce(self, data, records):
+        topic, partition = self._pick(data)
+        log = self.logs[(topic, partition)]
+        answer = self.client.produce(topic, partition, records)
+        if answer["base_offset"] != len(log):
+            raise Divergence(C["rustlog.produce.offsets"], f"base_offset {len(log)}", short(answer))
+        log.extend(records)
+
+    @rule(data=st.data(), max_bytes=st.integers(1, 400))
+    def fetch(self, data, max_bytes):
+        topic, partition = self._pick(data)
+        log = self.logs[(topic, partition)]
+        offset = data.draw(st.integers(0, len(log) + 2), label="offset")
+        answer = self.client.fetch(topic, partition, offset, max_bytes)
+        got = self.client.payloads(answer)
+        if got != log[offset : offset + len(got)]:
+            raise Divergence(C["rustlog.fetch.records"], f"the model's records from offset {offset}", short(answer))
+        if offset < len(log) and not got:
+            raise Divergence(C["rustlog.fetch.max-bytes"], "at least one record", "none")
+        if offset >= len(log) and answer["next_offset"] not in (offset, len(log)):
+            raise Divergence(C["rustlog.fetch.at-hw"], f"next_offset {offset}", str(answer["next_offset"]))
+
+    @rule(data=st.data(), group=st.sampled_from(["a", "b"]), offset=st.integers(0, 20))
+    def commit(self, data, group, offset):
+        topic, partition = self._pick(data)
+        if self.client.commit(group, topic, partition, offset) is not True:
+            raise Divergence(C["rustlog.commit.round-trip"], "success true", "success false")
+        self.commits[(group, topic, partition)] = offset
+
+    @rule(data=st.data(), group=st.sampled_from(["a", "b"]))
+    def offset_fetch(self, data, group):
+        topic, partition = self._pick(data)
+        got = self.client.committed(group, topic, partition)
+        wanted = self.commits.get((group, topic, partition))
+        if got != wanted:
+            clause = "rustlog.commit.no-commit-null" if wanted is None else "rustlog.commit.group-isolation"
+            raise Divergence(C[clause], repr(wanted), repr(got))
+
+    @invariant()
+    def high_watermarks_match(self):
+        for topic, partitions in self.topics.items():
+            hws = [p["high_watermark"] for p in self.client.describe(topic)["partitions"]]
+            wanted = [len(self.logs[(topic, p)]) for p in range(partitions)]
+            if hws != wanted:
+                raise Divergence(C["rustlog.admin.describe-topic"], f"high watermarks {wanted}", str(hws))
+
+    def teardown(self):
+        self.client.close()
+
+
+@case("rustlog.commit.round-trip")
+def test_stateful_model(target, fuzz):
+    from hypothesis import settings
+
+    RustLogModel.target = target
+    run_state_machine_as_test(RustLogModel, settings=settings(max_examples=max(5, fuzz.examples // 2),
+                                                               stateful_step_count=25))
