@@ -9,8 +9,6 @@ can be told apart from an *invalid* request (well-formed JSON of the wrong shape
 
 from __future__ import annotations
 
-import array
-import itertools
 import json
 import re
 import struct
@@ -82,22 +80,30 @@ class _Duplicate(Exception):
     pass
 
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_BRACKET_STEP = str.maketrans({"[": "\x01", "{": "\x01", "]": "\xff", "}": "\xff"})
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a JSON string, escapes included
+_ALL_BUT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_SQUARE = bytes.maketrans(b"{}", b"[]")
 
 
-def nesting(text: str) -> tuple[int, bool]:
-    """(maximum depth, brackets balanced) of a JSON text, without recursion and in C-speed passes.
+def too_deep(payload: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Does the JSON text nest deeper than ``limit``? Decided without recursion, in C-speed passes.
 
-    Strings are removed first (they may contain brackets), then each bracket becomes +1/-1 and a running sum
-    gives the depth. Memory stays O(len(text)).
+    Strings are cut out (they may hold brackets; UTF-8 never hides an ASCII byte inside a multi-byte character),
+    everything but brackets is deleted, and then each pass deletes every innermost "[]" pair, i.e. one level of
+    nesting: anything left after ``limit`` passes is deeper than ``limit`` (or unbalanced, hence malformed).
     """
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    steps = array.array("b", brackets.translate(_BRACKET_STEP).encode("latin-1"))
-    depth = max(itertools.accumulate(steps), default=0)
-    balanced = sum(steps) == 0 and min(itertools.accumulate(steps), default=0) >= 0
-    return depth, balanced
+    brackets = _STRING.sub(b"", payload).translate(_SQUARE, _ALL_BUT_BRACKETS)
+    run = b"[" * (limit + 1)
+    for _ in range(limit):
+        if not brackets:
+            return False
+        if run in brackets:  # limit+1 openings in a row: deeper than limit (shortcut for the common attack)
+            return True
+        reduced = brackets.replace(b"[]", b"")
+        if len(reduced) == len(brackets):  # nothing to pair: unbalanced, i.e. malformed
+            return True
+        brackets = reduced
+    return bool(brackets)
 
 
 def decode_payload(payload: bytes, *, lenient_utf8: bool = False, keep_open_on_malformed: bool = False) -> object:
@@ -112,13 +118,14 @@ def decode_payload(payload: bytes, *, lenient_utf8: bool = False, keep_open_on_m
         text = payload.decode("utf-8", errors="replace" if lenient_utf8 else "strict")
     except UnicodeDecodeError as exc:
         raise RequestError(INVALID_REQUEST, f"payload is not valid UTF-8 (byte {exc.start})", close=True) from None
-    del payload
     # Depth above MAX_DEPTH needs more than MAX_DEPTH opening brackets: count them first (cheap, in C).
-    if text.count("[") + text.count("{") > MAX_DEPTH:
-        depth, balanced = nesting(text)
-        if depth > MAX_DEPTH:
-            raise TooDeep(INVALID_REQUEST, f"JSON nesting depth {depth} exceeds {MAX_DEPTH}",
-                          {"max_depth": MAX_DEPTH}, close=close and not balanced)
+    if payload.count(b"[") + payload.count(b"{") > MAX_DEPTH and too_deep(payload):
+        # Refused unparsed. Unequal bracket counts are certainly malformed (close); otherwise the text may
+        # well be valid JSON that is merely too deep for us: an invalid request (stay open).
+        balanced = payload.count(b"[") == payload.count(b"]") and payload.count(b"{") == payload.count(b"}")
+        raise TooDeep(INVALID_REQUEST, f"JSON nesting deeper than {MAX_DEPTH}", {"max_depth": MAX_DEPTH},
+                      close=close and not balanced)
+    del payload
     try:
         return json.loads(text, parse_int=_parse_int, parse_constant=_reject_constant,
                           object_pairs_hook=_no_duplicates)
