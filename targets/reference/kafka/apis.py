@@ -1,0 +1,463 @@
+"""Per-API request handlers: a decoded request dict in, a response dict out (or None: no response).
+
+Error behaviour follows Kafka's KafkaApis/ReplicaManager/GroupCoordinator as summarised in the spec notes
+(kafka.md §5); each decision that goes beyond them is commented where it is made.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from targets.reference.kafka import groups, records
+from targets.reference.kafka.storage import Storage, valid_topic_name
+
+NONE = 0
+OFFSET_OUT_OF_RANGE = 1
+UNKNOWN_TOPIC_OR_PARTITION = 3
+LEADER_NOT_AVAILABLE = 5
+NOT_LEADER_OR_FOLLOWER = 6
+INVALID_TOPIC_EXCEPTION = 17
+INVALID_REQUIRED_ACKS = 21
+TOPIC_ALREADY_EXISTS = 36
+INVALID_PARTITIONS = 37
+INVALID_REPLICATION_FACTOR = 38
+INVALID_REQUEST = 42
+FETCH_SESSION_ID_NOT_FOUND = 70
+INVALID_FETCH_SESSION_EPOCH = 71
+UNKNOWN_TOPIC_ID = 100
+
+NODE_ID = 0
+CLUSTER_ID = "wirecheck-reference"
+AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+
+# ListOffsets special timestamps (ListOffsetsRequest.java)
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+
+
+@dataclass
+class Settings:
+    auto_create: bool = True
+    default_partitions: int = 1
+    max_message_bytes: int = 1048588  # max.message.bytes default
+    max_fetch_wait_s: float = 30.0  # cap on a fetch's long poll, whatever max_wait_ms claims
+
+
+class Broker:
+    """The state shared by every connection, and one method per API."""
+
+    def __init__(self, settings: Settings, faults: frozenset[str], coordinator: groups.Coordinator, producers):
+        self.settings = settings
+        self.faults = faults
+        self.storage = Storage()
+        self.coordinator = coordinator
+        self.producers = producers
+
+    # ------------------------------------------------------------------------------------------ helpers
+
+    def _unknown_partition_error(self) -> int:
+        return NOT_LEADER_OR_FOLLOWER if "wrong-error-unknown-partition" in self.faults else UNKNOWN_TOPIC_OR_PARTITION
+
+    def _partition_error(self, topic: str, index: int) -> int:
+        """3 for a missing topic; for a missing partition of an existing topic, 3 too (fault: 6)."""
+        t = self.storage.topics.get(topic)
+        if t is None:
+            return UNKNOWN_TOPIC_OR_PARTITION
+        if not 0 <= index < len(t.partitions):
+            return self._unknown_partition_error()
+        return NONE
+
+    # ------------------------------------------------------------------------------------------ metadata
+
+    def metadata(self, req: dict, version: int, host: str, port: int) -> dict:
+        requested = req["Topics"]
+        if requested is None or (version == 0 and requested == []):
+            names = sorted(self.storage.topics)  # null (v1+) or empty (v0): all topics
+        elif "metadata-empty-means-all" in self.faults and requested == []:
+            names = sorted(self.storage.topics)
+        else:
+            names = []
+            for t in requested:
+                name = t.get("Name")
+                if name is None and t.get("TopicId"):
+                    topic = self.storage.by_id.get(t["TopicId"])
+                    name = topic.name if topic else None
+                    if name is None:
+                        names.append((UNKNOWN_TOPIC_ID, None, t["TopicId"]))
+                        continue
+                names.append(name)
+        allow_create = req.get("AllowAutoTopicCreation", True) if version >= 4 else True
+        topics = []
+        for entry in names:
+            if isinstance(entry, tuple):
+                topics.append({"ErrorCode": entry[0], "Name": None, "TopicId": entry[2], "Partitions": []})
+                continue
+            topics.append(self._topic_metadata(entry, allow_create))
+        return {
+            "ThrottleTimeMs": 0,
+            "Brokers": [{"NodeId": NODE_ID, "Host": host, "Port": port, "Rack": None}],
+            "ClusterId": CLUSTER_ID,
+            "ControllerId": NODE_ID,
+            "Topics": topics,
+            "ClusterAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED,
+            "ErrorCode": NONE,
+        }
+
+    def _topic_metadata(self, name: str, allow_create: bool) -> dict:
+        topic = self.storage.topics.get(name)
+        if topic is None:
+            if not valid_topic_name(name):
+                return {"ErrorCode": INVALID_TOPIC_EXCEPTION, "Name": name, "Partitions": [],
+                        "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
+            if not (allow_create and self.settings.auto_create):
+                return {"ErrorCode": UNKNOWN_TOPIC_OR_PARTITION, "Name": name, "Partitions": [],
+                        "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
+            # Kafka answers LEADER_NOT_AVAILABLE for a topic it has just auto-created (AutoTopicCreationManager);
+            # clients retry, and the next Metadata lists the partitions.
+            topic = self.storage.create(name, self.settings.default_partitions)
+            return {"ErrorCode": LEADER_NOT_AVAILABLE, "Name": name, "TopicId": topic.topic_id, "Partitions": [],
+                    "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
+        return {
+            "ErrorCode": NONE, "Name": name, "TopicId": topic.topic_id, "IsInternal": False,
+            "Partitions": [{"ErrorCode": NONE, "PartitionIndex": p.index, "LeaderId": NODE_ID, "LeaderEpoch": 0,
+                            "ReplicaNodes": [NODE_ID], "IsrNodes": [NODE_ID], "OfflineReplicas": []}
+                           for p in topic.partitions],
+            "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED,
+        }
+
+    # ------------------------------------------------------------------------------------------ produce
+
+    def produce(self, req: dict, version: int) -> dict:
+        acks = req["Acks"]
+        responses = []
+        for t in req["TopicData"]:
+            parts = []
+            for p in t["PartitionData"]:
+                if acks not in (-1, 0, 1):
+                    error, base, message = INVALID_REQUIRED_ACKS, -1, None
+                else:
+                    error, base, message = self._append(t["Name"], p["Index"], p["Records"])
+                parts.append({"Index": p["Index"], "ErrorCode": error, "BaseOffset": base,
+                              "LogAppendTimeMs": -1, "LogStartOffset": 0 if error == NONE else -1,
+                              "RecordErrors": [], "ErrorMessage": message})
+            responses.append({"Name": t["Name"], "PartitionResponses": parts})
+        return {"Responses": responses, "ThrottleTimeMs": 0}
+
+    def _append(self, topic_name: str, index: int, data: bytes | None) -> tuple[int, int, str | None]:
+        if "produce-autocreates" in self.faults and topic_name not in self.storage.topics \
+                and valid_topic_name(topic_name):
+            self.storage.create(topic_name, max(self.settings.default_partitions, index + 1))
+        error = self._partition_error(topic_name, index)
+        if error:
+            return error, -1, None
+        partition = self.storage.partition(topic_name, index)
+        max_bytes = (1 << 62) if "message-too-large-unchecked" in self.faults else self.settings.max_message_bytes
+        error, batch, message = records.validate(data or b"", max_bytes, crc_ieee="crc-ieee" in self.faults)
+        if error:
+            return error, -1, message
+        idempotent = batch.producer_id >= 0
+        if idempotent:
+            check = "sequence-not-checked" not in self.faults
+            error, duplicate_base = self.producers.check(
+                topic_name, index, batch.producer_id, batch.producer_epoch, batch.base_sequence,
+                batch.last_sequence, check_sequences=check)
+            if error:
+                return error, -1, None
+            if duplicate_base is not None:
+                return NONE, duplicate_base, None
+        base = partition.append(data, batch)
+        if idempotent:
+            self.producers.record(topic_name, index, batch.producer_id, batch.producer_epoch,
+                                  batch.base_sequence, batch.last_sequence, base)
+        self.storage.notify_append()
+        return NONE, base, None
+
+    # ------------------------------------------------------------------------------------------ fetch
+
+    async def fetch(self, req: dict, version: int) -> dict:
+        session_id, epoch = req.get("SessionId", 0), req.get("SessionEpoch", -1)
+        # This broker never creates fetch sessions (it answers SessionId 0, which KIP-227 allows): a request
+        # naming a session, or an incremental epoch without one, is refused as FetchSessionHandler would.
+        if session_id != 0:
+            return {"ThrottleTimeMs": 0, "ErrorCode": FETCH_SESSION_ID_NOT_FOUND, "SessionId": 0, "Responses": []}
+        if epoch not in (-1, 0):
+            return {"ThrottleTimeMs": 0, "ErrorCode": INVALID_FETCH_SESSION_EPOCH, "SessionId": 0, "Responses": []}
+        wait_s = min(max(req["MaxWaitMs"], 0) / 1000, self.settings.max_fetch_wait_s)
+        if "fetch-no-long-poll" in self.faults:
+            wait_s = 0
+        deadline = time.monotonic() + wait_s
+        while True:
+            response, size, has_error = self._fetch_once(req, version)
+            remaining = deadline - time.monotonic()
+            if has_error or size >= req["MinBytes"] or remaining <= 0:
+                return response
+            await self.storage.wait_for_append(remaining)
+
+    def _fetch_once(self, req: dict, version: int) -> tuple[dict, int, bool]:
+        by_id = version >= 13
+        budget = req.get("MaxBytes", 0x7FFFFFFF)
+        read_committed = req.get("IsolationLevel", 0) == 1
+        total, has_error, responses = 0, False, []
+        for t in req["Topics"]:
+            if by_id:
+                topic = self.storage.by_id.get(t["TopicId"])
+                name = topic.name if topic else None
+            else:
+                name = t["Topic"]
+            parts = []
+            for p in t["Partitions"]:
+                out = {"PartitionIndex": p["Partition"], "ErrorCode": NONE, "HighWatermark": -1,
+                       "LastStableOffset": -1, "LogStartOffset": -1,
+                       "AbortedTransactions": [] if read_committed else None, "PreferredReadReplica": -1,
+                       "Records": b""}
+                parts.append(out)
+                if name is None:
+                    out["ErrorCode"] = UNKNOWN_TOPIC_ID if by_id else UNKNOWN_TOPIC_OR_PARTITION
+                    has_error = True
+                    continue
+                error = self._partition_error(name, p["Partition"])
+                if error:
+                    out["ErrorCode"] = error
+                    has_error = True
+                    continue
+                partition = self.storage.partition(name, p["Partition"])
+                hw = partition.high_watermark + (1 if "hw-off-by-one" in self.faults else 0)
+                out.update(HighWatermark=hw, LastStableOffset=hw, LogStartOffset=partition.log_start)
+                offset = p["FetchOffset"]
+                if "fetch-ignores-offset" in self.faults:
+                    offset = partition.log_start
+                if offset < partition.log_start or offset > partition.high_watermark:
+                    if "fetch-beyond-hw-empty" not in self.faults or offset < partition.log_start:
+                        out["ErrorCode"] = OFFSET_OUT_OF_RANGE
+                        has_error = True
+                    continue
+                limit = min(p["PartitionMaxBytes"], budget - total)
+                batches = partition.read(offset, max(limit, 0), at_least_one=(total == 0))
+                data = b"".join(batches)
+                out["Records"] = data
+                total += len(data)
+            responses.append({"Topic": name if not by_id else None, "TopicId": t.get("TopicId"),
+                              "Partitions": parts})
+        return {"ThrottleTimeMs": 0, "ErrorCode": NONE, "SessionId": 0, "Responses": responses}, total, has_error
+
+    # ------------------------------------------------------------------------------------------ list offsets
+
+    def list_offsets(self, req: dict, version: int) -> dict:
+        topics = []
+        for t in req["Topics"]:
+            parts = []
+            for p in t["Partitions"]:
+                out = {"PartitionIndex": p["PartitionIndex"], "ErrorCode": NONE, "Timestamp": -1, "Offset": -1,
+                       "LeaderEpoch": -1}
+                parts.append(out)
+                error = self._partition_error(t["Name"], p["PartitionIndex"])
+                if error:
+                    out["ErrorCode"] = error
+                    continue
+                partition = self.storage.partition(t["Name"], p["PartitionIndex"])
+                ts = p["Timestamp"]
+                if ts == LATEST:
+                    offset = partition.high_watermark + (1 if "listoffsets-latest-off-by-one" in self.faults else 0)
+                    out.update(Offset=offset)
+                elif ts in (EARLIEST, EARLIEST_LOCAL):
+                    out.update(Offset=partition.log_start)  # no tiered storage: local start == log start
+                elif ts == LATEST_TIERED:
+                    out.update(Offset=-1)  # nothing is tiered (UnifiedLog: no remote storage -> -1)
+                elif ts == MAX_TIMESTAMP:
+                    offset, stamp = partition.max_timestamp_offset()
+                    out.update(Offset=offset, Timestamp=stamp)
+                elif ts >= 0:
+                    offset, stamp = partition.offset_for_timestamp(ts)
+                    out.update(Offset=offset, Timestamp=stamp)
+                else:
+                    out["ErrorCode"] = INVALID_REQUEST  # an unknown negative sentinel
+                    continue
+                if out["Offset"] >= 0:
+                    out["LeaderEpoch"] = 0
+            topics.append({"Name": t["Name"], "Partitions": parts})
+        return {"ThrottleTimeMs": 0, "Topics": topics}
+
+    # ------------------------------------------------------------------------------------------ topics
+
+    def create_topics(self, req: dict, version: int) -> dict:
+        results = []
+        for t in req["Topics"]:
+            name = t["Name"]
+            count, rf = t["NumPartitions"], t["ReplicationFactor"]
+            if t["Assignments"]:
+                if count != -1 or rf != -1:
+                    error, message = INVALID_REQUEST, "Both numPartitions or replicationFactor and replicasAssignments were set."
+                else:
+                    error, message = NONE, None
+                    count, rf = len(t["Assignments"]), len(t["Assignments"][0]["BrokerIds"])
+            else:
+                error, message = NONE, None
+            if count == -1:
+                count = self.settings.default_partitions
+            if rf == -1:
+                rf = 1
+            if error:
+                pass
+            elif not valid_topic_name(name):
+                error, message = INVALID_TOPIC_EXCEPTION, f"invalid topic name {name!r}"
+            elif name in self.storage.topics and "create-duplicate-no-error" not in self.faults:
+                error, message = TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists."
+            elif count < 1:
+                error, message = INVALID_PARTITIONS, "Number of partitions must be larger than 0."
+            elif rf < 1 or rf > 1:
+                error, message = INVALID_REPLICATION_FACTOR, f"Replication factor {rf}: this broker is the only one."
+            result = {"Name": name, "ErrorCode": error, "ErrorMessage": message, "TopicConfigErrorCode": 0,
+                      "NumPartitions": -1, "ReplicationFactor": -1, "Configs": []}
+            if error == NONE:
+                topic = self.storage.topics.get(name)
+                if not req["validateOnly"] and topic is None:
+                    topic = self.storage.create(name, count)
+                result.update(NumPartitions=count, ReplicationFactor=rf,
+                              TopicId=topic.topic_id if topic else bytes(16))
+            results.append(result)
+        return {"ThrottleTimeMs": 0, "Topics": results}
+
+    def delete_topics(self, req: dict, version: int) -> dict:
+        if version >= 6:
+            wanted = [(t["Name"], t["TopicId"]) for t in req["Topics"]]
+        else:
+            wanted = [(name, None) for name in req["TopicNames"]]
+        results = []
+        for name, topic_id in wanted:
+            if name is None and topic_id:
+                topic = self.storage.by_id.get(topic_id)
+                if topic is None:
+                    results.append({"Name": None, "TopicId": topic_id, "ErrorCode": UNKNOWN_TOPIC_ID})
+                    continue
+                name = topic.name
+            topic = self.storage.topics.get(name)
+            if topic is None:
+                results.append({"Name": name, "TopicId": bytes(16), "ErrorCode": UNKNOWN_TOPIC_OR_PARTITION})
+                continue
+            self.storage.delete(name)
+            self.coordinator.forget_topic(name)
+            self.producers.forget_topic(name)
+            results.append({"Name": name, "TopicId": topic.topic_id, "ErrorCode": NONE})
+        return {"ThrottleTimeMs": 0, "Responses": results}
+
+    # ------------------------------------------------------------------------------------------ producers
+
+    def init_producer_id(self, req: dict, version: int) -> dict:
+        error, pid, epoch = self.producers.init(req["TransactionalId"], req.get("ProducerId", -1),
+                                                req.get("ProducerEpoch", -1))
+        return {"ThrottleTimeMs": 0, "ErrorCode": error, "ProducerId": pid, "ProducerEpoch": epoch}
+
+    # ------------------------------------------------------------------------------------------ groups
+
+    def find_coordinator(self, req: dict, version: int, host: str, port: int) -> dict:
+        if "coordinator-port-hardcoded" in self.faults:
+            port = 9092 if port != 9092 else 9093
+        if version < 4:
+            return {"ThrottleTimeMs": 0, "ErrorCode": NONE, "ErrorMessage": None, "NodeId": NODE_ID,
+                    "Host": host, "Port": port}
+        return {"ThrottleTimeMs": 0, "Coordinators": [
+            {"Key": key, "NodeId": NODE_ID, "Host": host, "Port": port, "ErrorCode": NONE, "ErrorMessage": None}
+            for key in req["CoordinatorKeys"]]}
+
+    async def join_group(self, req: dict, version: int, client_id: str, client_host: str) -> dict:
+        rebalance_ms = req["RebalanceTimeoutMs"] if version >= 1 else req["SessionTimeoutMs"]
+        result = await self.coordinator.join(
+            req["GroupId"], req["MemberId"], req.get("GroupInstanceId"), client_id, client_host,
+            req["SessionTimeoutMs"], rebalance_ms, req["ProtocolType"],
+            [(p["Name"], p["Metadata"]) for p in req["Protocols"]], require_known_member_id=version >= 4)
+        return {"ThrottleTimeMs": 0, "ErrorCode": result.error, "GenerationId": result.generation,
+                "ProtocolType": result.protocol_type, "ProtocolName": result.protocol_name or ("" if version < 7 else None),
+                "Leader": result.leader, "SkipAssignment": False, "MemberId": result.member_id,
+                "Members": [{"MemberId": m, "GroupInstanceId": g, "Metadata": meta} for m, g, meta in result.members]}
+
+    async def sync_group(self, req: dict, version: int) -> dict:
+        error, ptype, pname, assignment = await self.coordinator.sync(
+            req["GroupId"], req["MemberId"], req["GenerationId"], req.get("ProtocolType"), req.get("ProtocolName"),
+            [(a["MemberId"], a["Assignment"]) for a in req["Assignments"]])
+        return {"ThrottleTimeMs": 0, "ErrorCode": error, "ProtocolType": ptype, "ProtocolName": pname,
+                "Assignment": assignment}
+
+    def heartbeat(self, req: dict, version: int) -> dict:
+        return {"ThrottleTimeMs": 0,
+                "ErrorCode": self.coordinator.heartbeat(req["GroupId"], req["MemberId"], req["GenerationId"])}
+
+    def leave_group(self, req: dict, version: int) -> dict:
+        if version < 3:
+            return {"ThrottleTimeMs": 0, "ErrorCode": self.coordinator.leave(req["GroupId"], req["MemberId"])}
+        members = [{"MemberId": m["MemberId"], "GroupInstanceId": m.get("GroupInstanceId"),
+                    "ErrorCode": self.coordinator.leave(req["GroupId"], m["MemberId"])} for m in req["Members"]]
+        return {"ThrottleTimeMs": 0, "ErrorCode": NONE, "Members": members}
+
+    def offset_commit(self, req: dict, version: int) -> dict:
+        allowed = self.coordinator.commit_check(req["GroupId"], req["MemberId"], req["GenerationIdOrMemberEpoch"])
+        topics = []
+        for t in req["Topics"]:
+            parts = []
+            for p in t["Partitions"]:
+                error = allowed or self._partition_error(t["Name"], p["PartitionIndex"])
+                if not error and "commit-not-stored" not in self.faults:
+                    self.coordinator.commit(req["GroupId"], t["Name"], p["PartitionIndex"], groups.CommittedOffset(
+                        p["CommittedOffset"], p.get("CommittedLeaderEpoch", -1), p["CommittedMetadata"]))
+                parts.append({"PartitionIndex": p["PartitionIndex"], "ErrorCode": error})
+            topics.append({"Name": t["Name"], "Partitions": parts})
+        return {"ThrottleTimeMs": 0, "Topics": topics}
+
+    def offset_fetch(self, req: dict, version: int) -> dict:
+        if version < 8:
+            group = self._offsets_for(req["GroupId"], req["Topics"])
+            return {"ThrottleTimeMs": 0, "Topics": group["Topics"], "ErrorCode": group["ErrorCode"]}
+        return {"ThrottleTimeMs": 0, "Groups": [self._offsets_for(g["GroupId"], g["Topics"]) for g in req["Groups"]]}
+
+    def _offsets_for(self, group_id: str, topics: list | None) -> dict:
+        committed = self.coordinator.committed(group_id)
+        if topics is None:  # null: every committed offset of the group
+            wanted: dict[str, list[int]] = {}
+            for (topic, partition) in sorted(committed):
+                wanted.setdefault(topic, []).append(partition)
+        else:
+            wanted = {t["Name"]: t["PartitionIndexes"] for t in topics}
+        out = []
+        for name, indexes in wanted.items():
+            parts = []
+            for index in indexes:
+                c = committed.get((name, index))
+                parts.append({"PartitionIndex": index, "ErrorCode": NONE,
+                              "CommittedOffset": c.offset if c else -1,
+                              "CommittedLeaderEpoch": c.leader_epoch if c else -1,
+                              "Metadata": c.metadata if c else ""})
+            out.append({"Name": name, "Partitions": parts})
+        return {"GroupId": group_id, "Topics": out, "ErrorCode": NONE}
+
+    def describe_groups(self, req: dict, version: int) -> dict:
+        described = []
+        for group_id in req["Groups"]:
+            group = self.coordinator.groups.get(group_id)
+            if group is None:
+                described.append({"ErrorCode": NONE, "GroupId": group_id, "GroupState": groups.DEAD,
+                                  "ProtocolType": "", "ProtocolData": "", "Members": [],
+                                  "AuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED})
+                continue
+            stable = group.state == groups.STABLE
+            described.append({
+                "ErrorCode": NONE, "GroupId": group_id, "GroupState": group.state,
+                "ProtocolType": group.protocol_type or "", "ProtocolData": group.protocol_name or "",
+                "Members": [{"MemberId": m.member_id, "GroupInstanceId": m.group_instance_id,
+                             "ClientId": m.client_id, "ClientHost": m.client_host,
+                             "MemberMetadata": m.metadata_for(group.protocol_name) if group.protocol_name else b"",
+                             "MemberAssignment": m.assignment if stable else b""}
+                            for m in group.members.values()],
+                "AuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED})
+        return {"ThrottleTimeMs": 0, "Groups": described}
+
+    def list_groups(self, req: dict, version: int) -> dict:
+        states = {s.lower() for s in req.get("StatesFilter") or []}
+        types = {t.lower() for t in req.get("TypesFilter") or []}
+        listed = []
+        for group in self.coordinator.groups.values():
+            if states and group.state.lower() not in states:
+                continue
+            if types and "classic" not in types:
+                continue
+            listed.append({"GroupId": group.group_id, "ProtocolType": group.protocol_type or "",
+                           "GroupState": group.state, "GroupType": "classic"})
+        return {"ThrottleTimeMs": 0, "ErrorCode": NONE, "Groups": listed}

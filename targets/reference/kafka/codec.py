@@ -1,0 +1,378 @@
+"""A table-driven codec for Kafka request and response bodies.
+
+The tables are Apache Kafka's own message definitions (``*.json``, Apache-2.0), as shipped inside the
+kafka-python package as package data; the broker reads them, it does not use kafka-python's codec. Each
+(message, version) is compiled once into nested closures, so decoding is a walk over precomputed readers.
+
+Values are plain Python: dicts keyed by the JSON field names, lists, ints, str, bytes (``bytes``, ``records``),
+16-byte ``bytes`` for ``uuid``. Decoding fills every field of the version, defaults for absent tagged fields;
+encoding takes the default for any key the dict lacks.
+
+Encoding rules (KIP-482, RequestHeader.json/ResponseHeader.json): in a flexible version strings, bytes and
+arrays are *compact* (unsigned varint N+1, 0 = null) and every struct ends with a tagged-field section; a field's
+own ``flexibleVersions`` overrides the message's (the header's ClientId is never compact). Tagged fields equal to
+their default are not written, as Kafka's generated writers do.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import re
+import struct
+
+SCHEMA_PACKAGE = "kafka.protocol.schemas.resources"
+_COMMENTS = re.compile(r"^\s*//.*$", re.MULTILINE)
+
+
+class MalformedBody(ValueError):
+    """The bytes do not decode as the message they claim to be (truncated, lying length, bad count)."""
+
+
+class VersionRange:
+    """A JSON version spec: ``"3+"``, ``"0-4"``, ``"7"`` or ``"none"``."""
+
+    __slots__ = ("low", "high")
+
+    def __init__(self, spec: str | None):
+        if spec is None or spec == "none":
+            self.low, self.high = 1, 0  # empty
+        elif spec.endswith("+"):
+            self.low, self.high = int(spec[:-1]), 1 << 15
+        elif "-" in spec:
+            low, high = spec.split("-")
+            self.low, self.high = int(low), int(high)
+        else:
+            self.low = self.high = int(spec)
+
+    def __contains__(self, version: int) -> bool:
+        return self.low <= version <= self.high
+
+
+def load_message(name: str) -> dict:
+    """One message definition, comments stripped and common structs inlined."""
+    text = importlib.resources.files(SCHEMA_PACKAGE).joinpath(name + ".json").read_text(encoding="utf-8")
+    data = json.loads(_COMMENTS.sub("", text))
+    common = {s["name"]: s["fields"] for s in data.get("commonStructs", [])}
+
+    def inline(fields):
+        for f in fields:
+            inner = f["type"][2:] if f["type"].startswith("[]") else f["type"]
+            if "fields" not in f and inner in common:
+                f["fields"] = common[inner]
+            if "fields" in f:
+                inline(f["fields"])
+
+    inline(data["fields"])
+    return data
+
+
+# ---------------------------------------------------------------------------------------------- primitives
+
+_I8, _I16, _I32, _I64, _U16, _F64 = (struct.Struct(f) for f in (">b", ">h", ">i", ">q", ">H", ">d"))
+_FIXED = {"int8": _I8, "int16": _I16, "int32": _I32, "int64": _I64, "uint16": _U16, "float64": _F64}
+
+
+def read_uvarint(buf, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(buf):
+            raise MalformedBody("truncated varint")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise MalformedBody("varint longer than 10 bytes")
+
+
+def write_uvarint(value: int, out: bytearray) -> None:
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def _fixed_reader(st: struct.Struct):
+    size, unpack = st.size, st.unpack_from
+
+    def read(buf, pos):
+        if pos + size > len(buf):
+            raise MalformedBody("truncated")
+        return unpack(buf, pos)[0], pos + size
+
+    return read
+
+
+def _read_bool(buf, pos):
+    if pos >= len(buf):
+        raise MalformedBody("truncated")
+    return buf[pos] != 0, pos + 1
+
+
+def _read_uuid(buf, pos):
+    if pos + 16 > len(buf):
+        raise MalformedBody("truncated uuid")
+    return bytes(buf[pos:pos + 16]), pos + 16
+
+
+def _length_reader(compact: bool):
+    """Returns a reader of a length prefix giving -1 for null."""
+    if compact:
+        def read(buf, pos):
+            n, pos = read_uvarint(buf, pos)
+            return n - 1, pos
+        return read
+    unpack = _I16.unpack_from
+
+    def read16(buf, pos):
+        if pos + 2 > len(buf):
+            raise MalformedBody("truncated")
+        return unpack(buf, pos)[0], pos + 2
+
+    return read16
+
+
+def _read_len32(buf, pos):
+    if pos + 4 > len(buf):
+        raise MalformedBody("truncated")
+    return _I32.unpack_from(buf, pos)[0], pos + 4
+
+
+def _blob_reader(kind: str, compact: bool, nullable: bool):
+    """string/bytes/records: a length then that many bytes (never trusting the length beyond the buffer)."""
+    read_len = _length_reader(True) if compact else (_length_reader(False) if kind == "string" else _read_len32)
+
+    def read(buf, pos):
+        n, pos = read_len(buf, pos)
+        if n < 0:
+            if n == -1 and nullable:
+                return None, pos
+            raise MalformedBody(f"null or negative length {n} for a non-nullable {kind}")
+        end = pos + n
+        if end > len(buf):
+            raise MalformedBody(f"{kind} length {n} beyond the frame")
+        raw = bytes(buf[pos:end])
+        if kind == "string":
+            # Java's String(bytes, UTF_8) replaces malformed input rather than failing; so do we.
+            return raw.decode("utf-8", "replace"), end
+        return raw, end
+
+    return read
+
+
+def _write_blob(kind: str, compact: bool):
+    def write(value, out):
+        if value is None:
+            if compact:
+                out.append(0)
+            else:
+                out += b"\xff\xff" if kind == "string" else b"\xff\xff\xff\xff"
+            return
+        raw = value.encode("utf-8") if isinstance(value, str) else value
+        if compact:
+            write_uvarint(len(raw) + 1, out)
+        elif kind == "string":
+            out += _I16.pack(len(raw))
+        else:
+            out += _I32.pack(len(raw))
+        out += raw
+
+    return write
+
+
+# ---------------------------------------------------------------------------------------------- compiler
+
+
+class Options:
+    """Codec deviations the broker's faults switch on (all False in a correct broker)."""
+
+    def __init__(self, misskip_tags: bool = False):
+        self.misskip_tags = misskip_tags
+
+
+def _default(field: dict, version: int):
+    """The value a field takes when it is absent (Kafka's MessageGenerator default rules)."""
+    ftype, spec = field["type"], field.get("default")
+    spec = None if spec is None else str(spec)  # a few definitions give JSON numbers/booleans
+    if ftype.startswith("[]"):
+        return None if spec == "null" else []
+    if "fields" in field:
+        return {f["name"]: _default(f, version) for f in field["fields"] if version in VersionRange(f["versions"])}
+    if spec == "null":
+        return None
+    if ftype in ("int8", "int16", "int32", "int64", "uint16"):
+        return int(spec, 0) if spec else 0
+    if ftype == "float64":
+        return float(spec) if spec else 0.0
+    if ftype == "bool":
+        return spec is not None and spec.lower() == "true"
+    if ftype == "string":
+        return spec or ""
+    if ftype == "uuid":
+        return bytes(16)
+    if ftype == "records":
+        return None
+    return b""  # bytes
+
+
+class _Compiled:
+    __slots__ = ("read", "write", "default")
+
+
+def _compile_type(field: dict, version: int, flexible: bool, opts: Options):
+    """(reader, writer) for the value of one field at one version."""
+    ftype = field["type"]
+    nullable = version in VersionRange(field.get("nullableVersions"))
+    if "flexibleVersions" in field:
+        flexible = version in VersionRange(field["flexibleVersions"])
+    if ftype.startswith("[]"):
+        inner = dict(field, type=ftype[2:])
+        inner.pop("nullableVersions", None)
+        read_item, write_item = _compile_type(inner, version, flexible, opts)
+        read_len = _length_reader(True) if flexible else _read_len32
+
+        def read_array(buf, pos):
+            n, pos = read_len(buf, pos)
+            if n < 0:
+                if n == -1 and nullable:
+                    return None, pos
+                raise MalformedBody(f"array count {n}")
+            # Every element takes at least one byte: a count larger than what is left is a lie, and we refuse
+            # it before looping (no allocation or iteration driven by an unbacked count).
+            if n > len(buf) - pos:
+                raise MalformedBody(f"array count {n} exceeds the {len(buf) - pos} bytes left")
+            items = []
+            for _ in range(n):
+                item, pos = read_item(buf, pos)
+                items.append(item)
+            return items, pos
+
+        def write_array(value, out):
+            if value is None:
+                out += b"\x00" if flexible else b"\xff\xff\xff\xff"
+                return
+            if flexible:
+                write_uvarint(len(value) + 1, out)
+            else:
+                out += _I32.pack(len(value))
+            for item in value:
+                write_item(item, out)
+
+        return read_array, write_array
+    if "fields" in field:
+        return _compile_struct(field["fields"], version, flexible, opts)
+    if ftype in _FIXED:
+        st = _FIXED[ftype]
+        pack = st.pack
+
+        def write_fixed(value, out):
+            out += pack(value)
+
+        return _fixed_reader(st), write_fixed
+    if ftype == "bool":
+        return _read_bool, lambda value, out: out.append(1 if value else 0)
+    if ftype == "uuid":
+        def write_uuid(value, out):
+            out += value if value else bytes(16)
+        return _read_uuid, write_uuid
+    if ftype in ("string", "bytes", "records"):
+        return _blob_reader(ftype, flexible, nullable), _write_blob(ftype, flexible)
+    raise ValueError(f"unsupported field type {ftype}")
+
+
+def _compile_struct(fields: list[dict], version: int, flexible: bool, opts: Options):
+    regular, tagged = [], {}
+    for field in fields:
+        if version not in VersionRange(field["versions"]):
+            continue
+        read, write = _compile_type(field, version, flexible, opts)
+        default = _default(field, version)
+        if default is None and version not in VersionRange(field.get("nullableVersions")):
+            default = _default(dict(field, default=""), version)  # "null" default on a non-nullable version
+        if flexible and version in VersionRange(field.get("taggedVersions")):
+            tagged[field["tag"]] = (field["name"], read, write, default)
+        else:
+            regular.append((field["name"], read, write, default))
+    tag_order = sorted(tagged.items())
+    misskip = opts.misskip_tags
+
+    def read_struct(buf, pos):
+        value = {}
+        for name, read, _, _ in regular:
+            value[name], pos = read(buf, pos)
+        if flexible:
+            for name, _, _, default in tagged.values():
+                value[name] = default
+            count, pos = read_uvarint(buf, pos)
+            if count > len(buf) - pos:
+                raise MalformedBody(f"tagged field count {count} exceeds the bytes left")
+            for _ in range(count):
+                tag, pos = read_uvarint(buf, pos)
+                size, pos = read_uvarint(buf, pos)
+                end = pos + size
+                if end > len(buf):
+                    raise MalformedBody(f"tagged field {tag} size {size} beyond the frame")
+                known = tagged.get(tag)
+                if known is not None:
+                    value[known[0]], _ = known[1](buf[:end], pos)
+                elif misskip:
+                    end = pos  # fault: the unknown field's bytes are parsed as if they were the next tag
+                pos = end
+        return value, pos
+
+    def write_struct(value, out):
+        get = value.get
+        for name, _, write, default in regular:
+            v = get(name)
+            write(default if v is None else v, out)
+        if flexible:
+            present = [(tag, name, write) for tag, (name, _, write, default) in tag_order
+                       if get(name, default) != default]
+            write_uvarint(len(present), out)
+            for tag, name, write in present:
+                body = bytearray()
+                write(value[name], body)
+                write_uvarint(tag, out)
+                write_uvarint(len(body), out)
+                out += body
+
+    return read_struct, write_struct
+
+
+class Message:
+    """One request or response definition, compiled per version on first use."""
+
+    def __init__(self, name: str, opts: Options | None = None):
+        self.spec = load_message(name)
+        self.name = name
+        self.valid = VersionRange(self.spec["validVersions"])
+        self.flexible_versions = VersionRange(self.spec["flexibleVersions"])
+        self.opts = opts or Options()
+        self._compiled: dict[int, tuple] = {}
+
+    def compile(self, version: int) -> None:
+        self._get(version)
+
+    def _get(self, version: int):
+        compiled = self._compiled.get(version)
+        if compiled is None:
+            compiled = _compile_struct(self.spec["fields"], version, version in self.flexible_versions, self.opts)
+            self._compiled[version] = compiled
+        return compiled
+
+    def is_flexible(self, version: int) -> bool:
+        return version in self.flexible_versions
+
+    def decode(self, buf, version: int, pos: int = 0) -> tuple[dict, int]:
+        try:
+            return self._get(version)[0](buf, pos)
+        except (struct.error, IndexError) as exc:
+            raise MalformedBody(str(exc)) from None
+
+    def encode(self, value: dict, version: int, out: bytearray | None = None) -> bytearray:
+        out = bytearray() if out is None else out
+        self._get(version)[1](value, out)
+        return out

@@ -1,0 +1,352 @@
+"""The classic group coordinator (JoinGroup/SyncGroup/Heartbeat/LeaveGroup) and committed offsets.
+
+States and transitions follow Kafka's GroupCoordinator/GroupMetadata (classic protocol):
+
+    Empty --join--> PreparingRebalance --all known members rejoined, or rebalance timeout-->
+    CompletingRebalance --leader's SyncGroup--> Stable --join with new metadata / leave / session expiry-->
+    PreparingRebalance ...
+
+Each completed rebalance increments the generation; the leader (kept across rebalances while it stays a
+member, else the first member) receives every member's metadata for the chosen protocol, followers receive
+none; SyncGroup hands each member exactly the assignment the leader sent. Timers: a member is removed when
+no heartbeat/join/sync arrives for its session timeout; a rebalance completes without the members that have
+not rejoined within the largest rebalance timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from dataclasses import dataclass, field
+
+# Errors.java
+NONE = 0
+COORDINATOR_NOT_AVAILABLE = 15
+ILLEGAL_GENERATION = 22
+INCONSISTENT_GROUP_PROTOCOL = 23
+INVALID_GROUP_ID = 24
+UNKNOWN_MEMBER_ID = 25
+INVALID_SESSION_TIMEOUT = 26
+REBALANCE_IN_PROGRESS = 27
+MEMBER_ID_REQUIRED = 79
+GROUP_ID_NOT_FOUND = 69
+NON_EMPTY_GROUP = 68
+
+EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
+
+
+@dataclass
+class JoinResult:
+    error: int
+    generation: int = -1
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str = ""
+    member_id: str = ""
+    members: list = field(default_factory=list)  # [(member_id, group_instance_id, metadata)]
+
+
+@dataclass
+class Member:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list  # [(name, metadata bytes)] in the member's preference order
+    assignment: bytes = b""
+    join_waiter: asyncio.Future | None = None
+    sync_waiter: asyncio.Future | None = None
+    timer: asyncio.TimerHandle | None = None
+
+    def metadata_for(self, protocol: str) -> bytes:
+        return next(meta for name, meta in self.protocols if name == protocol)
+
+
+@dataclass
+class CommittedOffset:
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+
+
+class Group:
+    def __init__(self, group_id: str):
+        self.group_id = group_id
+        self.state = EMPTY
+        self.generation = 0
+        self.protocol_type: str | None = None
+        self.protocol_name: str | None = None
+        self.leader: str | None = None
+        self.members: dict[str, Member] = {}
+        self.pending: set[str] = set()  # member ids handed out with MEMBER_ID_REQUIRED, not joined yet
+        self.offsets: dict[tuple[str, int], CommittedOffset] = {}
+        self.rebalance_timer: asyncio.TimerHandle | None = None
+
+    def supported_protocols(self) -> set[str]:
+        names = None
+        for m in self.members.values():
+            mine = {name for name, _ in m.protocols}
+            names = mine if names is None else names & mine
+        return names or set()
+
+
+class Coordinator:
+    def __init__(self, min_session_ms: int = 6000, max_session_ms: int = 1800000,
+                 bump_generation: bool = True, leader_gets_metadata: bool = True,
+                 heartbeat_reports_rebalance: bool = True):
+        self.groups: dict[str, Group] = {}
+        self.min_session_ms = min_session_ms
+        self.max_session_ms = max_session_ms
+        self.bump_generation = bump_generation
+        self.leader_gets_metadata = leader_gets_metadata
+        self.heartbeat_reports_rebalance = heartbeat_reports_rebalance
+        self._ids = itertools.count(1)
+
+    # ------------------------------------------------------------------------------------------ join
+
+    async def join(self, group_id: str, member_id: str, group_instance_id: str | None, client_id: str,
+                   client_host: str, session_timeout_ms: int, rebalance_timeout_ms: int, protocol_type: str,
+                   protocols: list, require_known_member_id: bool) -> JoinResult:
+        if not group_id:
+            return JoinResult(INVALID_GROUP_ID, member_id=member_id)
+        if not self.min_session_ms <= session_timeout_ms <= self.max_session_ms:
+            return JoinResult(INVALID_SESSION_TIMEOUT, member_id=member_id)
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = Group(group_id)
+        if not protocols or (group.members and (
+                protocol_type != group.protocol_type
+                or not group.supported_protocols() & {name for name, _ in protocols})):
+            return JoinResult(INCONSISTENT_GROUP_PROTOCOL, member_id=member_id)
+        if member_id == "":
+            member_id = f"{client_id or 'member'}-{next(self._ids)}"
+            if require_known_member_id:  # KIP-394: JoinGroup v4+ gets an id first, then joins with it
+                group.pending.add(member_id)
+                return JoinResult(MEMBER_ID_REQUIRED, member_id=member_id)
+        elif member_id not in group.members and member_id not in group.pending:
+            return JoinResult(UNKNOWN_MEMBER_ID, member_id=member_id)
+        group.pending.discard(member_id)
+
+        member = group.members.get(member_id)
+        if member is None:
+            member = Member(member_id, group_instance_id, client_id, client_host, session_timeout_ms,
+                            rebalance_timeout_ms, protocol_type, list(protocols))
+            group.members[member_id] = member
+            if group.protocol_type is None:
+                group.protocol_type = protocol_type
+            self._prepare_rebalance(group)
+        else:
+            changed = member.protocols != list(protocols)
+            member.protocols = list(protocols)
+            member.session_timeout_ms = session_timeout_ms
+            member.rebalance_timeout_ms = rebalance_timeout_ms
+            if group.state == STABLE and not changed and member_id != group.leader:
+                # A follower rejoining with unchanged metadata gets the current generation at once.
+                self._touch(group, member)
+                return self._join_result(group, member)
+            if group.state in (STABLE, COMPLETING, EMPTY):
+                self._prepare_rebalance(group)
+        if member.join_waiter is not None and not member.join_waiter.done():
+            member.join_waiter.set_result(JoinResult(UNKNOWN_MEMBER_ID, member_id=member_id))  # superseded
+        member.join_waiter = asyncio.get_running_loop().create_future()
+        self._touch(group, member)
+        waiter = member.join_waiter
+        self._maybe_complete_join(group)
+        return await waiter
+
+    def _prepare_rebalance(self, group: Group) -> None:
+        if group.state == PREPARING:
+            return
+        if group.state == COMPLETING:  # members waiting in SyncGroup must rejoin
+            for m in group.members.values():
+                self._finish_sync(m, REBALANCE_IN_PROGRESS)
+        group.state = PREPARING
+        timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0) / 1000
+        if group.rebalance_timer:
+            group.rebalance_timer.cancel()
+        group.rebalance_timer = asyncio.get_running_loop().call_later(timeout, self._rebalance_deadline, group)
+
+    def _rebalance_deadline(self, group: Group) -> None:
+        group.rebalance_timer = None
+        if group.state != PREPARING:
+            return
+        for member_id in [m.member_id for m in group.members.values() if m.join_waiter is None]:
+            self._remove(group, member_id)
+        self._maybe_complete_join(group, force=True)
+
+    def _maybe_complete_join(self, group: Group, force: bool = False) -> None:
+        if group.state != PREPARING:
+            return
+        if not force and any(m.join_waiter is None for m in group.members.values()):
+            return
+        if group.rebalance_timer:
+            group.rebalance_timer.cancel()
+            group.rebalance_timer = None
+        if self.bump_generation or group.generation == 0:
+            group.generation += 1
+        if not group.members:
+            group.state, group.protocol_name, group.protocol_type, group.leader = EMPTY, None, None, None
+            return
+        group.protocol_name = self._choose_protocol(group)
+        if group.leader not in group.members:
+            group.leader = next(iter(group.members))
+        group.state = COMPLETING
+        for member in group.members.values():
+            waiter, member.join_waiter = member.join_waiter, None
+            if waiter is not None and not waiter.done():
+                waiter.set_result(self._join_result(group, member))
+            self._touch(group, member)
+
+    def _choose_protocol(self, group: Group) -> str:
+        """Each member votes for its most preferred protocol that all support; most votes wins (GroupMetadata)."""
+        candidates = group.supported_protocols()
+        votes: dict[str, int] = {}
+        for m in group.members.values():
+            choice = next(name for name, _ in m.protocols if name in candidates)
+            votes[choice] = votes.get(choice, 0) + 1
+        return max(votes, key=lambda name: votes[name])
+
+    def _join_result(self, group: Group, member: Member) -> JoinResult:
+        members = []
+        if member.member_id == group.leader:
+            members = [(m.member_id, m.group_instance_id,
+                        m.metadata_for(group.protocol_name) if self.leader_gets_metadata else b"")
+                       for m in group.members.values()]
+        return JoinResult(NONE, group.generation, group.protocol_type, group.protocol_name, group.leader or "",
+                          member.member_id, members)
+
+    # ------------------------------------------------------------------------------------------ sync
+
+    async def sync(self, group_id: str, member_id: str, generation: int, protocol_type: str | None,
+                   protocol_name: str | None, assignments: list) -> tuple[int, str | None, str | None, bytes]:
+        group = self.groups.get(group_id)
+        if group is None or member_id not in group.members:
+            return UNKNOWN_MEMBER_ID, None, None, b""
+        if generation != group.generation:
+            return ILLEGAL_GENERATION, None, None, b""
+        if (protocol_type is not None and protocol_type != group.protocol_type) or (
+                protocol_name is not None and protocol_name != group.protocol_name):
+            return INCONSISTENT_GROUP_PROTOCOL, None, None, b""
+        member = group.members[member_id]
+        self._touch(group, member)
+        if group.state == PREPARING:
+            return REBALANCE_IN_PROGRESS, None, None, b""
+        if group.state == STABLE:
+            return NONE, group.protocol_type, group.protocol_name, member.assignment
+        # CompletingRebalance: wait for the leader's assignment
+        member.sync_waiter = asyncio.get_running_loop().create_future()
+        waiter = member.sync_waiter
+        if member_id == group.leader:
+            given = dict(assignments)
+            for m in group.members.values():
+                m.assignment = given.get(m.member_id, b"")
+            group.state = STABLE
+            for m in group.members.values():
+                self._finish_sync(m, NONE)
+        error = await waiter
+        if error:
+            return error, None, None, b""
+        return NONE, group.protocol_type, group.protocol_name, member.assignment
+
+    def _finish_sync(self, member: Member, error: int) -> None:
+        waiter, member.sync_waiter = member.sync_waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(error)
+
+    # ------------------------------------------------------------------------------------------ heartbeat, leave
+
+    def heartbeat(self, group_id: str, member_id: str, generation: int) -> int:
+        group = self.groups.get(group_id)
+        if group is None or member_id not in group.members:
+            return UNKNOWN_MEMBER_ID
+        if generation != group.generation:
+            return ILLEGAL_GENERATION
+        self._touch(group, group.members[member_id])
+        if group.state == PREPARING and self.heartbeat_reports_rebalance:
+            return REBALANCE_IN_PROGRESS
+        return NONE
+
+    def leave(self, group_id: str, member_id: str) -> int:
+        group = self.groups.get(group_id)
+        if group is None or member_id not in group.members:
+            return UNKNOWN_MEMBER_ID
+        self._remove(group, member_id)
+        self._after_membership_change(group)
+        return NONE
+
+    def _after_membership_change(self, group: Group) -> None:
+        if group.state in (STABLE, COMPLETING):
+            self._prepare_rebalance(group)
+        self._maybe_complete_join(group)
+
+    def _remove(self, group: Group, member_id: str) -> None:
+        member = group.members.pop(member_id)
+        if member.timer:
+            member.timer.cancel()
+        if member.join_waiter is not None and not member.join_waiter.done():
+            member.join_waiter.set_result(JoinResult(UNKNOWN_MEMBER_ID, member_id=member_id))
+        self._finish_sync(member, UNKNOWN_MEMBER_ID)
+        if group.leader == member_id:
+            group.leader = None
+
+    def _touch(self, group: Group, member: Member) -> None:
+        """Restart the member's session timer (any join, sync or heartbeat counts as liveness)."""
+        if member.timer:
+            member.timer.cancel()
+        member.timer = asyncio.get_running_loop().call_later(
+            member.session_timeout_ms / 1000, self._expire, group, member.member_id)
+
+    def _expire(self, group: Group, member_id: str) -> None:
+        member = group.members.get(member_id)
+        if member is None:
+            return
+        if member.join_waiter is not None:  # waiting in JoinGroup: alive until the rebalance timeout decides
+            self._touch(group, member)
+            return
+        self._remove(group, member_id)
+        self._after_membership_change(group)
+
+    # ------------------------------------------------------------------------------------------ offsets
+
+    def commit_check(self, group_id: str, member_id: str, generation: int) -> int:
+        """Whether a commit is allowed. Generation -1 with no member id is a 'simple' commit (no membership)."""
+        if not group_id:
+            return INVALID_GROUP_ID
+        group = self.groups.get(group_id)
+        if generation < 0 and not member_id:
+            if group is not None and group.members:
+                return UNKNOWN_MEMBER_ID  # GroupCoordinator: a simple commit into an active group is refused
+            return NONE
+        if group is None or member_id not in group.members:
+            return UNKNOWN_MEMBER_ID
+        if generation != group.generation:
+            return ILLEGAL_GENERATION
+        if group.state in (PREPARING, COMPLETING):
+            return REBALANCE_IN_PROGRESS
+        return NONE
+
+    def commit(self, group_id: str, topic: str, partition: int, offset: CommittedOffset) -> None:
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = Group(group_id)
+        group.offsets[(topic, partition)] = offset
+
+    def committed(self, group_id: str) -> dict[tuple[str, int], CommittedOffset]:
+        group = self.groups.get(group_id)
+        return group.offsets if group is not None else {}
+
+    def forget_topic(self, topic: str) -> None:
+        for group in self.groups.values():
+            for key in [k for k in group.offsets if k[0] == topic]:
+                del group.offsets[key]
+
+    def close(self) -> None:
+        for group in self.groups.values():
+            if group.rebalance_timer:
+                group.rebalance_timer.cancel()
+            for m in group.members.values():
+                if m.timer:
+                    m.timer.cancel()

@@ -1,0 +1,91 @@
+"""Idempotent-producer state: producer ids, epochs and per-partition sequence numbers.
+
+Follows ProducerStateManager/ProducerAppendInfo (Kafka 3.x):
+- a batch identical in (epoch, first seq, last seq) to one of the last 5 appended for that producer and
+  partition is a retry: answered with NONE and the original base offset, not appended again;
+- an older epoch -> 47 INVALID_PRODUCER_EPOCH;
+- a newer epoch must start at sequence 0, the same epoch must continue at last + 1 (wrapping at 2^31-1),
+  anything else -> 45 OUT_OF_ORDER_SEQUENCE_NUMBER;
+- a producer id this broker never issued -> 59 UNKNOWN_PRODUCER_ID. (Decision: Kafka >= 2.5 would treat it as
+  a new producer; with in-memory state that never expires, an id we did not issue can only be a client bug.)
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+NONE, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH, UNKNOWN_PRODUCER_ID = 0, 45, 47, 59
+MAX_CACHED_BATCHES = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
+
+
+@dataclass
+class _PartitionState:
+    epoch: int
+    last_seq: int = -1
+    recent: deque = field(default_factory=lambda: deque(maxlen=MAX_CACHED_BATCHES))  # (first, last, base)
+
+
+class Producers:
+    def __init__(self):
+        self._next_id = 1000
+        self.epochs: dict[int, int] = {}  # producer id -> current epoch
+        self._transactional: dict[str, int] = {}
+        self._state: dict[tuple[str, int, int], _PartitionState] = {}
+
+    def init(self, transactional_id: str | None, producer_id: int, epoch: int) -> tuple[int, int, int]:
+        """InitProducerId: (error, producer id, epoch). A known (id, epoch) pair asks for a bump (KIP-360)."""
+        if transactional_id is not None and transactional_id in self._transactional:
+            pid = self._transactional[transactional_id]
+            self.epochs[pid] = (self.epochs[pid] + 1) & 0x7FFF
+            return NONE, pid, self.epochs[pid]
+        if producer_id >= 0:
+            current = self.epochs.get(producer_id)
+            if current is None:
+                return UNKNOWN_PRODUCER_ID, -1, -1
+            if epoch != current:
+                return INVALID_PRODUCER_EPOCH, -1, -1
+            self.epochs[producer_id] = current + 1
+            return NONE, producer_id, current + 1
+        pid = self._next_id
+        self._next_id += 1
+        self.epochs[pid] = 0
+        if transactional_id is not None:
+            self._transactional[transactional_id] = pid
+        return NONE, pid, 0
+
+    def check(self, topic: str, partition: int, pid: int, epoch: int, first_seq: int, last_seq: int,
+              check_sequences: bool = True) -> tuple[int, int | None]:
+        """Before an append: (error, base offset of a duplicate or None)."""
+        if pid not in self.epochs:
+            return UNKNOWN_PRODUCER_ID, None
+        if epoch < self.epochs[pid]:
+            return INVALID_PRODUCER_EPOCH, None
+        state = self._state.get((topic, partition, pid))
+        if not check_sequences:
+            return NONE, None
+        if state is not None and state.epoch == epoch:
+            for first, last, base in state.recent:
+                if first == first_seq and last == last_seq:
+                    return NONE, base
+            expected = 0 if state.last_seq == 0x7FFFFFFF else state.last_seq + 1
+            if first_seq != expected:
+                return OUT_OF_ORDER_SEQUENCE_NUMBER, None
+        elif first_seq != 0:
+            return OUT_OF_ORDER_SEQUENCE_NUMBER, None
+        return NONE, None
+
+    def record(self, topic: str, partition: int, pid: int, epoch: int, first_seq: int, last_seq: int,
+               base: int) -> None:
+        if epoch > self.epochs.get(pid, -1):
+            self.epochs[pid] = epoch
+        key = (topic, partition, pid)
+        state = self._state.get(key)
+        if state is None or state.epoch != epoch:
+            state = self._state[key] = _PartitionState(epoch)
+        state.last_seq = last_seq
+        state.recent.append((first_seq, last_seq, base))
+
+    def forget_topic(self, topic: str) -> None:
+        for key in [k for k in self._state if k[0] == topic]:
+            del self._state[key]

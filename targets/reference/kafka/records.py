@@ -1,0 +1,149 @@
+"""RecordBatch v2 (magic 2): header fields, validation and offset assignment on the stored bytes.
+
+Layout (Kafka protocol guide, "Record Batch"; DefaultRecordBatch.java):
+    baseOffset int64 | batchLength int32 | partitionLeaderEpoch int32 | magic int8 | crc uint32 |
+    attributes int16 | lastOffsetDelta int32 | baseTimestamp int64 | maxTimestamp int64 | producerId int64 |
+    producerEpoch int16 | baseSequence int32 | recordCount int32 | records...
+The CRC-32C covers everything from ``attributes`` to the end of the batch, so the broker can rewrite
+baseOffset and partitionLeaderEpoch without touching it.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+import crc32c
+
+HEADER_SIZE = 61
+LOG_OVERHEAD = 12  # baseOffset + batchLength: batchLength counts the bytes after these
+CRC_START = 21
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+
+# error codes (Errors.java)
+NONE, CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD = 0, 2, 10, 87
+
+
+@dataclass
+class Batch:
+    base_offset: int
+    length: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    count: int
+
+    @property
+    def last_sequence(self) -> int:
+        return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & 0x10)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & 0x20)
+
+
+def parse_header(data: bytes) -> Batch:
+    base, length, _epoch, magic, crc, attrs, lod, bts, mts, pid, pepoch, bseq, count = _HEADER.unpack_from(data, 0)
+    return Batch(base, length, magic, crc, attrs, lod, bts, mts, pid, pepoch, bseq, count)
+
+
+def _read_varint(buf, pos: int) -> tuple[int, int]:
+    """Zig-zag varint as used inside records; raises ValueError when it runs off the end."""
+    result = shift = 0
+    while True:
+        if pos >= len(buf) or shift > 63:
+            raise ValueError("bad varint")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+        shift += 7
+
+
+def validate(data: bytes, max_message_bytes: int, crc_ieee: bool = False) -> tuple[int, Batch | None, str]:
+    """Check one produced records blob the way Kafka's ProduceRequest/LogValidator do.
+
+    Returns (error code, batch header, message). Order follows UnifiedLog.analyzeAndValidateRecords: size
+    first (10), then structure/magic (87, ProduceRequest.validateRecords: exactly one v2 batch), then CRC (2),
+    then the record count checks of LogValidator (87).
+    """
+    if len(data) > max_message_bytes:
+        return MESSAGE_TOO_LARGE, None, f"batch of {len(data)} bytes exceeds max.message.bytes {max_message_bytes}"
+    if len(data) < HEADER_SIZE:
+        if len(data) >= 17 and data[16] != 2:
+            return INVALID_RECORD, None, f"magic {data[16]} is not 2"
+        return CORRUPT_MESSAGE, None, "records shorter than a batch header"
+    batch = parse_header(data)
+    if batch.magic != 2:
+        return INVALID_RECORD, None, f"magic {batch.magic} is not 2"
+    if batch.length + LOG_OVERHEAD < HEADER_SIZE:
+        return CORRUPT_MESSAGE, None, f"batch length {batch.length} below the header size"
+    if batch.length + LOG_OVERHEAD > len(data):
+        return CORRUPT_MESSAGE, None, f"batch length {batch.length} beyond the records"
+    if batch.length + LOG_OVERHEAD < len(data):
+        return INVALID_RECORD, None, "more than one record batch (or trailing bytes)"
+    body = memoryview(data)[CRC_START:]
+    actual = (zlib.crc32(body) if crc_ieee else crc32c.crc32c(body)) & 0xFFFFFFFF
+    if actual != batch.crc:
+        return CORRUPT_MESSAGE, None, f"CRC {batch.crc:#010x} != computed {actual:#010x}"
+    if batch.count <= 0 or batch.last_offset_delta != batch.count - 1:
+        return INVALID_RECORD, None, f"record count {batch.count} vs lastOffsetDelta {batch.last_offset_delta}"
+    if batch.attributes & 0x07 == 0 and not _records_fit(data, batch.count):
+        return INVALID_RECORD, None, "records do not match the batch's count and length"
+    return NONE, batch, ""
+
+
+def _records_fit(data: bytes, count: int) -> bool:
+    """Uncompressed batch: the records' own length prefixes must tile the batch exactly."""
+    pos = HEADER_SIZE
+    try:
+        for _ in range(count):
+            size, pos = _read_varint(data, pos)
+            if size <= 0:
+                return False
+            pos += size
+            if pos > len(data):
+                return False
+    except ValueError:
+        return False
+    return pos == len(data)
+
+
+def assign(data: bytes, base_offset: int, leader_epoch: int = 0) -> bytes:
+    """The stored copy: baseOffset and partitionLeaderEpoch rewritten; both lie before the CRC'd range.
+
+    Kafka recomputes the CRC only when it rewrites covered fields (LogAppendTime, recompression); this broker
+    never does (CreateTime topics, batches stored as received), so the client's CRC stays valid.
+    """
+    out = bytearray(data)
+    struct.pack_into(">q", out, 0, base_offset)
+    struct.pack_into(">i", out, 12, leader_epoch)
+    return bytes(out)
+
+
+def record_timestamps(data: bytes) -> list[int] | None:
+    """Timestamps of the records of an uncompressed batch (None when compressed: not needed then)."""
+    batch = parse_header(data)
+    if batch.attributes & 0x07:
+        return None
+    stamps, pos = [], HEADER_SIZE
+    for _ in range(batch.count):
+        size, pos = _read_varint(data, pos)
+        end = pos + size
+        pos += 1  # attributes
+        delta, _ = _read_varint(data, pos)
+        stamps.append(batch.base_timestamp + delta)
+        pos = end
+    return stamps

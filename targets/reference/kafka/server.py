@@ -1,0 +1,266 @@
+"""The Kafka personality: framing, request headers, version checks, dispatch, response headers.
+
+Connection rules (SocketServer/NetworkReceive/RequestContext, see the spec notes §5):
+- a size prefix that is negative or above the frame limit (socket.request.max.bytes, 100 MiB) closes the
+  connection before any body byte is read; the body is read only once it has arrived (no allocation from the
+  claimed size before the bytes exist: the stream reader buffers at most its limit);
+- an unknown api key, an unadvertised version (except ApiVersions) or a body that does not decode closes the
+  connection without a response;
+- ApiVersions at a version above the advertised range gets a v0 body with error 35 and the ApiVersions range;
+- requests are handled one at a time per connection, so responses leave in request order (Kafka mutes a
+  channel while one of its requests is in flight);
+- Produce with acks=0 gets no response; if a partition failed, the connection is closed so the client
+  refreshes its metadata (KafkaApis.handleProduceRequest).
+Trailing bytes after a decoded body are ignored, as Kafka's generated readers do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+
+from targets.reference.core import BrokerConfig, Connection
+from targets.reference.kafka import groups
+from targets.reference.kafka.apis import Broker, Settings
+from targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint
+from targets.reference.kafka.faults import FAULTS
+from targets.reference.kafka.producers import Producers
+
+log = logging.getLogger("wirecheck.broker.kafka")
+
+DEFAULT_MAX_FRAME = 104_857_600  # socket.request.max.bytes
+UNSUPPORTED_VERSION = 35
+API_VERSIONS = 18
+
+#: key -> (request/response message name, min version, max version) advertised and implemented.
+#: Produce min 0: Kafka 4 keeps advertising it for librdkafka (KAFKA-18659); v0-2 are decoded and answered in
+#: their own layout, and a batch that is not magic 2 gets INVALID_RECORD (87), as message formats 0/1 are gone.
+APIS: dict[int, tuple[str, int, int]] = {
+    0: ("Produce", 0, 12),
+    1: ("Fetch", 4, 16),
+    2: ("ListOffsets", 1, 9),
+    3: ("Metadata", 0, 13),
+    8: ("OffsetCommit", 2, 9),
+    9: ("OffsetFetch", 1, 9),
+    10: ("FindCoordinator", 0, 6),
+    11: ("JoinGroup", 0, 9),
+    12: ("Heartbeat", 0, 4),
+    13: ("LeaveGroup", 0, 5),
+    14: ("SyncGroup", 0, 5),
+    15: ("DescribeGroups", 0, 6),
+    16: ("ListGroups", 0, 5),
+    18: ("ApiVersions", 0, 4),
+    19: ("CreateTopics", 2, 7),
+    20: ("DeleteTopics", 1, 6),
+    22: ("InitProducerId", 0, 5),
+}
+
+_HEADER = struct.Struct(">hhi")  # api_key, api_version, correlation_id
+_SIZE = struct.Struct(">i")
+
+
+class HostileCount(Exception):
+    """Raised only under the crash-on-hostile-array fault."""
+
+
+class KafkaPersonality:
+    name = "kafka"
+    default_port = 9092
+
+    def __init__(self, config: BrokerConfig):
+        self.config = config
+        self.faults = FAULTS  # the Personality protocol's catalogue; the active ones are below
+        self.active = config.faults
+        self.max_frame = config.max_frame or DEFAULT_MAX_FRAME
+        extra = config.extra or {}
+        settings = Settings(
+            auto_create=bool(extra.get("kafka_auto_create", True)),
+            default_partitions=int(extra.get("kafka_default_partitions", 1)),
+            max_message_bytes=int(extra.get("kafka_max_message_bytes", 1048588)),
+        )
+        coordinator = groups.Coordinator(
+            min_session_ms=int(extra.get("kafka_min_session_ms", 6000)),
+            bump_generation="generation-not-bumped" not in self.active,
+            leader_gets_metadata="leader-gets-no-metadata" not in self.active,
+            heartbeat_reports_rebalance="heartbeat-ignores-rebalance" not in self.active,
+        )
+        self.broker = Broker(settings, self.active, coordinator, Producers())
+        opts = Options(misskip_tags="tagged-fields-misskipped" in self.active)
+        self.requests = {key: Message(name + "Request", opts) for key, (name, _, _) in APIS.items()}
+        self.responses = {key: Message(name + "Response", opts) for key, (name, _, _) in APIS.items()}
+        self.ranges = {key: (low, high) for key, (_, low, high) in APIS.items()}
+        if "advertise-unimplemented" in self.active:
+            self.ranges[1] = (3, 16)  # Fetch v3 is advertised but answered in the v4 layout
+        for key, (low, high) in self.ranges.items():  # compile every advertised version up front
+            for version in range(low, high + 1):
+                self.requests[key].compile(version)
+                self.responses[key].compile(max(version, 4) if key == 1 else version)
+        self.wedged = False  # crash-on-hostile-array: the broker stops answering anyone
+
+    async def close(self) -> None:
+        self.broker.coordinator.close()
+
+    # ------------------------------------------------------------------------------------------ connection
+
+    async def serve(self, conn: Connection) -> None:
+        sockname = conn.writer.get_extra_info("sockname")
+        host, port = sockname[0], sockname[1]
+        client_host = "/" + str(conn.peer[0]) if conn.peer else ""
+        while True:
+            size_bytes = await conn.read_exactly(4)
+            (size,) = _SIZE.unpack(size_bytes)
+            if size < 8 or size > self.max_frame:  # 8: api_key, api_version, correlation_id at least
+                log.debug("closing: frame size %d outside [8, %d]", size, self.max_frame)
+                return
+            frame = await conn.read_exactly(size)
+            if self.wedged:
+                continue  # fault: a wedged broker reads and never answers
+            keep_open = await self._handle(conn, frame, host, port, client_host)
+            if not keep_open:
+                return
+
+    async def _handle(self, conn: Connection, frame: bytes, host: str, port: int, client_host: str) -> bool:
+        key, version, correlation_id = _HEADER.unpack_from(frame, 0)
+        reply_id = correlation_id + 1 if "correlation-id-wrong" in self.active else correlation_id
+        if key not in self.requests:
+            if "unknown-key-stays-open" in self.active:
+                return True  # fault: silence, and the client waits for its request timeout
+            log.debug("closing: unknown api key %d", key)
+            return False
+        log.debug("request key=%d v%d corr=%d", key, version, correlation_id)
+        low, high = self.ranges[key]
+        if key == API_VERSIONS and not low <= version <= high:
+            await conn.write(self._unsupported_api_versions(reply_id, version))
+            return True
+        if not low <= version <= high:
+            log.debug("closing: api %d version %d not in [%d, %d]", key, version, low, high)
+            return False
+        request_msg = self.requests[key]
+        flexible = request_msg.is_flexible(version)
+        try:
+            pos, client_id = _read_client_id(frame, 8)
+            if flexible:
+                pos = _skip_tags(frame, pos)
+            request, _ = request_msg.decode(frame, version, pos)
+        except MalformedBody as exc:
+            if "crash-on-hostile-array" in self.active and "count" in str(exc):
+                self.wedged = True
+                raise HostileCount(str(exc)) from None
+            if "malformed-body-answered" in self.active:
+                await conn.write(_SIZE.pack(6) + struct.pack(">ih", reply_id, -1))
+                return True
+            log.debug("closing: malformed api %d v%d body: %s", key, version, exc)
+            return False
+
+        response = await self._dispatch(key, version, request, client_id or "", host, port, client_host)
+        if key == 0 and request["Acks"] == 0:
+            failed = any(p["ErrorCode"] for t in response["Responses"] for p in t["PartitionResponses"])
+            if "acks0-responds" not in self.active:
+                return not failed
+        await conn.write(self._frame(key, version, reply_id, response))
+        return True
+
+    async def _dispatch(self, key: int, version: int, req: dict, client_id: str, host: str, port: int,
+                        client_host: str) -> dict | None:
+        b = self.broker
+        if key == 0:
+            return b.produce(req, version)
+        if key == 1:
+            return await b.fetch(req, max(version, 4))  # v3 only reaches here under advertise-unimplemented
+        if key == 2:
+            return b.list_offsets(req, version)
+        if key == 3:
+            return b.metadata(req, version, host, port)
+        if key == 8:
+            return b.offset_commit(req, version)
+        if key == 9:
+            return b.offset_fetch(req, version)
+        if key == 10:
+            return b.find_coordinator(req, version, host, port)
+        if key == 11:
+            return await b.join_group(req, version, client_id, client_host)
+        if key == 12:
+            return b.heartbeat(req, version)
+        if key == 13:
+            return b.leave_group(req, version)
+        if key == 14:
+            return await b.sync_group(req, version)
+        if key == 15:
+            return b.describe_groups(req, version)
+        if key == 16:
+            return b.list_groups(req, version)
+        if key == 18:
+            return self._api_versions()
+        if key == 19:
+            return b.create_topics(req, version)
+        if key == 20:
+            return b.delete_topics(req, version)
+        if key == 22:
+            return b.init_producer_id(req, version)
+        raise AssertionError(f"no handler for advertised key {key}")
+
+    # ------------------------------------------------------------------------------------------ encoding
+
+    def _frame(self, key: int, version: int, correlation_id: int, response: dict) -> bytes:
+        body_version = version
+        if key == 1 and version < 4:
+            body_version = 4  # advertise-unimplemented: Fetch v3 answered in the v4 layout
+        msg = self.responses[key]
+        out = bytearray(4)
+        out += struct.pack(">i", correlation_id)
+        # Response header v1 (tagged fields) for flexible versions, except ApiVersions: always v0 (KIP-511).
+        if msg.is_flexible(version) and key != API_VERSIONS and "flexible-header-v1" not in self.active:
+            out.append(0)
+        body_start = len(out)
+        msg.encode(response, body_version, out)
+        if key == 3 and version == 5 and "throttle-missing-metadata-v5" in self.active:
+            del out[body_start:body_start + 4]  # ThrottleTimeMs is Metadata v3+'s first field
+        struct.pack_into(">i", out, 0, len(out) - 4)
+        return bytes(out)
+
+    def _api_versions(self) -> dict:
+        return {"ErrorCode": 0, "ThrottleTimeMs": 0,
+                "ApiKeys": [{"ApiKey": k, "MinVersion": low, "MaxVersion": high}
+                            for k, (low, high) in sorted(self.ranges.items())]}
+
+    def _unsupported_api_versions(self, correlation_id: int, version: int) -> bytes:
+        """KIP-511: error 35 in a v0 body, listing ApiVersions' own range, so the client can pick a version."""
+        low, high = self.ranges[API_VERSIONS]
+        body = {"ErrorCode": UNSUPPORTED_VERSION, "ApiKeys": [{"ApiKey": API_VERSIONS, "MinVersion": low,
+                                                               "MaxVersion": high}]}
+        encode_version = 0
+        if "apiversions-unsupported-not-v0" in self.active:
+            encode_version = high  # fault: encoded at our highest (flexible) version instead of v0
+        out = bytearray(4) + struct.pack(">i", correlation_id)
+        self.responses[API_VERSIONS].encode(body, encode_version, out)
+        struct.pack_into(">i", out, 0, len(out) - 4)
+        return bytes(out)
+
+
+def _read_client_id(frame: bytes, pos: int) -> tuple[int, str | None]:
+    """ClientId: INT16-length nullable string in every header version (RequestHeader.json, flexible 'none')."""
+    if pos + 2 > len(frame):
+        raise MalformedBody("truncated client id")
+    (n,) = struct.unpack_from(">h", frame, pos)
+    pos += 2
+    if n == -1:
+        return pos, None
+    if n < 0 or pos + n > len(frame):
+        raise MalformedBody(f"client id length {n}")
+    return pos + n, frame[pos:pos + n].decode("utf-8", "replace")
+
+
+def _skip_tags(frame: bytes, pos: int) -> int:
+    count, pos = read_uvarint(frame, pos)
+    if count > len(frame) - pos:
+        raise MalformedBody(f"header tagged field count {count}")
+    for _ in range(count):
+        _, pos = read_uvarint(frame, pos)
+        size, pos = read_uvarint(frame, pos)
+        pos += size
+        if pos > len(frame):
+            raise MalformedBody("header tagged field beyond the frame")
+    return pos
+
+

@@ -1,0 +1,125 @@
+"""In-memory topics and partitions: batches kept as the bytes received, with broker-assigned offsets.
+
+No durable log for Kafka (``--data-dir`` is ignored by this personality): everything lives in memory and is
+lost on restart. Appends wake long-polling fetches through one broker-wide event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import re
+import uuid
+from dataclasses import dataclass, field
+
+from targets.reference.kafka import records
+
+# Topic.java: legal characters, at most 249, not "." or ".."
+_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+
+
+def valid_topic_name(name: str | None) -> bool:
+    return bool(name) and name not in (".", "..") and bool(_LEGAL_TOPIC.match(name))
+
+
+@dataclass
+class Partition:
+    index: int
+    bases: list[int] = field(default_factory=list)  # base offset of each stored batch, ascending
+    lasts: list[int] = field(default_factory=list)  # last offset of each batch
+    batches: list[bytes] = field(default_factory=list)
+    max_timestamps: list[int] = field(default_factory=list)
+    log_start: int = 0
+    next_offset: int = 0  # log end offset == high watermark on a single replica
+
+    @property
+    def high_watermark(self) -> int:
+        return self.next_offset
+
+    def append(self, data: bytes, batch: records.Batch) -> int:
+        base = self.next_offset
+        self.batches.append(records.assign(data, base))
+        self.bases.append(base)
+        self.lasts.append(base + batch.last_offset_delta)
+        self.max_timestamps.append(batch.max_timestamp)
+        self.next_offset = base + batch.last_offset_delta + 1
+        return base
+
+    def read(self, offset: int, max_bytes: int, at_least_one: bool) -> list[bytes]:
+        """Whole batches from the one holding ``offset`` on, within max_bytes (KIP-74: the first may exceed)."""
+        i = bisect.bisect_left(self.lasts, offset)
+        out, size = [], 0
+        while i < len(self.batches):
+            batch = self.batches[i]
+            if size + len(batch) > max_bytes and (out or not at_least_one):
+                break
+            out.append(batch)
+            size += len(batch)
+            i += 1
+        return out
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:
+        """(offset, timestamp) of the first record whose timestamp >= ``timestamp``; (-1, -1) if none."""
+        for i, max_ts in enumerate(self.max_timestamps):
+            if max_ts < timestamp:
+                continue
+            stamps = records.record_timestamps(self.batches[i])
+            if stamps is None:  # compressed: the batch is the finest unit we index (documented approximation)
+                return self.bases[i], max_ts
+            for delta, ts in enumerate(stamps):
+                if ts >= timestamp:
+                    return self.bases[i] + delta, ts
+        return -1, -1
+
+    def max_timestamp_offset(self) -> tuple[int, int]:
+        """(offset, timestamp) of the record with the largest timestamp (ListOffsets -3, KIP-734)."""
+        best = (-1, -1)
+        for i, max_ts in enumerate(self.max_timestamps):
+            if max_ts > best[1]:
+                stamps = records.record_timestamps(self.batches[i])
+                if stamps is None:
+                    best = (self.lasts[i], max_ts)
+                else:
+                    best = (self.bases[i] + stamps.index(max(stamps)), max_ts)
+        return best
+
+
+@dataclass
+class Topic:
+    name: str
+    partitions: list[Partition]
+    topic_id: bytes = field(default_factory=lambda: uuid.uuid4().bytes)
+
+
+class Storage:
+    def __init__(self):
+        self.topics: dict[str, Topic] = {}
+        self.by_id: dict[bytes, Topic] = {}
+        self._appended = asyncio.Event()
+
+    def create(self, name: str, partitions: int) -> Topic:
+        topic = Topic(name, [Partition(i) for i in range(partitions)])
+        self.topics[name] = topic
+        self.by_id[topic.topic_id] = topic
+        return topic
+
+    def delete(self, name: str) -> None:
+        topic = self.topics.pop(name)
+        self.by_id.pop(topic.topic_id, None)
+
+    def partition(self, topic: str, index: int) -> Partition | None:
+        t = self.topics.get(topic)
+        if t is None or not 0 <= index < len(t.partitions):
+            return None
+        return t.partitions[index]
+
+    def notify_append(self) -> None:
+        """Wake every waiting fetch; each re-checks its own partitions."""
+        self._appended.set()
+        self._appended = asyncio.Event()
+
+    async def wait_for_append(self, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(self._appended.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
