@@ -168,6 +168,7 @@ class ProcessBroker:
 
     def __init__(self, *args: str, workdir: Path | None = None):
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="rustlog-broker-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
         self.ready = self.workdir / "ready.json"
         self.ready.unlink(missing_ok=True)
         argv = [sys.executable, "-m", "targets.reference", "--protocols", "rustlog", "--rustlog-port", "0",
