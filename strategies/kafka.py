@@ -1,0 +1,529 @@
+"""Hypothesis strategies for Kafka: valid messages for any (api key, version) straight from the definitions,
+record batches, and structure-aware mutations that each carry what a conforming broker may do with them.
+
+Valid values respect the definitions: fields exist only in their versions, null only where
+``nullableVersions`` allows it, tagged fields only where ``taggedVersions`` allows them, integers in their
+type's range (with the boundaries drawn often), strings and bytes of useful sizes (stack notes: Hypothesis'
+default binary sizes are tiny, so sizes are drawn explicitly).
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+
+from protocols import fields as f
+from protocols.kafka import compression, errors, messages, records
+from protocols.kafka.codec import TAGGED, NullableStruct, StructCodec, _Sized
+from strategies import binary
+from strategies.binary import Span
+
+# ---------------------------------------------------------------------------------------------------------
+# Valid values
+
+
+def _integers(low: int, high: int):
+    boundaries = sorted({low, high, 0, -1, 1, low + 1, high - 1} & set(range(low, high + 1)) if high - low < 10
+                        else {v for v in (low, high, 0, -1, 1, low + 1, high - 1) if low <= v <= high})
+    small = st.integers(max(low, -1000), min(high, 1000))
+    return st.one_of(st.sampled_from(boundaries), small, st.integers(low, high))
+
+
+def _sized_text(max_size: int):
+    return st.integers(0, max_size).flatmap(lambda n: st.text(min_size=n, max_size=n))
+
+
+def _sized_binary(max_size: int):
+    return st.integers(0, max_size).flatmap(lambda n: st.binary(min_size=n, max_size=n))
+
+
+def value_strategy(codec, *, max_items: int = 3, max_text: int = 24, unknown_tags: bool = False,
+                   records_strategy=None):
+    """A strategy for values the codec accepts (a dict for a struct)."""
+    if isinstance(codec, _Sized):
+        codec = codec.codec
+    if isinstance(codec, StructCodec):
+        return _struct_strategy(codec, max_items, max_text, unknown_tags, records_strategy)
+    if isinstance(codec, NullableStruct):
+        return st.none() | value_strategy(codec.inner, max_items=max_items, max_text=max_text,
+                                          unknown_tags=unknown_tags, records_strategy=records_strategy)
+    if isinstance(codec, f.ArrayCodec):
+        items = st.lists(value_strategy(codec.item, max_items=max(1, max_items - 1), max_text=max_text,
+                                        unknown_tags=unknown_tags, records_strategy=records_strategy),
+                         max_size=max_items)
+        return st.none() | items if codec.nullable else items
+    if isinstance(codec, f.LengthPrefixed):
+        if codec.text:
+            base = _sized_text(max_text)
+        elif records_strategy is not None and codec.name.endswith("bytes"):
+            base = _sized_binary(max_text * 2)
+        else:
+            base = _sized_binary(max_text * 2)
+        return st.none() | base if codec.nullable else base
+    if codec is f.BOOL:
+        return st.booleans()
+    if codec is f.UUID:
+        return st.one_of(st.just(uuid.UUID(int=0)), st.uuids())
+    if codec is f.FLOAT64:
+        return st.floats(allow_nan=False, allow_infinity=False)
+    if isinstance(codec, f.FixedCodec):
+        return _integers(codec.low, codec.high)
+    raise TypeError(f"no strategy for codec {codec!r}")
+
+
+def _struct_strategy(codec: StructCodec, max_items, max_text, unknown_tags, records_strategy):
+    options = dict(max_items=max_items, max_text=max_text, unknown_tags=unknown_tags,
+                   records_strategy=records_strategy)
+    required = {}
+    for name, field_codec, _ in codec.regular:
+        definition = codec.defs[name]
+        if definition.type == "records" and records_strategy is not None:
+            inner = records_strategy
+            required[name] = st.none() | inner if getattr(field_codec, "codec", field_codec).nullable else inner
+        else:
+            required[name] = value_strategy(field_codec, **options)
+    optional = {name: value_strategy(field_codec, **options) for name, field_codec, _ in codec.tagged.values()}
+    if codec.flexible and unknown_tags:
+        first_free = max(codec.tagged, default=-1) + 1
+        optional[TAGGED] = st.dictionaries(st.integers(first_free + 100, first_free + 10_000),
+                                           _sized_binary(8), min_size=1, max_size=2)
+    return st.fixed_dictionaries(required, optional=optional)
+
+
+@st.composite
+def api_and_version(draw, api_keys=None, kind: str = "request", include_removed: bool = False):
+    keys = api_keys if api_keys is not None else messages.api_keys()
+    api_key = draw(st.sampled_from(sorted(keys)))
+    low, high = messages.versions(api_key)
+    version = draw(st.integers(0 if include_removed else low, high))
+    return api_key, version
+
+
+def bodies(api_key: int, version: int, kind: str = "request", **options):
+    """Valid bodies (dicts) for one message."""
+    codec = messages.request_codec(api_key, version) if kind == "request" else messages.response_codec(api_key,
+                                                                                                      version)
+    options.setdefault("records_strategy", record_batch_bytes(max_records=2))
+    return value_strategy(codec, **options)
+
+
+@dataclass(frozen=True)
+class Message:
+    api_key: int
+    version: int
+    kind: str
+    body: dict
+
+
+@st.composite
+def any_message(draw, api_keys=None, kind: str = "request", include_removed: bool = False, **options) -> Message:
+    """A valid message of any api key and version the definitions have."""
+    api_key, version = draw(api_and_version(api_keys, kind, include_removed))
+    return Message(api_key, version, kind, draw(bodies(api_key, version, kind, **options)))
+
+
+client_ids = st.one_of(st.none(), st.just("wirecheck"), _sized_text(16))
+correlation_ids = st.integers(0, 2**31 - 1)
+
+
+@st.composite
+def request_frames(draw, api_keys=None, include_removed: bool = False, **options) -> bytes:
+    message = draw(any_message(api_keys, "request", include_removed, **options))
+    return messages.encode_request(message.api_key, message.version, draw(correlation_ids), draw(client_ids),
+                                   message.body)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Record batches
+
+
+@st.composite
+def record_lists(draw, max_records: int = 4, max_value: int = 64):
+    count = draw(st.integers(1, max_records))
+    result = []
+    for index in range(count):
+        headers = draw(st.lists(st.tuples(_sized_text(8), st.none() | _sized_binary(8)), max_size=2))
+        result.append(records.Record(value=draw(st.none() | _sized_binary(max_value)),
+                                     key=draw(st.none() | _sized_binary(16)), headers=headers,
+                                     offset_delta=index, timestamp_delta=draw(st.integers(0, 10_000))))
+    return result
+
+
+@st.composite
+def record_batches(draw, max_records: int = 4, codecs=tuple(compression.NAMES)) -> records.RecordBatch:
+    return records.RecordBatch(
+        records=draw(record_lists(max_records)),
+        base_offset=draw(st.sampled_from([0, 0, 1, 2**40])),
+        compression=draw(st.sampled_from(codecs)),
+        base_timestamp=draw(st.integers(0, 2**41)),
+        producer_id=draw(st.sampled_from([-1, -1, 0, 1000])),
+        producer_epoch=draw(st.sampled_from([-1, 0, 5])),
+        base_sequence=draw(st.sampled_from([-1, 0, 7])),
+        partition_leader_epoch=draw(st.sampled_from([-1, 0])),
+    )
+
+
+def record_batch_bytes(max_records: int = 4, codecs=tuple(compression.NAMES)):
+    return record_batches(max_records, codecs).map(records.encode_batch)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Frame layout: where each field of an encoded frame sits (for mutations)
+
+
+def _prefix_of(codec) -> str:
+    prefix = codec.prefix
+    if prefix == "compact":
+        return "uvarint+1"
+    return prefix.name  # "int16" / "int32"
+
+
+def trace(codec, value, out: bytearray, path: str, spans: list[Span]) -> None:
+    """Encode ``value`` into ``out`` like ``codec.write`` and record a :class:`Span` per field."""
+    if isinstance(codec, _Sized):
+        codec = codec.codec
+    start = len(out)
+    if isinstance(codec, StructCodec):
+        for name, field_codec, default in codec.regular:
+            trace(field_codec, value.get(name, default), out, f"{path}.{name}", spans)
+        if codec.flexible:
+            tagged_only = bytearray()
+            _write_section(codec, value, tagged_only)
+            section_start = len(out)
+            count_end = section_start + len(f.uvarint_bytes(_count_section(tagged_only)))
+            out += tagged_only
+            spans.append(Span(f"{path}._tagged_fields", "tag-count", section_start, count_end, "uvarint"))
+            spans.append(Span(f"{path}._tagged_fields", "tag-section", section_start, len(out), "uvarint"))
+        return
+    if isinstance(codec, NullableStruct):
+        spans.append(Span(path, "fixed", start, start + 1, "int8", -1 if value is None else 1))
+        codec.write(out, value) if value is None else (out.append(1), trace(codec.inner, value, out, path, spans))
+        return
+    if isinstance(codec, f.ArrayCodec):
+        codec.write(out, None if value is None else [])
+        spans.append(Span(path, "count", start, len(out), _prefix_of(codec), None if value is None else len(value)))
+        if value is None:
+            return
+        del out[start:]
+        prefix = bytearray()
+        if codec.prefix == "compact":
+            f.write_uvarint(prefix, len(value) + 1)
+        else:
+            codec.prefix.write(prefix, len(value))
+        out += prefix
+        spans[-1] = Span(path, "count", start, len(out), _prefix_of(codec), len(value))
+        for index, item in enumerate(value):
+            trace(codec.item, item, out, f"{path}[{index}]", spans)
+        return
+    if isinstance(codec, f.LengthPrefixed):
+        codec.write(out, value)
+        if value is None:
+            spans.append(Span(path, "length", start, len(out), _prefix_of(codec), -1))
+            return
+        data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+        data_start = len(out) - len(data)
+        spans.append(Span(path, "length", start, data_start, _prefix_of(codec), len(data)))
+        spans.append(Span(path, "data", data_start, len(out), "text" if codec.text else "bytes", data))
+        return
+    codec.write(out, value)
+    spans.append(Span(path, "fixed", start, len(out), getattr(codec, "name", "fixed"), value))
+
+
+def _write_section(codec: StructCodec, value: dict, out: bytearray) -> None:
+    full = bytearray()
+    codec.write(full, value)
+    regular = bytearray()
+    for name, field_codec, default in codec.regular:
+        field_codec.write(regular, value.get(name, default))
+    out += full[len(regular):]
+
+
+def _count_section(section: bytes) -> int:
+    return f.read_uvarint(section, 0)[0]
+
+
+def traced_request(api_key: int, version: int, correlation_id: int, client_id, body: dict):
+    """(frame, spans) for a request; span offsets are absolute in the frame (the length prefix included)."""
+    out = bytearray(4)
+    spans = [Span("length", "fixed", 0, 4, "int32")]
+    header_codec = messages.request_header_codec(messages.request_header_version(api_key, version))
+    header = {"RequestApiKey": api_key, "RequestApiVersion": version, "CorrelationId": correlation_id,
+              "ClientId": client_id}
+    trace(header_codec, header, out, "header", spans)
+    trace(messages.request_codec(api_key, version), body, out, "body", spans)
+    out[0:4] = struct.pack(">i", len(out) - 4)
+    return bytes(out), spans
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Mutations and what a conforming broker may do with them
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What a conforming broker may do with a frame.
+
+    Outcomes: ``answer`` (a response that decodes at the request's version), ``close`` (the broker closes the
+    connection without answering), ``silent`` (no answer before the deadline, e.g. it waits for bytes a lying
+    length promised), ``error:N`` (a response carrying error code N at the top level or for a partition).
+    """
+
+    outcomes: frozenset[str]
+    clause: str
+    why: str
+
+    def allows(self, outcome: str) -> bool:
+        return outcome in self.outcomes
+
+    def __str__(self) -> str:
+        return " or ".join(sorted(self.outcomes)) + f" ({self.clause}: {self.why})"
+
+
+def expect(clause: str, why: str, *outcomes: str) -> Expectation:
+    return Expectation(frozenset(outcomes), clause, why)
+
+
+MALFORMED = ("close", f"error:{errors.INVALID_REQUEST}")
+
+
+@dataclass(frozen=True)
+class MutatedFrame:
+    frame: bytes
+    operator: str  # e.g. "hostile-count"
+    target: str  # the field path the operator broke
+    expectation: Expectation
+    original: bytes = field(repr=False, default=b"")
+    api_key: int = -1
+    version: int = -1
+
+
+def _reframe(data: bytes) -> bytes:
+    return binary.reframe_i32(data[4:])
+
+
+def mutate_hostile_count(frame: bytes, spans, span: Span, value: int, api_key, version) -> MutatedFrame:
+    mutated = _reframe(binary.set_number(frame, span, value))
+    return MutatedFrame(mutated, "hostile-count", span.path, expect(
+        "kafka.encoding.hostile-count", f"{span.kind} {span.path} claims {value}", *MALFORMED), frame, api_key,
+        version)
+
+
+def mutate_truncate(frame: bytes, cut: int, target: str, api_key, version) -> MutatedFrame:
+    mutated = _reframe(frame[:cut])
+    return MutatedFrame(mutated, "truncate", target, expect(
+        "kafka.encoding.malformed-body", f"body cut at byte {cut} inside {target}", *MALFORMED), frame, api_key,
+        version)
+
+
+def mutate_overlong_varint(frame: bytes, span: Span, api_key, version) -> MutatedFrame:
+    value, _ = f.read_uvarint(frame, span.start)
+    mutated = _reframe(binary.replace(frame, span, binary.overlong_uvarint(value, 6)))
+    return MutatedFrame(mutated, "overlong-varint", span.path, expect(
+        "kafka.encoding.malformed-body", f"6-byte varint in {span.path} (at most 5 allowed)", *MALFORMED), frame,
+        api_key, version)
+
+
+def mutate_unknown_tag(frame: bytes, span: Span, api_key, version, tag: int = 9_999,
+                       payload: bytes = b"\x01\x02\x03") -> MutatedFrame:
+    """Add an unknown tag to a tagged-field section: a conforming broker skips it and answers normally."""
+    section = frame[span.start : span.end]
+    entries, _ = f.read_tagged_section(section, 0)
+    items = [(t, p) for t, p, _ in entries] + [(tag, payload)]
+    items.sort(key=lambda item: item[0])
+    new = bytearray()
+    f.write_tagged_section(new, items)
+    mutated = _reframe(binary.replace(frame, span, bytes(new)))
+    return MutatedFrame(mutated, "unknown-tag", span.path, expect(
+        "kafka.encoding.unknown-tags", f"unknown tag {tag} in {span.path} must be skipped", "answer"), frame,
+        api_key, version)
+
+
+def mutate_truncated_tag(frame: bytes, span: Span, api_key, version) -> MutatedFrame:
+    """A tagged field whose size claims more bytes than the frame has left."""
+    section = frame[span.start : span.end]
+    entries, _ = f.read_tagged_section(section, 0)
+    new = bytearray()
+    f.write_uvarint(new, len(entries) + 1)
+    for t, p, _ in entries:
+        f.write_uvarint(new, t)
+        f.write_uvarint(new, len(p))
+        new += p
+    f.write_uvarint(new, 10_000)
+    f.write_uvarint(new, 200)  # claims 200 bytes; the frame ends after 2
+    new += b"\x00\x00"
+    mutated = _reframe(frame[: span.start] + bytes(new))  # everything after is dropped: the tag runs off the end
+    return MutatedFrame(mutated, "truncated-tag", span.path, expect(
+        "kafka.encoding.malformed-body", f"tag in {span.path} claims 200 bytes, 2 present", *MALFORMED), frame,
+        api_key, version)
+
+
+def mutate_negative_length(frame: bytes, span: Span, api_key, version) -> MutatedFrame:
+    value = -2  # -1 is the null marker; -2 is never valid (compact: N+1 wraps to 2**32-1, Java's -1 - 1)
+    mutated = _reframe(binary.set_number(frame, span, value))
+    return MutatedFrame(mutated, "negative-length", span.path, expect(
+        "kafka.encoding.malformed-body", f"length {value} in {span.path}", *MALFORMED), frame, api_key, version)
+
+
+def mutate_invalid_utf8(frame: bytes, span: Span, api_key, version) -> MutatedFrame:
+    """Replace the last two bytes of a string (at least 2 bytes long) with an invalid UTF-8 sequence; the
+    length stays true, so the encoding is the only defect."""
+    new = bytes(frame[span.start : span.end - 2]) + b"\xc3\x28"
+    return MutatedFrame(_reframe(binary.replace(frame, span, new)), "invalid-utf8", span.path,
+                        expect("kafka.encoding.malformed-body", f"invalid UTF-8 in {span.path}", *MALFORMED),
+                        frame, api_key, version)
+
+
+def mutate_frame_length(frame: bytes, lie: int, api_key, version) -> MutatedFrame:
+    """The outer length lies: larger (the broker waits or closes), negative (closes)."""
+    mutated = struct.pack(">i", lie) + frame[4:]
+    if lie < 0:
+        expectation = expect("kafka.framing.negative-size", f"frame length {lie}", "close")
+    else:
+        expectation = expect("kafka.framing.size-prefix", f"frame length {lie} for {len(frame) - 4} bytes",
+                             "silent", "close")
+    return MutatedFrame(mutated, "frame-length", "length", expectation, frame, api_key, version)
+
+
+def mutate_trailing_bytes(frame: bytes, extra: bytes, api_key, version) -> MutatedFrame:
+    """Bytes after the body inside the frame. Kafka's parsers stop at the body's end; whether a broker
+    rejects the rest is not specified, so only liveness is required (any outcome but a hang or crash)."""
+    return MutatedFrame(_reframe(frame + extra), "trailing-bytes", "body", expect(
+        "kafka.liveness.after-hostile", f"{len(extra)} bytes after the body", "answer", "close",
+        f"error:{errors.INVALID_REQUEST}"), frame, api_key, version)
+
+
+OPERATORS = ("hostile-count", "negative-length", "truncate", "overlong-varint", "unknown-tag", "truncated-tag",
+             "invalid-utf8", "frame-length", "trailing-bytes")
+
+
+@st.composite
+def mutated_requests(draw, api_keys=None, operators=OPERATORS, **options) -> MutatedFrame:
+    """A valid request with exactly one structural defect, and what a conforming broker may do with it."""
+    message = draw(any_message(api_keys, "request", **options))
+    frame, spans = traced_request(message.api_key, message.version, draw(correlation_ids), "wirecheck",
+                                  message.body)
+    key, version = message.api_key, message.version
+    body_spans = [s for s in spans if s.path.startswith("body")]
+    applicable = []
+    for operator in operators:
+        if operator == "hostile-count" and binary.spans_of(body_spans, "count", "length"):
+            applicable.append(operator)
+        elif operator == "negative-length" and [s for s in body_spans if s.kind in ("count", "length")]:
+            applicable.append(operator)
+        elif operator == "truncate" and body_spans and max(s.end for s in body_spans) > spans[-1].start:
+            applicable.append(operator)
+        elif operator in ("overlong-varint",) and [s for s in body_spans if s.prefix.startswith("uvarint")]:
+            applicable.append(operator)
+        elif operator in ("unknown-tag", "truncated-tag") and binary.spans_of(body_spans, "tag-section"):
+            applicable.append(operator)
+        elif operator == "invalid-utf8" and [s for s in body_spans if s.kind == "data" and s.prefix == "text"
+                                             and s.size >= 2]:
+            applicable.append(operator)
+        elif operator in ("frame-length", "trailing-bytes"):
+            applicable.append(operator)
+    operator = draw(st.sampled_from(applicable))
+    if operator == "hostile-count":
+        span = draw(st.sampled_from(binary.spans_of(body_spans, "count", "length")))
+        value = draw(st.sampled_from(binary.hostile_numbers(span.prefix)))
+        return mutate_hostile_count(frame, spans, span, value, key, version)
+    if operator == "negative-length":
+        span = draw(st.sampled_from([s for s in body_spans if s.kind in ("count", "length")]))
+        return mutate_negative_length(frame, span, key, version)
+    if operator == "truncate":
+        start = min(s.start for s in body_spans)
+        cut = draw(st.integers(start, len(frame) - 1))
+        target = next((s.path for s in body_spans if s.start <= cut < s.end), "body")
+        return mutate_truncate(frame, cut, target, key, version)
+    if operator == "overlong-varint":
+        span = draw(st.sampled_from([s for s in body_spans if s.prefix.startswith("uvarint")]))
+        return mutate_overlong_varint(frame, span, key, version)
+    if operator == "unknown-tag":
+        span = draw(st.sampled_from(binary.spans_of(body_spans, "tag-section")))
+        return mutate_unknown_tag(frame, span, key, version)
+    if operator == "truncated-tag":
+        span = draw(st.sampled_from(binary.spans_of(body_spans, "tag-section")))
+        return mutate_truncated_tag(frame, span, key, version)
+    if operator == "invalid-utf8":
+        span = draw(st.sampled_from([s for s in body_spans if s.kind == "data" and s.prefix == "text" and s.size >= 2]))
+        return mutate_invalid_utf8(frame, span, key, version)
+    if operator == "frame-length":
+        lie = draw(st.sampled_from([len(frame) - 4 + 1, len(frame) - 4 + 1000, -1, -2**31]))
+        return mutate_frame_length(frame, lie, key, version)
+    extra = draw(st.binary(min_size=1, max_size=8))
+    return mutate_trailing_bytes(frame, extra, key, version)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Record batch mutations (inside an otherwise valid Produce request)
+
+
+def produce_body(version: int, topic: str, partition: int, batch: bytes, acks: int = -1,
+                 timeout_ms: int = 5000, topic_id: uuid.UUID | None = None) -> dict:
+    """A Produce body for one partition (topic by name, or by id from v13)."""
+    topic_entry = {"Name": topic, "PartitionData": [{"Index": partition, "Records": batch}]}
+    if topic_id is not None:
+        topic_entry["TopicId"] = topic_id
+    return {"TransactionalId": None, "Acks": acks, "TimeoutMs": timeout_ms, "TopicData": [topic_entry]}
+
+
+@dataclass(frozen=True)
+class BatchMutation:
+    batch: bytes
+    operator: str
+    expectation: Expectation
+
+
+def corrupt_crc(batch: bytes) -> BatchMutation:
+    crc_at = records.CRC_OFFSET
+    bad = batch[:crc_at] + struct.pack(">I", struct.unpack_from(">I", batch, crc_at)[0] ^ 0x1) + batch[crc_at + 4:]
+    return BatchMutation(bad, "crc-mismatch", expect("kafka.produce.crc-mismatch", "batch CRC off by one bit",
+                                                     f"error:{errors.CORRUPT_MESSAGE}"))
+
+
+def corrupt_payload(batch: bytes) -> BatchMutation:
+    """Flip a bit after the CRC without fixing it: the CRC check must catch it."""
+    at = len(batch) - 1
+    return BatchMutation(binary.flip_bit(batch, at), "payload-bit-flip", expect(
+        "kafka.produce.crc-mismatch", "a record byte changed after the CRC was computed",
+        f"error:{errors.CORRUPT_MESSAGE}"))
+
+
+def wrong_magic(batch: bytes, magic: int = 1) -> BatchMutation:
+    bad = batch[: records.MAGIC_OFFSET] + bytes([magic & 0xFF]) + batch[records.MAGIC_OFFSET + 1:]
+    return BatchMutation(bad, "wrong-magic", expect(
+        "kafka.produce.invalid-record", f"magic {magic} in Produce v3+",
+        f"error:{errors.INVALID_RECORD}", f"error:{errors.CORRUPT_MESSAGE}"))
+
+
+def lying_batch_length(batch: bytes, delta: int) -> BatchMutation:
+    (length,) = struct.unpack_from(">i", batch, records.LENGTH_OFFSET)
+    bad = batch[: records.LENGTH_OFFSET] + struct.pack(">i", length + delta) + batch[records.LENGTH_OFFSET + 4:]
+    return BatchMutation(bad, "lying-batch-length", expect(
+        "kafka.produce.batch-length", f"batchLength {length + delta} for {length} bytes",
+        f"error:{errors.CORRUPT_MESSAGE}", f"error:{errors.INVALID_RECORD}", "close"))
+
+
+def lying_record_count(batch: bytes, count: int) -> BatchMutation:
+    at = records.BATCH_OVERHEAD - 4
+    bad = records.recompute_crc(batch[:at] + struct.pack(">i", count) + batch[at + 4:])
+    return BatchMutation(bad, "lying-record-count", expect(
+        "kafka.produce.batch-length", f"record count {count} with a valid CRC",
+        f"error:{errors.CORRUPT_MESSAGE}", f"error:{errors.INVALID_RECORD}"))
+
+
+@st.composite
+def mutated_batches(draw, max_records: int = 3) -> BatchMutation:
+    batch = records.encode_batch(draw(record_batches(max_records, codecs=(compression.NONE,))))
+    choice = draw(st.sampled_from(["crc", "payload", "magic", "length", "count"]))
+    if choice == "crc":
+        return corrupt_crc(batch)
+    if choice == "payload":
+        return corrupt_payload(batch)
+    if choice == "magic":
+        return wrong_magic(batch, draw(st.sampled_from([0, 1, 3, -1])))
+    if choice == "length":
+        return lying_batch_length(batch, draw(st.sampled_from([1, 100, -1, -40, 2**30])))
+    return lying_record_count(batch, draw(st.sampled_from([0, 2**31 - 1, -1, 1000])))
