@@ -1,0 +1,233 @@
+"""Every --fault of the RustLog personality changes what a client observes, and the clean broker does not.
+
+Each probe drives one conversation and returns an observation; the clean broker must give the expected one,
+the faulted broker a different one. The suite's quality tests check that the suite *names* the broken clause;
+this file only checks that each fault is real.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from targets.reference.rustlog import FAULTS
+from tests.broker.rustlog_support import (
+    ProcessBroker, ThreadBroker, create_topic, encode, fetch, frame, produce,
+)
+from tests.broker.test_rustlog_messages import concurrent_batches
+
+SMALL_FRAME = {"max_frame": 10_000}
+
+
+def kind(response):
+    return None if response is None else response.get("code", response["type"])
+
+
+def probe_zero_length(client):
+    response, _ = client.exchange(b"\x00\x00\x00\x00" + encode({"type": "Ping"}))
+    return kind(response)
+
+
+def probe_oversize(client):
+    # The body and a Ping follow the oversized header: only a broker that drained the body answers the Ping.
+    response, closed = client.exchange(b"\x00\x00\x27\x11" + b" " * 10_001)
+    if closed:
+        return "closed"
+    assert kind(response) == 413
+    return kind(client.request({"type": "Ping"}))
+
+
+def probe_max_frame(client):
+    padded = b'{"type":"Ping"' + b" " * (10_000 - 15) + b"}"
+    return kind(client.exchange(frame(padded))[0])
+
+
+def probe_malformed(client):
+    return client.exchange(frame(b'{"type":'))[1]
+
+
+def probe_invalid_utf8(client):
+    return kind(client.exchange(frame(b'{"type":"Ping","x":"\xff"}'))[0])
+
+
+def probe_unknown_type(client):
+    response, closed = client.exchange(encode({"type": "Nope"}))
+    return kind(response), closed
+
+
+def probe_missing_partition(client):
+    create_topic(client, "t")
+    return kind(produce(client, "t", [b"x"], partition=1)), kind(fetch(client, "t", 0, partition=1))
+
+
+def probe_record_limit(client):
+    create_topic(client, "t")
+    return kind(produce(client, "t", [b""] * 1001))
+
+
+def probe_partition_count(client):
+    return kind(client.request({"type": "CreateTopic", "topic": "t", "partition_count": 1001}))
+
+
+def probe_topic_name(client):
+    return kind(client.request({"type": "CreateTopic", "topic": "a.b", "partition_count": 1})), \
+        kind(client.request({"type": "CreateTopic", "topic": "x" * 256, "partition_count": 1}))
+
+
+def probe_next_offset(client):
+    create_topic(client, "t")
+    produce(client, "t", [b"a", b"b"])
+    return fetch(client, "t", 0)["next_offset"]
+
+
+def probe_beyond_hw(client):
+    create_topic(client, "t")
+    return kind(fetch(client, "t", 5))
+
+
+def commit(client, group, offset, topic="t"):
+    return client.request({"type": "OffsetCommit", "group": group, "topic": topic, "partition": 0,
+                           "offset": offset})["success"]
+
+
+def committed(client, group, topic="t"):
+    return client.request({"type": "OffsetFetch", "group": group, "topic": topic, "partition": 0})["offset"]
+
+
+def probe_commit_groups(client):
+    create_topic(client, "t")
+    commit(client, "g1", 1)
+    commit(client, "g2", 2)
+    return committed(client, "g1")
+
+
+def probe_commit_unknown(client):
+    return commit(client, "g", 1, topic="missing")
+
+
+def probe_offset_fetch(client):
+    create_topic(client, "t")
+    return committed(client, "g")
+
+
+def probe_fetch_group(client):
+    create_topic(client, "t")
+    produce(client, "t", [b"a", b"b", b"c"])
+    commit(client, "g", 2)
+    return fetch(client, "t", 0, group_id="g")["records"][0]["offset"]
+
+
+def probe_batch_atomic(client, broker):
+    create_topic(client, "t")
+    bases, stored = concurrent_batches(broker, "t")
+    return all(stored[base:base + 1000] == [b"%s%04d" % (tag, i) for i in range(1000)]
+               for base, tag in zip(bases, (b"A", b"B")))
+
+
+def probe_fetch_frame(client):
+    create_topic(client, "t")
+    for _ in range(5):
+        produce(client, "t", [b"x" * 3000])
+    client.send({"type": "Fetch", "group_id": "", "topic": "t", "partition": 0, "offset": 0, "max_bytes": 10**9})
+    length, _ = client.recv_frame()
+    return length <= 10_000
+
+
+def probe_pong(client):
+    return client.request({"type": "Ping"})["type"]
+
+
+def probe_details(client):
+    return "details" in client.request({"type": "Nope"})
+
+
+def probe_length_prefix(client):
+    client.send_raw(encode({"type": "Ping"}) * 2)
+    length, _ = client.recv_frame()
+    return length
+
+
+def probe_base_offset(client):
+    create_topic(client, "t")
+    return produce(client, "t", [b"a"])["base_offset"], fetch(client, "t", 0)["records"][0]["offset"]
+
+
+def probe_float(client):
+    create_topic(client, "t")
+    return kind(client.request({"type": "Fetch", "group_id": "", "topic": "t", "partition": 0, "offset": 0.0,
+                                "max_bytes": 10}))
+
+
+#: fault -> (probe, what the clean broker must show, broker options)
+PROBES = {
+    "zero-length-ignored": (probe_zero_length, 400, {}),
+    "oversize-kept-open": (probe_oversize, "closed", SMALL_FRAME),
+    "max-frame-rejected": (probe_max_frame, "Pong", SMALL_FRAME),
+    "malformed-json-kept-open": (probe_malformed, True, {}),
+    "invalid-utf8-accepted": (probe_invalid_utf8, 400, {}),
+    "unknown-type-closes": (probe_unknown_type, (400, False), {}),
+    "partition-error-404": (probe_missing_partition, (405, 405), {}),
+    "record-limit-1001": (probe_record_limit, 400, {}),
+    "partition-count-unbounded": (probe_partition_count, 400, {}),
+    "topic-name-unchecked": (probe_topic_name, (400, 400), {}),
+    "next-offset-off-by-one": (probe_next_offset, 2, {}),
+    "beyond-hw-416": (probe_beyond_hw, "FetchResponse", {}),
+    "commit-groups-shared": (probe_commit_groups, 1, {}),
+    "commit-unknown-topic-succeeds": (probe_commit_unknown, False, {}),
+    "offset-fetch-zero": (probe_offset_fetch, None, {}),
+    "fetch-uses-group-offset": (probe_fetch_group, 0, {}),
+    "batch-not-atomic": (probe_batch_atomic, True, {}),
+    "fetch-exceeds-frame": (probe_fetch_frame, True, SMALL_FRAME),
+    "pong-wrong-type": (probe_pong, "Pong", {}),
+    "error-details-missing": (probe_details, True, {}),
+    "length-counts-header": (probe_length_prefix, len(b'{"type":"Pong"}'), {}),
+    "produce-base-offset-off-by-one": (probe_base_offset, (0, 0), {}),
+    "float-accepted": (probe_float, 400, {}),
+}
+PROCESS_FAULTS = {"crash-on-deep-json"}  # kills the process: probed in a child process below
+
+
+def test_every_fault_has_a_probe():
+    assert set(PROBES) | PROCESS_FAULTS == set(FAULTS)
+    assert all(description.strip() for description in FAULTS.values())
+
+
+@pytest.mark.parametrize("fault", sorted(PROBES))
+def test_fault_changes_behaviour(fault):
+    _, expected, options = PROBES[fault]
+    clean = observe_clean(fault, options)
+    assert clean == expected, f"clean broker: {clean!r}"
+    faulted = observe_faulted(fault, options)
+    assert faulted != expected, f"--fault {fault} was not observable"
+
+
+def observe_clean(fault, options):
+    probe, _, _ = PROBES[fault]
+    with ThreadBroker(**options) as broker, broker.client() as client:
+        return run(probe, client, broker)
+
+
+def observe_faulted(fault, options):
+    probe, _, _ = PROBES[fault]
+    with ThreadBroker(faults=[fault], **options) as broker, broker.client() as client:
+        return run(probe, client, broker)
+
+
+def run(probe, client, broker):
+    return probe(client, broker) if probe.__code__.co_argcount == 2 else probe(client)
+
+
+def deep_ping(depth: int) -> bytes:
+    return frame(b'{"type":"Ping","x":' + b"[" * depth + b"]" * depth + b"}")
+
+
+@pytest.mark.parametrize("fault", [None, "crash-on-deep-json"])
+def test_crash_on_deep_json(fault):
+    args = ["--fault", fault] if fault else []
+    with ProcessBroker(*args) as broker, broker.client() as client:
+        response, closed = client.exchange(deep_ping(65))
+        if fault:
+            assert (response, closed) == (None, True)
+            assert broker.process.wait(10) == 70
+        else:
+            assert response["code"] == 400 and not closed
+            assert broker.process.poll() is None
