@@ -1,0 +1,210 @@
+"""Helpers for the Kafka broker's own tests and the real-client interop tests.
+
+- :func:`broker_process`: the reference broker as a child process on an ephemeral 127.0.0.1 port.
+- :class:`InProcessBroker`: the Kafka personality on a background event loop, for tests that need
+  ``BrokerConfig.extra`` knobs (short session timeouts) or fast restarts with faults.
+- :class:`Wire`: a raw-socket client that encodes requests and decodes responses with kafka-python's protocol
+  classes, so the broker's own codec is checked by an independent one. Every read has a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+from targets.reference.core import BrokerConfig, Listener
+
+ROOT = Path(__file__).resolve().parents[2]
+DEADLINE = 5.0
+
+
+# ---------------------------------------------------------------------------------------------- brokers
+
+
+@contextlib.contextmanager
+def broker_process(faults: tuple[str, ...] = (), startup_timeout: float = 15.0):
+    """Yield the port of a freshly started ``python -m targets.reference --protocols kafka``; stop it after."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ready = Path(tmp) / "ready.json"
+        log = open(Path(tmp) / "broker.log", "wb")
+        args = [sys.executable, "-m", "targets.reference", "--protocols", "kafka", "--kafka-port", "0",
+                "--ready-file", str(ready)]
+        for fault in faults:
+            args += ["--fault", fault]
+        proc = subprocess.Popen(args, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        try:
+            deadline = time.monotonic() + startup_timeout
+            while not ready.exists():
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"broker did not start: {(Path(tmp) / 'broker.log').read_text()[-2000:]}")
+                time.sleep(0.05)
+            yield json.loads(ready.read_text())["ports"]["kafka"]
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+            log.close()
+
+
+class InProcessBroker:
+    """The Kafka personality served from a background thread's event loop (one per test or module)."""
+
+    def __init__(self, faults: tuple[str, ...] = (), max_frame: int | None = None, **extra):
+        from targets.reference.kafka import create  # the personality under test
+
+        extra.setdefault("kafka_min_session_ms", 100)
+        self.config = BrokerConfig(faults=frozenset(faults), extra=extra, idle_timeout=10.0,
+                                   max_frame=max_frame)
+        self.personality = create(self.config)
+        self.loop = asyncio.new_event_loop()
+        self.listener = Listener(self.personality, self.config, 0)
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.port = 0
+
+    def __enter__(self) -> "InProcessBroker":
+        self.thread.start()
+        self.port = asyncio.run_coroutine_threadsafe(self.listener.start(), self.loop).result(10)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        asyncio.run_coroutine_threadsafe(self._shutdown(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+    async def _shutdown(self) -> None:
+        await self.listener.stop()
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+
+    def wire(self) -> "Wire":
+        return Wire(self.port)
+
+
+# ---------------------------------------------------------------------------------------------- a raw client
+
+
+class Closed(Exception):
+    """The broker closed or reset the connection."""
+
+
+def build(cls, version: int, **fields):
+    """A kafka-python message built from nested dicts/lists (their classes want instances, not dicts)."""
+    return cls(version=version, **_convert(cls.fields, fields))
+
+
+def _convert(field_map, values: dict) -> dict:
+    out = {}
+    for name, value in values.items():
+        field = field_map[name]
+        if isinstance(value, list) and field.is_struct_array():
+            inner = field.array_of
+            value = [inner.data_class(**_convert(inner.fields, v)) if isinstance(v, dict) else v for v in value]
+        elif isinstance(value, dict) and field.is_struct():
+            value = field.data_class(**_convert(field.fields, value))
+        out[name] = value
+    return out
+
+
+class Wire:
+    def __init__(self, port: int, timeout: float = DEADLINE):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.sock.settimeout(timeout)
+        self.correlation_id = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def send_raw(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def send(self, request, client_id: str = "wirecheck-test") -> int:
+        self.correlation_id += 1
+        request.with_header(correlation_id=self.correlation_id, client_id=client_id)
+        self.send_raw(bytes(request.encode(header=True, framed=True)))
+        return self.correlation_id
+
+    def _exactly(self, n: int) -> bytes:
+        data = bytearray()
+        while len(data) < n:
+            try:
+                chunk = self.sock.recv(min(n - len(data), 1 << 20))
+            except ConnectionResetError:
+                raise Closed("reset") from None
+            if not chunk:
+                raise Closed(f"closed after {len(data)} of {n} bytes")
+            data += chunk
+        return bytes(data)
+
+    def recv_frame(self) -> bytes:
+        (size,) = struct.unpack(">i", self._exactly(4))
+        return self._exactly(size)
+
+    def recv(self, response_cls, version: int):
+        payload = self.recv_frame()
+        return response_cls.decode(payload, version=version, header=True)
+
+    def call(self, request_cls, response_cls, version: int, **fields):
+        corr = self.send(build(request_cls, version, **fields))
+        response = self.recv(response_cls, version)
+        assert response.header.correlation_id == corr
+        return response
+
+    def expect_closed(self, timeout: float = DEADLINE) -> None:
+        """Pass when the broker closes the connection (EOF or reset) within the deadline, sending nothing."""
+        self.sock.settimeout(timeout)
+        try:
+            data = self.sock.recv(1)
+        except ConnectionResetError:
+            return
+        except socket.timeout:
+            raise AssertionError(f"connection still open after {timeout}s") from None
+        assert data == b"", f"expected a close, got bytes {data!r}"
+
+    def expect_silence(self, seconds: float) -> None:
+        self.sock.settimeout(seconds)
+        try:
+            data = self.sock.recv(1)
+        except socket.timeout:
+            return
+        finally:
+            self.sock.settimeout(DEADLINE)
+        raise AssertionError(f"expected no response, got {data!r}")
+
+
+def record_batch(values: list[bytes], producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
+                 compression: int = 0, timestamps: list[int] | None = None) -> bytes:
+    """One RecordBatch v2 built by kafka-python (an encoder nobody here wrote)."""
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=compression, is_transactional=False,
+                                        producer_id=producer_id, producer_epoch=producer_epoch,
+                                        base_sequence=base_sequence, batch_size=1 << 30)
+    now = int(time.time() * 1000)
+    for i, value in enumerate(values):
+        ts = timestamps[i] if timestamps else now
+        builder.append(i, timestamp=ts, key=b"k%d" % i, value=value, headers=[])
+    return bytes(builder.build())
