@@ -1,0 +1,284 @@
+"""Kafka personality: topics, produce/fetch round trips, validation errors, long polling, idempotent producers."""
+
+from __future__ import annotations
+
+import itertools
+import struct
+import time
+
+import crc32c
+import pytest
+from kafka.protocol.admin.topics import (CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
+                                         DeleteTopicsResponse)
+from kafka.protocol.consumer.fetch import FetchRequest, FetchResponse
+from kafka.protocol.consumer.offsets import ListOffsetsRequest, ListOffsetsResponse
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
+from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProducerIdResponse
+
+from tests.interop.kafka_support import InProcessBroker, Wire, record_batch
+
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def broker():
+    with InProcessBroker(kafka_max_message_bytes=64 * 1024) as b:
+        yield b
+
+
+@pytest.fixture
+def wire(broker):
+    with broker.wire() as w:
+        yield w
+
+
+def new_topic(w: Wire, partitions: int = 1) -> str:
+    name = f"t{next(_names)}"
+    resp = w.call(CreateTopicsRequest, CreateTopicsResponse, 7, topics=[
+        {"name": name, "num_partitions": partitions, "replication_factor": 1}], timeout_ms=1000)
+    assert resp.topics[0].error_code == 0
+    return name
+
+
+def produce(w: Wire, topic: str, records: bytes, partition: int = 0, acks: int = -1, version: int = 9):
+    resp = w.call(ProduceRequest, ProduceResponse, version, acks=acks, timeout_ms=1000, topic_data=[
+        {"name": topic, "partition_data": [{"index": partition, "records": records}]}])
+    return resp.responses[0].partition_responses[0]
+
+
+def fetch(w: Wire, topic: str, offset: int, partition: int = 0, version: int = 12, max_wait_ms: int = 0,
+          min_bytes: int = 1, max_bytes: int = 1 << 20, partition_max_bytes: int = 1 << 20):
+    resp = w.call(FetchRequest, FetchResponse, version, max_wait_ms=max_wait_ms, min_bytes=min_bytes,
+                  max_bytes=max_bytes, topics=[{"topic": topic, "partitions": [
+                      {"partition": partition, "fetch_offset": offset, "partition_max_bytes": partition_max_bytes}]}])
+    return resp.responses[0].partitions[0]
+
+
+def batches_in(data: bytes) -> list[tuple[int, bytes]]:
+    """(base offset, batch bytes) of each whole batch in a fetched records blob."""
+    out, pos = [], 0
+    while pos + 12 <= len(data):
+        base, length = struct.unpack_from(">qi", data, pos)
+        out.append((base, data[pos:pos + 12 + length]))
+        pos += 12 + length
+    assert pos == len(data), "partial batch in a fetch response"
+    return out
+
+
+def test_produce_fetch_round_trip_keeps_batches_as_sent(wire):
+    topic = new_topic(wire)
+    first, second = record_batch([b"a", b"b", b"c"]), record_batch([b"d", b"e"])
+    assert (produce(wire, topic, first).error_code, produce(wire, topic, first).base_offset) == (0, 3)
+    assert produce(wire, topic, second).base_offset == 6
+    part = fetch(wire, topic, 0)
+    assert part.error_code == 0 and part.high_watermark == 8 and part.last_stable_offset == 8
+    stored = batches_in(part.records)
+    assert [base for base, _ in stored] == [0, 3, 6]
+    for (base, got), sent in zip(stored, [first, first, second]):
+        assert got[:8] == struct.pack(">q", base)
+        assert got[12:16] == struct.pack(">i", 0)  # partitionLeaderEpoch
+        assert got[16:] == sent[16:]  # magic, CRC and records untouched
+        assert crc32c.crc32c(got[21:]) == struct.unpack_from(">I", got, 17)[0]
+
+
+def test_fetch_from_the_middle_of_a_batch_returns_that_whole_batch(wire):
+    topic = new_topic(wire)
+    produce(wire, topic, record_batch([b"a", b"b", b"c"]))
+    produce(wire, topic, record_batch([b"d"]))
+    assert [b for b, _ in batches_in(fetch(wire, topic, 1).records)] == [0, 3]
+    assert [b for b, _ in batches_in(fetch(wire, topic, 3).records)] == [3]
+
+
+def test_fetch_at_hw_is_empty_and_beyond_is_out_of_range(wire):
+    topic = new_topic(wire)
+    produce(wire, topic, record_batch([b"a"]))
+    at_hw = fetch(wire, topic, 1)
+    assert (at_hw.error_code, at_hw.records) == (0, b"")
+    assert fetch(wire, topic, 2).error_code == 1
+    assert fetch(wire, topic, -1).error_code == 1
+
+
+def test_unknown_topic_and_partition_are_error_3(wire):
+    topic = new_topic(wire)
+    assert produce(wire, topic, record_batch([b"a"]), partition=1).error_code == 3
+    assert produce(wire, "no-such-topic", record_batch([b"a"])).error_code == 3
+    assert fetch(wire, topic, 0, partition=5).error_code == 3
+    assert fetch(wire, "no-such-topic", 0).error_code == 3
+    meta = wire.call(MetadataRequest, MetadataResponse, 1, topics=[])
+    assert "no-such-topic" not in {t.name for t in meta.topics}  # produce never auto-creates
+
+
+def test_fetch_by_topic_id(wire):
+    topic = new_topic(wire)
+    produce(wire, topic, record_batch([b"a"]))
+    meta = wire.call(MetadataRequest, MetadataResponse, 12, topics=[{"name": topic}])
+    topic_id = meta.topics[0].topic_id
+    resp = wire.call(FetchRequest, FetchResponse, 13, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, topics=[
+        {"topic_id": topic_id, "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}])
+    assert resp.responses[0].partitions[0].high_watermark == 1
+    import uuid
+    resp = wire.call(FetchRequest, FetchResponse, 13, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, topics=[
+        {"topic_id": uuid.uuid4(), "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1}]}])
+    assert resp.responses[0].partitions[0].error_code == 100
+
+
+def test_bad_crc_is_corrupt_message_and_nothing_is_stored(wire):
+    topic = new_topic(wire)
+    batch = bytearray(record_batch([b"payload"]))
+    batch[-3] ^= 0xFF
+    assert produce(wire, topic, bytes(batch)).error_code == 2
+    assert fetch(wire, topic, 0).high_watermark == 0
+
+
+def test_too_large_invalid_and_bad_acks(wire):
+    topic = new_topic(wire)
+    assert produce(wire, topic, record_batch([b"x" * 70_000])).error_code == 10
+    old_magic = bytearray(record_batch([b"a"]))
+    old_magic[16] = 1
+    assert produce(wire, topic, bytes(old_magic)).error_code == 87
+    assert produce(wire, topic, record_batch([b"a"]) + record_batch([b"b"])).error_code == 87
+    assert produce(wire, topic, record_batch([b"a"]), acks=5).error_code == 21
+    assert fetch(wire, topic, 0).high_watermark == 0
+
+
+def test_produce_v0_to_v2_answer_in_their_own_layout(wire):
+    topic = new_topic(wire)
+    for version in (0, 1, 2):
+        assert produce(wire, topic, record_batch([b"a"]), version=version).error_code == 0
+    assert fetch(wire, topic, 0).high_watermark == 3
+
+
+def test_acks_zero_gets_no_response_and_errors_close(broker):
+    with broker.wire() as w:
+        topic = new_topic(w)
+        req = ProduceRequest(version=9, acks=0, timeout_ms=100, topic_data=[
+            ProduceRequest.TopicProduceData(name=topic, partition_data=[
+                ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=record_batch([b"a"]))])])
+        w.send(req)
+        w.expect_silence(0.3)
+        assert fetch(w, topic, 0).high_watermark == 1
+        bad = ProduceRequest(version=9, acks=0, timeout_ms=100, topic_data=[
+            ProduceRequest.TopicProduceData(name="missing-topic", partition_data=[
+                ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=record_batch([b"a"]))])])
+        w.send(bad)
+        w.expect_closed()
+
+
+def test_long_poll_waits_for_max_wait_and_wakes_on_produce(broker):
+    with broker.wire() as w, broker.wire() as producer:
+        topic = new_topic(w)
+        start = time.monotonic()
+        assert fetch(w, topic, 0, max_wait_ms=400).records == b""
+        assert time.monotonic() - start >= 0.35
+        w.send(FetchRequest(version=12, max_wait_ms=4000, min_bytes=1, max_bytes=1 << 20, topics=[
+            FetchRequest.FetchTopic(topic=topic, partitions=[FetchRequest.FetchTopic.FetchPartition(
+                partition=0, fetch_offset=0, partition_max_bytes=1 << 20)])]))
+        time.sleep(0.2)
+        start = time.monotonic()
+        produce(producer, topic, record_batch([b"wake"]))
+        resp = w.recv(FetchResponse, 12)
+        assert time.monotonic() - start < 2.0
+        assert len(batches_in(resp.responses[0].partitions[0].records)) == 1
+
+
+def test_max_bytes_returns_whole_batches_and_at_least_one(wire):
+    topic = new_topic(wire)
+    for _ in range(3):
+        produce(wire, topic, record_batch([b"x" * 1000]))
+    one = fetch(wire, topic, 0, max_bytes=10, partition_max_bytes=10)
+    assert len(batches_in(one.records)) == 1  # KIP-74: the first batch even if larger than the limit
+    two = fetch(wire, topic, 0, max_bytes=2500)
+    assert len(batches_in(two.records)) == 2
+
+
+def test_list_offsets_earliest_latest_and_by_timestamp(wire):
+    topic = new_topic(wire)
+    produce(wire, topic, record_batch([b"a", b"b"], timestamps=[1000, 2000]))
+    produce(wire, topic, record_batch([b"c"], timestamps=[3000]))
+
+    def lookup(ts, version=7):
+        resp = wire.call(ListOffsetsRequest, ListOffsetsResponse, version, replica_id=-1, topics=[
+            {"name": topic, "partitions": [{"partition_index": 0, "timestamp": ts}]}])
+        p = resp.topics[0].partitions[0]
+        return p.error_code, p.offset
+
+    assert lookup(-1) == (0, 3)
+    assert lookup(-2) == (0, 0)
+    assert lookup(1500) == (0, 1)
+    assert lookup(2500) == (0, 2)
+    assert lookup(9999) == (0, -1)
+    assert lookup(-3) == (0, 2)
+    assert lookup(-1, version=1) == (0, 3)
+
+
+def test_create_topic_errors(wire):
+    def create(name, partitions=1, rf=1, version=7):
+        resp = wire.call(CreateTopicsRequest, CreateTopicsResponse, version, topics=[
+            {"name": name, "num_partitions": partitions, "replication_factor": rf}], timeout_ms=1000)
+        return resp.topics[0].error_code
+
+    topic = new_topic(wire)
+    assert create(topic) == 36
+    assert create("bad name!") == 17
+    assert create("x" * 250) == 17
+    assert create("zero-partitions", partitions=0) == 37
+    assert create("three-replicas", rf=3) == 38
+    assert create("defaults", partitions=-1, rf=-1) == 0
+
+
+def test_delete_topic(wire):
+    topic = new_topic(wire)
+    resp = wire.call(DeleteTopicsRequest, DeleteTopicsResponse, 5, topic_names=[topic, "never-there"],
+                     timeout_ms=1000)
+    assert [r.error_code for r in resp.responses] == [0, 3]
+    assert produce(wire, topic, record_batch([b"a"])).error_code == 3
+
+
+def test_metadata_topic_selection_and_auto_create(wire):
+    topic = new_topic(wire, partitions=4)
+    none = wire.call(MetadataRequest, MetadataResponse, 1, topics=[])
+    assert none.topics == []
+    everything = wire.call(MetadataRequest, MetadataResponse, 1, topics=None)
+    assert topic in {t.name for t in everything.topics}
+    one = wire.call(MetadataRequest, MetadataResponse, 12, topics=[{"name": topic}])
+    assert [len(t.partitions) for t in one.topics] == [4]
+    fresh = f"auto{next(_names)}"
+    no_create = wire.call(MetadataRequest, MetadataResponse, 12, topics=[{"name": fresh}],
+                          allow_auto_topic_creation=False)
+    assert no_create.topics[0].error_code == 3
+    created = wire.call(MetadataRequest, MetadataResponse, 12, topics=[{"name": fresh}])
+    assert created.topics[0].error_code == 5  # LEADER_NOT_AVAILABLE right after auto-creation
+    again = wire.call(MetadataRequest, MetadataResponse, 12, topics=[{"name": fresh}])
+    assert again.topics[0].error_code == 0 and len(again.topics[0].partitions) == 1
+    invalid = wire.call(MetadataRequest, MetadataResponse, 12, topics=[{"name": "no/slashes"}])
+    assert invalid.topics[0].error_code == 17
+
+
+def init_producer(w: Wire, producer_id: int = -1, epoch: int = -1):
+    resp = w.call(InitProducerIdRequest, InitProducerIdResponse, 4, transactional_id=None,
+                  transaction_timeout_ms=60000, producer_id=producer_id, producer_epoch=epoch)
+    return resp.error_code, resp.producer_id, resp.producer_epoch
+
+
+def test_idempotent_sequences(wire):
+    topic = new_topic(wire)
+    error, pid, epoch = init_producer(wire)
+    assert error == 0 and pid >= 0 and epoch == 0
+    first = record_batch([b"a", b"b"], producer_id=pid, producer_epoch=epoch, base_sequence=0)
+    assert (produce(wire, topic, first).error_code, produce(wire, topic, first).base_offset) == (0, 0)
+    assert fetch(wire, topic, 0).high_watermark == 2  # the retry was recognised, not appended
+    gap = record_batch([b"c"], producer_id=pid, producer_epoch=epoch, base_sequence=5)
+    assert produce(wire, topic, gap).error_code == 45
+    nxt = record_batch([b"c"], producer_id=pid, producer_epoch=epoch, base_sequence=2)
+    assert (produce(wire, topic, nxt).error_code, fetch(wire, topic, 0).high_watermark) == (0, 3)
+    assert produce(wire, topic, record_batch([b"x"], producer_id=pid + 999, producer_epoch=0,
+                                             base_sequence=0)).error_code == 59
+    error, same_pid, bumped = init_producer(wire, pid, epoch)
+    assert (error, same_pid, bumped) == (0, pid, 1)
+    stale = record_batch([b"d"], producer_id=pid, producer_epoch=0, base_sequence=3)
+    assert produce(wire, topic, stale).error_code == 47
+    new_epoch_gap = record_batch([b"d"], producer_id=pid, producer_epoch=1, base_sequence=3)
+    assert produce(wire, topic, new_epoch_gap).error_code == 45
+    new_epoch = record_batch([b"d"], producer_id=pid, producer_epoch=1, base_sequence=0)
+    assert produce(wire, topic, new_epoch).error_code == 0
