@@ -25,7 +25,7 @@ from targets.reference.rustlog.store import Store, Topic
 from targets.reference.rustlog.wire import (
     INSUFFICIENT_SPACE, INTERNAL_SERVER_ERROR, INVALID_REQUEST, LENGTH, MAX_FRAME, OFFSET_OUT_OF_RANGE,
     PARTITION_NOT_FOUND, RECORD_TOO_LARGE, STORAGE_ERROR, TOPIC_NOT_FOUND, Encoder, RequestError, TooDeep,
-    decode_payload,
+    decode_text, parse_json,
 )
 
 log = logging.getLogger("wirecheck.broker.rustlog")
@@ -100,14 +100,20 @@ class RustLogPersonality:
             details = {"length": length, "max_frame": self.max_frame}
             message = f"frame too large: {length} bytes (max {self.max_frame})"
             if "oversize-kept-open" in self.fault:
-                await conn.write(self.encoder.error(RECORD_TOO_LARGE, message, details))
+                await self._send(conn, self.encoder.error(RECORD_TOO_LARGE, message, details))
                 await self._drain(conn, length)
                 return True
             # D1: the body is never read (nor allocated); the Error may be lost to a RST, as the suite allows.
             return await self._fatal(conn, RECORD_TOO_LARGE, message, details)
-        payload = await conn.read_exactly(length)
         try:
-            response = await self._handle(payload)
+            # The frame's bytes are a temporary: freed once decoded, so peak memory stays near 2x the frame.
+            text = decode_text(await conn.read_exactly(length), lenient_utf8="invalid-utf8-accepted" in self.fault,
+                               keep_open_on_malformed="malformed-json-kept-open" in self.fault)
+            obj = parse_json(text, keep_open_on_malformed="malformed-json-kept-open" in self.fault)
+            del text
+            kind, fields = parse_request(obj, floats_ok="float-accepted" in self.fault)
+            del obj
+            response = await self._dispatch(kind, fields)
         except RequestError as exc:
             if isinstance(exc, UnknownType) and "unknown-type-closes" in self.fault:
                 return False
@@ -116,12 +122,20 @@ class RustLogPersonality:
             if exc.close:
                 return await self._fatal(conn, exc.code, exc.message, exc.details)
             response = self.encoder.error(exc.code, exc.message, exc.details)
-        await conn.write(response)
+        await self._send(conn, response)
         return True
+
+    async def _send(self, conn: Connection, payload: bytes) -> None:
+        header = self.encoder.header(payload)
+        if len(payload) < 1 << 16:
+            await conn.write(header + payload)  # one segment for the common small answer
+        else:
+            conn.writer.write(header)
+            await conn.write(payload)
 
     async def _fatal(self, conn: Connection, code: int, message: str, details: dict | None = None) -> bool:
         try:
-            await conn.write(self.encoder.error(code, message, details))
+            await self._send(conn, self.encoder.error(code, message, details))
         except (ConnectionError, OSError):
             pass
         return False
@@ -133,12 +147,7 @@ class RustLogPersonality:
             chunk = await conn.read_exactly(min(remaining, 1 << 16))
             remaining -= len(chunk)
 
-    async def _handle(self, payload: bytes) -> bytes:
-        obj = decode_payload(payload, lenient_utf8="invalid-utf8-accepted" in self.fault,
-                             keep_open_on_malformed="malformed-json-kept-open" in self.fault)
-        del payload
-        kind, fields = parse_request(obj, floats_ok="float-accepted" in self.fault)
-        del obj
+    async def _dispatch(self, kind: str, fields: dict) -> bytes:
         try:
             return await self.handlers[kind](**fields)
         except RequestError:
@@ -261,7 +270,13 @@ class RustLogPersonality:
             next_offset = last if "next-offset-off-by-one" in self.fault else last + 1
         self.store.counters.messages_fetched_total += len(entries)
         self.store.counters.bytes_out_total += payload_bytes
-        return self.encoder.frame(_FETCH_HEAD + b",".join(entries) + _FETCH_TAIL % next_offset)
+        # One join of [head, entry, ",", entry, ..., tail]: entries + body is the peak, about 2x the frame.
+        parts = [_FETCH_HEAD]
+        for i, entry in enumerate(entries):
+            parts += (b",", entry) if i else (entry,)
+        del entries
+        parts.append(_FETCH_TAIL % next_offset)
+        return b"".join(parts)
 
     # -- consumer offsets -------------------------------------------------------------------------------------
     def commit_key(self, group: str, topic: str, partition: int) -> tuple:

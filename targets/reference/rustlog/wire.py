@@ -3,7 +3,7 @@
 Spec: the seed "RustLog Protocol Specification" (§Frame Structure, §JSON Payload Format, §Connection Error
 Handling) with the project's decisions D1/D2/D11 from the research notes, part 1.
 
-Decoding has two stages so that a *malformed* payload (invalid UTF-8 or JSON syntax: the connection is closed)
+Decoding has two stages (bytes -> JSON value, then JSON value -> request in ``schema.py``) so that a *malformed* payload (invalid UTF-8 or JSON syntax: the connection is closed)
 can be told apart from an *invalid* request (well-formed JSON of the wrong shape: Error 400, stay open).
 """
 
@@ -106,14 +106,13 @@ def too_deep(payload: bytes, limit: int = MAX_DEPTH) -> bool:
     return bool(brackets)
 
 
-def decode_payload(payload: bytes, *, lenient_utf8: bool = False, keep_open_on_malformed: bool = False) -> object:
-    """Bytes of one frame -> a JSON value (ints exact). Raises RequestError.
+def decode_text(payload: bytes, *, lenient_utf8: bool = False, keep_open_on_malformed: bool = False) -> str:
+    """Stage 1a: a frame's bytes -> text. Raises RequestError.
 
-    Invalid UTF-8 or JSON syntax -> 400 and close (seed §Connection Error Handling: "protocol violations that
-    terminate connection"). Nesting deeper than MAX_DEPTH -> TooDeep (400; the connection stays open when the
-    brackets balance, since the text is then well-formed JSON that is merely too deep for us).
+    Invalid UTF-8 -> 400 and close (seed §Connection Error Handling: "protocol violations that terminate
+    connection"). Nesting deeper than MAX_DEPTH is refused here, before any parser sees it (TooDeep, 400).
+    The caller passes the bytes as a temporary so that they are freed as soon as the text exists.
     """
-    close = not keep_open_on_malformed
     try:
         text = payload.decode("utf-8", errors="replace" if lenient_utf8 else "strict")
     except UnicodeDecodeError as exc:
@@ -124,15 +123,20 @@ def decode_payload(payload: bytes, *, lenient_utf8: bool = False, keep_open_on_m
         # well be valid JSON that is merely too deep for us: an invalid request (stay open).
         balanced = payload.count(b"[") == payload.count(b"]") and payload.count(b"{") == payload.count(b"}")
         raise TooDeep(INVALID_REQUEST, f"JSON nesting deeper than {MAX_DEPTH}", {"max_depth": MAX_DEPTH},
-                      close=close and not balanced)
-    del payload
+                      close=not keep_open_on_malformed and not balanced)
+    return text
+
+
+def parse_json(text: str, *, keep_open_on_malformed: bool = False) -> object:
+    """Stage 1b: text -> a JSON value with exact integers. Invalid JSON syntax -> 400 and close."""
     try:
         return json.loads(text, parse_int=_parse_int, parse_constant=_reject_constant,
                           object_pairs_hook=_no_duplicates)
     except _Duplicate as exc:
         raise RequestError(INVALID_REQUEST, f"duplicate field {str(exc)[:100]!r}") from None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
-        raise RequestError(INVALID_REQUEST, f"malformed JSON: {str(exc)[:200]}", close=close) from None
+        raise RequestError(INVALID_REQUEST, f"malformed JSON: {str(exc)[:200]}",
+                           close=not keep_open_on_malformed) from None
 
 
 class Encoder:
@@ -142,13 +146,15 @@ class Encoder:
         self.length_counts_header = "length-counts-header" in faults
         self.details_missing = "error-details-missing" in faults
 
-    def frame(self, payload: bytes) -> bytes:
+    def header(self, payload: bytes) -> bytes:
+        """The length prefix of a response frame (the payload is written separately: no 10 MB copy)."""
         extra = LENGTH.size if self.length_counts_header else 0
-        return LENGTH.pack(len(payload) + extra) + payload
+        return LENGTH.pack(len(payload) + extra)
 
     def response(self, obj: dict) -> bytes:
+        """A response payload (without its length prefix)."""
         # ensure_ascii keeps any lone surrogate a client sent (legal in JSON escapes) encodable as UTF-8.
-        return self.frame(json.dumps(obj, separators=(",", ":")).encode("ascii"))
+        return json.dumps(obj, separators=(",", ":")).encode("ascii")
 
     def error(self, code: int, message: str, details: dict | None = None) -> bytes:
         obj = {"type": "Error", "code": code, "message": message or "error"}
