@@ -243,6 +243,17 @@ class _Framed(Packet):
         body = self.length - (len(self.original) - len(s) - 4) if self.original else len(s)
         return s[:body], s[body:] or None
 
+    def do_dissect_payload(self, s):
+        if not s:  # an empty body (e.g. ApiVersions v0) is still a body layer, not "no payload"
+            cls = self.guess_payload_class(s)
+            if cls is not Raw:
+                try:
+                    self.add_payload(cls(b"", _internal=1, _underlayer=self))
+                    return
+                except Exception:  # a body with required fields cannot be empty: leave it absent
+                    return
+        super().do_dissect_payload(s)
+
     @classmethod
     def tcp_reassemble(cls, data, metadata, session):
         if len(data) < 4:
