@@ -313,13 +313,13 @@ def _compile_struct(fields: list[dict], version: int, flexible: bool, opts: Opti
                 tag, pos = read_uvarint(buf, pos)
                 size, pos = read_uvarint(buf, pos)
                 end = pos + size
+                if misskip and tag not in tagged:
+                    end += 1  # fault: an unknown field is skipped one byte too far
                 if end > len(buf):
                     raise MalformedBody(f"tagged field {tag} size {size} beyond the frame")
                 known = tagged.get(tag)
                 if known is not None:
                     value[known[0]], _ = known[1](buf[:end], pos)
-                elif misskip:
-                    end = pos  # fault: the unknown field's bytes are parsed as if they were the next tag
                 pos = end
         return value, pos
 

@@ -21,8 +21,8 @@ FAULTS: dict[str, str] = {
     "throttle-missing-metadata-v5":
         "MetadataResponse v3+ starts with ThrottleTimeMs (MetadataResponse.json); v5 answers omit it",
     "tagged-fields-misskipped":
-        "Unknown tagged fields must be skipped by their size (KIP-482); this reads their bytes as the next "
-        "tag, so requests carrying one are misparsed",
+        "Unknown tagged fields must be skipped by exactly their size (KIP-482); this skips one byte too "
+        "many, so requests carrying one are misparsed",
     "crash-on-hostile-array":
         "An array count larger than the bytes left is a malformed request that costs one connection "
         "(RequestContext.parseRequest); this wedges the broker: no connection gets answers afterwards",

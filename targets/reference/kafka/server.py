@@ -16,7 +16,7 @@ Trailing bytes after a decoded body are ignored, as Kafka's generated readers do
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import logging
 import struct
 
@@ -86,16 +86,11 @@ class KafkaPersonality:
             heartbeat_reports_rebalance="heartbeat-ignores-rebalance" not in self.active,
         )
         self.broker = Broker(settings, self.active, coordinator, Producers())
-        opts = Options(misskip_tags="tagged-fields-misskipped" in self.active)
-        self.requests = {key: Message(name + "Request", opts) for key, (name, _, _) in APIS.items()}
-        self.responses = {key: Message(name + "Response", opts) for key, (name, _, _) in APIS.items()}
+        self.requests, self.responses = _messages("tagged-fields-misskipped" in self.active)
         self.ranges = {key: (low, high) for key, (_, low, high) in APIS.items()}
         if "advertise-unimplemented" in self.active:
             self.ranges[1] = (3, 16)  # Fetch v3 is advertised but answered in the v4 layout
-        for key, (low, high) in self.ranges.items():  # compile every advertised version up front
-            for version in range(low, high + 1):
-                self.requests[key].compile(version)
-                self.responses[key].compile(max(version, 4) if key == 1 else version)
+            self.requests[1].compile(3)
         self.wedged = False  # crash-on-hostile-array: the broker stops answering anyone
 
     async def close(self) -> None:
@@ -236,6 +231,19 @@ class KafkaPersonality:
         self.responses[API_VERSIONS].encode(body, encode_version, out)
         struct.pack_into(">i", out, 0, len(out) - 4)
         return bytes(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _messages(misskip_tags: bool) -> tuple[dict[int, Message], dict[int, Message]]:
+    """Request and response codecs of every API, each advertised version compiled once per process."""
+    opts = Options(misskip_tags=misskip_tags)
+    requests = {key: Message(name + "Request", opts) for key, (name, _, _) in APIS.items()}
+    responses = {key: Message(name + "Response", opts) for key, (name, _, _) in APIS.items()}
+    for key, (_, low, high) in APIS.items():
+        for version in range(low, high + 1):
+            requests[key].compile(version)
+            responses[key].compile(version)
+    return requests, responses
 
 
 def _read_client_id(frame: bytes, pos: int) -> tuple[int, str | None]:

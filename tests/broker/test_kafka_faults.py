@@ -1,0 +1,257 @@
+"""Every Kafka fault changes what the wire shows: one probe per fault, run against a clean and a faulted broker.
+
+A probe returns an observation; the test passes when the two brokers' observations differ. The clean value is
+also pinned, so a probe that observes nothing useful (the same wrong value on both) cannot pass.
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import struct
+import time
+
+import pytest
+from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
+from kafka.protocol.consumer.fetch import FetchRequest, FetchResponse
+from kafka.protocol.consumer.group import (HeartbeatRequest, HeartbeatResponse, JoinGroupResponse,
+                                           OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
+                                           OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse)
+from kafka.protocol.consumer.offsets import ListOffsetsRequest, ListOffsetsResponse
+from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
+from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProducerIdResponse
+
+from targets.reference.kafka import FAULTS
+from tests.broker.test_kafka_groups import join, join_new, join_request
+from tests.interop.kafka_support import Closed, InProcessBroker, Wire, build, record_batch
+
+EXTRA = {"kafka_max_message_bytes": 64 * 1024}
+_names = itertools.count()
+
+
+def topic(w: Wire, partitions: int = 1) -> str:
+    name = f"f{next(_names)}"
+    w.call(CreateTopicsRequest, CreateTopicsResponse, 7, topics=[
+        {"name": name, "num_partitions": partitions, "replication_factor": 1}], timeout_ms=1000)
+    return name
+
+
+def produce(w: Wire, name: str, records: bytes, partition: int = 0):
+    resp = w.call(ProduceRequest, ProduceResponse, 9, acks=1, timeout_ms=1000, topic_data=[
+        {"name": name, "partition_data": [{"index": partition, "records": records}]}])
+    return resp.responses[0].partition_responses[0].error_code
+
+
+def fetch(w: Wire, name: str, offset: int, max_wait_ms: int = 0):
+    resp = w.call(FetchRequest, FetchResponse, 12, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=1 << 20,
+                  topics=[{"topic": name, "partitions": [
+                      {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20}]}])
+    return resp.responses[0].partitions[0]
+
+
+def outcome(w: Wire, raw: bytes, wait: float = 0.5) -> str:
+    """'answered', 'closed' or 'silent' after sending raw bytes."""
+    w.send_raw(raw)
+    w.sock.settimeout(wait)
+    try:
+        data = w.sock.recv(4)
+    except socket.timeout:
+        return "silent"
+    except ConnectionResetError:
+        return "closed"
+    return "answered" if data else "closed"
+
+
+def metadata_v12_with_unknown_tag() -> bytes:
+    req = build(MetadataRequest, 12, topics=[])
+    req.with_header(correlation_id=1, client_id="t")
+    raw = bytearray(req.encode(header=True))
+    raw[-1:] = b"\x01\x63\x03abc"
+    return struct.pack(">i", len(raw)) + bytes(raw)
+
+
+def hostile_then_probe(b: InProcessBroker) -> str:
+    with b.wire() as w:
+        head = struct.pack(">hhih", 3, 1, 1, -1)
+        w.send_raw(struct.pack(">i", len(head) + 4) + head + struct.pack(">i", 0x7FFFFFF0))
+        try:
+            w.recv_frame()
+        except Closed:
+            pass
+    with b.wire() as w:
+        return outcome(w, struct.pack(">ihhih", 10, 18, 0, 1, -1))
+
+
+def rebalance_generation(w: Wire) -> int:
+    group = f"g{next(_names)}"
+    first = join_new(w, group)
+    w.call(SyncGroupRequest, SyncGroupResponse, 5, group_id=group, generation_id=first.generation_id,
+           member_id=first.member_id, group_instance_id=None, protocol_type="consumer", protocol_name="range",
+           assignments=[])
+    return join(w, group, first.member_id, metadata=b"changed").generation_id  # the leader rejoins: rebalance
+
+
+def heartbeat_during_rebalance(b: InProcessBroker) -> int:
+    group = f"g{next(_names)}"
+    with b.wire() as a, b.wire() as other:
+        ja = join_new(a, group)
+        a.call(SyncGroupRequest, SyncGroupResponse, 5, group_id=group, generation_id=ja.generation_id,
+               member_id=ja.member_id, group_instance_id=None, protocol_type="consumer", protocol_name="range",
+               assignments=[])
+        first = join(other, group)
+        other.send(join_request(group, first.member_id))
+        time.sleep(0.1)
+        return a.call(HeartbeatRequest, HeartbeatResponse, 4, group_id=group, generation_id=ja.generation_id,
+                      member_id=ja.member_id, group_instance_id=None).error_code
+
+
+def commit_then_fetch(w: Wire) -> int:
+    name = topic(w)
+    group = f"g{next(_names)}"
+    w.call(OffsetCommitRequest, OffsetCommitResponse, 3, group_id=group, generation_id_or_member_epoch=-1,
+           member_id="", topics=[{"name": name, "partitions": [
+               {"partition_index": 0, "committed_offset": 7, "committed_metadata": None}]}])
+    got = w.call(OffsetFetchRequest, OffsetFetchResponse, 3, group_id=group,
+                 topics=[{"name": name, "partition_indexes": [0]}])
+    return got.topics[0].partitions[0].committed_offset
+
+
+def latest_offset(w: Wire) -> int:
+    name = topic(w)
+    produce(w, name, record_batch([b"a"]))
+    resp = w.call(ListOffsetsRequest, ListOffsetsResponse, 7, replica_id=-1, topics=[
+        {"name": name, "partitions": [{"partition_index": 0, "timestamp": -1}]}])
+    return resp.topics[0].partitions[0].offset
+
+
+def idempotent_gap(w: Wire) -> int:
+    name = topic(w)
+    resp = w.call(InitProducerIdRequest, InitProducerIdResponse, 4, transactional_id=None,
+                  transaction_timeout_ms=1000, producer_id=-1, producer_epoch=-1)
+    batch = record_batch([b"a"], producer_id=resp.producer_id, producer_epoch=resp.producer_epoch, base_sequence=5)
+    return produce(w, name, batch)
+
+
+def acks0(w: Wire) -> str:
+    name = topic(w)
+    req = build(ProduceRequest, 9, acks=0, timeout_ms=100, topic_data=[
+        {"name": name, "partition_data": [{"index": 0, "records": record_batch([b"a"])}]}])
+    req.with_header(correlation_id=3, client_id="t")
+    return outcome(w, bytes(req.encode(header=True, framed=True)), wait=0.3)
+
+
+def fetch_middle(w: Wire) -> int:
+    name = topic(w)
+    produce(w, name, record_batch([b"a"]))
+    produce(w, name, record_batch([b"b"]))
+    return struct.unpack_from(">q", fetch(w, name, 1).records)[0]
+
+
+def long_poll(w: Wire) -> bool:
+    name = topic(w)
+    start = time.monotonic()
+    fetch(w, name, 0, max_wait_ms=300)
+    return time.monotonic() - start >= 0.25
+
+
+def raw_metadata_length(w: Wire, version: int) -> int:
+    w.send(build(MetadataRequest, version, topics=[]))
+    return len(w.recv_frame())
+
+
+def correlation(w: Wire) -> int:
+    w.send_raw(struct.pack(">ihhih", 10, 18, 0, 77, -1))
+    return struct.unpack_from(">i", w.recv_frame())[0]
+
+
+def unsupported_api_versions(w: Wire) -> bytes:
+    w.send_raw(struct.pack(">ihhih", 10, 18, 99, 7, -1))
+    return w.recv_frame()
+
+
+def truncated_body(w: Wire) -> str:
+    body = bytes(build(MetadataRequest, 1, topics=[{"name": "abc"}]).encode())
+    head = struct.pack(">hhih", 3, 1, 1, -1)
+    return outcome(w, struct.pack(">i", len(head) + len(body) - 2) + head + body[:-2])
+
+
+def empty_metadata(w: Wire) -> int:
+    topic(w)
+    return len(w.call(MetadataRequest, MetadataResponse, 1, topics=[]).topics)
+
+
+def create_twice(w: Wire) -> int:
+    name = topic(w)
+    return w.call(CreateTopicsRequest, CreateTopicsResponse, 7, topics=[
+        {"name": name, "num_partitions": 1, "replication_factor": 1}], timeout_ms=1000).topics[0].error_code
+
+
+def coordinator_port(b: InProcessBroker) -> bool:
+    with b.wire() as w:
+        return w.call(FindCoordinatorRequest, FindCoordinatorResponse, 2, key="g", key_type=0).port == b.port
+
+
+def fetch_min_version(w: Wire) -> int:
+    resp = w.call(ApiVersionsRequest, ApiVersionsResponse, 2)
+    return next(k.min_version for k in resp.api_keys if k.api_key == 1)
+
+
+def with_wire(probe):
+    def run(b: InProcessBroker):
+        with b.wire() as w:
+            return probe(w)
+    return run
+
+
+#: fault -> (probe(broker) -> observation, the clean broker's observation)
+PROBES = {
+    "crc-ieee": (with_wire(lambda w: produce(w, topic(w), record_batch([b"a"]))), 0),
+    "advertise-unimplemented": (with_wire(fetch_min_version), 4),
+    "hw-off-by-one": (with_wire(lambda w: (lambda n: (produce(w, n, record_batch([b"a"])),
+                                                      fetch(w, n, 0).high_watermark)[1])(topic(w))), 1),
+    "wrong-error-unknown-partition": (with_wire(lambda w: produce(w, topic(w), record_batch([b"a"]), 5)), 3),
+    "throttle-missing-metadata-v5": (with_wire(lambda w: raw_metadata_length(w, 5) - raw_metadata_length(w, 4)), 0),
+    "tagged-fields-misskipped": (with_wire(lambda w: outcome(w, metadata_v12_with_unknown_tag())), "answered"),
+    "crash-on-hostile-array": (hostile_then_probe, "answered"),
+    "generation-not-bumped": (with_wire(rebalance_generation), 2),
+    "leader-gets-no-metadata": (with_wire(lambda w: join_new(w, f"g{next(_names)}").members[0].metadata), b"meta"),
+    "acks0-responds": (with_wire(acks0), "silent"),
+    "apiversions-unsupported-not-v0": (with_wire(unsupported_api_versions), struct.pack(">ihihhh", 7, 35, 1, 18, 0, 4)),
+    "unknown-key-stays-open": (with_wire(lambda w: outcome(w, struct.pack(">ihhih", 10, 999, 0, 1, -1))), "closed"),
+    "fetch-ignores-offset": (with_wire(fetch_middle), 1),
+    "commit-not-stored": (with_wire(commit_then_fetch), 7),
+    "correlation-id-wrong": (with_wire(correlation), 77),
+    "listoffsets-latest-off-by-one": (with_wire(latest_offset), 1),
+    "create-duplicate-no-error": (with_wire(create_twice), 36),
+    "sequence-not-checked": (with_wire(idempotent_gap), 45),
+    "fetch-beyond-hw-empty": (with_wire(lambda w: fetch(w, topic(w), 5).error_code), 1),
+    "flexible-header-v1": (with_wire(lambda w: raw_metadata_length(w, 12)), 56),
+    "malformed-body-answered": (with_wire(truncated_body), "closed"),
+    "metadata-empty-means-all": (with_wire(empty_metadata), 0),
+    "produce-autocreates": (with_wire(lambda w: produce(w, f"nx{next(_names)}", record_batch([b"a"]))), 3),
+    "message-too-large-unchecked": (with_wire(lambda w: produce(w, topic(w), record_batch([b"x" * 70_000]))), 10),
+    "fetch-no-long-poll": (with_wire(long_poll), True),
+    "heartbeat-ignores-rebalance": (heartbeat_during_rebalance, 27),
+    "coordinator-port-hardcoded": (coordinator_port, True),
+}
+
+
+def test_every_fault_has_a_probe_and_at_least_twenty():
+    assert set(PROBES) == set(FAULTS)
+    assert len(FAULTS) >= 20
+
+
+@pytest.fixture(scope="module")
+def clean():
+    with InProcessBroker(**EXTRA) as b:
+        yield b
+
+
+@pytest.mark.parametrize("fault", sorted(PROBES))
+def test_fault_changes_behaviour(clean, fault):
+    probe, expected_clean = PROBES[fault]
+    assert probe(clean) == expected_clean
+    with InProcessBroker(faults=(fault,), **EXTRA) as faulted:
+        assert probe(faulted) != expected_clean, f"--fault {fault} did not change the wire behaviour"
