@@ -102,15 +102,15 @@ class PartitionLog:
         error the files are rolled back, nothing is appended and the OSError propagates.
         """
         base = self.high_watermark
+        plan = self._plan(len(payloads))
         if self.directory is not None and payloads:
-            plan = self._plan(len(payloads))
             await asyncio.to_thread(self._write_batch, plan, payloads, base, timestamp)
-        for payload in payloads:
-            active = self.segments[-1]
-            if len(active.records) >= self.segment_records:
-                active = Segment(active.end_offset)
-                self.segments.append(active)
-            active.records.append((timestamp, payload))
+        index = 0
+        for segment_base, n in plan:
+            if segment_base != self.segments[-1].base_offset:
+                self.segments.append(Segment(segment_base))
+            self.segments[-1].records.extend((timestamp, payload) for payload in payloads[index:index + n])
+            index += n
         self._retain()
         return base
 

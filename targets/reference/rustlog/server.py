@@ -216,11 +216,13 @@ class RustLogPersonality:
         return self.response("ProduceResponse", base_offset=base, record_count=len(payloads))
 
     def _decode_record(self, index: int, text: str) -> bytes:
-        # D3: standard alphabet, '=' padding, nothing else (validate=True refuses whitespace and other bytes).
+        # D3: standard alphabet, '=' padding, nothing else. binascii's strict mode refuses whitespace, other
+        # characters, missing or excess padding and data after padding (as base64.b64decode(validate=True)
+        # plus a length % 4 check would, at a fraction of the cost).
         try:
             if len(text) % 4:
                 raise ValueError("length is not a multiple of 4")
-            payload = base64.b64decode(text, validate=True)
+            payload = binascii.a2b_base64(text, strict_mode=True)
         except (binascii.Error, ValueError) as exc:
             raise RequestError(INVALID_REQUEST, f"record {index} is not valid base64: {exc}",
                                {"record_index": index}) from None
