@@ -442,7 +442,7 @@ class CodecField(Field):
     """
 
     __slots__ = ["codec"]
-    islist = 0
+    islist = 1  # the value is one value even when it is a Python list (scapy would otherwise iterate over it)
 
     def __init__(self, name: str, default, codec):
         self.codec = codec

@@ -1,0 +1,81 @@
+"""The Kafka strategies: valid output is valid, each mutation breaks exactly what it says, expectations name
+real clauses. Our strict decoder stands in for a conforming broker's parser here."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+
+from protocols.kafka import errors, messages, records
+from protocols.kafka.clauses import CATALOGUE
+from strategies import binary
+from strategies import kafka as kafka_strategies
+
+REJECTED = {"hostile-count", "negative-length", "truncate", "overlong-varint", "truncated-tag", "invalid-utf8"}
+
+
+@settings(max_examples=150)
+@given(kafka_strategies.mutated_requests())
+def test_mutated_requests_break_what_they_say(mutated):
+    assert mutated.expectation.clause in CATALOGUE
+    assert mutated.expectation.outcomes
+    assert mutated.frame != mutated.original
+    if mutated.operator in REJECTED:
+        with pytest.raises(messages.DecodeError):
+            messages.decode_request(mutated.frame)
+        assert mutated.expectation.allows("close")
+        assert not mutated.expectation.allows("answer")
+    elif mutated.operator == "unknown-tag":
+        messages.decode_request(mutated.frame)  # unknown tags are skipped: the frame still decodes
+        assert bytes([0x8F, 0x4E, 3, 1, 2, 3]) in mutated.frame  # tag 9999, 3 bytes
+        assert mutated.expectation.outcomes == {"answer"}
+    elif mutated.operator == "frame-length":
+        assert int.from_bytes(mutated.frame[:4], "big", signed=True) != len(mutated.frame) - 4
+
+
+@given(kafka_strategies.mutated_batches())
+def test_mutated_batches_are_rejected(mutation):
+    assert mutation.expectation.clause in CATALOGUE
+    with pytest.raises(records.DecodeError):
+        batch, end = records.decode_batch(mutation.batch)
+        if end != len(mutation.batch):
+            raise records.DecodeError("batch shorter than its bytes", end)
+
+
+def test_traced_spans_cover_the_frame_exactly():
+    body = {"ClientSoftwareName": "wc", "ClientSoftwareVersion": "1.0"}
+    frame, spans = kafka_strategies.traced_request(18, 3, 7, "c", body)
+    assert frame == messages.encode_request(18, 3, 7, "c", body)
+    kinds = {(s.path, s.kind) for s in spans}
+    assert ("body.ClientSoftwareName", "length") in kinds and ("body._tagged_fields", "tag-section") in kinds
+    name = next(s for s in spans if s.path == "body.ClientSoftwareName" and s.kind == "data")
+    assert frame[name.start:name.end] == b"wc"
+
+
+def test_produce_crc_mutation_expects_corrupt_message():
+    batch = records.build_batch([b"v"])
+    mutation = kafka_strategies.corrupt_crc(batch)
+    assert mutation.expectation.allows(f"error:{errors.CORRUPT_MESSAGE}")
+    body = kafka_strategies.produce_body(9, "t", 0, mutation.batch)
+    frame = messages.encode_request(0, 9, 1, "c", body)
+    sent = messages.decode_request(frame)["body"]["TopicData"][0]["PartitionData"][0]["Records"]
+    with pytest.raises(records.CorruptBatch):
+        records.decode_batch(sent)
+
+
+def test_binary_operators():
+    assert binary.overlong_uvarint(5, 6) == b"\x85\x80\x80\x80\x80\x00"
+    assert binary.encode_number("int32", -2) == b"\xff\xff\xff\xfe"
+    assert binary.encode_number("uvarint+1", 0) == b"\x01"
+    span = binary.Span("x", "count", 0, 4, "int32")
+    assert binary.set_number(b"\x00\x00\x00\x01rest", span, 2**31 - 1) == b"\x7f\xff\xff\xffrest"
+    assert binary.reframe_i32(b"ab") == b"\x00\x00\x00\x02ab"
+
+
+def test_error_table_and_catalogue():
+    assert errors.name(35) == "UNSUPPORTED_VERSION" and errors.name(2) == "CORRUPT_MESSAGE"
+    assert errors.is_retriable(3) and not errors.is_retriable(35)
+    assert errors.name(30_000) == "UNKNOWN_CODE_30000"
+    assert len(errors.BY_CODE) >= 129
+    assert all(clause.id.startswith("kafka.") and clause.requirement and clause.source for clause in CATALOGUE)
+    assert "kafka.produce.crc-mismatch" in CATALOGUE
