@@ -46,7 +46,7 @@ _FETCH_WRAPPER_MAX = len(_FETCH_HEAD) + len(_FETCH_TAIL % (2**64 - 1))
 
 def max_record_for(max_frame: int) -> int:
     """The largest decoded record whose Fetch response still fits in ``max_frame`` (D5)."""
-    return min(MAX_RECORD, (max_frame - 424) // 4 * 3)
+    return max(0, min(MAX_RECORD, (max_frame - 424) // 4 * 3))
 
 
 def now_micros() -> int:
@@ -193,6 +193,8 @@ class RustLogPersonality:
 
     # -- data plane -------------------------------------------------------------------------------------------
     async def produce(self, topic: str, partition: int, records: list[str]) -> bytes:
+        """Checks run request-first, then the log: record count (400), topic name (400), each record's base64
+        (400) and size (413), topic (404), partition (405). A batch is refused or appended whole."""
         limit = MAX_RECORDS + 1 if "record-limit-1001" in self.fault else MAX_RECORDS
         if len(records) > limit:
             raise RequestError(INVALID_REQUEST, f"too many records: {len(records)} (max {MAX_RECORDS})",
