@@ -282,3 +282,14 @@ def test_idempotent_sequences(wire):
     assert produce(wire, topic, new_epoch_gap).error_code == 45
     new_epoch = record_batch([b"d"], producer_id=pid, producer_epoch=1, base_sequence=0)
     assert produce(wire, topic, new_epoch).error_code == 0
+
+
+def test_retention_drops_whole_batches_and_moves_the_log_start():
+    with InProcessBroker(retention_records=3) as b, b.wire() as w:
+        topic = new_topic(w)
+        for _ in range(4):
+            produce(w, topic, record_batch([b"a", b"b"]))
+        part = fetch(w, topic, 6)
+        assert (part.log_start_offset, part.high_watermark) == (4, 8)  # 4 records kept: batches at 4 and 6
+        assert fetch(w, topic, 1).error_code == 1
+        assert [base for base, _ in batches_in(fetch(w, topic, 4).records)] == [4, 6]

@@ -200,3 +200,11 @@ def test_closed_raises_helper_sanity(broker):
         w.send_raw(struct.pack(">i", -5))
         with pytest.raises(Closed):
             w.recv_frame()
+
+
+def test_api_versions_v3_with_an_invalid_software_name_is_invalid_request(broker):
+    with broker.wire() as w:
+        corr = w.send(build(ApiVersionsRequest, 3, client_software_name="bad name!", client_software_version="1"))
+        payload = w.recv_frame()
+    # v3 body (not the v0 fallback): error 42 | compact empty ApiKeys | throttle 0 | no tagged fields
+    assert payload == struct.pack(">ih", corr, 42) + b"\x01" + struct.pack(">i", 0) + b"\x00"

@@ -5,6 +5,7 @@ Configuration through ``BrokerConfig.extra`` (all optional):
     kafka_default_partitions  partitions of auto-created topics and of CreateTopics with -1 (default 1)
     kafka_max_message_bytes   largest accepted batch (default 1048588, Kafka's max.message.bytes)
     kafka_min_session_ms      group.min.session.timeout.ms (default 6000)
+    retention_records         (the CLI's --retention-records) records kept per partition (default: all)
 Storage is in memory only; ``--data-dir`` is ignored by this personality.
 """
 

@@ -41,6 +41,7 @@ class Settings:
     default_partitions: int = 1
     max_message_bytes: int = 1048588  # max.message.bytes default
     max_fetch_wait_s: float = 30.0  # cap on a fetch's long poll, whatever max_wait_ms claims
+    retention_records: int | None = None  # per partition; None keeps everything
 
 
 class Broker:
@@ -166,6 +167,8 @@ class Broker:
             if duplicate_base is not None:
                 return NONE, duplicate_base, None
         base = partition.append(data, batch)
+        if self.settings.retention_records is not None:
+            partition.trim(self.settings.retention_records)
         if idempotent:
             self.producers.record(topic_name, index, batch.producer_id, batch.producer_epoch,
                                   batch.base_sequence, batch.last_sequence, base)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import struct
 
 from targets.reference.core import BrokerConfig, Connection
@@ -56,6 +57,8 @@ APIS: dict[int, tuple[str, int, int]] = {
     22: ("InitProducerId", 0, 5),
 }
 
+INVALID_REQUEST = 42
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")  # ApiVersionsRequest.isValid (KIP-511)
 _HEADER = struct.Struct(">hhi")  # api_key, api_version, correlation_id
 _SIZE = struct.Struct(">i")
 
@@ -78,6 +81,7 @@ class KafkaPersonality:
             auto_create=bool(extra.get("kafka_auto_create", True)),
             default_partitions=int(extra.get("kafka_default_partitions", 1)),
             max_message_bytes=int(extra.get("kafka_max_message_bytes", 1048588)),
+            retention_records=extra.get("retention_records"),
         )
         coordinator = groups.Coordinator(
             min_session_ms=int(extra.get("kafka_min_session_ms", 6000)),
@@ -186,7 +190,7 @@ class KafkaPersonality:
         if key == 16:
             return b.list_groups(req, version)
         if key == 18:
-            return self._api_versions()
+            return self._api_versions(req, version)
         if key == 19:
             return b.create_topics(req, version)
         if key == 20:
@@ -214,7 +218,10 @@ class KafkaPersonality:
         struct.pack_into(">i", out, 0, len(out) - 4)
         return bytes(out)
 
-    def _api_versions(self) -> dict:
+    def _api_versions(self, req: dict, version: int) -> dict:
+        if version >= 3 and not (_SOFTWARE.fullmatch(req["ClientSoftwareName"])
+                                 and _SOFTWARE.fullmatch(req["ClientSoftwareVersion"])):
+            return {"ErrorCode": INVALID_REQUEST, "ThrottleTimeMs": 0, "ApiKeys": []}  # ApiVersionsRequest.isValid
         return {"ErrorCode": 0, "ThrottleTimeMs": 0,
                 "ApiKeys": [{"ApiKey": k, "MinVersion": low, "MaxVersion": high}
                             for k, (low, high) in sorted(self.ranges.items())]}

@@ -1,7 +1,9 @@
 """In-memory topics and partitions: batches kept as the bytes received, with broker-assigned offsets.
 
 No durable log for Kafka (``--data-dir`` is ignored by this personality): everything lives in memory and is
-lost on restart. Appends wake long-polling fetches through one broker-wide event.
+lost on restart. ``--retention-records N`` bounds each partition to about N records by dropping whole batches
+from the front (the log start offset moves; older offsets become OFFSET_OUT_OF_RANGE). Appends wake
+long-polling fetches through one broker-wide event.
 """
 
 from __future__ import annotations
@@ -44,6 +46,16 @@ class Partition:
         self.max_timestamps.append(batch.max_timestamp)
         self.next_offset = base + batch.last_offset_delta + 1
         return base
+
+    def trim(self, keep_records: int) -> None:
+        """Drop whole batches from the front while at least ``keep_records`` records would remain."""
+        drop = 0
+        while drop < len(self.lasts) - 1 and self.next_offset - (self.lasts[drop] + 1) >= keep_records:
+            drop += 1
+        if drop:
+            for column in (self.bases, self.lasts, self.batches, self.max_timestamps):
+                del column[:drop]
+            self.log_start = self.bases[0]
 
     def read(self, offset: int, max_bytes: int, at_least_one: bool) -> list[bytes]:
         """Whole batches from the one holding ``offset`` on, within max_bytes (KIP-74: the first may exceed)."""
