@@ -18,17 +18,18 @@ from pyspark.sql import functions as F
 
 from reports.pipeline.schema import EXECUTED, PASSING, SEVERITY
 
-_SEVERITY_OF = F.create_map(*[F.lit(x) for x in chain.from_iterable(SEVERITY.items())])
-_VERDICT_OF = F.create_map(*[F.lit(x) for x in chain.from_iterable((v, k) for k, v in SEVERITY.items())])
+def _map(pairs) -> Column:
+    return F.create_map(*[F.lit(x) for x in chain.from_iterable(pairs)])
 
 
 def severity(column: str = "verdict") -> Column:
-    return F.coalesce(_SEVERITY_OF[F.col(column)], F.lit(SEVERITY["ERROR"]))  # an unknown verdict is suspect
+    by_verdict = _map(SEVERITY.items())
+    return F.coalesce(by_verdict[F.col(column)], F.lit(SEVERITY["ERROR"]))  # an unknown verdict is suspect
 
 
 def worst_verdict(column: str = "verdict") -> Column:
     """Aggregate: the most severe verdict of a group."""
-    return _VERDICT_OF[F.max(severity(column))]
+    return _map((v, k) for k, v in SEVERITY.items())[F.max(severity(column))]
 
 
 def _executed() -> Column:

@@ -21,3 +21,15 @@ def spark(tmp_path_factory):
                           conf={"spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse"))})
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def history(spark, tmp_path_factory):
+    """Four runs ingested once for the conformance, gate and HTML tests (see ``runs.history``)."""
+    from reports.pipeline import warehouse
+    from tests.pipeline.runs import write_history
+
+    root = tmp_path_factory.mktemp("history")
+    write_history(root / "runs")
+    warehouse.ingest(spark, [str(root / "runs" / "*")], str(root / "wh"))
+    return root

@@ -57,3 +57,42 @@ def write_run(root: Path, run_id: str, records: list[dict], *, started_at: str =
     for rel, content in (transcripts or {}).items():
         (run_dir / rel).write_text(json.dumps(content))
     return run_dir
+
+
+FRAMING = "suites/rustlog/test_framing.py"
+ZERO, OVERSIZE, UTF8 = "rustlog.framing.zero-length", "rustlog.framing.oversize", "rustlog.framing.invalid-utf8"
+
+
+def write_history(root: Path) -> None:
+    """r1 and r2 against a vendor RustLog; r3 against the reference Kafka broker; r4 executed nothing.
+
+    - zero-length: r1 OK; r2 two parameters, OK and NON-STRICT (worst wins: NON-STRICT; pass rate 3/3)
+    - oversize: r1 OK, r2 FAILED (a regression, and flaky: mixed verdicts for one suite version)
+    - invalid-utf8: r1 FAILED, r2 OK (pass rate 1/2, flaky, not a regression)
+    - r3: Kafka Produce v3 OK, v9 FAILED; a barco record (no catalogue for barco exists)
+    """
+    write_run(root, "r1", [case("r1", f"{FRAMING}::test_zero[a]", "OK", clause=ZERO),
+                           case("r1", f"{FRAMING}::test_oversize", "OK", clause=OVERSIZE),
+                           case("r1", f"{FRAMING}::test_utf8", "FAILED", clause=UTF8)],
+              started_at="2026-11-20T10:00:00Z")
+    write_run(root, "r2", [case("r2", f"{FRAMING}::test_zero[a]", "OK", clause=ZERO),
+                           case("r2", f"{FRAMING}::test_zero[b]", "NON-STRICT", clause=ZERO, level="SHOULD"),
+                           case("r2", f"{FRAMING}::test_oversize", "FAILED", clause=OVERSIZE,
+                                message="stayed open after an oversize frame",
+                                transcript="transcripts/oversize.json"),
+                           case("r2", f"{FRAMING}::test_utf8", "OK", clause=UTF8)],
+              started_at="2026-11-21T10:00:00Z", workers=2,
+              transcripts={"transcripts/oversize.json": transcript(f"{FRAMING}::test_oversize")})
+    kafka = {"kafka": {"address": REFERENCE_ADDRESS, "reference": True, "faults": []},
+             "barco": {"address": "127.0.0.1:40002", "reference": True, "faults": []}}
+    write_run(root, "r3", [case("r3", "suites/kafka/test_produce.py::test_v[3]", "OK", protocol="kafka",
+                                clause="kafka.framing.size-prefix", target=REFERENCE_ADDRESS, api="Produce",
+                                api_version=3),
+                           case("r3", "suites/kafka/test_produce.py::test_v[9]", "FAILED", protocol="kafka",
+                                clause="kafka.framing.size-prefix", target=REFERENCE_ADDRESS, api="Produce",
+                                api_version=9),
+                           case("r3", "suites/barco/test_x.py::test_x", "OK", protocol="barco",
+                                clause="barco.framing.x", target="127.0.0.1:40002")],
+              started_at="2026-11-21T11:00:00Z", targets=kafka)
+    write_run(root, "r4", [case("r4", f"{FRAMING}::test_zero[a]", "NOT-RUN", clause=ZERO, target=None)],
+              started_at="2026-11-21T12:00:00Z")

@@ -1,0 +1,1 @@
+"""PySpark jobs: run warehouse, conformance report, regression gate, capture conformance (``python -m reports.pipeline``)."""

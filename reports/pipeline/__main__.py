@@ -1,0 +1,85 @@
+"""Command line of the pipeline: ``python -m reports.pipeline <job> ...`` (also runs under spark-submit).
+
+  ingest   RUN_DIR_OR_GLOB... --warehouse W       run directories -> Parquet warehouse (idempotent)
+  report   --warehouse W --out DIR [--window N]   conformance matrix, coverage, ... -> summary.json + HTML
+  gate     --warehouse W [--run ID] [--baseline ID] [--ingest RUN_DIR...]
+           exit 1 on any regression (OK then, FAILED now) or when the run executed no case
+  captures PCAP_OR_GLOB... --out DIR [--port kafka=9092 ...]
+           passive checks of captured traffic -> violations.parquet, summary.parquet, HTML
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m reports.pipeline", description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--master", default=None, help="Spark master (default local[*]; kept under spark-submit)")
+    jobs = parser.add_subparsers(dest="job", required=True)
+
+    ingest = jobs.add_parser("ingest", help="load run directories into the warehouse")
+    ingest.add_argument("inputs", nargs="+", help="run directories or globs of them (any Spark-readable path)")
+    ingest.add_argument("--warehouse", required=True)
+
+    report = jobs.add_parser("report", help="write the conformance report")
+    report.add_argument("--warehouse", required=True)
+    report.add_argument("--out", required=True, help="local directory for summary.json and the HTML site")
+    report.add_argument("--window", type=int, default=10, help="runs per target for pass rates (default 10)")
+
+    gate = jobs.add_parser("gate", help="CI gate: fail on regressions or on an empty run")
+    gate.add_argument("--warehouse", required=True)
+    gate.add_argument("--run", default=None, help="run id to gate (default: the newest run)")
+    gate.add_argument("--baseline", default=None, help="run id to compare with (default: each target's previous run)")
+    gate.add_argument("--ingest", nargs="*", default=[], help="ingest these run directories first")
+
+    captures = jobs.add_parser("captures", help="check captured traffic")
+    captures.add_argument("inputs", nargs="+", help="pcap/pcapng files or globs")
+    captures.add_argument("--out", required=True, help="local directory for the Parquet tables and the HTML")
+    captures.add_argument("--port", action="append", default=[], metavar="PROTOCOL=PORT",
+                          help="server port of a protocol (repeatable); default: the protocols' default ports")
+    return parser
+
+
+def main(argv: list[str] | None = None, spark=None) -> int:
+    args = build_parser().parse_args(argv)
+    if spark is None:
+        from reports.pipeline.session import get_session
+
+        spark = get_session(args.master, app_name=f"wirecheck-{args.job}")
+    if args.job == "ingest":
+        from reports.pipeline.warehouse import ingest
+
+        stats = ingest(spark, args.inputs, args.warehouse)
+        print(f"ingested {stats['runs']} run(s), {stats['cases']} case record(s) into {args.warehouse}")
+        return 0
+    if args.job == "report":
+        from reports.pipeline.report import build_report
+
+        summary = build_report(spark, args.warehouse, args.out, args.window)
+        print(f"report: {len(summary['targets'])} target(s), {len(summary['matrix'])} matrix cell(s), "
+              f"{len(summary['regressions'])} regression(s) -> {args.out}/index.html")
+        return 0
+    if args.job == "gate":
+        from reports.pipeline.gate import gate
+        from reports.pipeline.warehouse import ingest
+
+        if args.ingest:
+            ingest(spark, args.ingest, args.warehouse)
+        result = gate(spark, args.warehouse, args.run, args.baseline)
+        print("\n".join(result.lines()))
+        return result.exit_code
+    if args.job == "captures":
+        from reports.pipeline.captures.job import parse_ports, run_capture_job
+
+        result = run_capture_job(spark, args.inputs, args.out, parse_ports(args.port))
+        print(f"captures: {result['files']} file(s), {result['flows']} flow(s), {result['frames']} frame(s), "
+              f"{result['violations']} violation(s) -> {args.out}/index.html")
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

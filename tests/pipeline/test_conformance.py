@@ -1,0 +1,94 @@
+"""Conformance views and the CI gate over a small, known history (tests/pipeline/runs.py::write_history)."""
+
+from __future__ import annotations
+
+import json
+
+from pyspark.sql import functions as F
+from pyspark.testing import assertDataFrameEqual
+
+from reports.pipeline import conformance, warehouse
+from reports.pipeline.__main__ import main
+from reports.pipeline.catalogue import catalogue_frame
+from tests.pipeline.runs import FRAMING, OVERSIZE, UTF8, VENDOR, ZERO, case, write_run
+
+
+def _cases(spark, history):
+    return warehouse.load_cases(spark, str(history / "wh"))
+
+
+def test_matrix_latest_verdict_worst_of_parameters_and_pass_rate(spark, history):
+    m = conformance.matrix(_cases(spark, history), window=10).filter(F.col("target") == VENDOR)
+    expected = spark.createDataFrame(
+        [(OVERSIZE, "FAILED", "r2", 0.5, 2), (UTF8, "OK", "r2", 0.5, 2), (ZERO, "NON-STRICT", "r2", 1.0, 2)],
+        "clause string, latest_verdict string, latest_run_id string, pass_rate double, runs long")
+    assertDataFrameEqual(m.select("clause", "latest_verdict", "latest_run_id", "pass_rate", "runs"), expected,
+                         checkRowOrder=False)
+
+
+def test_window_of_one_run_forgets_older_runs(spark, history):
+    m = conformance.matrix(_cases(spark, history), window=1).filter(F.col("clause") == UTF8)
+    assert [(r.pass_rate, r.runs) for r in m.collect()] == [(1.0, 1)]
+
+
+def test_regressions_are_ok_then_failed_only(spark, history):
+    reg = conformance.regressions(_cases(spark, history), "r2")
+    assert [(r.nodeid, r.baseline_run_id, r.baseline_verdict, r.verdict) for r in reg.collect()] == [
+        (f"{FRAMING}::test_oversize", "r1", "OK", "FAILED")]
+    # against itself nothing regresses
+    assert conformance.regressions(_cases(spark, history), "r2", baseline_run_id="r2").count() == 0
+
+
+def test_flaky_cases_have_mixed_verdicts(spark, history):
+    flaky = conformance.flaky(_cases(spark, history))
+    assert sorted((r.nodeid, tuple(sorted(r.verdicts.items()))) for r in flaky.collect()) == [
+        (f"{FRAMING}::test_oversize", (("FAILED", 1), ("OK", 1))),
+        (f"{FRAMING}::test_utf8", (("FAILED", 1), ("OK", 1)))]
+
+
+def test_version_matrix_and_reference_target_name(spark, history):
+    versions = conformance.version_matrix(_cases(spark, history))
+    expected = spark.createDataFrame([("reference", "Produce", 3, "OK"), ("reference", "Produce", 9, "FAILED")],
+                                     "target string, api string, api_version long, latest_verdict string")
+    assertDataFrameEqual(versions.select("target", "api", "api_version", "latest_verdict"), expected,
+                         checkRowOrder=False)
+
+
+def test_coverage_per_level_tolerates_missing_catalogues(spark, history):
+    cases = _cases(spark, history)
+    catalogue = catalogue_frame(spark, ["barco", "nosuchprotocol"])
+    rows = {(r.protocol, r.level): r for r in conformance.coverage(cases, catalogue).collect()}
+    must = rows[("rustlog", "MUST")]
+    assert must.catalogue_present and must.catalogued > 3
+    n_must = catalogue.filter("protocol = 'rustlog' and level = 'MUST'").count()
+    exercised_must = catalogue.filter(F.col("clause").isin(ZERO, OVERSIZE, UTF8) & (F.col("level") == "MUST")).count()
+    assert (must.catalogued, must.exercised) == (n_must, exercised_must)
+    assert rows[("barco", "MUST")].catalogued is None or rows[("barco", "MUST")].catalogue_present
+    assert not any(p == "nosuchprotocol" for p, _ in rows)  # no records, nothing to count
+
+
+def test_gate_fails_on_regression_and_on_an_empty_run(spark, history, capsys):
+    wh = str(history / "wh")
+    assert main(["gate", "--warehouse", wh, "--run", "r2"], spark=spark) == 1
+    assert "REGRESSION 127.0.0.1:9092" in capsys.readouterr().out
+    assert main(["gate", "--warehouse", wh, "--run", "r3"], spark=spark) == 0
+    assert main(["gate", "--warehouse", wh], spark=spark) == 1  # newest is r4: only NOT-RUN
+    assert "executed no case" in capsys.readouterr().out
+    assert main(["gate", "--warehouse", wh, "--run", "no-such-run"], spark=spark) == 1
+
+
+def test_report_writes_summary_and_pages(spark, history, tmp_path):
+    out = tmp_path / "report"
+    assert main(["report", "--warehouse", str(history / "wh"), "--out", str(out)], spark=spark) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["schema"] == "wirecheck.summary/1"
+    assert summary["targets"] == ["127.0.0.1:9092", "none", "reference"]  # barco and kafka: both reference
+    assert [r["nodeid"] for r in summary["regressions"]] == [f"{FRAMING}::test_oversize"]
+    failing = {f["nodeid"]: f for f in summary["failing"]}
+    assert set(failing) == {f"{FRAMING}::test_oversize", f"{FRAMING}::test_zero[b]",
+                            "suites/kafka/test_produce.py::test_v[9]"}
+    page = (out / failing[f"{FRAMING}::test_oversize"]["page"]).read_text()
+    assert "stayed open after an oversize frame" in page and "00000010" in page  # message and transcript hex
+    assert (out / failing[f"{FRAMING}::test_oversize"]["page"]).with_suffix(".pcap").exists()
+    index = (out / "index.html").read_text()
+    assert "http://" not in index and "https://" not in index
