@@ -109,6 +109,9 @@ def test_second_member_triggers_rebalance_and_leader_assigns(broker):
         described = a.call(DescribeGroupsRequest, DescribeGroupsResponse, 5, groups=[group],
                            include_authorized_operations=False).groups[0]
         assert described.group_state == "Stable" and len(described.members) == 2
+        missing = a.call(DescribeGroupsRequest, DescribeGroupsResponse, 6, groups=["nope"],
+                         include_authorized_operations=False).groups[0]
+        assert (missing.error_code, missing.group_state) == (69, "Dead")
         listed = a.call(ListGroupsRequest, ListGroupsResponse, 4, states_filter=["Stable"]).groups
         assert group in {g.group_id for g in listed}
 
@@ -174,6 +177,13 @@ def test_commit_and_fetch_offsets(broker):
         assert commit(7, joined.member_id) == 22
         assert commit(1, "stranger") == 25
         assert commit(1, joined.member_id, partition=9) == 3
+        assert commit(-1, "") == 25  # a simple commit into a group with members
+        assert w.call(OffsetCommitRequest, OffsetCommitResponse, 8, group_id="no-such-group",
+                      generation_id_or_member_epoch=3, member_id="m", group_instance_id=None, topics=[
+                          {"name": group + "-t", "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                                                  "committed_leader_epoch": -1,
+                                                                  "committed_metadata": ""}]}]
+                      ).topics[0].partitions[0].error_code == 22
         old = w.call(OffsetFetchRequest, OffsetFetchResponse, 5, group_id=group,
                      topics=[{"name": group + "-t", "partition_indexes": [0, 1]}])
         assert [(p.committed_offset, p.metadata) for p in old.topics[0].partitions] == [(42, "m"), (-1, "")]

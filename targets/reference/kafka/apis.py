@@ -436,7 +436,9 @@ class Broker:
         for group_id in req["Groups"]:
             group = self.coordinator.groups.get(group_id)
             if group is None:
-                described.append({"ErrorCode": NONE, "GroupId": group_id, "GroupState": groups.DEAD,
+                # Dead with no error before v6; v6 answers GROUP_ID_NOT_FOUND (KIP-1043, DescribeGroupsResponse.json)
+                described.append({"ErrorCode": groups.GROUP_ID_NOT_FOUND if version >= 6 else NONE,
+                                  "ErrorMessage": None, "GroupId": group_id, "GroupState": groups.DEAD,
                                   "ProtocolType": "", "ProtocolData": "", "Members": [],
                                   "AuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED})
                 continue

@@ -367,6 +367,8 @@ class Message:
         return version in self.flexible_versions
 
     def decode(self, buf, version: int, pos: int = 0) -> tuple[dict, int]:
+        if not isinstance(buf, memoryview):
+            buf = memoryview(buf)  # slices for tagged fields must not copy the frame
         try:
             return self._get(version)[0](buf, pos)
         except (struct.error, IndexError) as exc:

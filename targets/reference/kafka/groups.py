@@ -11,6 +11,11 @@ member, else the first member) receives every member's metadata for the chosen p
 none; SyncGroup hands each member exactly the assignment the leader sent. Timers: a member is removed when
 no heartbeat/join/sync arrives for its session timeout; a rebalance completes without the members that have
 not rejoined within the largest rebalance timeout.
+
+Decision: no group.initial.rebalance.delay.ms (Kafka's default is 3 s for a new group); the first rebalance
+completes as soon as every known member has joined, which keeps tests fast and changes no message.
+Static membership (group.instance.id) is carried and reported, but a rejoining static member is treated as a
+new dynamic member.
 """
 
 from __future__ import annotations
@@ -312,20 +317,24 @@ class Coordinator:
     # ------------------------------------------------------------------------------------------ offsets
 
     def commit_check(self, group_id: str, member_id: str, generation: int) -> int:
-        """Whether a commit is allowed. Generation -1 with no member id is a 'simple' commit (no membership)."""
+        """Whether a commit is allowed, in GroupCoordinator.handleCommitOffsets' order.
+
+        Generation < 0 into a missing or Empty group is a 'simple' commit (no group management). Commits
+        during PreparingRebalance are allowed (members commit before rejoining); CompletingRebalance refuses.
+        """
         if not group_id:
             return INVALID_GROUP_ID
         group = self.groups.get(group_id)
-        if generation < 0 and not member_id:
-            if group is not None and group.members:
-                return UNKNOWN_MEMBER_ID  # GroupCoordinator: a simple commit into an active group is refused
+        if group is None:
+            return NONE if generation < 0 else ILLEGAL_GENERATION
+        if generation < 0 and group.state == EMPTY:
             return NONE
-        if group is None or member_id not in group.members:
+        if group.state == COMPLETING:
+            return REBALANCE_IN_PROGRESS
+        if member_id not in group.members:
             return UNKNOWN_MEMBER_ID
         if generation != group.generation:
             return ILLEGAL_GENERATION
-        if group.state in (PREPARING, COMPLETING):
-            return REBALANCE_IN_PROGRESS
         return NONE
 
     def commit(self, group_id: str, topic: str, partition: int, offset: CommittedOffset) -> None:
