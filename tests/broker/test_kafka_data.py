@@ -293,3 +293,24 @@ def test_retention_drops_whole_batches_and_moves_the_log_start():
         assert (part.log_start_offset, part.high_watermark) == (4, 8)  # 4 records kept: batches at 4 and 6
         assert fetch(w, topic, 1).error_code == 1
         assert [base for base, _ in batches_in(fetch(w, topic, 4).records)] == [4, 6]
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3, 4], ids=["gzip", "snappy", "lz4", "zstd"])
+def test_compressed_batches_are_stored_as_sent_and_indexed_by_timestamp(wire, codec):
+    topic = new_topic(wire)
+    sent = record_batch([b"a" * 100, b"b" * 100, b"c" * 100], compression=codec, timestamps=[10, 20, 30])
+    assert produce(wire, topic, sent).error_code == 0
+    (base, got), = batches_in(fetch(wire, topic, 0).records)
+    assert got[16:] == sent[16:]
+    resp = wire.call(ListOffsetsRequest, ListOffsetsResponse, 7, replica_id=-1, topics=[
+        {"name": topic, "partitions": [{"partition_index": 0, "timestamp": 15}]}])
+    assert resp.topics[0].partitions[0].offset == 1
+
+
+def test_zstd_needs_produce_v7_and_transactions_are_refused(wire):
+    topic = new_topic(wire)
+    assert produce(wire, topic, record_batch([b"a" * 1000], compression=4), version=6).error_code == 76
+    txn = bytearray(record_batch([b"a"]))
+    txn[22] |= 0x10  # attributes: transactional (the CRC covers it: recompute)
+    txn[17:21] = struct.pack(">I", crc32c.crc32c(bytes(txn[21:])))
+    assert produce(wire, topic, bytes(txn)).error_code == 48

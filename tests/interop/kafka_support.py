@@ -199,7 +199,13 @@ class Wire:
 
 def record_batch(values: list[bytes], producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
                  compression: int = 0, timestamps: list[int] | None = None) -> bytes:
-    """One RecordBatch v2 built by kafka-python (an encoder nobody here wrote)."""
+    """One RecordBatch v2 built by kafka-python (an encoder nobody here wrote).
+
+    Snappy (2) is applied here with cramjam, xerial-framed as Java clients do, because kafka-python needs
+    python-snappy for it.
+    """
+    if compression == 2:
+        return _snappy_xerial(record_batch(values, producer_id, producer_epoch, base_sequence, 0, timestamps))
     builder = DefaultRecordBatchBuilder(magic=2, compression_type=compression, is_transactional=False,
                                         producer_id=producer_id, producer_epoch=producer_epoch,
                                         base_sequence=base_sequence, batch_size=1 << 30)
@@ -208,3 +214,16 @@ def record_batch(values: list[bytes], producer_id: int = -1, producer_epoch: int
         ts = timestamps[i] if timestamps else now
         builder.append(i, timestamp=ts, key=b"k%d" % i, value=value, headers=[])
     return bytes(builder.build())
+
+
+def _snappy_xerial(batch: bytes) -> bytes:
+    import cramjam
+    import crc32c
+
+    raw = bytes(cramjam.snappy.compress_raw(batch[61:]))
+    framed = b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1) + struct.pack(">i", len(raw)) + raw
+    out = bytearray(batch[:61] + framed)
+    struct.pack_into(">i", out, 8, len(out) - 12)
+    struct.pack_into(">h", out, 21, struct.unpack_from(">h", out, 21)[0] | 2)
+    struct.pack_into(">I", out, 17, crc32c.crc32c(bytes(out[21:])))
+    return bytes(out)

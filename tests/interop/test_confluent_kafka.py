@@ -84,3 +84,29 @@ def test_two_consumers_rebalance_and_take_over_on_leave(kafka_bootstrap, unique)
         a.close()
         if b is not None:
             b.close()
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_compressed_produce_consume_and_offsets_for_times(kafka_bootstrap, unique, codec):
+    from confluent_kafka import TopicPartition
+
+    topic = unique(f"ck-{codec}")
+    create_topic(kafka_bootstrap, topic, 1)
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "compression.type": codec, "linger.ms": 50})
+    for i in range(50):
+        producer.produce(topic, value=b"value-%d " % i * 20, partition=0, timestamp=1_000_000 + i)
+    assert producer.flush(10) == 0
+    consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": unique("unused"),
+                         "enable.auto.commit": False})
+    try:
+        found = consumer.offsets_for_times([TopicPartition(topic, 0, 1_000_000 + 17)], timeout=10)
+        assert found[0].offset == 17
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        values, deadline = [], time.monotonic() + 10
+        while len(values) < 50 and time.monotonic() < deadline:
+            for message in consumer.consume(100, 0.2):
+                if message.error() is None:
+                    values.append(message.value())
+    finally:
+        consumer.close()
+    assert values == [b"value-%d " % i * 20 for i in range(50)]

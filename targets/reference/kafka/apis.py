@@ -23,6 +23,8 @@ TOPIC_ALREADY_EXISTS = 36
 INVALID_PARTITIONS = 37
 INVALID_REPLICATION_FACTOR = 38
 INVALID_REQUEST = 42
+INVALID_TXN_STATE = 48
+UNSUPPORTED_COMPRESSION_TYPE = 76
 FETCH_SESSION_ID_NOT_FOUND = 70
 INVALID_FETCH_SESSION_EPOCH = 71
 UNKNOWN_TOPIC_ID = 100
@@ -137,14 +139,14 @@ class Broker:
                 if acks not in (-1, 0, 1):
                     error, base, message = INVALID_REQUIRED_ACKS, -1, None
                 else:
-                    error, base, message = self._append(t["Name"], p["Index"], p["Records"])
+                    error, base, message = self._append(t["Name"], p["Index"], p["Records"], version)
                 parts.append({"Index": p["Index"], "ErrorCode": error, "BaseOffset": base,
                               "LogAppendTimeMs": -1, "LogStartOffset": 0 if error == NONE else -1,
                               "RecordErrors": [], "ErrorMessage": message})
             responses.append({"Name": t["Name"], "PartitionResponses": parts})
         return {"Responses": responses, "ThrottleTimeMs": 0}
 
-    def _append(self, topic_name: str, index: int, data: bytes | None) -> tuple[int, int, str | None]:
+    def _append(self, topic_name: str, index: int, data: bytes | None, version: int) -> tuple[int, int, str | None]:
         if "produce-autocreates" in self.faults and topic_name not in self.storage.topics \
                 and valid_topic_name(topic_name):
             self.storage.create(topic_name, max(self.settings.default_partitions, index + 1))
@@ -156,6 +158,10 @@ class Broker:
         error, batch, message = records.validate(data or b"", max_bytes, crc_ieee="crc-ieee" in self.faults)
         if error:
             return error, -1, message
+        if batch.attributes & 0x07 == 4 and version < 7:
+            return UNSUPPORTED_COMPRESSION_TYPE, -1, "zstd needs Produce v7+ (KIP-110)"
+        if batch.is_transactional:  # no transaction coordinator here: no partition is ever in a transaction
+            return INVALID_TXN_STATE, -1, "transactions are not supported by this broker"
         idempotent = batch.producer_id >= 0
         if idempotent:
             check = "sequence-not-checked" not in self.faults

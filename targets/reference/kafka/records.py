@@ -14,7 +14,10 @@ import struct
 import zlib
 from dataclasses import dataclass
 
+import cramjam
 import crc32c
+import lz4.frame
+import zstandard
 
 HEADER_SIZE = 61
 LOG_OVERHEAD = 12  # baseOffset + batchLength: batchLength counts the bytes after these
@@ -22,7 +25,7 @@ CRC_START = 21
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 
 # error codes (Errors.java)
-NONE, CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD = 0, 2, 10, 87
+NONE, CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD, UNSUPPORTED_COMPRESSION_TYPE = 0, 2, 10, 87, 76
 
 
 @dataclass
@@ -100,6 +103,10 @@ def validate(data: bytes, max_message_bytes: int, crc_ieee: bool = False) -> tup
         return CORRUPT_MESSAGE, None, f"CRC {batch.crc:#010x} != computed {actual:#010x}"
     if batch.count <= 0 or batch.last_offset_delta != batch.count - 1:
         return INVALID_RECORD, None, f"record count {batch.count} vs lastOffsetDelta {batch.last_offset_delta}"
+    if batch.is_control:
+        return INVALID_RECORD, None, "clients may not write control batches (LogValidator)"
+    if batch.attributes & 0x07 > 4:
+        return UNSUPPORTED_COMPRESSION_TYPE, None, f"compression codec {batch.attributes & 0x07}"
     if batch.attributes & 0x07 == 0 and not _records_fit(data, batch.count):
         return INVALID_RECORD, None, "records do not match the batch's count and length"
     return NONE, batch, ""
@@ -133,17 +140,53 @@ def assign(data: bytes, base_offset: int, leader_epoch: int = 0) -> bytes:
     return bytes(out)
 
 
-def record_timestamps(data: bytes) -> list[int] | None:
-    """Timestamps of the records of an uncompressed batch (None when compressed: not needed then)."""
+MAX_DECOMPRESSED = 64 << 20  # bound on one batch's decompressed records (a decompression bomb costs no more)
+
+
+def _raw_snappy(data: bytes) -> bytes:
+    if cramjam.snappy.decompress_raw_len(data) > MAX_DECOMPRESSED:
+        raise ValueError("snappy block too large")
+    return bytes(cramjam.snappy.decompress_raw(data))
+
+
+def _snappy(data: bytes) -> bytes:
+    """Java clients frame snappy the xerial way (magic, two ints, then int32-sized raw blocks); others send raw."""
+    if data[:8] != b"\x82SNAPPY\x00":
+        return _raw_snappy(data)
+    out, pos = bytearray(), 16
+    while pos + 4 <= len(data) and len(out) <= MAX_DECOMPRESSED:
+        (size,) = struct.unpack_from(">i", data, pos)
+        out += _raw_snappy(data[pos + 4:pos + 4 + size])
+        pos += 4 + size
+    return bytes(out)
+
+
+#: attributes & 0x07 -> decompressor of the records section (protocol guide 'Record Batch': compression codecs),
+#: each stopping at MAX_DECOMPRESSED bytes.
+_DECOMPRESS = {
+    1: lambda d: zlib.decompressobj(47).decompress(d, MAX_DECOMPRESSED),  # gzip (47: expect a gzip header)
+    2: _snappy,
+    3: lambda d: lz4.frame.LZ4FrameDecompressor().decompress(d, max_length=MAX_DECOMPRESSED),
+    4: lambda d: zstandard.ZstdDecompressor().stream_reader(d).read(MAX_DECOMPRESSED),
+}
+
+
+def record_timestamps(data: bytes) -> list[int]:
+    """Timestamps of a stored batch's records, decompressing when needed (ListOffsets by timestamp)."""
     batch = parse_header(data)
-    if batch.attributes & 0x07:
-        return None
-    stamps, pos = [], HEADER_SIZE
-    for _ in range(batch.count):
-        size, pos = _read_varint(data, pos)
-        end = pos + size
-        pos += 1  # attributes
-        delta, _ = _read_varint(data, pos)
-        stamps.append(batch.base_timestamp + delta)
-        pos = end
+    codec = batch.attributes & 0x07
+    records = data[HEADER_SIZE:]
+    stamps, pos = [], 0
+    try:
+        if codec:
+            records = _DECOMPRESS[codec](records)
+        for _ in range(batch.count):
+            size, pos = _read_varint(records, pos)
+            end = pos + size
+            pos += 1  # attributes
+            delta, _ = _read_varint(records, pos)
+            stamps.append(batch.base_timestamp + delta)
+            pos = end
+    except Exception:  # undecodable or oversized: the batch's own max timestamp is all we know
+        return [batch.max_timestamp] * batch.count
     return stamps

@@ -76,8 +76,6 @@ class Partition:
             if max_ts < timestamp:
                 continue
             stamps = records.record_timestamps(self.batches[i])
-            if stamps is None:  # compressed: the batch is the finest unit we index (documented approximation)
-                return self.bases[i], max_ts
             for delta, ts in enumerate(stamps):
                 if ts >= timestamp:
                     return self.bases[i] + delta, ts
@@ -89,10 +87,7 @@ class Partition:
         for i, max_ts in enumerate(self.max_timestamps):
             if max_ts > best[1]:
                 stamps = records.record_timestamps(self.batches[i])
-                if stamps is None:
-                    best = (self.lasts[i], max_ts)
-                else:
-                    best = (self.bases[i] + stamps.index(max(stamps)), max_ts)
+                best = (self.bases[i] + stamps.index(max(stamps)), max_ts)
         return best
 
 
