@@ -9,6 +9,7 @@ default binary sizes are tiny, so sizes are drawn explicitly).
 
 from __future__ import annotations
 
+import functools
 import struct
 import uuid
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from strategies.binary import Span
 # Valid values
 
 
+@functools.cache
 def _integers(low: int, high: int):
     boundaries = sorted({low, high, 0, -1, 1, low + 1, high - 1} & set(range(low, high + 1)) if high - low < 10
                         else {v for v in (low, high, 0, -1, 1, low + 1, high - 1) if low <= v <= high})
@@ -32,14 +34,32 @@ def _integers(low: int, high: int):
     return st.one_of(st.sampled_from(boundaries), small, st.integers(low, high))
 
 
+# Strategies are built once and cached: building (and validating) strategy objects inside every draw costs
+# more than drawing from them.
+
+
+@functools.cache
+def _exact_text(size: int):
+    return st.text(min_size=size, max_size=size)
+
+
+@functools.cache
+def _exact_binary(size: int):
+    return st.binary(min_size=size, max_size=size)
+
+
+@functools.cache
 def _sized_text(max_size: int):
-    return st.integers(0, max_size).flatmap(lambda n: st.text(min_size=n, max_size=n))
+    """Text whose length is drawn uniformly-ish (st.text's own sizes are tiny, see the stack notes)."""
+    return st.integers(0, max_size).flatmap(_exact_text)
 
 
+@functools.cache
 def _sized_binary(max_size: int):
-    return st.integers(0, max_size).flatmap(lambda n: st.binary(min_size=n, max_size=n))
+    return st.integers(0, max_size).flatmap(_exact_binary)
 
 
+@functools.lru_cache(maxsize=None)
 def value_strategy(codec, *, max_items: int = 3, max_text: int = 24, unknown_tags: bool = False,
                    records_strategy=None):
     """A strategy for values the codec accepts (a dict for a struct)."""
@@ -93,12 +113,22 @@ def _struct_strategy(codec: StructCodec, max_items, max_text, unknown_tags, reco
     return st.fixed_dictionaries(required, optional=optional)
 
 
+@functools.cache
+def _key_choice(keys: tuple[int, ...]):
+    return st.sampled_from(keys)
+
+
+@functools.cache
+def _version_range(low: int, high: int):
+    return st.integers(low, high)
+
+
 @st.composite
 def api_and_version(draw, api_keys=None, kind: str = "request", include_removed: bool = False):
-    keys = api_keys if api_keys is not None else messages.api_keys()
-    api_key = draw(st.sampled_from(sorted(keys)))
+    keys = tuple(sorted(api_keys if api_keys is not None else messages.api_keys()))
+    api_key = draw(_key_choice(keys))
     low, high = messages.versions(api_key)
-    version = draw(st.integers(0 if include_removed else low, high))
+    version = draw(_version_range(0 if include_removed else low, high))
     return api_key, version
 
 
@@ -106,7 +136,7 @@ def bodies(api_key: int, version: int, kind: str = "request", **options):
     """Valid bodies (dicts) for one message."""
     codec = messages.request_codec(api_key, version) if kind == "request" else messages.response_codec(api_key,
                                                                                                       version)
-    options.setdefault("records_strategy", record_batch_bytes(max_records=2))
+    options.setdefault("records_strategy", DEFAULT_RECORDS)
     return value_strategy(codec, **options)
 
 
@@ -140,34 +170,56 @@ def request_frames(draw, api_keys=None, include_removed: bool = False, **options
 # Record batches
 
 
+_HEADERS = st.lists(st.tuples(_sized_text(8), st.none() | _sized_binary(8)), max_size=2)
+_KEYS = st.none() | _sized_binary(16)
+_TIMESTAMP_DELTAS = st.integers(0, 10_000)
+
+
+@functools.cache
+def _values(max_value: int):
+    return st.none() | _sized_binary(max_value)
+
+
 @st.composite
 def record_lists(draw, max_records: int = 4, max_value: int = 64):
     count = draw(st.integers(1, max_records))
-    result = []
-    for index in range(count):
-        headers = draw(st.lists(st.tuples(_sized_text(8), st.none() | _sized_binary(8)), max_size=2))
-        result.append(records.Record(value=draw(st.none() | _sized_binary(max_value)),
-                                     key=draw(st.none() | _sized_binary(16)), headers=headers,
-                                     offset_delta=index, timestamp_delta=draw(st.integers(0, 10_000))))
-    return result
+    values = _values(max_value)
+    return [records.Record(value=draw(values), key=draw(_KEYS), headers=draw(_HEADERS), offset_delta=index,
+                           timestamp_delta=draw(_TIMESTAMP_DELTAS)) for index in range(count)]
+
+
+_BASE_OFFSETS = st.sampled_from([0, 0, 1, 2**40])
+_BASE_TIMESTAMPS = st.integers(0, 2**41)
+_PRODUCER_IDS = st.sampled_from([-1, -1, 0, 1000])
+_PRODUCER_EPOCHS = st.sampled_from([-1, 0, 5])
+_SEQUENCES = st.sampled_from([-1, 0, 7])
+_LEADER_EPOCHS = st.sampled_from([-1, 0])
+
+
+@functools.cache
+def _codec_choice(codecs: tuple[int, ...]):
+    return st.sampled_from(codecs)
 
 
 @st.composite
 def record_batches(draw, max_records: int = 4, codecs=tuple(compression.NAMES)) -> records.RecordBatch:
     return records.RecordBatch(
         records=draw(record_lists(max_records)),
-        base_offset=draw(st.sampled_from([0, 0, 1, 2**40])),
-        compression=draw(st.sampled_from(codecs)),
-        base_timestamp=draw(st.integers(0, 2**41)),
-        producer_id=draw(st.sampled_from([-1, -1, 0, 1000])),
-        producer_epoch=draw(st.sampled_from([-1, 0, 5])),
-        base_sequence=draw(st.sampled_from([-1, 0, 7])),
-        partition_leader_epoch=draw(st.sampled_from([-1, 0])),
+        base_offset=draw(_BASE_OFFSETS),
+        compression=draw(_codec_choice(tuple(codecs))),
+        base_timestamp=draw(_BASE_TIMESTAMPS),
+        producer_id=draw(_PRODUCER_IDS),
+        producer_epoch=draw(_PRODUCER_EPOCHS),
+        base_sequence=draw(_SEQUENCES),
+        partition_leader_epoch=draw(_LEADER_EPOCHS),
     )
 
 
 def record_batch_bytes(max_records: int = 4, codecs=tuple(compression.NAMES)):
     return record_batches(max_records, codecs).map(records.encode_batch)
+
+
+DEFAULT_RECORDS = record_batch_bytes(max_records=2)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -527,3 +579,104 @@ def mutated_batches(draw, max_records: int = 3) -> BatchMutation:
     if choice == "length":
         return lying_batch_length(batch, draw(st.sampled_from([1, 100, -1, -40, 2**30])))
     return lying_record_count(batch, draw(st.sampled_from([0, 2**31 - 1, -1, 1000])))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Bulk generation without Hypothesis: a seeded random.Random walks the same codecs. Hypothesis spends ~0.1 ms
+# per draw on bookkeeping (shrinking needs it); bulk cases need thousands of frames per second and replay by
+# seed instead of shrinking.
+
+_BOUNDARY_PICKS = (0, 1, -1)
+
+
+def random_value(rng, codec, depth: int = 0, max_items: int = 3, max_text: int = 24):
+    """A valid value for ``codec`` drawn from ``rng`` (a ``random.Random``)."""
+    if isinstance(codec, _Sized):
+        codec = codec.codec
+    if isinstance(codec, StructCodec):
+        value = {name: random_value(rng, c, depth + 1, max_items, max_text) for name, c, _ in codec.regular}
+        for name, c, _ in codec.tagged.values():
+            if rng.random() < 0.3:
+                value[name] = random_value(rng, c, depth + 1, max_items, max_text)
+        return value
+    if isinstance(codec, NullableStruct):
+        return None if rng.random() < 0.2 else random_value(rng, codec.inner, depth, max_items, max_text)
+    if isinstance(codec, f.ArrayCodec):
+        if codec.nullable and rng.random() < 0.1:
+            return None
+        count = rng.randint(0, max(0, max_items - depth))
+        return [random_value(rng, codec.item, depth + 1, max_items, max_text) for _ in range(count)]
+    if isinstance(codec, f.LengthPrefixed):
+        if codec.nullable and rng.random() < 0.15:
+            return None
+        size = rng.randint(0, max_text)
+        if codec.text:
+            return "".join(chr(rng.choice((rng.randint(0x20, 0x7E), rng.randint(0xA0, 0x2FFF)))) for _ in range(size))
+        return rng.randbytes(size)
+    if codec is f.BOOL:
+        return rng.random() < 0.5
+    if codec is f.UUID:
+        return uuid.UUID(int=rng.getrandbits(128))
+    if codec is f.FLOAT64:
+        return rng.uniform(-1e9, 1e9)
+    if isinstance(codec, f.FixedCodec):
+        roll = rng.random()
+        if roll < 0.2:
+            return rng.choice((codec.low, codec.high))
+        if roll < 0.4 and codec.low < 0:
+            return rng.choice(_BOUNDARY_PICKS)
+        return rng.randint(codec.low, codec.high)
+    raise TypeError(f"no generator for codec {codec!r}")
+
+
+def random_request(rng, api_keys=None) -> tuple[int, int, dict]:
+    keys = sorted(api_keys if api_keys is not None else messages.api_keys())
+    api_key = rng.choice(keys)
+    low, high = messages.versions(api_key)
+    version = rng.randint(low, high)
+    return api_key, version, random_value(rng, messages.request_codec(api_key, version))
+
+
+def random_mutant(rng, api_keys=None) -> MutatedFrame:
+    """One valid random request with one structural defect (the operators of :func:`mutated_requests`)."""
+    api_key, version, body = random_request(rng, api_keys)
+    frame, spans = traced_request(api_key, version, rng.randint(0, 2**31 - 1), "wirecheck", body)
+    body_spans = [s for s in spans if s.path.startswith("body")]
+    counts = [s for s in body_spans if s.kind in ("count", "length")]
+    uvarints = [s for s in body_spans if s.prefix.startswith("uvarint")]
+    sections = [s for s in body_spans if s.kind == "tag-section"]
+    texts = [s for s in body_spans if s.kind == "data" and s.prefix == "text" and s.size >= 2]
+    choices = ["frame-length", "trailing-bytes"]
+    if counts:
+        choices += ["hostile-count", "negative-length"]
+    if body_spans:
+        choices.append("truncate")
+    if uvarints:
+        choices.append("overlong-varint")
+    if sections:
+        choices += ["unknown-tag", "truncated-tag"]
+    if texts:
+        choices.append("invalid-utf8")
+    operator = rng.choice(choices)
+    if operator == "hostile-count":
+        span = rng.choice(counts)
+        return mutate_hostile_count(frame, spans, span, rng.choice(binary.hostile_numbers(span.prefix)), api_key,
+                                    version)
+    if operator == "negative-length":
+        return mutate_negative_length(frame, rng.choice(counts), api_key, version)
+    if operator == "truncate":
+        cut = rng.randint(min(s.start for s in body_spans), len(frame) - 1)
+        target = next((s.path for s in body_spans if s.start <= cut < s.end), "body")
+        return mutate_truncate(frame, cut, target, api_key, version)
+    if operator == "overlong-varint":
+        return mutate_overlong_varint(frame, rng.choice(uvarints), api_key, version)
+    if operator == "unknown-tag":
+        return mutate_unknown_tag(frame, rng.choice(sections), api_key, version)
+    if operator == "truncated-tag":
+        return mutate_truncated_tag(frame, rng.choice(sections), api_key, version)
+    if operator == "invalid-utf8":
+        return mutate_invalid_utf8(frame, rng.choice(texts), api_key, version)
+    if operator == "frame-length":
+        return mutate_frame_length(frame, rng.choice([len(frame) - 3, len(frame) + 996, -1, -(2**31)]), api_key,
+                                   version)
+    return mutate_trailing_bytes(frame, rng.randbytes(rng.randint(1, 8)), api_key, version)

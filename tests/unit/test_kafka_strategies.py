@@ -79,3 +79,21 @@ def test_error_table_and_catalogue():
     assert len(errors.BY_CODE) >= 129
     assert all(clause.id.startswith("kafka.") and clause.requirement and clause.source for clause in CATALOGUE)
     assert "kafka.produce.crc-mismatch" in CATALOGUE
+
+
+def test_bulk_generation_is_valid_and_mutants_are_rejected():
+    import random
+
+    rng = random.Random(20261121)
+    for _ in range(300):
+        api_key, version, body = kafka_strategies.random_request(rng)
+        frame = messages.encode_request(api_key, version, 1, "c", body)
+        assert messages.encode_request(api_key, version, 1, "c", messages.decode_request(frame)["body"]) == frame
+    for _ in range(300):
+        mutated = kafka_strategies.random_mutant(rng)
+        assert mutated.expectation.clause in CATALOGUE
+        if mutated.operator in REJECTED:
+            with pytest.raises(messages.DecodeError):
+                messages.decode_request(mutated.frame)
+        elif mutated.operator == "unknown-tag":
+            messages.decode_request(mutated.frame)
