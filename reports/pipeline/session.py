@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 #: Settings for small, local jobs; a cluster submit can override any of them with ``--conf``.
 LOCAL_CONF = {
@@ -37,6 +38,12 @@ def prepare_environment() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Python workers start fresh interpreters: let them import this project's packages (local mode; on a
+    # cluster, ship them with spark-submit --py-files).
+    root = str(Path(__file__).resolve().parents[2])
+    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    if root not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *[p for p in paths if p]])
 
 
 def get_session(master: str | None = None, app_name: str = "wirecheck-pipeline", conf: dict | None = None):
