@@ -29,6 +29,10 @@ FETCH_SESSION_ID_NOT_FOUND = 70
 INVALID_FETCH_SESSION_EPOCH = 71
 UNKNOWN_TOPIC_ID = 100
 
+# Decision: Kafka has no per-topic partition cap, but a count from the wire must not size an allocation
+# unchecked; more than this is refused with INVALID_PARTITIONS (37).
+MAX_PARTITIONS = 10_000
+
 NODE_ID = 0
 CLUSTER_ID = "wirecheck-reference"
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
@@ -313,6 +317,8 @@ class Broker:
                 error, message = TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists."
             elif count < 1:
                 error, message = INVALID_PARTITIONS, "Number of partitions must be larger than 0."
+            elif count > MAX_PARTITIONS:
+                error, message = INVALID_PARTITIONS, f"This broker keeps at most {MAX_PARTITIONS} partitions a topic."
             elif rf < 1 or rf > 1:
                 error, message = INVALID_REPLICATION_FACTOR, f"Replication factor {rf}: this broker is the only one."
             result = {"Name": name, "ErrorCode": error, "ErrorMessage": message, "TopicConfigErrorCode": 0,
