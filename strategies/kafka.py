@@ -443,7 +443,7 @@ def mutate_trailing_bytes(frame: bytes, extra: bytes, api_key, version) -> Mutat
     """Bytes after the body inside the frame. Kafka's parsers stop at the body's end; whether a broker
     rejects the rest is not specified, so only liveness is required (any outcome but a hang or crash)."""
     return MutatedFrame(_reframe(frame + extra), "trailing-bytes", "body", expect(
-        "kafka.liveness.after-hostile", f"{len(extra)} bytes after the body", "answer", "close",
+        "kafka.robustness.survives", f"{len(extra)} bytes after the body", "answer", "close",
         f"error:{errors.INVALID_REQUEST}"), frame, api_key, version)
 
 

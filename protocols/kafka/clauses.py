@@ -192,7 +192,7 @@ CLAUSES = [
            "An idempotent batch whose base sequence skips ahead gets OUT_OF_ORDER_SEQUENCE_NUMBER (45).",
            "KIP-98; Errors.OUT_OF_ORDER_SEQUENCE_NUMBER"),
     # --- liveness
-    Clause("kafka.liveness.after-hostile",
+    Clause("kafka.robustness.survives",
            "After any hostile frame on one connection, the broker still answers a valid ApiVersions request "
            "on a new connection.",
            "Robustness principle; KAFKA-14063", MUST),
