@@ -314,3 +314,13 @@ def test_zstd_needs_produce_v7_and_transactions_are_refused(wire):
     txn[22] |= 0x10  # attributes: transactional (the CRC covers it: recompute)
     txn[17:21] = struct.pack(">I", crc32c.crc32c(bytes(txn[21:])))
     assert produce(wire, topic, bytes(txn)).error_code == 48
+
+
+def test_record_blob_framing_follows_kafkas_batch_iterator(wire):
+    topic = new_topic(wire)
+    good = record_batch([b"a"])
+    assert produce(wire, topic, b"").error_code == 87  # no batch
+    assert produce(wire, topic, good[:-1]).error_code == 87  # incomplete: not a batch
+    assert produce(wire, topic, good[:8] + struct.pack(">i", 5) + good[12:]).error_code == 2  # size < 14
+    assert produce(wire, topic, good + good[:20]).error_code == 0  # a partial trailing batch is trimmed
+    assert batches_in(fetch(wire, topic, 0).records)[0][1][16:] == good[16:]

@@ -159,7 +159,7 @@ class Broker:
             return error, -1, None
         partition = self.storage.partition(topic_name, index)
         max_bytes = (1 << 62) if "message-too-large-unchecked" in self.faults else self.settings.max_message_bytes
-        error, batch, message = records.validate(data or b"", max_bytes, crc_ieee="crc-ieee" in self.faults)
+        error, batch, message, data = records.validate(data or b"", max_bytes, crc_ieee="crc-ieee" in self.faults)
         if error:
             return error, -1, message
         if batch.attributes & 0x07 == 4 and version < 7:

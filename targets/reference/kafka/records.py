@@ -75,41 +75,59 @@ def _read_varint(buf, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def validate(data: bytes, max_message_bytes: int, crc_ieee: bool = False) -> tuple[int, Batch | None, str]:
-    """Check one produced records blob the way Kafka's ProduceRequest/LogValidator do.
+MIN_BATCH_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0: a smaller size field is corrupt (ByteBufferLogInputStream)
 
-    Returns (error code, batch header, message). Order follows UnifiedLog.analyzeAndValidateRecords: size
-    first (10), then structure/magic (87, ProduceRequest.validateRecords: exactly one v2 batch), then CRC (2),
-    then the record count checks of LogValidator (87).
+
+def _frame_batch(data: bytes) -> tuple[int, int]:
+    """ByteBufferLogInputStream.nextBatch: (error, size of the complete batch at the start of data or 0)."""
+    if len(data) < LOG_OVERHEAD:
+        return NONE, 0
+    (size,) = struct.unpack_from(">i", data, 8)
+    if size < MIN_BATCH_SIZE:
+        return CORRUPT_MESSAGE, 0
+    if len(data) < size + LOG_OVERHEAD or len(data) < 17:
+        return NONE, 0  # incomplete: not a batch
+    return NONE, size + LOG_OVERHEAD
+
+
+def validate(data: bytes, max_message_bytes: int, crc_ieee: bool = False) -> tuple[int, Batch | None, str, bytes]:
+    """Check one produced records blob the way Kafka does; returns (error, header, message, the batch's bytes).
+
+    Order: ProduceRequest.validateRecords (exactly one complete batch, magic 2: else 87; a size field below 14:
+    2), then UnifiedLog.analyzeAndValidateRecords (size > max.message.bytes: 10; then the CRC: 2; trailing
+    bytes that do not make a whole batch are trimmed, not refused), then LogValidator's count checks (87).
     """
+    error, first = _frame_batch(data)
+    if error:
+        return error, None, "record batch size field below the minimum", b""
+    if not first:
+        return INVALID_RECORD, None, "no complete record batch", b""
+    if data[16] != 2:
+        return INVALID_RECORD, None, f"magic {data[16]} is not 2", b""
+    error, second = _frame_batch(data[first:])
+    if error:
+        return error, None, "corrupt data after the batch", b""
+    if second:
+        return INVALID_RECORD, None, "more than one record batch", b""
+    data = data[:first]
     if len(data) > max_message_bytes:
-        return MESSAGE_TOO_LARGE, None, f"batch of {len(data)} bytes exceeds max.message.bytes {max_message_bytes}"
+        return MESSAGE_TOO_LARGE, None, f"batch of {len(data)} bytes exceeds max.message.bytes {max_message_bytes}", b""
     if len(data) < HEADER_SIZE:
-        if len(data) >= 17 and data[16] != 2:
-            return INVALID_RECORD, None, f"magic {data[16]} is not 2"
-        return CORRUPT_MESSAGE, None, "records shorter than a batch header"
+        return CORRUPT_MESSAGE, None, f"batch of {len(data)} bytes is shorter than its header", b""
     batch = parse_header(data)
-    if batch.magic != 2:
-        return INVALID_RECORD, None, f"magic {batch.magic} is not 2"
-    if batch.length + LOG_OVERHEAD < HEADER_SIZE:
-        return CORRUPT_MESSAGE, None, f"batch length {batch.length} below the header size"
-    if batch.length + LOG_OVERHEAD > len(data):
-        return CORRUPT_MESSAGE, None, f"batch length {batch.length} beyond the records"
-    if batch.length + LOG_OVERHEAD < len(data):
-        return INVALID_RECORD, None, "more than one record batch (or trailing bytes)"
     body = memoryview(data)[CRC_START:]
     actual = (zlib.crc32(body) if crc_ieee else crc32c.crc32c(body)) & 0xFFFFFFFF
     if actual != batch.crc:
-        return CORRUPT_MESSAGE, None, f"CRC {batch.crc:#010x} != computed {actual:#010x}"
+        return CORRUPT_MESSAGE, None, f"CRC {batch.crc:#010x} != computed {actual:#010x}", b""
     if batch.count <= 0 or batch.last_offset_delta != batch.count - 1:
-        return INVALID_RECORD, None, f"record count {batch.count} vs lastOffsetDelta {batch.last_offset_delta}"
+        return INVALID_RECORD, None, f"record count {batch.count} vs lastOffsetDelta {batch.last_offset_delta}", b""
     if batch.is_control:
-        return INVALID_RECORD, None, "clients may not write control batches (LogValidator)"
+        return INVALID_RECORD, None, "clients may not write control batches (LogValidator)", b""
     if batch.attributes & 0x07 > 4:
-        return UNSUPPORTED_COMPRESSION_TYPE, None, f"compression codec {batch.attributes & 0x07}"
+        return UNSUPPORTED_COMPRESSION_TYPE, None, f"compression codec {batch.attributes & 0x07}", b""
     if batch.attributes & 0x07 == 0 and not _records_fit(data, batch.count):
-        return INVALID_RECORD, None, "records do not match the batch's count and length"
-    return NONE, batch, ""
+        return INVALID_RECORD, None, "records do not match the batch's count and length", b""
+    return NONE, batch, "", data
 
 
 def _records_fit(data: bytes, count: int) -> bool:
