@@ -1,0 +1,159 @@
+"""A strict Kafka client for the conformance cases.
+
+Every answer is decoded with the definition-driven codec at the request's version (strict: no trailing
+bytes, no lying lengths) and its correlation id checked. Whatever the target does instead becomes a
+:class:`Divergence` of the clause the case names, with the conversation already in the case's transcript.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from protocols.kafka import errors, messages
+from protocols.kafka.clauses import CATALOGUE
+from reports.model import Divergence, Unimplemented
+from targets.session import Outcome, Reply
+
+C = CATALOGUE
+CLIENT_ID = "wirecheck"
+
+
+def short(obj, limit: int = 300) -> str:
+    text = obj if isinstance(obj, str) else repr(obj)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def top_level_error(body: dict) -> int | None:
+    """The body's top-level ErrorCode, if the message has one."""
+    code = body.get("ErrorCode")
+    return code if isinstance(code, int) else None
+
+
+def error_codes(value) -> set[int]:
+    """Every ErrorCode anywhere in a decoded body (top level, per topic, per partition)."""
+    found = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "ErrorCode" and isinstance(item, int):
+                found.add(item)
+            else:
+                found |= error_codes(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= error_codes(item)
+    return found
+
+
+def outcome(reply: Reply, api_key: int, version: int, correlation_id: int) -> tuple[str, object]:
+    """Classify a reply for an expectation: ("answer"|"error:N"|"close"|"silent"|"undecodable", detail)."""
+    if reply.ended:
+        return "close", str(reply)
+    if reply.outcome is Outcome.SILENT:
+        return "silent", str(reply)
+    if not reply.is_frame:
+        return "undecodable", str(reply)
+    try:
+        decoded = messages.decode_response(api_key, version, reply.frame)
+    except messages.DecodeError as exc:
+        return "undecodable", str(exc)
+    if decoded["header"]["CorrelationId"] != correlation_id:
+        return "undecodable", f"correlation id {decoded['header']['CorrelationId']}, sent {correlation_id}"
+    codes = error_codes(decoded["body"]) - {errors.NONE}
+    if codes:
+        return f"error:{min(codes)}", decoded["body"]
+    return "answer", decoded["body"]
+
+
+class Kafka:
+    """One connection to the target, speaking strict Kafka."""
+
+    def __init__(self, target, session=None):
+        self.target = target
+        self.session = session or target.connect()
+        self._correlation = itertools.count(1)
+        self._advertised: dict[int, tuple[int, int]] | None = None
+
+    def next_correlation_id(self) -> int:
+        return next(self._correlation)
+
+    # -- raw exchange ---------------------------------------------------------------------------------------
+
+    def send(self, api_key: int, version: int, body: dict, client_id: str | None = CLIENT_ID,
+             correlation_id: int | None = None) -> int:
+        correlation_id = self.next_correlation_id() if correlation_id is None else correlation_id
+        self.session.send(messages.encode_request(api_key, version, correlation_id, client_id, body))
+        return correlation_id
+
+    def receive(self, api_key: int, version: int, correlation_id: int, clause_id: str,
+                deadline: float | None = None) -> dict:
+        """The next answer decoded at (api_key, version); anything else violates ``clause_id``."""
+        name = f"a {messages.api_name(api_key)} v{version} response"
+        reply = self.session.recv(deadline)
+        if not reply.is_frame:
+            raise Divergence(C[clause_id], name, str(reply))
+        try:
+            decoded = messages.decode_response(api_key, version, reply.frame)
+        except messages.DecodeError as exc:
+            raise Divergence(C[clause_id], f"{name} (response header v"
+                             f"{messages.response_header_version(api_key, version)})",
+                             f"undecodable: {exc}") from None
+        got = decoded["header"]["CorrelationId"]
+        if got != correlation_id:
+            raise Divergence(C["kafka.header.correlation-id"], f"correlation id {correlation_id}",
+                             f"correlation id {got}")
+        return decoded["body"]
+
+    def call(self, api_key: int, version: int, body: dict, clause_id: str, **send_options) -> dict:
+        correlation_id = self.send(api_key, version, body, **send_options)
+        return self.receive(api_key, version, correlation_id, clause_id)
+
+    # -- what the target advertises -----------------------------------------------------------------------------
+
+    def advertised(self) -> dict[int, tuple[int, int]]:
+        """api key -> (min, max) from ApiVersions v0, which every broker answers in the v0 format."""
+        if self._advertised is None:
+            body = self.call(messages.API_VERSIONS, 0, {}, "kafka.api-versions.advertised")
+            if body["ErrorCode"] != errors.NONE:
+                raise Divergence(C["kafka.api-versions.advertised"], "ApiVersions v0 with error 0",
+                                 f"error {errors.name(body['ErrorCode'])}")
+            self._advertised = {entry["ApiKey"]: (entry["MinVersion"], entry["MaxVersion"])
+                                for entry in body["ApiKeys"]}
+        return self._advertised
+
+    def require(self, api_key: int, version: int | None = None) -> tuple[int, int]:
+        """The advertised range of ``api_key``; Unimplemented if absent (or ``version`` outside it)."""
+        ranges = self.advertised()
+        if api_key not in ranges:
+            raise Unimplemented(f"{messages.api_name(api_key)} ({api_key}) is not advertised")
+        low, high = ranges[api_key]
+        if version is not None and not low <= version <= high:
+            raise Unimplemented(f"{messages.api_name(api_key)} v{version} is not advertised ({low}-{high})")
+        return low, high
+
+    def highest(self, api_key: int) -> int:
+        """The highest version both the target and the definitions know."""
+        low, high = self.require(api_key)
+        ours = messages.versions(api_key)[1]
+        if min(high, ours) < low:
+            raise Unimplemented(f"{messages.api_name(api_key)}: no version in common ({low}-{high} vs 0-{ours})")
+        return min(high, ours)
+
+    # -- connection ending ------------------------------------------------------------------------------------
+
+    def closes(self, clause_id: str, deadline: float | None = None, allowed_errors: tuple[int, ...] = (),
+               api_key: int | None = None, version: int | None = None) -> None:
+        """The target must end the connection; an error response with ``allowed_errors`` may come first."""
+        while True:
+            reply = self.session.recv(deadline)
+            if reply.ended:
+                return
+            if reply.is_frame and allowed_errors and api_key is not None:
+                try:
+                    body = messages.decode_response(api_key, version, reply.frame)["body"]
+                except messages.DecodeError:
+                    body = None
+                if body is not None and error_codes(body) & set(allowed_errors):
+                    continue
+            allowed = f" (an error {list(allowed_errors)} first is allowed)" if allowed_errors else ""
+            raise Divergence(C[clause_id], f"the connection closed{allowed}",
+                             f"{reply}: the connection stayed open" if not reply.is_frame else f"{reply}")

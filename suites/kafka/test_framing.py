@@ -1,0 +1,173 @@
+"""Kafka framing and headers: size prefix, correlation ids, pipelining, header versions, ApiVersions rules."""
+
+from __future__ import annotations
+
+import struct
+import time
+
+import pytest
+
+from protocols.kafka import errors, messages
+from reports.model import Divergence
+from suites.kafka.client import C, Kafka, short
+
+case = pytest.mark.case
+API_VERSIONS = messages.API_VERSIONS
+SOFTWARE = {"ClientSoftwareName": "wirecheck", "ClientSoftwareVersion": "0.1.0"}
+
+
+@case("kafka.header.correlation-id")
+@pytest.mark.parametrize("correlation_id", [0, 1, 0x7FFFFFFF, -1, -(2**31)], ids=["zero", "one", "max", "-1", "min"])
+def test_response_echoes_correlation_id(target, correlation_id):
+    client = Kafka(target)
+    body = client.call(API_VERSIONS, 0, {}, "kafka.header.correlation-id", correlation_id=correlation_id)
+    if body["ErrorCode"] != errors.NONE:
+        raise Divergence(C["kafka.api-versions.advertised"], "error 0", errors.name(body["ErrorCode"]))
+
+
+@case("kafka.framing.pipelining")
+def test_pipelined_requests_are_answered_in_order(target):
+    client = Kafka(target)
+    ids = [101, 7, 55, 3]
+    client.session.send(b"".join(messages.encode_request(API_VERSIONS, 0, i, "wirecheck", {}) for i in ids))
+    for correlation_id in ids:
+        client.receive(API_VERSIONS, 0, correlation_id, "kafka.framing.pipelining")
+
+
+@case("kafka.framing.size-prefix")
+@pytest.mark.parametrize("split", [1, 3, 4, 7], ids=lambda n: f"first-{n}-bytes")
+def test_frame_split_across_writes_is_reassembled(target, split):
+    client = Kafka(target)
+    frame = messages.encode_request(API_VERSIONS, 0, 9, "wirecheck", {})
+    client.session.send(frame[:split])
+    time.sleep(0.2)
+    client.session.send(frame[split:])
+    client.receive(API_VERSIONS, 0, 9, "kafka.framing.size-prefix")
+
+
+@case("kafka.framing.negative-size", hostile=True)
+@pytest.mark.parametrize("size", [-1, -(2**31), 2**31 - 1], ids=["-1", "int32-min", "int32-max"])
+def test_unframeable_size_closes_the_connection(target, size):
+    # Only the size and a few bytes: a conforming broker decides from the size alone and never waits.
+    client = Kafka(target)
+    client.session.send(struct.pack(">i", size) + b"\x00\x12\x00\x00\x00\x00\x00\x01")
+    client.closes("kafka.framing.negative-size")
+
+
+@case("kafka.header.null-client-id")
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_null_client_id_is_accepted(target, version):
+    client = Kafka(target)
+    client.require(API_VERSIONS, version)
+    client.call(API_VERSIONS, version, SOFTWARE, "kafka.header.null-client-id", client_id=None)
+
+
+@case("kafka.header.api-versions-v0")
+@pytest.mark.parametrize("version", [3, 4])
+def test_api_versions_response_uses_header_v0(target, version):
+    # A header v1 response would put a tagged-field byte before the body: the strict decode fails on it.
+    client = Kafka(target)
+    client.require(API_VERSIONS, version)
+    body = client.call(API_VERSIONS, version, SOFTWARE, "kafka.header.api-versions-v0")
+    if body["ErrorCode"] != errors.NONE:
+        raise Divergence(C["kafka.header.api-versions-v0"], "error 0", errors.name(body["ErrorCode"]))
+
+
+@case("kafka.header.response-v1-flexible")
+def test_flexible_response_uses_header_v1(target):
+    client = Kafka(target)
+    low, high = client.require(3)
+    flexible = [v for v in range(low, min(high, messages.versions(3)[1]) + 1) if messages.flexible(3, v)]
+    if not flexible:
+        pytest.skip("UNIMPLEMENTED: no flexible Metadata version advertised")
+    client.call(3, flexible[0], {"Topics": [], "AllowAutoTopicCreation": False},
+                "kafka.header.response-v1-flexible")
+
+
+@case("kafka.api-versions.unsupported-version")
+@pytest.mark.parametrize("above", [1, 50], ids=["max+1", "max+50"])
+def test_unsupported_api_versions_version_gets_v0_error_35(target, above):
+    client = Kafka(target)
+    _, high = client.require(API_VERSIONS)
+    version = high + above
+    correlation_id = client.next_correlation_id()
+    # The body is what a newer client would send; the broker must not parse it (KIP-511).
+    frame = messages.encode_request(API_VERSIONS, messages.versions(API_VERSIONS)[1], correlation_id, "wirecheck",
+                                    SOFTWARE)
+    frame = frame[:6] + struct.pack(">h", version) + frame[8:]
+    client.session.send(frame)
+    body = client.receive(API_VERSIONS, 0, correlation_id, "kafka.api-versions.unsupported-version")
+    if body["ErrorCode"] != errors.UNSUPPORTED_VERSION:
+        raise Divergence(C["kafka.api-versions.unsupported-version"], "ErrorCode 35 (UNSUPPORTED_VERSION)",
+                         f"ErrorCode {body['ErrorCode']} ({errors.name(body['ErrorCode'])})")
+    own = [e for e in body["ApiKeys"] if e["ApiKey"] == API_VERSIONS]
+    if not own or own[0]["MaxVersion"] != high:
+        raise Divergence(C["kafka.api-versions.unsupported-version"],
+                         f"ApiKeys listing ApiVersions' own range (max {high})", short(body["ApiKeys"]))
+
+
+@case("kafka.api-versions.advertised")
+def test_api_versions_lists_itself_with_sane_ranges(target):
+    client = Kafka(target)
+    ranges = client.advertised()
+    if API_VERSIONS not in ranges or ranges[API_VERSIONS][0] != 0:
+        raise Divergence(C["kafka.api-versions.advertised"], "ApiVersions advertised from version 0",
+                         short(ranges.get(API_VERSIONS)))
+    bad = {key: r for key, r in ranges.items() if r[0] < 0 or r[1] < r[0]}
+    if bad:
+        raise Divergence(C["kafka.api-versions.advertised"], "0 <= min <= max for every key", short(bad))
+
+
+@case("kafka.api-versions.produce-min-zero")
+def test_produce_is_advertised_from_version_zero(target):
+    client = Kafka(target)
+    low, _ = client.require(0)
+    if low != 0:
+        raise Divergence(C["kafka.api-versions.produce-min-zero"], "Produce min version 0 (KAFKA-18659)",
+                         f"min version {low}")
+
+
+@case("kafka.api-versions.invalid-software-name")
+@pytest.mark.parametrize("name", ["-bad", "bad name", "x!"], ids=["leading-dash", "space", "bang"])
+def test_invalid_client_software_name_is_invalid_request(target, name):
+    client = Kafka(target)
+    _, high = client.require(API_VERSIONS)
+    if high < 3:
+        pytest.skip("UNIMPLEMENTED: ApiVersions v3 not advertised")
+    body = client.call(API_VERSIONS, 3, {"ClientSoftwareName": name, "ClientSoftwareVersion": "1.0"},
+                       "kafka.api-versions.invalid-software-name")
+    if body["ErrorCode"] != errors.INVALID_REQUEST:
+        raise Divergence(C["kafka.api-versions.invalid-software-name"], "ErrorCode 42 (INVALID_REQUEST)",
+                         f"ErrorCode {body['ErrorCode']} ({errors.name(body['ErrorCode'])})")
+
+
+@case("kafka.header.unknown-api-key", hostile=True)
+@pytest.mark.parametrize("api_key", [999, 0x7FFF, -1], ids=["999", "int16-max", "-1"])
+def test_unknown_api_key_closes_the_connection(target, api_key):
+    client = Kafka(target)
+    frame = messages.encode_request(API_VERSIONS, 0, 5, "wirecheck", {})
+    client.session.send(frame[:4] + struct.pack(">h", api_key) + frame[6:])
+    client.closes("kafka.header.unknown-api-key")
+
+
+@case("kafka.header.unsupported-version", hostile=True)
+def test_unadvertised_version_is_not_answered_as_supported(target):
+    client = Kafka(target)
+    _, high = client.require(3)
+    version = high + 1
+    correlation_id = 77
+    frame = messages.encode_request(3, min(version, messages.versions(3)[1]), correlation_id, "wirecheck",
+                                    {"Topics": [], "AllowAutoTopicCreation": False})
+    client.session.send(frame[:6] + struct.pack(">h", version) + frame[8:])
+    reply = client.session.recv()
+    if reply.ended:
+        return
+    if reply.is_frame:
+        # An error answer (35) is tolerable; a success answer claims a version the target does not advertise.
+        try:
+            body = messages.decode_response(3, min(version, messages.versions(3)[1]), reply.frame)["body"]
+        except messages.DecodeError:
+            return
+        raise Divergence(C["kafka.header.unsupported-version"], "the connection closed (Kafka) or an error",
+                         f"a Metadata answer for unadvertised v{version}: {short(body)}")
+    raise Divergence(C["kafka.header.unsupported-version"], "the connection closed", str(reply))
