@@ -1,0 +1,116 @@
+"""Capture real loopback traffic: the reference RustLog broker, tcpdump on lo, and a client talking to it.
+
+Everything is bounded: the broker and tcpdump are started by us and stopped by their own pids, tcpdump stops
+by itself after a packet count, and every socket read has a deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from protocols.rustlog.layers import decode_frame, encode_frame
+
+TCPDUMP = shutil.which("tcpdump")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise TimeoutError(f"{what} not ready within {timeout}s")
+
+
+def _recv_frame(sock: socket.socket) -> bytes:
+    def exactly(n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = sock.recv(n - len(data))
+            if not chunk:
+                raise EOFError("broker closed the connection")
+            data += chunk
+        return data
+
+    header = exactly(4)
+    return header + exactly(int.from_bytes(header, "big"))
+
+
+def client_conversation(port: int) -> list[dict]:
+    """Create a topic, produce twice, fetch, ping; returns the decoded responses."""
+    requests = [
+        {"type": "CreateTopic", "topic": "captured", "partition_count": 1},
+        {"type": "Produce", "topic": "captured", "partition": 0, "records": ["YQ==", "Yg=="]},
+        {"type": "Produce", "topic": "captured", "partition": 0, "records": ["Yw=="]},
+        {"type": "Fetch", "group_id": "", "topic": "captured", "partition": 0, "offset": 0, "max_bytes": 1000},
+        {"type": "Ping"},
+    ]
+    answers = []
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.settimeout(5)
+        for req in requests:
+            sock.sendall(encode_frame(req))
+            answers.append(decode_frame(_recv_frame(sock)))
+        sock.shutdown(socket.SHUT_WR)
+        try:
+            sock.recv(1)  # wait for the broker's FIN so the capture holds a complete close
+        except OSError:
+            pass
+    return answers
+
+
+def capture_broker_traffic(out: Path, faults: list[str] = ()) -> tuple[Path, int, list[dict]]:
+    """(pcap path, broker port, the client's decoded answers)."""
+    ready = Path(tempfile.mkdtemp(prefix="wirecheck-broker-")) / "ready.json"
+    broker_cmd = [sys.executable, "-m", "targets.reference", "--protocols", "rustlog", "--rustlog-port", "0",
+                  "--ready-file", str(ready)] + [arg for f in faults for arg in ("--fault", f)]
+    broker = subprocess.Popen(broker_cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    dump = None
+    try:
+        port = _wait_for(lambda: ready.exists() and json.loads(ready.read_text())["ports"]["rustlog"], 20, "broker")
+        dump = subprocess.Popen([TCPDUMP, "-i", "lo", "-n", "-U", "--immediate-mode", "-s", "0", "-c", "200", "-w", str(out),
+                                 f"tcp port {port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        _wait_for(lambda: dump.poll() is not None or _listening(dump), 10, "tcpdump")
+        if dump.poll() is not None:
+            raise RuntimeError(f"tcpdump exited: {dump.stderr.read()}")
+        time.sleep(0.5)  # "listening" is printed as the filter is attached; give it a moment
+        answers = client_conversation(port)
+        _wait_for(lambda: _settled(out), 5, "capture file")  # the last packets reach the file
+        return out, port, answers
+    finally:
+        if dump is not None and dump.poll() is None:
+            dump.send_signal(signal.SIGINT)  # tcpdump flushes and exits on SIGINT
+            try:
+                dump.wait(5)
+            except subprocess.TimeoutExpired:
+                dump.kill()
+        broker.send_signal(signal.SIGTERM)
+        try:
+            broker.wait(5)
+        except subprocess.TimeoutExpired:
+            broker.kill()
+
+
+def _settled(path: Path, quiet: float = 0.3) -> bool:
+    """The capture file has data and stopped growing for ``quiet`` seconds."""
+    size = path.stat().st_size if path.exists() else 0
+    time.sleep(quiet)
+    return size > 24 and path.stat().st_size == size  # 24 bytes: the pcap header alone
+
+
+def _listening(dump: subprocess.Popen) -> bool:
+    """tcpdump prints 'listening on lo' to stderr once its capture is armed."""
+    os.set_blocking(dump.stderr.fileno(), False)
+    line = dump.stderr.readline()
+    return "listening on" in (line or "")
