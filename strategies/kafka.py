@@ -421,10 +421,14 @@ def mutate_negative_length(frame: bytes, span: Span, api_key, version) -> Mutate
 
 def mutate_invalid_utf8(frame: bytes, span: Span, api_key, version) -> MutatedFrame:
     """Replace the last two bytes of a string (at least 2 bytes long) with an invalid UTF-8 sequence; the
-    length stays true, so the encoding is the only defect."""
+    length stays true, so the encoding is the only defect.
+
+    Kafka's readers decode strings with Java's ``new String(bytes, UTF_8)``, which substitutes U+FFFD instead
+    of failing, so a broker may process the request; rejecting it is permitted too. Only survival is required.
+    """
     new = bytes(frame[span.start : span.end - 2]) + b"\xc3\x28"
     return MutatedFrame(_reframe(binary.replace(frame, span, new)), "invalid-utf8", span.path,
-                        expect("kafka.encoding.malformed-body", f"invalid UTF-8 in {span.path}", *MALFORMED),
+                        expect("kafka.robustness.survives", f"invalid UTF-8 in {span.path}", "answer", *MALFORMED),
                         frame, api_key, version)
 
 
@@ -629,24 +633,31 @@ def random_value(rng, codec, depth: int = 0, max_items: int = 3, max_text: int =
     raise TypeError(f"no generator for codec {codec!r}")
 
 
-def random_request(rng, api_keys=None) -> tuple[int, int, dict]:
+def random_request(rng, api_keys=None, version_ranges=None) -> tuple[int, int, dict]:
+    """(api key, version, valid body). ``version_ranges`` (api key -> (min, max)) narrows the versions, e.g.
+    to what a target advertises; by default the definitions' ranges."""
     keys = sorted(api_keys if api_keys is not None else messages.api_keys())
     api_key = rng.choice(keys)
-    low, high = messages.versions(api_key)
+    low, high = (version_ranges or {}).get(api_key, messages.versions(api_key))
     version = rng.randint(low, high)
     return api_key, version, random_value(rng, messages.request_codec(api_key, version))
 
 
-def random_mutant(rng, api_keys=None) -> MutatedFrame:
-    """One valid random request with one structural defect (the operators of :func:`mutated_requests`)."""
-    api_key, version, body = random_request(rng, api_keys)
+def random_mutant(rng, api_keys=None, version_ranges=None, operators=OPERATORS, fixup=None) -> MutatedFrame:
+    """One valid random request with one structural defect (the operators of :func:`mutated_requests`).
+
+    ``fixup(api_key, body)`` may adjust the valid body first (e.g. switch off topic auto-creation).
+    """
+    api_key, version, body = random_request(rng, api_keys, version_ranges)
+    if fixup is not None:
+        fixup(api_key, body)
     frame, spans = traced_request(api_key, version, rng.randint(0, 2**31 - 1), "wirecheck", body)
     body_spans = [s for s in spans if s.path.startswith("body")]
     counts = [s for s in body_spans if s.kind in ("count", "length")]
     uvarints = [s for s in body_spans if s.prefix.startswith("uvarint")]
     sections = [s for s in body_spans if s.kind == "tag-section"]
     texts = [s for s in body_spans if s.kind == "data" and s.prefix == "text" and s.size >= 2]
-    choices = ["frame-length", "trailing-bytes"]
+    choices = [op for op in ("frame-length", "trailing-bytes") if op in operators]
     if counts:
         choices += ["hostile-count", "negative-length"]
     if body_spans:
@@ -657,6 +668,9 @@ def random_mutant(rng, api_keys=None) -> MutatedFrame:
         choices += ["unknown-tag", "truncated-tag"]
     if texts:
         choices.append("invalid-utf8")
+    choices = [op for op in choices if op in operators]
+    if not choices:
+        return random_mutant(rng, api_keys, version_ranges, operators, fixup)
     operator = rng.choice(choices)
     if operator == "hostile-count":
         span = rng.choice(counts)

@@ -59,9 +59,28 @@ def outcome(reply: Reply, api_key: int, version: int, correlation_id: int) -> tu
     if decoded["header"]["CorrelationId"] != correlation_id:
         return "undecodable", f"correlation id {decoded['header']['CorrelationId']}, sent {correlation_id}"
     codes = error_codes(decoded["body"]) - {errors.NONE}
+    if errors.INVALID_REQUEST in codes:
+        return f"error:{errors.INVALID_REQUEST}", decoded["body"]
     if codes:
         return f"error:{min(codes)}", decoded["body"]
     return "answer", decoded["body"]
+
+
+#: Error codes that mean "your request was not understood": an answer carrying one is a rejection, not an answer.
+REJECTIONS = {errors.INVALID_REQUEST, errors.UNSUPPORTED_VERSION, errors.UNKNOWN_SERVER_ERROR}
+
+
+def allowed(expectation, observed: str) -> bool:
+    """Does ``observed`` (from :func:`outcome`) satisfy an expectation from the strategies?
+
+    "answer" means a well-formed response to the request: it may carry ordinary per-topic errors (an unknown
+    topic, a missing group), but not a rejection of the request itself.
+    """
+    if expectation.allows(observed):
+        return True
+    if expectation.allows("answer") and observed.startswith("error:"):
+        return int(observed.split(":", 1)[1]) not in REJECTIONS
+    return False
 
 
 class Kafka:
