@@ -191,8 +191,8 @@ def _decode_record(buf: bytes, pos: int, index: int) -> tuple[Record, int]:
     except DecodeError as exc:
         raise exc.within(f"record[{index}]") from None
     if pos != end:
-        raise DecodeError(f"record length {length} but its fields use {pos - start - (end - start - length)}",
-                          start, [f"record[{index}]"])
+        raise DecodeError(f"record length {length} but its fields end {end - pos} bytes before it", start,
+                          [f"record[{index}]"])
     return Record(value=value, key=key, headers=headers, offset_delta=offset_delta,
                   timestamp_delta=timestamp_delta, attributes=attributes), end
 
@@ -200,7 +200,6 @@ def _decode_record(buf: bytes, pos: int, index: int) -> tuple[Record, int]:
 def decode_batch(buf: bytes, pos: int = 0, verify_crc: bool = True,
                  limit: int = compression.DEFAULT_LIMIT) -> tuple[RecordBatch, int]:
     """Decode one magic-2 batch at ``pos``; returns (batch, end). Strict: raises DecodeError/CorruptBatch."""
-    start = pos
     if len(buf) - pos < BATCH_OVERHEAD:
         raise DecodeError(f"truncated batch header: {len(buf) - pos} of {BATCH_OVERHEAD} bytes", pos)
     (base_offset, batch_length, leader_epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
