@@ -8,6 +8,7 @@ bytes, no lying lengths) and its correlation id checked. Whatever the target doe
 from __future__ import annotations
 
 import itertools
+import time
 
 from protocols.kafka import errors, messages
 from protocols.kafka.clauses import CATALOGUE
@@ -176,3 +177,84 @@ class Kafka:
             allowed = f" (an error {list(allowed_errors)} first is allowed)" if allowed_errors else ""
             raise Divergence(C[clause_id], f"the connection closed{allowed}",
                              f"{reply}: the connection stayed open" if not reply.is_frame else f"{reply}")
+
+
+# -- data-path helpers -----------------------------------------------------------------------------------------
+# Produce v13 and Fetch v13+ name topics by id; the cases use the highest version that still names them, which
+# every broker of the Kafka 3/4 era supports.
+NAMED_PRODUCE_MAX = 12
+NAMED_FETCH_MAX = 12
+
+
+class DataPath(Kafka):
+    """Topics, produce, fetch and list-offsets on one connection, each answer checked against a clause."""
+
+    def version(self, api_key: int, cap: int | None = None, low: int = 0) -> int:
+        min_advertised, high = self.require(api_key)
+        top = min(high, messages.versions(api_key)[1], cap if cap is not None else high)
+        if top < max(low, min_advertised):
+            raise Unimplemented(f"{messages.api_name(api_key)}: no advertised version in {low}-{top}")
+        return top
+
+    def create_topic(self, name: str, partitions: int = 1) -> None:
+        """A new topic, through CreateTopics when advertised, else through Metadata auto-creation."""
+        if 19 in self.advertised():
+            version = self.version(19)
+            body = self.call(19, version, {"Topics": [{"Name": name, "NumPartitions": partitions,
+                                                       "ReplicationFactor": 1}], "timeoutMs": 10000},
+                             "kafka.topics.create")
+            code = body["Topics"][0]["ErrorCode"]
+            if code != errors.NONE:
+                raise Divergence(C["kafka.topics.create"], f"topic {name} created (error 0)",
+                                 f"error {code} {errors.name(code)}")
+        self.wait_for_leader(name)
+
+    def wait_for_leader(self, name: str, attempts: int = 20) -> None:
+        version = self.version(3, low=4)
+        for _ in range(attempts):
+            body = self.call(3, version, {"Topics": [{"Name": name}], "AllowAutoTopicCreation": True},
+                             "kafka.metadata.brokers")
+            topics = [t for t in body["Topics"] if t["Name"] == name]
+            if topics and topics[0]["ErrorCode"] == errors.NONE and topics[0]["Partitions"] and all(
+                    p["LeaderId"] >= 0 for p in topics[0]["Partitions"]):
+                return
+            time.sleep(0.1)
+        raise Divergence(C["kafka.topics.create"], f"topic {name} with a leader in Metadata",
+                         f"not after {attempts} Metadata requests")
+
+    def produce(self, topic: str, batch: bytes, partition: int = 0, acks: int = -1,
+                clause_id: str = "kafka.produce.base-offset", version: int | None = None) -> dict:
+        """The partition's produce response."""
+        version = version if version is not None else self.version(0, NAMED_PRODUCE_MAX, low=3)
+        body = {"TransactionalId": None, "Acks": acks, "TimeoutMs": 5000,
+                "TopicData": [{"Name": topic, "PartitionData": [{"Index": partition, "Records": batch}]}]}
+        answer = self.call(0, version, body, clause_id)
+        try:
+            return answer["Responses"][0]["PartitionResponses"][0]
+        except (IndexError, KeyError):
+            raise Divergence(C[clause_id], f"a response for {topic}-{partition}", short(answer)) from None
+
+    def fetch(self, topic: str, offset: int, partition: int = 0, clause_id: str = "kafka.fetch.records",
+              max_bytes: int = 1 << 20) -> dict:
+        """The partition's fetch response (no long poll)."""
+        version = self.version(1, NAMED_FETCH_MAX, low=4)
+        body = {"ReplicaId": -1, "MaxWaitMs": 0, "MinBytes": 0, "MaxBytes": max_bytes, "IsolationLevel": 0,
+                "SessionId": 0, "SessionEpoch": -1,
+                "Topics": [{"Topic": topic, "Partitions": [{"Partition": partition, "FetchOffset": offset,
+                                                            "PartitionMaxBytes": max_bytes}]}]}
+        answer = self.call(1, version, body, clause_id)
+        try:
+            return answer["Responses"][0]["Partitions"][0]
+        except (IndexError, KeyError):
+            raise Divergence(C[clause_id], f"a response for {topic}-{partition}", short(answer)) from None
+
+    def list_offset(self, topic: str, timestamp: int, partition: int = 0) -> dict:
+        version = self.version(2, low=1)
+        body = {"ReplicaId": -1, "IsolationLevel": 0,
+                "Topics": [{"Name": topic, "Partitions": [{"PartitionIndex": partition, "Timestamp": timestamp}]}]}
+        answer = self.call(2, version, body, "kafka.list-offsets.earliest-latest")
+        try:
+            return answer["Topics"][0]["Partitions"][0]
+        except (IndexError, KeyError):
+            raise Divergence(C["kafka.list-offsets.earliest-latest"], f"a response for {topic}-{partition}",
+                             short(answer)) from None

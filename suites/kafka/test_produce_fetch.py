@@ -1,0 +1,183 @@
+"""Produce, Fetch and ListOffsets on fresh topics: offsets, record content, CRC checking, error codes."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocols.kafka import compression, errors, records
+from reports.model import Divergence
+from strategies import kafka as kafka_strategies
+from suites.kafka.client import C, DataPath, short
+
+case = pytest.mark.case
+TIMESTAMP = 1_700_000_000_000
+
+
+def batch_of(values, codec=compression.NONE, **options) -> bytes:
+    return records.build_batch(values, keys=[b"k%d" % i for i in range(len(values))], compression_codec=codec,
+                               base_timestamp=TIMESTAMP, **options)
+
+
+def expect_code(partition: dict, clause_id: str, *codes: int) -> None:
+    if partition["ErrorCode"] not in codes:
+        wanted = " or ".join(f"{c} ({errors.name(c)})" for c in codes)
+        raise Divergence(C[clause_id], f"ErrorCode {wanted}",
+                         f"ErrorCode {partition['ErrorCode']} ({errors.name(partition['ErrorCode'])})")
+
+
+def fetched_records(client: DataPath, topic: str, offset: int, clause_id: str = "kafka.fetch.records"):
+    partition = client.fetch(topic, offset, clause_id=clause_id)
+    expect_code(partition, clause_id, errors.NONE)
+    data = partition["Records"] or b""
+    try:
+        batches = records.decode_batches(data, allow_partial_tail=True)
+    except records.CorruptBatch as exc:
+        raise Divergence(C["kafka.fetch.batch-crc"], "batches with a valid CRC-32C", str(exc)) from None
+    except records.DecodeError as exc:
+        raise Divergence(C["kafka.fetch.batch-crc"], "well-formed magic-2 batches", str(exc)) from None
+    if batches and batches[0].base_offset + batches[0].last_offset_delta < offset:
+        # a batch wholly before the fetch offset: the broker did not start at the batch holding the offset
+        raise Divergence(C[clause_id], f"batches from the one holding offset {offset}",
+                         f"a first batch covering {batches[0].base_offset}.."
+                         f"{batches[0].base_offset + batches[0].last_offset_delta}")
+    found = [(b.base_offset + r.offset_delta, r.key, r.value) for b in batches for r in b.records]
+    return partition, [item for item in found if item[0] >= offset]  # earlier records of that batch may come
+
+
+@pytest.fixture
+def data_path(target):
+    client = DataPath(target)
+    topic = target.unique("t")
+    client.create_topic(topic)
+    return client, topic
+
+
+@case("kafka.produce.base-offset")
+def test_consecutive_produces_get_consecutive_offsets(target, data_path):
+    client, topic = data_path
+    first = client.produce(topic, batch_of([b"a", b"b", b"c"]))
+    expect_code(first, "kafka.produce.base-offset", errors.NONE)
+    second = client.produce(topic, batch_of([b"d", b"e"]))
+    expect_code(second, "kafka.produce.base-offset", errors.NONE)
+    if (first["BaseOffset"], second["BaseOffset"]) != (0, 3):
+        raise Divergence(C["kafka.produce.base-offset"], "base offsets 0 then 3 on a fresh partition",
+                         f"{first['BaseOffset']} then {second['BaseOffset']}")
+
+
+@case("kafka.fetch.records")
+@pytest.mark.parametrize("codec", sorted(compression.NAMES), ids=lambda c: compression.NAMES[c])
+def test_fetch_returns_what_was_produced(target, data_path, codec):
+    client, topic = data_path
+    values = [b"v0", b"", b"v2" * 100]
+    expect_code(client.produce(topic, batch_of(values, codec)), "kafka.fetch.records", errors.NONE)
+    _, found = fetched_records(client, topic, 0)
+    expected = [(i, b"k%d" % i, v) for i, v in enumerate(values)]
+    if found != expected:
+        raise Divergence(C["kafka.fetch.records"], short(expected), short(found))
+
+
+@case("kafka.fetch.records")
+def test_fetch_from_the_middle_starts_there(target, data_path):
+    client, topic = data_path
+    client.produce(topic, batch_of([b"a", b"b"]))
+    client.produce(topic, batch_of([b"c", b"d"]))
+    _, found = fetched_records(client, topic, 3)
+    if [offset for offset, _, _ in found][:1] != [3]:
+        raise Divergence(C["kafka.fetch.records"], "records from offset 3", short(found))
+
+
+@case("kafka.fetch.high-watermark")
+def test_high_watermark_is_the_next_offset(target, data_path):
+    client, topic = data_path
+    client.produce(topic, batch_of([b"a", b"b", b"c"]))
+    partition, _ = fetched_records(client, topic, 0, "kafka.fetch.high-watermark")
+    if partition["HighWatermark"] != 3:
+        raise Divergence(C["kafka.fetch.high-watermark"], "HighWatermark 3 after 3 records",
+                         f"HighWatermark {partition['HighWatermark']}")
+
+
+@case("kafka.fetch.out-of-range")
+def test_fetch_beyond_the_end_is_out_of_range(target, data_path):
+    client, topic = data_path
+    client.produce(topic, batch_of([b"a"]))
+    expect_code(client.fetch(topic, 1000, clause_id="kafka.fetch.out-of-range"), "kafka.fetch.out-of-range",
+                errors.OFFSET_OUT_OF_RANGE)
+
+
+@case("kafka.list-offsets.earliest-latest")
+def test_list_offsets_earliest_and_latest(target, data_path):
+    client, topic = data_path
+    client.produce(topic, batch_of([b"a", b"b", b"c", b"d"]))
+    earliest, latest = client.list_offset(topic, -2), client.list_offset(topic, -1)
+    for partition in (earliest, latest):
+        expect_code(partition, "kafka.list-offsets.earliest-latest", errors.NONE)
+    if (earliest["Offset"], latest["Offset"]) != (0, 4):
+        raise Divergence(C["kafka.list-offsets.earliest-latest"], "earliest 0, latest 4",
+                         f"earliest {earliest['Offset']}, latest {latest['Offset']}")
+
+
+@case("kafka.produce.crc-mismatch")
+@pytest.mark.parametrize("how", ["crc-field", "payload"])
+def test_corrupt_batch_gets_corrupt_message(target, data_path, how):
+    client, topic = data_path
+    good = batch_of([b"x", b"y"])
+    mutation = kafka_strategies.corrupt_crc(good) if how == "crc-field" else kafka_strategies.corrupt_payload(good)
+    expect_code(client.produce(topic, mutation.batch, clause_id="kafka.produce.crc-mismatch"),
+                "kafka.produce.crc-mismatch", errors.CORRUPT_MESSAGE)
+    # nothing stored, and the connection still works
+    expect_code(client.produce(topic, good, clause_id="kafka.produce.crc-mismatch"), "kafka.produce.crc-mismatch",
+                errors.NONE)
+    _, found = fetched_records(client, topic, 0, "kafka.produce.crc-mismatch")
+    if [value for _, _, value in found] != [b"x", b"y"]:
+        raise Divergence(C["kafka.produce.crc-mismatch"], "only the good batch stored", short(found))
+
+
+@case("kafka.produce.invalid-record")
+@pytest.mark.parametrize("magic", [0, 1, 3])
+def test_wrong_magic_is_an_invalid_record(target, data_path, magic):
+    client, topic = data_path
+    mutation = kafka_strategies.wrong_magic(batch_of([b"x"]), magic)
+    expect_code(client.produce(topic, mutation.batch, clause_id="kafka.produce.invalid-record"),
+                "kafka.produce.invalid-record", errors.INVALID_RECORD, errors.CORRUPT_MESSAGE)
+
+
+@case("kafka.produce.batch-length")
+@pytest.mark.parametrize("delta", [-1, 1, 1000], ids=["short-by-1", "long-by-1", "long-by-1000"])
+def test_lying_batch_length_is_rejected(target, data_path, delta):
+    client, topic = data_path
+    mutation = kafka_strategies.lying_batch_length(batch_of([b"x", b"y"]), delta)
+    expect_code(client.produce(topic, mutation.batch, clause_id="kafka.produce.batch-length"),
+                "kafka.produce.batch-length", errors.CORRUPT_MESSAGE, errors.INVALID_RECORD)
+
+
+@case("kafka.produce.unknown-topic")
+def test_produce_to_unknown_topic(target):
+    client = DataPath(target)
+    expect_code(client.produce(target.unique("absent"), batch_of([b"x"]), clause_id="kafka.produce.unknown-topic"),
+                "kafka.produce.unknown-topic", errors.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+@case("kafka.produce.invalid-acks")
+@pytest.mark.parametrize("acks", [2, -2, 100])
+def test_invalid_acks(target, data_path, acks):
+    client, topic = data_path
+    expect_code(client.produce(topic, batch_of([b"x"]), acks=acks, clause_id="kafka.produce.invalid-acks"),
+                "kafka.produce.invalid-acks", errors.INVALID_REQUIRED_ACKS)
+
+
+@case("kafka.produce.acks-zero")
+def test_acks_zero_gets_no_response(target, data_path):
+    client, topic = data_path
+    version = client.version(0, 12, low=3)
+    produce_id = client.send(0, version, {"TransactionalId": None, "Acks": 0, "TimeoutMs": 5000, "TopicData": [
+        {"Name": topic, "PartitionData": [{"Index": 0, "Records": batch_of([b"x"])}]}]})
+    probe_id = client.send(18, 0, {})
+    reply = client.session.recv()
+    if reply.is_frame and len(reply.frame) >= 8 and int.from_bytes(reply.frame[4:8], "big", signed=True) == produce_id:
+        raise Divergence(C["kafka.produce.acks-zero"], "no response to the acks=0 Produce",
+                         f"a response with its correlation id {produce_id}")
+    if not reply.is_frame:
+        raise Divergence(C["kafka.produce.acks-zero"], f"the ApiVersions answer ({probe_id})", str(reply))
+    _, found = fetched_records(client, topic, 0, "kafka.produce.acks-zero")
+    if [value for _, _, value in found] != [b"x"]:
+        raise Divergence(C["kafka.produce.acks-zero"], "the acks=0 record stored", short(found))
