@@ -101,7 +101,8 @@ CLAUSES = [
            "or INVALID_RECORD (87), never stored.",
            f"{GUIDE}, 'Record Batch'; DefaultRecordBatch.ensureValid"),
     Clause("kafka.produce.unknown-topic",
-           "Produce to an unknown topic gets UNKNOWN_TOPIC_OR_PARTITION (3); Produce never creates topics.",
+           "Produce to an unknown topic, or to a partition the topic does not have, gets "
+           "UNKNOWN_TOPIC_OR_PARTITION (3); Produce never creates topics.",
            "KafkaApis.handleProduceRequest"),
     Clause("kafka.produce.invalid-acks",
            "Produce with acks not in {-1, 0, 1} gets INVALID_REQUIRED_ACKS (21).",
@@ -129,6 +130,9 @@ CLAUSES = [
     Clause("kafka.fetch.high-watermark",
            "Fetch reports the partition's high watermark, equal to the next offset to be written on one node.",
            "FetchResponse.json (HighWatermark)"),
+    Clause("kafka.fetch.long-poll",
+           "A Fetch whose MinBytes are not available waits up to MaxWaitMs before answering.",
+           "FetchRequest.json (MaxWaitMs, MinBytes); protocol guide 'Fetch API'", SHOULD),
     Clause("kafka.fetch.batch-crc",
            "Every record batch a Fetch returns has a valid CRC-32C and magic 2 (v4+).",
            f"{GUIDE}, 'Record Batch'"),
@@ -145,6 +149,9 @@ CLAUSES = [
            "Metadata for a missing topic without auto-creation gets UNKNOWN_TOPIC_OR_PARTITION (3); with "
            "auto-creation the topic is created (LEADER_NOT_AVAILABLE (5) allowed on the first answer).",
            "KafkaApis.getTopicMetadata; AutoTopicCreationManager"),
+    Clause("kafka.metadata.empty-list",
+           "Metadata v1+ with an empty topic array lists no topics; only a null array asks for all topics.",
+           "MetadataRequest.json (Topics nullableVersions 1+)"),
     Clause("kafka.metadata.invalid-topic",
            "A topic name that is empty, '.', '..', longer than 249 characters or outside [a-zA-Z0-9._-] gets "
            "INVALID_TOPIC_EXCEPTION (17).",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from protocols.kafka import compression, errors, records
@@ -181,3 +183,38 @@ def test_acks_zero_gets_no_response(target, data_path):
     _, found = fetched_records(client, topic, 0, "kafka.produce.acks-zero")
     if [value for _, _, value in found] != [b"x"]:
         raise Divergence(C["kafka.produce.acks-zero"], "the acks=0 record stored", short(found))
+
+
+@case("kafka.produce.unknown-topic")
+@pytest.mark.parametrize("partition", [1, 7, -1])
+def test_produce_to_missing_partition(target, data_path, partition):
+    client, topic = data_path
+    expect_code(client.produce(topic, batch_of([b"x"]), partition=partition, clause_id="kafka.produce.unknown-topic"),
+                "kafka.produce.unknown-topic", errors.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+@case("kafka.produce.message-too-large")
+def test_batch_above_max_message_bytes(target, data_path):
+    # Kafka's default max.message.bytes is 1,048,588; a 1.5 MB batch is above it on a default topic.
+    client, topic = data_path
+    client.session.deadline = max(client.session.deadline, 10.0)
+    big = batch_of([bytes(1_500_000)])
+    expect_code(client.produce(topic, big, clause_id="kafka.produce.message-too-large"),
+                "kafka.produce.message-too-large", errors.MESSAGE_TOO_LARGE, errors.RECORD_LIST_TOO_LARGE)
+
+
+@case("kafka.fetch.long-poll")
+def test_fetch_waits_for_min_bytes(target, data_path):
+    client, topic = data_path
+    version = client.version(1, 12, low=4)
+    wait_ms = 600
+    body = {"ReplicaId": -1, "MaxWaitMs": wait_ms, "MinBytes": 1, "MaxBytes": 65536, "IsolationLevel": 0,
+            "SessionId": 0, "SessionEpoch": -1,
+            "Topics": [{"Topic": topic, "Partitions": [{"Partition": 0, "FetchOffset": 0,
+                                                        "PartitionMaxBytes": 65536}]}]}
+    started = time.monotonic()
+    client.call(1, version, body, "kafka.fetch.long-poll")
+    waited = time.monotonic() - started
+    if waited < wait_ms / 1000 * 0.8:
+        raise Divergence(C["kafka.fetch.long-poll"], f"an answer after about {wait_ms} ms (nothing to read)",
+                         f"an answer after {waited * 1000:.0f} ms")
