@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -19,30 +18,25 @@ def test_kafka_python_and_confluent_share_a_group(kafka_bootstrap, unique):
     create_topic(kafka_bootstrap, topic, 4)
     python_consumer = KafkaConsumer(topic, bootstrap_servers=kafka_bootstrap, group_id=group,
                                     request_timeout_ms=10000)
-    stop = threading.Event()
-
-    def keep_polling():  # kafka-python rejoins from poll(); a thread keeps it responsive
-        while not stop.is_set():
-            python_consumer.poll(timeout_ms=100)
-
     rd = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": group})
-    poller = threading.Thread(target=keep_polling, daemon=True)
+
+    def theirs() -> set[int]:
+        return {tp.partition for tp in python_consumer.assignment()}
+
     try:
-        poller.start()
         deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and len(python_consumer.assignment()) != 4:
-            time.sleep(0.05)
-        assert {tp.partition for tp in python_consumer.assignment()} == {0, 1, 2, 3}
+        while time.monotonic() < deadline and theirs() != {0, 1, 2, 3}:
+            python_consumer.poll(timeout_ms=100)  # kafka-python joins and rejoins from poll()
+        assert theirs() == {0, 1, 2, 3}
         rd.subscribe([topic])
         deadline = time.monotonic() + 25
         while time.monotonic() < deadline:
+            python_consumer.poll(timeout_ms=50)
             rd.poll(0.05)
-            mine, theirs = assignment_of(rd), {tp.partition for tp in python_consumer.assignment()}
-            if len(mine) == 2 and mine | theirs == {0, 1, 2, 3} and not mine & theirs:
+            mine = assignment_of(rd)
+            if len(mine) == 2 and mine | theirs() == {0, 1, 2, 3} and not mine & theirs():
                 break
-        assert len(mine) == 2 and mine | theirs == {0, 1, 2, 3} and not mine & theirs, (mine, theirs)
+        assert len(mine) == 2 and mine | theirs() == {0, 1, 2, 3} and not mine & theirs(), (mine, theirs())
     finally:
         rd.close()
-        stop.set()
-        poller.join(5)
         python_consumer.close()
