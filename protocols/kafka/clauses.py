@@ -169,6 +169,13 @@ CLAUSES = [
     Clause("kafka.group.illegal-generation",
            "Heartbeat, SyncGroup or OffsetCommit with a stale generation gets ILLEGAL_GENERATION (22).",
            "GroupCoordinator; Errors.ILLEGAL_GENERATION"),
+    Clause("kafka.group.leader-metadata",
+           "The JoinGroup leader receives every member's id and protocol metadata; SyncGroup hands each member "
+           "the assignment the leader gave it.",
+           "JoinGroupResponse.json (Members); SyncGroupResponse.json (Assignment)"),
+    Clause("kafka.group.generation",
+           "Every completed rebalance increments the group's generation id.",
+           "JoinGroupResponse.json (GenerationId); GroupMetadata.initNextGeneration"),
     Clause("kafka.group.invalid-session-timeout",
            "JoinGroup with a session timeout outside the broker's bounds gets INVALID_SESSION_TIMEOUT (26).",
            "GroupCoordinator (group.min/max.session.timeout.ms)", SHOULD),

@@ -1,0 +1,295 @@
+"""Topics, Metadata, coordinators, groups, commits and idempotent produce."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocols.kafka import errors, records
+from reports.model import Divergence
+from suites.kafka.client import C, DataPath, short
+
+case = pytest.mark.case
+COMMIT_MAX = 9  # OffsetCommit/OffsetFetch v10 name topics by id
+PROTOCOL_METADATA = b"\x00\x03wirecheck-subscription"
+
+
+def code_of(item: dict) -> int:
+    return item["ErrorCode"]
+
+
+def expect(clause_id: str, code: int, *allowed: int) -> None:
+    if code not in allowed:
+        wanted = " or ".join(f"{c} ({errors.name(c)})" for c in allowed)
+        raise Divergence(C[clause_id], f"ErrorCode {wanted}", f"ErrorCode {code} ({errors.name(code)})")
+
+
+def create(client: DataPath, name: str, partitions: int, clause_id: str) -> int:
+    version = client.version(19, low=1)
+    body = client.call(19, version, {"Topics": [{"Name": name, "NumPartitions": partitions, "ReplicationFactor": 1}],
+                                     "timeoutMs": 10000}, clause_id)
+    return body["Topics"][0]["ErrorCode"]
+
+
+# -- topics and metadata ---------------------------------------------------------------------------------------
+
+
+@case("kafka.topics.already-exists")
+def test_creating_an_existing_topic_fails(target):
+    client = DataPath(target)
+    name = target.unique("dup")
+    expect("kafka.topics.create", create(client, name, 1, "kafka.topics.create"), errors.NONE)
+    expect("kafka.topics.already-exists", create(client, name, 1, "kafka.topics.already-exists"),
+           errors.TOPIC_ALREADY_EXISTS)
+
+
+@case("kafka.topics.invalid-partitions")
+@pytest.mark.parametrize("partitions", [0, -5])
+def test_invalid_partition_count(target, partitions):
+    client = DataPath(target)
+    expect("kafka.topics.invalid-partitions",
+           create(client, target.unique("bad"), partitions, "kafka.topics.invalid-partitions"),
+           errors.INVALID_PARTITIONS)
+
+
+@case("kafka.topics.create")
+def test_created_topic_has_its_partitions(target):
+    client = DataPath(target)
+    name = target.unique("three")
+    expect("kafka.topics.create", create(client, name, 3, "kafka.topics.create"), errors.NONE)
+    client.wait_for_leader(name)
+    body = client.call(3, client.version(3, low=4), {"Topics": [{"Name": name}], "AllowAutoTopicCreation": False},
+                       "kafka.topics.create")
+    partitions = sorted(p["PartitionIndex"] for p in body["Topics"][0]["Partitions"])
+    if partitions != [0, 1, 2]:
+        raise Divergence(C["kafka.topics.create"], "partitions [0, 1, 2]", short(partitions))
+
+
+@case("kafka.metadata.empty-list")
+def test_empty_topic_list_lists_no_topics(target):
+    client = DataPath(target)
+    client.create_topic(target.unique("exists"))
+    body = client.call(3, client.version(3, low=4), {"Topics": [], "AllowAutoTopicCreation": False},
+                       "kafka.metadata.empty-list")
+    if body["Topics"]:
+        raise Divergence(C["kafka.metadata.empty-list"], "no topics", short([t["Name"] for t in body["Topics"]]))
+
+
+@case("kafka.metadata.brokers")
+def test_metadata_lists_brokers_and_leaders(target):
+    client = DataPath(target)
+    name = target.unique("m")
+    client.create_topic(name)
+    body = client.call(3, client.version(3, low=4), {"Topics": [{"Name": name}], "AllowAutoTopicCreation": False},
+                       "kafka.metadata.brokers")
+    nodes = {b["NodeId"] for b in body["Brokers"] if b["Host"] and 0 < b["Port"] < 65536}
+    if not nodes:
+        raise Divergence(C["kafka.metadata.brokers"], "at least one broker with a host and port",
+                         short(body["Brokers"]))
+    leaders = {p["LeaderId"] for t in body["Topics"] for p in t["Partitions"]}
+    if not leaders <= nodes:
+        raise Divergence(C["kafka.metadata.brokers"], f"leaders among the brokers {sorted(nodes)}",
+                         f"leaders {sorted(leaders)}")
+
+
+@case("kafka.metadata.unknown-topic")
+def test_metadata_without_auto_create_reports_unknown_topic(target):
+    client = DataPath(target)
+    name = target.unique("absent")
+    body = client.call(3, client.version(3, low=4), {"Topics": [{"Name": name}], "AllowAutoTopicCreation": False},
+                       "kafka.metadata.unknown-topic")
+    topics = [t for t in body["Topics"] if t["Name"] == name]
+    if not topics:
+        raise Divergence(C["kafka.metadata.unknown-topic"], f"an entry for {name} with error 3", short(body["Topics"]))
+    expect("kafka.metadata.unknown-topic", code_of(topics[0]), errors.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+# -- coordinators, groups ----------------------------------------------------------------------------------
+
+
+def find_coordinator(client: DataPath, group: str) -> dict:
+    version = client.version(10)
+    body = client.call(10, version, {"Key": group, "KeyType": 0, "CoordinatorKeys": [group]},
+                       "kafka.group.find-coordinator")
+    entry = body["Coordinators"][0] if version >= 4 else body
+    expect("kafka.group.find-coordinator", entry["ErrorCode"], errors.NONE)
+    return entry
+
+
+@case("kafka.group.find-coordinator")
+def test_coordinator_is_a_known_broker(target):
+    client = DataPath(target)
+    coordinator = find_coordinator(client, target.unique("g"))
+    body = client.call(3, client.version(3, low=4), {"Topics": [], "AllowAutoTopicCreation": False},
+                       "kafka.group.find-coordinator")
+    brokers = {(b["NodeId"], b["Host"], b["Port"]) for b in body["Brokers"]}
+    if (coordinator["NodeId"], coordinator["Host"], coordinator["Port"]) not in brokers:
+        raise Divergence(C["kafka.group.find-coordinator"], f"one of the Metadata brokers {sorted(brokers)}",
+                         f"{coordinator['NodeId']} {coordinator['Host']}:{coordinator['Port']}")
+
+
+def join(client: DataPath, group: str, member_id: str, version: int, clause_id: str) -> dict:
+    return client.call(11, version, {
+        "GroupId": group, "SessionTimeoutMs": 10000, "RebalanceTimeoutMs": 10000, "MemberId": member_id,
+        "GroupInstanceId": None, "ProtocolType": "consumer",
+        "Protocols": [{"Name": "range", "Metadata": PROTOCOL_METADATA}]}, clause_id)
+
+
+def join_single_member(client: DataPath, group: str) -> tuple[int, dict]:
+    """Join a fresh group as its only member (going through MEMBER_ID_REQUIRED on v4+)."""
+    version = client.version(11, 9)
+    client.session.deadline = max(client.session.deadline, 12.0)  # a broker may delay the first rebalance
+    answer = join(client, group, "", version, "kafka.group.member-id-required")
+    if version >= 4 and answer["ErrorCode"] == errors.MEMBER_ID_REQUIRED:
+        answer = join(client, group, answer["MemberId"], version, "kafka.group.member-id-required")
+    expect("kafka.group.member-id-required", answer["ErrorCode"], errors.NONE)
+    return version, answer
+
+
+@case("kafka.group.member-id-required")
+def test_first_join_requires_a_member_id(target):
+    client = DataPath(target)
+    version = client.version(11, 9, low=4)
+    answer = join(client, target.unique("g"), "", version, "kafka.group.member-id-required")
+    expect("kafka.group.member-id-required", answer["ErrorCode"], errors.MEMBER_ID_REQUIRED)
+    if not answer["MemberId"]:
+        raise Divergence(C["kafka.group.member-id-required"], "a member id to rejoin with", "an empty MemberId")
+
+
+@case("kafka.group.generation")
+def test_single_member_group_flow(target):
+    client = DataPath(target)
+    group = target.unique("g")
+    find_coordinator(client, group)
+    version, joined = join_single_member(client, group)
+    member, generation = joined["MemberId"], joined["GenerationId"]
+    if joined["Leader"] != member or [m["MemberId"] for m in joined["Members"]] != [member]:
+        raise Divergence(C["kafka.group.leader-metadata"], "the only member is the leader and sees itself",
+                         short({"Leader": joined["Leader"], "Members": joined["Members"]}))
+    if joined["Members"][0]["Metadata"] != PROTOCOL_METADATA:
+        raise Divergence(C["kafka.group.leader-metadata"], "the leader gets each member's protocol metadata",
+                         short(joined["Members"][0]["Metadata"]))
+    sync_version = client.version(14, 5)
+    assignment = b"\x00\x00wirecheck-assignment"
+    synced = client.call(14, sync_version, {
+        "GroupId": group, "GenerationId": generation, "MemberId": member, "ProtocolType": "consumer",
+        "ProtocolName": "range", "Assignments": [{"MemberId": member, "Assignment": assignment}]},
+        "kafka.group.illegal-generation")
+    expect("kafka.group.illegal-generation", synced["ErrorCode"], errors.NONE)
+    if synced["Assignment"] != assignment:
+        raise Divergence(C["kafka.group.leader-metadata"], "the leader's assignment back", short(synced))
+    heartbeat_version = client.version(12, 4)
+
+    def heartbeat(gen: int, member_id: str) -> int:
+        return client.call(12, heartbeat_version, {"GroupId": group, "GenerationId": gen, "MemberId": member_id,
+                                                   "GroupInstanceId": None}, "kafka.group.illegal-generation")["ErrorCode"]
+
+    expect("kafka.group.illegal-generation", heartbeat(generation, member), errors.NONE)
+    expect("kafka.group.illegal-generation", heartbeat(generation + 5, member), errors.ILLEGAL_GENERATION)
+    expect("kafka.group.unknown-member", heartbeat(generation, "wirecheck-unknown-member"),
+           errors.UNKNOWN_MEMBER_ID)
+    # rejoining completes a new rebalance: the generation must move on
+    rejoined = join(client, group, member, version, "kafka.group.generation")
+    expect("kafka.group.generation", rejoined["ErrorCode"], errors.NONE)
+    if rejoined["GenerationId"] <= generation:
+        raise Divergence(C["kafka.group.generation"], f"a generation above {generation} after a rebalance",
+                         f"generation {rejoined['GenerationId']}")
+
+
+# -- commits --------------------------------------------------------------------------------------------------
+
+
+def commit(client: DataPath, group: str, topic: str, offset: int, clause_id: str) -> int:
+    version = client.version(8, COMMIT_MAX, low=2)
+    body = client.call(8, version, {"GroupId": group, "GenerationIdOrMemberEpoch": -1, "MemberId": "",
+                                    "GroupInstanceId": None, "RetentionTimeMs": -1,
+                                    "Topics": [{"Name": topic, "Partitions": [
+                                        {"PartitionIndex": 0, "CommittedOffset": offset,
+                                         "CommittedMetadata": "wc"}]}]}, clause_id)
+    return body["Topics"][0]["Partitions"][0]["ErrorCode"]
+
+
+def fetch_committed(client: DataPath, group: str, topic: str, clause_id: str) -> int:
+    version = client.version(9, COMMIT_MAX, low=1)
+    body = client.call(9, version, {
+        "GroupId": group, "Topics": [{"Name": topic, "PartitionIndexes": [0]}],
+        "Groups": [{"GroupId": group, "Topics": [{"Name": topic, "PartitionIndexes": [0]}]}]}, clause_id)
+    topics = body["Groups"][0]["Topics"] if version >= 8 else body["Topics"]
+    partition = topics[0]["Partitions"][0]
+    expect(clause_id, partition["ErrorCode"], errors.NONE)
+    return partition["CommittedOffset"]
+
+
+@case("kafka.commit.round-trip")
+def test_committed_offset_is_fetched_back(target):
+    client = DataPath(target)
+    topic, group = target.unique("c"), target.unique("g")
+    client.create_topic(topic)
+    find_coordinator(client, group)
+    expect("kafka.commit.round-trip", commit(client, group, topic, 42, "kafka.commit.round-trip"), errors.NONE)
+    got = fetch_committed(client, group, topic, "kafka.commit.round-trip")
+    if got != 42:
+        raise Divergence(C["kafka.commit.round-trip"], "committed offset 42", f"{got}")
+
+
+@case("kafka.commit.no-offset")
+def test_uncommitted_partition_fetches_minus_one(target):
+    client = DataPath(target)
+    topic, group = target.unique("c"), target.unique("g")
+    client.create_topic(topic)
+    find_coordinator(client, group)
+    got = fetch_committed(client, group, topic, "kafka.commit.no-offset")
+    if got != -1:
+        raise Divergence(C["kafka.commit.no-offset"], "offset -1", f"{got}")
+
+
+# -- idempotence ----------------------------------------------------------------------------------------------
+
+
+def init_producer(client: DataPath) -> tuple[int, int]:
+    body = client.call(22, client.version(22), {"TransactionalId": None, "TransactionTimeoutMs": 60000,
+                                                "ProducerId": -1, "ProducerEpoch": -1},
+                       "kafka.idempotence.init-producer-id")
+    expect("kafka.idempotence.init-producer-id", body["ErrorCode"], errors.NONE)
+    if body["ProducerId"] < 0 or body["ProducerEpoch"] < 0:
+        raise Divergence(C["kafka.idempotence.init-producer-id"], "a non-negative producer id and epoch",
+                         short(body))
+    return body["ProducerId"], body["ProducerEpoch"]
+
+
+def idempotent_batch(values, producer: tuple[int, int], sequence: int) -> bytes:
+    return records.build_batch(values, base_timestamp=1_700_000_000_000, producer_id=producer[0],
+                               producer_epoch=producer[1], base_sequence=sequence)
+
+
+@case("kafka.idempotence.init-producer-id")
+def test_init_producer_id(target):
+    init_producer(DataPath(target))
+
+
+@case("kafka.idempotence.out-of-order")
+def test_sequence_gap_is_out_of_order(target):
+    client = DataPath(target)
+    topic = target.unique("idem")
+    client.create_topic(topic)
+    producer = init_producer(client)
+    first = client.produce(topic, idempotent_batch([b"a", b"b"], producer, 0), clause_id="kafka.idempotence.out-of-order")
+    expect("kafka.idempotence.out-of-order", first["ErrorCode"], errors.NONE)
+    gap = client.produce(topic, idempotent_batch([b"c"], producer, 5), clause_id="kafka.idempotence.out-of-order")
+    expect("kafka.idempotence.out-of-order", gap["ErrorCode"], errors.OUT_OF_ORDER_SEQUENCE_NUMBER)
+
+
+@case("kafka.idempotence.duplicate")
+def test_duplicate_batch_is_not_appended_twice(target):
+    client = DataPath(target)
+    topic = target.unique("idem")
+    client.create_topic(topic)
+    producer = init_producer(client)
+    batch = idempotent_batch([b"a", b"b"], producer, 0)
+    first = client.produce(topic, batch, clause_id="kafka.idempotence.duplicate")
+    expect("kafka.idempotence.duplicate", first["ErrorCode"], errors.NONE)
+    again = client.produce(topic, batch, clause_id="kafka.idempotence.duplicate")
+    expect("kafka.idempotence.duplicate", again["ErrorCode"], errors.NONE, errors.DUPLICATE_SEQUENCE_NUMBER)
+    latest = client.list_offset(topic, -1)
+    if latest["Offset"] != 2:
+        raise Divergence(C["kafka.idempotence.duplicate"], "log end offset 2 (the retry not appended)",
+                         f"log end offset {latest['Offset']}")
