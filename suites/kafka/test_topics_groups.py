@@ -293,3 +293,44 @@ def test_duplicate_batch_is_not_appended_twice(target):
     if latest["Offset"] != 2:
         raise Divergence(C["kafka.idempotence.duplicate"], "log end offset 2 (the retry not appended)",
                          f"log end offset {latest['Offset']}")
+
+
+@case("kafka.group.invalid-session-timeout")
+@pytest.mark.parametrize("timeout_ms", [1, 2**31 - 1], ids=["1ms", "int32-max"])
+def test_session_timeout_out_of_bounds(target, timeout_ms):
+    client = DataPath(target)
+    group = target.unique("g")
+    find_coordinator(client, group)
+    version = client.version(11, 9)
+    answer = client.call(11, version, {
+        "GroupId": group, "SessionTimeoutMs": timeout_ms, "RebalanceTimeoutMs": 10000, "MemberId": "",
+        "GroupInstanceId": None, "ProtocolType": "consumer",
+        "Protocols": [{"Name": "range", "Metadata": PROTOCOL_METADATA}]}, "kafka.group.invalid-session-timeout")
+    expect("kafka.group.invalid-session-timeout", answer["ErrorCode"], errors.INVALID_SESSION_TIMEOUT)
+
+
+@case("kafka.group.rebalance-in-progress")
+def test_heartbeat_during_rebalance(target):
+    first = DataPath(target)
+    group = target.unique("g")
+    find_coordinator(first, group)
+    version, joined = join_single_member(first, group)
+    member, generation = joined["MemberId"], joined["GenerationId"]
+    synced = first.call(14, first.version(14, 5), {
+        "GroupId": group, "GenerationId": generation, "MemberId": member, "ProtocolType": "consumer",
+        "ProtocolName": "range", "Assignments": [{"MemberId": member, "Assignment": b""}]},
+        "kafka.group.rebalance-in-progress")
+    expect("kafka.group.rebalance-in-progress", synced["ErrorCode"], errors.NONE)
+    # a second member arrives on its own connection; its join stays pending until the first one rejoins
+    second = DataPath(target)
+    second.session.deadline = max(second.session.deadline, 12.0)
+    answer = join(second, group, "", version, "kafka.group.rebalance-in-progress")
+    second_member = answer["MemberId"]
+    if version >= 4 and answer["ErrorCode"] == errors.MEMBER_ID_REQUIRED:
+        second.send(11, version, {
+            "GroupId": group, "SessionTimeoutMs": 10000, "RebalanceTimeoutMs": 10000, "MemberId": second_member,
+            "GroupInstanceId": None, "ProtocolType": "consumer",
+            "Protocols": [{"Name": "range", "Metadata": PROTOCOL_METADATA}]})
+    beat = first.call(12, first.version(12, 4), {"GroupId": group, "GenerationId": generation, "MemberId": member,
+                                                  "GroupInstanceId": None}, "kafka.group.rebalance-in-progress")
+    expect("kafka.group.rebalance-in-progress", beat["ErrorCode"], errors.REBALANCE_IN_PROGRESS)
