@@ -38,53 +38,64 @@ _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 class RunWriter:
-    def __init__(self, root: Path, run_id: str, worker: str):
+    """Writes nothing until the first case record: a pytest run without conformance cases leaves no directory."""
+
+    def __init__(self, root: Path, run_id: str, worker: str, meta: dict):
         self.run_id = run_id
         self.worker = worker
-        self.run_dir = root / run_id
-        (self.run_dir / "transcripts").mkdir(parents=True, exist_ok=True)
+        self.run_dir = root.resolve() / run_id
         self.cases_path = self.run_dir / f"cases-{worker}.jsonl"
-        self._version = suite_version()
-        self._slugs: Counter = Counter()
-
-    def write_run_start(self, meta: dict) -> None:
-        self._run = {"schema": RUN_SCHEMA, "run_id": self.run_id, "suite_version": self._version,
+        self._run = {"schema": RUN_SCHEMA, "run_id": run_id, "suite_version": suite_version(),
                      "started_at": _now(), "finished_at": None, **meta, "totals": {}}
-        self._write_run()
+        self._slugs: Counter = Counter()
+        self._started = False
+
+    def _ensure_started(self) -> None:
+        if self._started:
+            return
+        (self.run_dir / "transcripts").mkdir(parents=True, exist_ok=True)
+        if not (self.run_dir / "run.json").exists():
+            self._write_run()
+        self._started = True
 
     def write_run_end(self) -> None:
+        """Called by the controlling process: final totals, if any case ran in any worker."""
+        if not self.run_dir.exists():
+            return
         self._run.update(finished_at=_now(), totals=self.totals())
         self._write_run()
 
     def _write_run(self) -> None:
-        tmp = self.run_dir / "run.json.tmp"
+        tmp = self.run_dir / f"run.json.{self.worker}.tmp"
         tmp.write_text(json.dumps(self._run, indent=2))
         tmp.replace(self.run_dir / "run.json")
 
     def write_case(self, record: dict) -> None:
+        self._ensure_started()
         line = {"schema": CASE_SCHEMA, "run_id": self.run_id, **record, "finished_at": _now()}
         with open(self.cases_path, "a", encoding="utf-8") as out:
             out.write(json.dumps(line) + "\n")
 
-    def write_transcript(self, case_id: str, nodeid: str, transcript: Transcript) -> str:
-        """Write the transcript (and a pcap of it, when the pcap writer is available); returns its relative path."""
+    def write_transcript(self, case_id: str, nodeid: str, transcript: Transcript, pcap: bool = False) -> str:
+        """Write the transcript (and, if asked, a pcap of it: ~0.1 s each with scapy); returns its relative path."""
+        self._ensure_started()
         stem = _SLUG.sub("_", nodeid.split("::")[-1])[:120]
         self._slugs[stem] += 1
         name = f"{self.worker}-{stem}-{self._slugs[stem]}"
         data = transcript.to_dict(case_id, nodeid)
         path = self.run_dir / "transcripts" / f"{name}.json"
         path.write_text(json.dumps(data))
-        try:
+        if pcap:
             from reports.pcap import write_pcap
-        except ImportError:
-            pass
-        else:
+
             write_pcap(data, path.with_suffix(".pcap"))
         return str(path.relative_to(self.run_dir))
 
     def totals(self) -> dict[str, int]:
         """Verdict counts over every worker's records."""
         counts: Counter = Counter()
+        if not self.run_dir.exists():
+            return {}
         for path in self.run_dir.glob("cases-*.jsonl"):
             for line in path.read_text(encoding="utf-8").splitlines():
                 if line.strip():

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 MAX_EVENTS = 400
-HEX_PREVIEW = 512  # bytes of a frame shown in the human-readable rendering (the JSON keeps all of it)
+HEX_PREVIEW = 512  # bytes of a frame shown in the human-readable rendering
+HEX_KEEP = 1 << 20  # bytes of one event kept in the JSON transcript (a 10 MiB frame would be 20 MB of hex)
 
 
 @dataclass
@@ -29,7 +30,10 @@ class Event:
     def to_dict(self, describe: Callable[[bytes], str]) -> dict:
         out = {"t": round(self.t, 6), "conn": self.conn, "kind": self.kind}
         if self.data:
-            out["hex"] = self.data.hex()
+            out["hex"] = self.data[:HEX_KEEP].hex()
+            out["len"] = len(self.data)
+            if len(self.data) > HEX_KEEP:
+                out["truncated"] = True
             if self.decode:
                 out["decoded"] = describe(self.data)
         for name in ("detail", "local", "peer"):

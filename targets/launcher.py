@@ -63,7 +63,10 @@ def launch(protocols: list[str] | None = None, faults: list[str] | None = None, 
     """Start ``python -m targets.reference`` with every (or the named) personality on port 0."""
     from targets.reference.__main__ import PERSONALITIES, available_personalities
 
-    names = protocols or available_personalities()
+    available = available_personalities()
+    names = [n for n in protocols if n in available] if protocols else available
+    if not names:
+        raise HarnessError(f"the reference broker has no personality for {protocols}")
     workdir = Path(workdir or tempfile.mkdtemp(prefix="wirecheck-broker-"))
     workdir.mkdir(parents=True, exist_ok=True)
     ready = workdir / "ready.json"

@@ -54,6 +54,8 @@ def pytest_addoption(parser):
     group.addoption("--deadline", type=float, default=2.0, help="seconds to wait for any answer (default 2)")
     group.addoption("--report-dir", default="wirecheck-reports", help="where run records go (default %(default)s)")
     group.addoption("--keep-transcripts", action="store_true", help="write transcripts of passing cases too")
+    group.addoption("--pcap", action="store_true",
+                    help="also write each kept transcript as a pcap (the pipeline can do it later, off the hot path)")
     group.addoption("--reference-fault", action="append", default=[], metavar="NAME",
                     help="start the bundled reference broker with this fault (self-validation)")
 
@@ -126,13 +128,13 @@ class Wirecheck:
         self.broker = None  # BrokerProcess when we launched the reference
         self.writer: RunWriter | None = None
         self.non_strict: list[str] = []
+        self.collected_protocols: set[str] = set()  # the reference broker runs only these personalities
 
     # -- lifecycle
 
     def start(self) -> None:
-        self.writer = RunWriter(Path(self.config.getoption("report_dir")), self.run_id, self.worker)
-        if self.is_controller:
-            self.writer.write_run_start(self._run_metadata())
+        self.writer = RunWriter(Path(self.config.getoption("report_dir")), self.run_id, self.worker,
+                                self._run_metadata())
 
     def finish(self) -> None:
         if self.broker is not None:
@@ -191,8 +193,9 @@ class Wirecheck:
     def _launch_reference(self) -> dict[str, TargetInfo]:
         from targets.launcher import launch
 
-        workdir = Path(self.config.getoption("report_dir")) / self.run_id / f"broker-{self.worker}"
-        self.broker = launch(faults=self.config.getoption("reference_fault"), workdir=workdir,
+        workdir = self.writer.run_dir / f"broker-{self.worker}"
+        self.broker = launch(protocols=sorted(self.collected_protocols) or None,
+                             faults=self.config.getoption("reference_fault"), workdir=workdir,
                              extra_args=["--retention-records", "5000", "--segment-records", "1000"])
         return {name: TargetInfo(name, (self.broker.host, port), reference=True)
                 for name, port in self.broker.ports.items() if name in self.specs}
@@ -316,6 +319,26 @@ def pytest_collection_modifyitems(session, config, items):
                           Transcript(protocol, spec.describe))
         item.stash[case_key] = state
         item.extra_keyword_matches.update({case_id, protocol})
+        wc.collected_protocols.add(protocol)
+        item.repr_failure = _case_repr_failure(item, item.repr_failure)
+
+
+def _case_repr_failure(item, default):
+    """A divergence is shown as case, clause, expected vs actual, transcript and reproducer; pytest's traceback
+    (slow to build, and about our code, not the target) is kept for harness errors only."""
+
+    def repr_failure(excinfo, *args, **kwargs):
+        exc = _unwrap(excinfo.value)
+        if isinstance(exc, Divergence):
+            state = _case_state(item)
+            wc: Wirecheck = item.config.wirecheck
+            notes = list(getattr(excinfo.value, "__notes__", [])) + list(getattr(exc, "__notes__", []))
+            if exc is not excinfo.value:
+                notes.insert(0, f"{type(excinfo.value).__name__}: the failure did not reproduce on replay (flaky)")
+            return render_failure(state, exc, wc.reproduce(item, state.info), notes=notes)
+        return default(excinfo, *args, **kwargs)
+
+    return repr_failure
 
 
 # -- running: liveness after hostile cases ----------------------------------------------------------------------
@@ -382,7 +405,7 @@ def _classify(wc: Wirecheck, item, state: CaseState, call, rep):
         return verdict, reason, None
     if excinfo is None:
         return Verdict.OK, "", None
-    exc = excinfo.value
+    exc = _unwrap(excinfo.value)
     if isinstance(exc, Unimplemented):
         rep.outcome = "skipped"
         rep.longrepr = (str(item.path), item.location[1] or 0, f"{UNIMPLEMENTED}: {exc}")
@@ -394,12 +417,21 @@ def _classify(wc: Wirecheck, item, state: CaseState, call, rep):
             rep.longrepr = None
         else:
             verdict = Verdict.FAILED
-            rep.longrepr = render_failure(state, exc, wc.reproduce(item, state.info),
-                                          notes=getattr(exc, "__notes__", []))
         return verdict, str(exc), exc
     if call.when == "call" or isinstance(exc, HarnessError):
         return Verdict.ERROR, f"{type(exc).__name__}: {exc}".splitlines()[0][:500], None
     return Verdict.ERROR, f"{call.when} failed: {type(exc).__name__}: {exc}".splitlines()[0][:500], None
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """The divergence inside an exception group (Hypothesis reports a failure that did not reproduce, i.e. a
+    flaky target, as a group): a divergence seen once is still a divergence."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _unwrap(inner)
+            if isinstance(found, (Divergence, Unimplemented)):
+                return found
+    return exc
 
 
 def _skip_reason(rep) -> str:
@@ -433,7 +465,8 @@ def _record(wc: Wirecheck, item, state: CaseState, verdict: Verdict, message: st
     transcript_path = None
     if state.transcript.events and (verdict not in (Verdict.OK, Verdict.NOT_RUN, Verdict.UNIMPLEMENTED)
                                     or item.config.getoption("keep_transcripts")):
-        transcript_path = wc.writer.write_transcript(state.case_id, item.nodeid, state.transcript)
+        transcript_path = wc.writer.write_transcript(state.case_id, item.nodeid, state.transcript,
+                                                     pcap=item.config.getoption("pcap"))
         _attach_to_allure(state, item)
     params = getattr(getattr(item, "callspec", None), "params", {})
     wc.writer.write_case({

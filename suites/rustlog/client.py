@@ -62,6 +62,8 @@ class RustLog:
 
     def decode(self, reply: Reply, clause_id: str, what: str = "an answer") -> dict:
         if not reply.is_frame:
+            if reply.partial:  # an answer began but its length prefix promised more than ever arrived
+                raise Divergence(C["rustlog.framing.response-frame"], "a complete length-prefixed frame", str(reply))
             raise Divergence(C[clause_id], what, str(reply))
         try:
             obj = decode_frame(reply.frame)

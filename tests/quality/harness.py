@@ -1,0 +1,52 @@
+"""Run a protocol's conformance suite against the reference broker, optionally faulted, and collect verdicts.
+
+The suite runs as a separate pytest process, exactly as a user runs it, and its per-case records are read back.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class SuiteRun:
+    returncode: int
+    records: list[dict]
+    output: str
+
+    def clauses_with(self, *verdicts: str) -> set[str]:
+        return {r["clause"] for r in self.records if r["verdict"] in verdicts}
+
+    def by_verdict(self) -> dict[str, list[str]]:
+        out = defaultdict(list)
+        for r in self.records:
+            out[r["verdict"]].append(f"{r['case']} -> {r['clause']}")
+        return dict(out)
+
+
+def run_suite(protocol: str, report_dir: Path, faults: list[str] = (), extra: list[str] = (),
+              timeout: float = 300) -> SuiteRun:
+    # A short deadline and --maxfail keep a thoroughly broken broker (every answer silent) from costing minutes;
+    # the reference broker answers on loopback in milliseconds.
+    argv = [sys.executable, "-m", "pytest", f"suites/{protocol}", "-q", "-p", "no:cacheprovider", "--strict",
+            "--report-dir", str(report_dir), "-o", "addopts=", "--deadline", "0.5", "--maxfail", "40"]
+    for fault in faults:
+        argv += ["--reference-fault", fault]
+    argv += list(extra)
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    records = [json.loads(line) for path in report_dir.glob("*/cases-*.jsonl")
+               for line in path.read_text().splitlines() if line.strip()]
+    return SuiteRun(proc.returncode, records, proc.stdout[-6000:] + proc.stderr[-3000:])
+
+
+def broker_faults(protocol: str) -> set[str]:
+    import importlib
+
+    return set(importlib.import_module(f"targets.reference.{protocol}").FAULTS)
