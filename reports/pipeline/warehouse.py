@@ -16,8 +16,6 @@ target keeps its ``host:port``. The raw address stays in ``target_address``.
 
 from __future__ import annotations
 
-import uuid
-
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -46,11 +44,6 @@ def expand(spark: SparkSession, pattern: str) -> list[str]:
 def exists(spark: SparkSession, path: str) -> bool:
     fs, hpath = _fs_path(spark, path)
     return bool(fs.exists(hpath))
-
-
-def delete(spark: SparkSession, path: str) -> None:
-    fs, hpath = _fs_path(spark, path)
-    fs.delete(hpath, True)
 
 
 def _table(warehouse: str, name: str) -> str:
@@ -150,15 +143,12 @@ def _merge_into(spark: SparkSession, new: DataFrame, path: str, keys: list[str],
                    .unionByName(old.join(new.select("run_id").distinct(), "run_id", "left_semi").select(*partitions))
                    .distinct())
         merged = old.join(touched, partitions, "left_semi").unionByName(new, allowMissingColumns=True)
-    merged = _latest_per_key(merged, keys)
-    # Spark reads lazily: never overwrite a table from a plan that still reads it. Stage, then swap in.
-    staging = f"{path.rstrip('/')}_staging_{uuid.uuid4().hex}"
-    merged.write.mode("overwrite").parquet(staging)
-    try:
-        (spark.read.parquet(staging).write.mode("overwrite").partitionBy(*partitions)
-         .option("partitionOverwriteMode", "dynamic").parquet(path))
-    finally:
-        delete(spark, staging)
+    # Spark reads lazily: never overwrite a table from a plan that still reads it. Materialise the merged rows
+    # first (a local checkpoint cuts the lineage to the old files), then swap them in.
+    merged = _latest_per_key(merged, keys).localCheckpoint(eager=True)
+    (merged.write.mode("overwrite").partitionBy(*partitions)
+     .option("partitionOverwriteMode", "dynamic").parquet(path))
+    merged.unpersist()
 
 
 def ingest(spark: SparkSession, inputs: list[str], warehouse: str) -> dict:
@@ -169,11 +159,11 @@ def ingest(spark: SparkSession, inputs: list[str], warehouse: str) -> dict:
     ingested_at = F.current_timestamp()
     stats = {"runs": 0, "cases": 0}
     if runs is not None:
-        runs = prepare_runs(runs, ingested_at).drop("run_dir").cache()
+        runs = prepare_runs(runs, ingested_at).drop("run_dir").localCheckpoint(eager=True)
         stats["runs"] = runs.count()
         _merge_into(spark, runs, _table(warehouse, RUNS), ["run_id"], ["date"])
     if cases is not None:
-        prepared = prepare_cases(cases, runs, transcripts, ingested_at).cache()
+        prepared = prepare_cases(cases, runs, transcripts, ingested_at).localCheckpoint(eager=True)
         stats["cases"] = prepared.count()
         _merge_into(spark, prepared, _table(warehouse, CASES), ["run_id", "nodeid"], CASE_PARTITIONS)
         prepared.unpersist()

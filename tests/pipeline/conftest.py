@@ -33,3 +33,13 @@ def history(spark, tmp_path_factory):
     write_history(root / "runs")
     warehouse.ingest(spark, [str(root / "runs" / "*")], str(root / "wh"))
     return root
+
+
+@pytest.fixture(scope="session")
+def report(spark, history):
+    """The conformance report of ``history``, written once by the CLI (``report`` job)."""
+    from reports.pipeline.__main__ import main
+
+    out = history / "report"
+    assert main(["report", "--warehouse", str(history / "wh"), "--out", str(out)], spark=spark) == 0
+    return out

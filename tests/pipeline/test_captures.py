@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from pyspark.sql import functions as F
 
 from reports.pipeline.__main__ import main
 from reports.pipeline.captures.job import run_capture_job
@@ -20,39 +21,52 @@ def _violations(spark, out: Path) -> set[tuple]:
     return {(r.protocol, r.side, r.clause) for r in spark.read.parquet(str(out / "violations.parquet")).collect()}
 
 
-def test_planted_violations_are_all_reported_and_bad_files_never_crash(spark, tmp_path):
-    paths = write_injected(tmp_path / "captures")
-    out = tmp_path / "out"
-    result = run_capture_job(spark, [str(tmp_path / "captures" / "*.pcap")], str(out))
-    assert _violations(spark, out) == EXPECTED
+@pytest.fixture(scope="module")
+def analysed(spark, tmp_path_factory):
+    """One capture job (through the CLI) over the planted captures and the committed loopback captures."""
+    root = tmp_path_factory.mktemp("captures")
+    paths = write_injected(root / "injected")
+    out = root / "out"
+    assert main(["captures", str(root / "injected" / "*.pcap"), str(CAPTURES / "rustlog-loopback*.pcap"),
+                 "--out", str(out)], spark=spark) == 0
+    return paths, out, json.loads((out / "summary.json").read_text())
+
+
+def _planted(spark, out: Path):
+    return spark.read.parquet(str(out / "violations.parquet")).filter(~F.col("file").contains("loopback"))
+
+
+def test_planted_violations_are_all_reported_and_bad_files_never_crash(spark, analysed):
+    paths, out, result = analysed
+    assert {(r.protocol, r.side, r.clause) for r in _planted(spark, out).collect()} == EXPECTED
     files = {Path(r.file).name: r for r in spark.read.parquet(str(out / "files.parquet")).collect()}
-    assert set(files) == {p.name for p in paths.values()}
+    assert {p.name for p in paths.values()} <= set(files)
     assert not files["garbage.pcap"].ok and "unreadable" in files["garbage.pcap"].problems
     assert not files["truncated.pcap"].ok and files["truncated.pcap"].packets > 0
     flows = {Path(r.file).name: r for r in spark.read.parquet(str(out / "flows.parquet")).collect()}
     assert flows["unknown-protocol.pcap"].protocol is None
     assert "unknown protocol" in flows["unknown-protocol.pcap"].problems
     assert result["violations"] >= len(EXPECTED)
-    violations = spark.read.parquet(str(out / "violations.parquet"))
+    violations = _planted(spark, out)
     row = violations.filter("clause = 'kafka.header.correlation-id'").first()
     assert row.frame_index == 4 and row.flow == "127.0.0.1:53211 > 127.0.0.1:9092" and row.hex.startswith("000000")
     html = (out / "index.html").read_text()
     assert "kafka.capture.error-code-known" in html and "https://" not in html
-    summary = json.loads((out / "summary.json").read_text())
-    assert {c["clause"] for c in summary["by_clause"]} == {clause for _, _, clause in EXPECTED}
+    assert {c["clause"] for c in result["by_clause"]} == {clause for _, _, clause in EXPECTED}
 
 
-def test_committed_loopback_captures(spark, tmp_path):
-    """Real tcpdump captures kept in tests/captures (made by test_live_loopback_capture's helper)."""
-    out = tmp_path / "out"
-    assert main(["captures", str(CAPTURES / "rustlog-loopback*.pcap"), "--out", str(out)], spark=spark) == 0
+def test_committed_loopback_captures(spark, analysed):
+    """Real tcpdump captures kept in tests/captures (made by tests/pipeline/loopback.py)."""
+    _, out, _ = analysed
     flows = {Path(r.file).name: r for r in spark.read.parquet(str(out / "flows.parquet")).collect()}
     clean, faulted = flows["rustlog-loopback.pcap"], flows["rustlog-loopback-next-offset-fault.pcap"]
     for flow in (clean, faulted):
         assert (flow.protocol, flow.detected_by, flow.state) == ("rustlog", "bytes", "complete")
         assert (flow.client_frames, flow.server_frames) == (5, 5)
     assert clean.violations == 0 and faulted.violations == 1
-    assert _violations(spark, out) == {("rustlog", "server", "rustlog.fetch.next-offset")}
+    loopback = spark.read.parquet(str(out / "violations.parquet")).filter(F.col("file").contains("loopback"))
+    assert [(r.side, r.frame_index, r.clause) for r in loopback.collect()] == [
+        ("server", 3, "rustlog.fetch.next-offset")]
 
 
 @pytest.mark.skipif(TCPDUMP is None, reason="tcpdump is not installed (apt-get install tcpdump)")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
 
 import pytest
 
-from reports.pipeline.report import build_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
@@ -33,9 +33,9 @@ def _console_problems(log: str) -> list[str]:
     return [line for line in log.splitlines() if CONSOLE.search(line)]
 
 
-def test_matrix_and_case_pages_render_without_console_errors(spark, history, tmp_path):
-    out = tmp_path / "report"
-    summary = build_report(spark, str(history / "wh"), str(out))
+def test_matrix_and_case_pages_render_without_console_errors(report, tmp_path):
+    out = report
+    summary = json.loads((out / "summary.json").read_text())
     dom, log = _render(out / "index.html", tmp_path / "profile")
     assert 'data-rendered="yes"' in dom  # report.js ran to the end
     assert dom.count('class="cell v-') >= len(summary["matrix"])
