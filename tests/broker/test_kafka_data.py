@@ -255,16 +255,29 @@ def test_metadata_topic_selection_and_auto_create(wire):
     assert invalid.topics[0].error_code == 17
 
 
-def init_producer(w: Wire, producer_id: int = -1, epoch: int = -1):
-    resp = w.call(InitProducerIdRequest, InitProducerIdResponse, 4, transactional_id=None,
+def init_producer(w: Wire, producer_id: int = -1, epoch: int = -1, transactional_id: str | None = None):
+    resp = w.call(InitProducerIdRequest, InitProducerIdResponse, 4, transactional_id=transactional_id,
                   transaction_timeout_ms=60000, producer_id=producer_id, producer_epoch=epoch)
     return resp.error_code, resp.producer_id, resp.producer_epoch
+
+
+def test_init_producer_id(wire):
+    error, pid, epoch = init_producer(wire)
+    assert error == 0 and pid >= 0 and epoch == 0
+    assert init_producer(wire, pid, epoch)[1:] != (pid, epoch)  # no transactional id: always a fresh id
+    assert init_producer(wire, pid, -1)[0] == 42
+    txn = f"tx{next(_names)}"
+    _, tpid, tepoch = init_producer(wire, transactional_id=txn)
+    assert init_producer(wire, transactional_id=txn) == (0, tpid, tepoch + 1)
+    assert init_producer(wire, tpid, tepoch + 1, transactional_id=txn) == (0, tpid, tepoch + 2)
+    assert init_producer(wire, tpid, tepoch, transactional_id=txn)[0] == 90
+    assert init_producer(wire, tpid + 1, tepoch + 2, transactional_id=txn)[0] == 49
 
 
 def test_idempotent_sequences(wire):
     topic = new_topic(wire)
     error, pid, epoch = init_producer(wire)
-    assert error == 0 and pid >= 0 and epoch == 0
+    assert error == 0
     first = record_batch([b"a", b"b"], producer_id=pid, producer_epoch=epoch, base_sequence=0)
     assert (produce(wire, topic, first).error_code, produce(wire, topic, first).base_offset) == (0, 0)
     assert fetch(wire, topic, 0).high_watermark == 2  # the retry was recognised, not appended
@@ -274,13 +287,20 @@ def test_idempotent_sequences(wire):
     assert (produce(wire, topic, nxt).error_code, fetch(wire, topic, 0).high_watermark) == (0, 3)
     assert produce(wire, topic, record_batch([b"x"], producer_id=pid + 999, producer_epoch=0,
                                              base_sequence=0)).error_code == 59
-    error, same_pid, bumped = init_producer(wire, pid, epoch)
-    assert (error, same_pid, bumped) == (0, pid, 1)
-    stale = record_batch([b"d"], producer_id=pid, producer_epoch=0, base_sequence=3)
+
+
+def test_producer_epochs(wire):
+    topic = new_topic(wire)
+    txn = f"tx{next(_names)}"
+    _, pid, epoch = init_producer(wire, transactional_id=txn)
+    assert produce(wire, topic, record_batch([b"a"], producer_id=pid, producer_epoch=epoch,
+                                             base_sequence=0)).error_code == 0
+    _, _, bumped = init_producer(wire, transactional_id=txn)
+    stale = record_batch([b"b"], producer_id=pid, producer_epoch=epoch, base_sequence=1)
     assert produce(wire, topic, stale).error_code == 47
-    new_epoch_gap = record_batch([b"d"], producer_id=pid, producer_epoch=1, base_sequence=3)
+    new_epoch_gap = record_batch([b"b"], producer_id=pid, producer_epoch=bumped, base_sequence=3)
     assert produce(wire, topic, new_epoch_gap).error_code == 45
-    new_epoch = record_batch([b"d"], producer_id=pid, producer_epoch=1, base_sequence=0)
+    new_epoch = record_batch([b"b"], producer_id=pid, producer_epoch=bumped, base_sequence=0)
     assert produce(wire, topic, new_epoch).error_code == 0
 
 

@@ -16,6 +16,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 NONE, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH, UNKNOWN_PRODUCER_ID = 0, 45, 47, 59
+INVALID_REQUEST, INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED = 42, 49, 90
 MAX_CACHED_BATCHES = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 
 
@@ -34,25 +35,34 @@ class Producers:
         self._state: dict[tuple[str, int, int], _PartitionState] = {}
 
     def init(self, transactional_id: str | None, producer_id: int, epoch: int) -> tuple[int, int, int]:
-        """InitProducerId: (error, producer id, epoch). A known (id, epoch) pair asks for a bump (KIP-360)."""
-        if transactional_id is not None and transactional_id in self._transactional:
-            pid = self._transactional[transactional_id]
-            self.epochs[pid] = (self.epochs[pid] + 1) & 0x7FFF
-            return NONE, pid, self.epochs[pid]
-        if producer_id >= 0:
-            current = self.epochs.get(producer_id)
-            if current is None:
-                return UNKNOWN_PRODUCER_ID, -1, -1
-            if epoch != current:
-                return INVALID_PRODUCER_EPOCH, -1, -1
-            self.epochs[producer_id] = current + 1
-            return NONE, producer_id, current + 1
+        """InitProducerId: (error, producer id, epoch), as KafkaApis/TransactionCoordinator answer it.
+
+        - producer id and epoch must both be -1 or both be set, else 42 INVALID_REQUEST;
+        - no transactional id: always a fresh producer id with epoch 0 (the request's id/epoch are ignored);
+        - a transactional id: the same producer id, epoch bumped (fencing the previous holder); when the request
+          names an id/epoch (KIP-360) they must be the current ones: another id is 49
+          INVALID_PRODUCER_ID_MAPPING, another epoch 90 PRODUCER_FENCED.
+        """
+        if (producer_id == -1) != (epoch == -1):
+            return INVALID_REQUEST, -1, -1
+        if transactional_id is None:
+            return NONE, self._new_id(), 0
+        pid = self._transactional.get(transactional_id)
+        if pid is None:
+            pid = self._transactional[transactional_id] = self._new_id()
+            return NONE, pid, 0
+        if producer_id != -1 and producer_id != pid:
+            return INVALID_PRODUCER_ID_MAPPING, -1, -1
+        if producer_id != -1 and epoch != self.epochs[pid]:
+            return PRODUCER_FENCED, -1, -1
+        self.epochs[pid] = (self.epochs[pid] + 1) & 0x7FFF
+        return NONE, pid, self.epochs[pid]
+
+    def _new_id(self) -> int:
         pid = self._next_id
         self._next_id += 1
         self.epochs[pid] = 0
-        if transactional_id is not None:
-            self._transactional[transactional_id] = pid
-        return NONE, pid, 0
+        return pid
 
     def check(self, topic: str, partition: int, pid: int, epoch: int, first_seq: int, last_seq: int,
               check_sequences: bool = True) -> tuple[int, int | None]:
