@@ -344,3 +344,15 @@ def test_record_blob_framing_follows_kafkas_batch_iterator(wire):
     assert produce(wire, topic, good[:8] + struct.pack(">i", 5) + good[12:]).error_code == 2  # size < 14
     assert produce(wire, topic, good + good[:20]).error_code == 0  # a partial trailing batch is trimmed
     assert batches_in(fetch(wire, topic, 0).records)[0][1][16:] == good[16:]
+
+
+def test_many_partitions(wire):
+    topic = new_topic(wire, partitions=500)
+    meta = wire.call(MetadataRequest, MetadataResponse, 12, topics=[{"name": topic}])
+    assert [p.partition_index for p in meta.topics[0].partitions] == list(range(500))
+    assert produce(wire, topic, record_batch([b"last"]), partition=499).error_code == 0
+    assert fetch(wire, topic, 0, partition=499).high_watermark == 1
+    assert fetch(wire, topic, 0, partition=498).high_watermark == 0
+    resp = wire.call(CreateTopicsRequest, CreateTopicsResponse, 7, topics=[
+        {"name": topic + "-huge", "num_partitions": 2_000_000_000, "replication_factor": 1}], timeout_ms=1000)
+    assert resp.topics[0].error_code == 37  # refused, not allocated
