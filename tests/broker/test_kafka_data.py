@@ -356,3 +356,23 @@ def test_many_partitions(wire):
     resp = wire.call(CreateTopicsRequest, CreateTopicsResponse, 7, topics=[
         {"name": topic + "-huge", "num_partitions": 2_000_000_000, "replication_factor": 1}], timeout_ms=1000)
     assert resp.topics[0].error_code == 37  # refused, not allocated
+
+
+def test_log_append_time_topic_stamps_batches_and_recomputes_the_crc(wire):
+    name = f"lat{next(_names)}"
+    resp = wire.call(CreateTopicsRequest, CreateTopicsResponse, 7, topics=[
+        {"name": name, "num_partitions": 1, "replication_factor": 1,
+         "configs": [{"name": "message.timestamp.type", "value": "LogAppendTime"}]}], timeout_ms=1000)
+    assert resp.topics[0].error_code == 0
+    before = int(time.time() * 1000)
+    sent = record_batch([b"a", b"b"], timestamps=[5, 6])
+    result = produce(wire, name, sent)
+    assert result.error_code == 0 and result.log_append_time_ms >= before
+    (_, stored), = batches_in(fetch(wire, name, 0).records)
+    attributes, = struct.unpack_from(">h", stored, 21)
+    assert attributes & 0x08 and struct.unpack_from(">q", stored, 35)[0] == result.log_append_time_ms
+    assert struct.unpack_from(">I", stored, 17)[0] == crc32c.crc32c(stored[21:]) != struct.unpack_from(">I", sent, 17)[0]
+    bad = wire.call(CreateTopicsRequest, CreateTopicsResponse, 7, topics=[
+        {"name": name + "x", "num_partitions": 1, "replication_factor": 1,
+         "configs": [{"name": "message.timestamp.type", "value": "Sometimes"}]}], timeout_ms=1000)
+    assert bad.topics[0].error_code == 40

@@ -7,6 +7,9 @@ Configuration through ``BrokerConfig.extra`` (all optional):
     kafka_min_session_ms      group.min.session.timeout.ms (default 6000)
     retention_records         (the CLI's --retention-records) records kept per partition (default: all)
 Storage is in memory only; ``--data-dir`` is ignored by this personality.
+
+Topic configs in CreateTopics: ``message.timestamp.type`` (CreateTime or LogAppendTime: the broker then stamps
+each batch and recomputes its CRC-32C) is honoured; every other config is accepted and ignored.
 """
 
 from targets.reference.core import BrokerConfig

@@ -19,6 +19,7 @@ LEADER_NOT_AVAILABLE = 5
 NOT_LEADER_OR_FOLLOWER = 6
 INVALID_TOPIC_EXCEPTION = 17
 INVALID_REQUIRED_ACKS = 21
+INVALID_CONFIG = 40
 TOPIC_ALREADY_EXISTS = 36
 INVALID_PARTITIONS = 37
 INVALID_REPLICATION_FACTOR = 38
@@ -39,6 +40,16 @@ AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
 # ListOffsets special timestamps (ListOffsetsRequest.java)
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+
+
+@dataclass
+class Appended:
+    """The outcome of one partition's produce."""
+
+    error: int
+    base_offset: int = -1
+    append_time_ms: int = -1  # -1 unless the topic uses LogAppendTime
+    message: str | None = None
 
 
 @dataclass
@@ -141,31 +152,33 @@ class Broker:
             parts = []
             for p in t["PartitionData"]:
                 if acks not in (-1, 0, 1):
-                    error, base, message = INVALID_REQUIRED_ACKS, -1, None
+                    result = Appended(INVALID_REQUIRED_ACKS)
                 else:
-                    error, base, message = self._append(t["Name"], p["Index"], p["Records"], version)
-                parts.append({"Index": p["Index"], "ErrorCode": error, "BaseOffset": base,
-                              "LogAppendTimeMs": -1, "LogStartOffset": 0 if error == NONE else -1,
-                              "RecordErrors": [], "ErrorMessage": message})
+                    result = self._append(t["Name"], p["Index"], p["Records"], version)
+                partition = self.storage.partition(t["Name"], p["Index"])
+                parts.append({"Index": p["Index"], "ErrorCode": result.error, "BaseOffset": result.base_offset,
+                              "LogAppendTimeMs": result.append_time_ms,
+                              "LogStartOffset": partition.log_start if partition and not result.error else -1,
+                              "RecordErrors": [], "ErrorMessage": result.message})
             responses.append({"Name": t["Name"], "PartitionResponses": parts})
         return {"Responses": responses, "ThrottleTimeMs": 0}
 
-    def _append(self, topic_name: str, index: int, data: bytes | None, version: int) -> tuple[int, int, str | None]:
+    def _append(self, topic_name: str, index: int, data: bytes | None, version: int) -> "Appended":
         if "produce-autocreates" in self.faults and topic_name not in self.storage.topics \
                 and valid_topic_name(topic_name):
             self.storage.create(topic_name, max(self.settings.default_partitions, index + 1))
         error = self._partition_error(topic_name, index)
         if error:
-            return error, -1, None
+            return Appended(error)
         partition = self.storage.partition(topic_name, index)
         max_bytes = (1 << 62) if "message-too-large-unchecked" in self.faults else self.settings.max_message_bytes
         error, batch, message, data = records.validate(data or b"", max_bytes, crc_ieee="crc-ieee" in self.faults)
         if error:
-            return error, -1, message
+            return Appended(error, message=message)
         if batch.attributes & 0x07 == 4 and version < 7:
-            return UNSUPPORTED_COMPRESSION_TYPE, -1, "zstd needs Produce v7+ (KIP-110)"
+            return Appended(UNSUPPORTED_COMPRESSION_TYPE, message="zstd needs Produce v7+ (KIP-110)")
         if batch.is_transactional:  # no transaction coordinator here: no partition is ever in a transaction
-            return INVALID_TXN_STATE, -1, "transactions are not supported by this broker"
+            return Appended(INVALID_TXN_STATE, message="transactions are not supported by this broker")
         idempotent = batch.producer_id >= 0
         if idempotent:
             check = "sequence-not-checked" not in self.faults
@@ -173,17 +186,18 @@ class Broker:
                 topic_name, index, batch.producer_id, batch.producer_epoch, batch.base_sequence,
                 batch.last_sequence, check_sequences=check)
             if error:
-                return error, -1, None
+                return Appended(error)
             if duplicate_base is not None:
-                return NONE, duplicate_base, None
-        base = partition.append(data, batch)
+                return Appended(NONE, duplicate_base)
+        append_time = int(time.time() * 1000) if self.storage.topics[topic_name].log_append_time else None
+        base = partition.append(data, batch, append_time)
         if self.settings.retention_records is not None:
             partition.trim(self.settings.retention_records)
         if idempotent:
             self.producers.record(topic_name, index, batch.producer_id, batch.producer_epoch,
                                   batch.base_sequence, batch.last_sequence, base)
         self.storage.notify_append()
-        return NONE, base, None
+        return Appended(NONE, base, -1 if append_time is None else append_time)
 
     # ------------------------------------------------------------------------------------------ fetch
 
@@ -321,12 +335,17 @@ class Broker:
                 error, message = INVALID_PARTITIONS, f"This broker keeps at most {MAX_PARTITIONS} partitions a topic."
             elif rf < 1 or rf > 1:
                 error, message = INVALID_REPLICATION_FACTOR, f"Replication factor {rf}: this broker is the only one."
+            configs = {c["Name"]: c["Value"] for c in t["Configs"]}
+            timestamp_type = configs.get("message.timestamp.type", "CreateTime")
+            if not error and timestamp_type not in ("CreateTime", "LogAppendTime"):
+                error, message = INVALID_CONFIG, f"Invalid value {timestamp_type} for message.timestamp.type"
             result = {"Name": name, "ErrorCode": error, "ErrorMessage": message, "TopicConfigErrorCode": 0,
                       "NumPartitions": -1, "ReplicationFactor": -1, "Configs": []}
             if error == NONE:
                 topic = self.storage.topics.get(name)
                 if not req["validateOnly"] and topic is None:
-                    topic = self.storage.create(name, count)
+                    # Other topic configs are accepted and ignored (documented in the package docstring).
+                    topic = self.storage.create(name, count, log_append_time=timestamp_type == "LogAppendTime")
                 result.update(NumPartitions=count, ReplicationFactor=rf,
                               TopicId=topic.topic_id if topic else bytes(16))
             results.append(result)

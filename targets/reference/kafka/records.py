@@ -146,15 +146,25 @@ def _records_fit(data: bytes, count: int) -> bool:
     return pos == len(data)
 
 
-def assign(data: bytes, base_offset: int, leader_epoch: int = 0) -> bytes:
-    """The stored copy: baseOffset and partitionLeaderEpoch rewritten; both lie before the CRC'd range.
+LOG_APPEND_TIME_FLAG = 0x08  # attributes bit 3: timestamp type
 
-    Kafka recomputes the CRC only when it rewrites covered fields (LogAppendTime, recompression); this broker
-    never does (CreateTime topics, batches stored as received), so the client's CRC stays valid.
+
+def assign(data: bytes, base_offset: int, leader_epoch: int = 0, append_time_ms: int | None = None) -> bytes:
+    """The stored copy of a validated batch (LogValidator.assignOffsetsNonCompressed, in place of bytes).
+
+    baseOffset and partitionLeaderEpoch lie before the CRC'd range and are simply rewritten. For a topic with
+    message.timestamp.type=LogAppendTime the timestamp-type bit and maxTimestamp are set too; those are covered
+    by the CRC, so it is recomputed, as DefaultRecordBatch.setMaxTimestamp does. A CreateTime batch keeps the
+    client's CRC (Kafka skips the rewrite when nothing covered changes).
     """
     out = bytearray(data)
     struct.pack_into(">q", out, 0, base_offset)
     struct.pack_into(">i", out, 12, leader_epoch)
+    if append_time_ms is not None:
+        (attributes,) = struct.unpack_from(">h", out, 21)
+        struct.pack_into(">h", out, 21, attributes | LOG_APPEND_TIME_FLAG)
+        struct.pack_into(">q", out, 35, append_time_ms)
+        struct.pack_into(">I", out, 17, crc32c.crc32c(memoryview(out)[CRC_START:]))
     return bytes(out)
 
 
@@ -192,6 +202,8 @@ _DECOMPRESS = {
 def record_timestamps(data: bytes) -> list[int]:
     """Timestamps of a stored batch's records, decompressing when needed (ListOffsets by timestamp)."""
     batch = parse_header(data)
+    if batch.attributes & LOG_APPEND_TIME_FLAG:  # every record carries the batch's append time
+        return [batch.max_timestamp] * batch.count
     codec = batch.attributes & 0x07
     records = data[HEADER_SIZE:]
     stamps, pos = [], 0

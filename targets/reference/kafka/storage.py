@@ -38,12 +38,13 @@ class Partition:
     def high_watermark(self) -> int:
         return self.next_offset
 
-    def append(self, data: bytes, batch: records.Batch) -> int:
+    def append(self, data: bytes, batch: records.Batch, append_time_ms: int | None = None) -> int:
+        """Store a validated batch at the log end; append_time_ms: the topic uses LogAppendTime."""
         base = self.next_offset
-        self.batches.append(records.assign(data, base))
+        self.batches.append(records.assign(data, base, append_time_ms=append_time_ms))
         self.bases.append(base)
         self.lasts.append(base + batch.last_offset_delta)
-        self.max_timestamps.append(batch.max_timestamp)
+        self.max_timestamps.append(batch.max_timestamp if append_time_ms is None else append_time_ms)
         self.next_offset = base + batch.last_offset_delta + 1
         return base
 
@@ -96,6 +97,7 @@ class Topic:
     name: str
     partitions: list[Partition]
     topic_id: bytes = field(default_factory=lambda: uuid.uuid4().bytes)
+    log_append_time: bool = False  # message.timestamp.type=LogAppendTime
 
 
 class Storage:
@@ -104,8 +106,8 @@ class Storage:
         self.by_id: dict[bytes, Topic] = {}
         self._appended = asyncio.Event()
 
-    def create(self, name: str, partitions: int) -> Topic:
-        topic = Topic(name, [Partition(i) for i in range(partitions)])
+    def create(self, name: str, partitions: int, log_append_time: bool = False) -> Topic:
+        topic = Topic(name, [Partition(i) for i in range(partitions)], log_append_time=log_append_time)
         self.topics[name] = topic
         self.by_id[topic.topic_id] = topic
         return topic
