@@ -14,7 +14,7 @@ import time
 import pytest
 from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
 from kafka.protocol.consumer.fetch import FetchRequest, FetchResponse
-from kafka.protocol.consumer.group import (HeartbeatRequest, HeartbeatResponse, JoinGroupResponse,
+from kafka.protocol.consumer.group import (HeartbeatRequest, HeartbeatResponse,
                                            OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
                                            OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse)
 from kafka.protocol.consumer.offsets import ListOffsetsRequest, ListOffsetsResponse

@@ -7,12 +7,6 @@ from __future__ import annotations
 
 import struct
 
-import pytest
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
-
-from targets.reference.kafka.server import APIS
-from tests.interop.kafka_support import Closed, InProcessBroker, Wire, build
-
 import kafka.protocol.admin.groups as kp_admin_groups
 import kafka.protocol.admin.topics as kp_topics
 import kafka.protocol.consumer.fetch as kp_fetch
@@ -21,6 +15,11 @@ import kafka.protocol.consumer.offsets as kp_offsets
 import kafka.protocol.metadata.find_coordinator as kp_coord
 import kafka.protocol.producer.produce as kp_produce
 import kafka.protocol.producer.transaction as kp_txn
+import pytest
+from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+
+from targets.reference.kafka.server import APIS
+from tests.interop.kafka_support import Closed, InProcessBroker, build
 
 CLASSES = {
     0: (kp_produce.ProduceRequest, kp_produce.ProduceResponse, {"acks": 1}),
