@@ -171,3 +171,45 @@ def test_unadvertised_version_is_not_answered_as_supported(target):
         raise Divergence(C["kafka.header.unsupported-version"], "the connection closed (Kafka) or an error",
                          f"a Metadata answer for unadvertised v{version}: {short(body)}")
     raise Divergence(C["kafka.header.unsupported-version"], "the connection closed", str(reply))
+
+
+@case("kafka.header.client-id-classic")
+@pytest.mark.parametrize("length", [127, 200, 1000])
+def test_long_client_id_in_a_flexible_header(target, length):
+    # ClientId keeps its INT16 length in header v2: a broker reading it as a compact string misparses 0x00 as
+    # null and everything after it.
+    client = Kafka(target)
+    client.require(API_VERSIONS, 3)
+    body = client.call(API_VERSIONS, 3, SOFTWARE, "kafka.header.client-id-classic", client_id="c" * length)
+    if body["ErrorCode"] != errors.NONE:
+        raise Divergence(C["kafka.header.client-id-classic"], "error 0", errors.name(body["ErrorCode"]))
+
+
+@case("kafka.header.request-v2-flexible")
+def test_flexible_request_header_carries_tagged_fields(target):
+    client = Kafka(target)
+    low, high = client.require(3)
+    flexible = [v for v in range(low, min(high, messages.versions(3)[1]) + 1) if messages.flexible(3, v)]
+    if not flexible:
+        pytest.skip("UNIMPLEMENTED: no flexible Metadata version advertised")
+    version = flexible[-1]
+    correlation_id = client.next_correlation_id()
+    client.session.send(messages.encode_request(3, version, correlation_id, "wirecheck",
+                                                {"Topics": [], "AllowAutoTopicCreation": False},
+                                                header_tagged_fields={3: b"\x00\x01", 90: b"x" * 20}))
+    body = client.receive(3, version, correlation_id, "kafka.header.request-v2-flexible")
+    if body["Topics"]:
+        raise Divergence(C["kafka.header.request-v2-flexible"], "no topics (an empty list was asked)",
+                         short([t["Name"] for t in body["Topics"]]))
+
+
+@case("kafka.encoding.flexible")
+@pytest.mark.parametrize("length", [126, 127, 128, 300, 20000], ids=lambda n: f"{n}-chars")
+def test_compact_strings_with_multi_byte_lengths(target, length):
+    # N+1 crosses the one-byte varint boundary at N=127: lengths around it take two or three varint bytes.
+    client = Kafka(target)
+    client.require(API_VERSIONS, 3)
+    body = client.call(API_VERSIONS, 3, {"ClientSoftwareName": "wirecheck", "ClientSoftwareVersion": "1" * length},
+                       "kafka.encoding.flexible")
+    if body["ErrorCode"] != errors.NONE:
+        raise Divergence(C["kafka.encoding.flexible"], "error 0", errors.name(body["ErrorCode"]))

@@ -218,3 +218,13 @@ def test_fetch_waits_for_min_bytes(target, data_path):
     if waited < wait_ms / 1000 * 0.8:
         raise Divergence(C["kafka.fetch.long-poll"], f"an answer after about {wait_ms} ms (nothing to read)",
                          f"an answer after {waited * 1000:.0f} ms")
+
+
+@case("kafka.produce.zstd-version")
+@pytest.mark.parametrize("version", [3, 4, 5, 6])
+def test_zstd_below_produce_v7(target, data_path, version):
+    client, topic = data_path
+    client.require(0, version)
+    partition = client.produce(topic, batch_of([b"z"], compression.ZSTD), version=version,
+                               clause_id="kafka.produce.zstd-version")
+    expect_code(partition, "kafka.produce.zstd-version", errors.UNSUPPORTED_COMPRESSION_TYPE)
