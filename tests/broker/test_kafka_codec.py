@@ -1,0 +1,85 @@
+"""The Kafka personality's table-driven codec, checked against kafka-python's independent encoder/decoder."""
+
+from __future__ import annotations
+
+import pytest
+from kafka.protocol.consumer.fetch import FetchResponse
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+
+from targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint, write_uvarint
+from tests.interop.kafka_support import build
+
+
+@pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 16383, 16384, 2**31 - 1, 2**63 - 1])
+def test_uvarint_round_trip(value):
+    out = bytearray()
+    write_uvarint(value, out)
+    assert read_uvarint(bytes(out), 0) == (value, len(out))
+
+
+def test_overlong_and_truncated_varints_are_malformed():
+    with pytest.raises(MalformedBody):
+        read_uvarint(b"\xff" * 11, 0)
+    with pytest.raises(MalformedBody):
+        read_uvarint(b"\x80", 0)
+
+
+def test_decodes_what_kafka_python_encodes_flexible_and_not():
+    msg = Message("MetadataRequest")
+    for version in (1, 4, 9, 12):
+        body = bytes(build(MetadataRequest, version, topics=[{"name": "abc"}, {"name": "d"}],
+                           **({"allow_auto_topic_creation": False} if version >= 4 else {})).encode())
+        value, end = msg.decode(body, version)
+        assert end == len(body)
+        assert [t["Name"] for t in value["Topics"]] == ["abc", "d"]
+        assert value.get("AllowAutoTopicCreation", "absent") == (False if version >= 4 else "absent")
+
+
+def test_null_versus_empty_arrays():
+    msg = Message("MetadataRequest")
+    null = bytes(build(MetadataRequest, 12, topics=None).encode())
+    empty = bytes(build(MetadataRequest, 12, topics=[]).encode())
+    assert msg.decode(null, 12)[0]["Topics"] is None
+    assert msg.decode(empty, 12)[0]["Topics"] == []
+
+
+def test_encodes_what_kafka_python_decodes_with_tagged_fields():
+    value = {"ThrottleTimeMs": 7, "ErrorCode": 0, "SessionId": 0, "Responses": [{"Topic": "t", "Partitions": [
+        {"PartitionIndex": 3, "ErrorCode": 0, "HighWatermark": 10, "LastStableOffset": 10, "LogStartOffset": 0,
+         "CurrentLeader": {"LeaderId": 0, "LeaderEpoch": 5}, "AbortedTransactions": None,
+         "PreferredReadReplica": -1, "Records": b"\x00" * 4}]}]}
+    raw = bytes(Message("FetchResponse").encode(value, 12))
+    decoded = FetchResponse.decode(raw, version=12)
+    part = decoded.responses[0].partitions[0]
+    assert (decoded.throttle_time_ms, part.partition_index, part.high_watermark) == (7, 3, 10)
+    assert (part.current_leader.leader_id, part.current_leader.leader_epoch) == (0, 5)  # a tagged struct
+    without_tag = dict(value, Responses=[dict(value["Responses"][0], Partitions=[
+        {k: v for k, v in value["Responses"][0]["Partitions"][0].items() if k != "CurrentLeader"}])])
+    shorter = bytes(Message("FetchResponse").encode(without_tag, 12))
+    assert len(raw) - len(shorter) == 2 + 8 + 1 - 0  # tag id, size, LeaderId, LeaderEpoch, struct's own tags
+
+
+def test_defaults_fill_fields_the_caller_left_out():
+    raw = bytes(Message("MetadataResponse").encode({"Brokers": [], "Topics": []}, 12))
+    decoded = MetadataResponse.decode(raw, version=12)
+    assert (decoded.throttle_time_ms, decoded.cluster_id, decoded.controller_id) == (0, None, -1)
+
+
+@pytest.mark.parametrize("body", [
+    b"\x00\x00\x00\x01",  # one topic, then nothing
+    b"\x7f\xff\xff\xff\x00",  # a count no frame could back
+    b"\x00\x00\x00\x01\x7f\xff",  # a string length beyond the frame
+    b"\xff\xff\xff\xfe",  # count -2
+])
+def test_lying_lengths_and_counts_are_malformed(body):
+    with pytest.raises(MalformedBody):
+        Message("MetadataRequest").decode(body, 1)
+
+
+def test_unknown_tags_are_skipped_by_size_and_the_fault_misskips():
+    body = bytearray(build(MetadataRequest, 12, topics=[]).encode())
+    body[-1:] = b"\x01\x63\x02zz"
+    value, end = Message("MetadataRequest").decode(bytes(body), 12)
+    assert value["Topics"] == [] and end == len(body)
+    with pytest.raises(MalformedBody):
+        Message("MetadataRequest", Options(misskip_tags=True)).decode(bytes(body), 12)
