@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
+pytest.importorskip("aiokafka", reason="aiokafka is in the interop extra: pip install wirecheck[interop]")
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
+
+pytest.importorskip("confluent_kafka", reason="confluent_kafka is in the interop extra: pip install wirecheck[interop]")
 from confluent_kafka import Consumer
 from kafka import KafkaConsumer
 
