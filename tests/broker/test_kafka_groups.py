@@ -205,3 +205,32 @@ def test_simple_commit_without_membership(broker):
         got = w.call(OffsetFetchRequest, OffsetFetchResponse, 3, group_id=group,
                      topics=[{"name": group + "-t", "partition_indexes": [0]}])
         assert got.topics[0].partitions[0].committed_offset == 7
+
+
+def test_static_member_rejoin_replaces_the_old_incarnation_without_rebalance(broker):
+    group = group_name()
+
+    def static_join(w, member_id=""):
+        w.send(build(JoinGroupRequest, JOIN_V, group_id=group, session_timeout_ms=10000, rebalance_timeout_ms=5000,
+                     member_id=member_id, group_instance_id="instance-1", protocol_type="consumer",
+                     protocols=[{"name": "range", "metadata": b"m"}]))
+        return w.recv(JoinGroupResponse, JOIN_V)
+
+    with broker.wire() as w:
+        first = static_join(w)
+        assert first.error_code == 0 and first.generation_id == 1  # static members skip MEMBER_ID_REQUIRED
+        sync(w, group, 1, first.member_id, [(first.member_id, b"mine")])
+        again = static_join(w)  # e.g. after a restart
+        assert again.error_code == 0 and again.member_id != first.member_id
+        assert again.generation_id == 1  # Stable and unchanged: no rebalance
+        assert w.call(HeartbeatRequest, HeartbeatResponse, 4, group_id=group, generation_id=1,
+                      member_id=first.member_id, group_instance_id="instance-1").error_code == 82
+        synced = w.call(SyncGroupRequest, SyncGroupResponse, 5, group_id=group, generation_id=1,
+                        member_id=again.member_id, group_instance_id="instance-1", protocol_type="consumer",
+                        protocol_name="range", assignments=[])
+        assert (synced.error_code, synced.assignment) == (0, b"mine")
+        left = w.call(LeaveGroupRequest, LeaveGroupResponse, 5, group_id=group,
+                      members=[{"member_id": "", "group_instance_id": "instance-1"}])
+        assert left.members[0].error_code == 0
+        assert w.call(DescribeGroupsRequest, DescribeGroupsResponse, 5, groups=[group],
+                      include_authorized_operations=False).groups[0].members == []

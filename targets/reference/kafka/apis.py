@@ -405,6 +405,9 @@ class Broker:
                 "Members": [{"MemberId": m, "GroupInstanceId": g, "Metadata": meta} for m, g, meta in result.members]}
 
     async def sync_group(self, req: dict, version: int) -> dict:
+        fenced = self.coordinator.check_instance(req["GroupId"], req["MemberId"], req.get("GroupInstanceId"))
+        if fenced:
+            return {"ThrottleTimeMs": 0, "ErrorCode": fenced, "Assignment": b""}
         error, ptype, pname, assignment = await self.coordinator.sync(
             req["GroupId"], req["MemberId"], req["GenerationId"], req.get("ProtocolType"), req.get("ProtocolName"),
             [(a["MemberId"], a["Assignment"]) for a in req["Assignments"]])
@@ -412,18 +415,21 @@ class Broker:
                 "Assignment": assignment}
 
     def heartbeat(self, req: dict, version: int) -> dict:
-        return {"ThrottleTimeMs": 0,
-                "ErrorCode": self.coordinator.heartbeat(req["GroupId"], req["MemberId"], req["GenerationId"])}
+        error = self.coordinator.check_instance(req["GroupId"], req["MemberId"], req.get("GroupInstanceId")) \
+            or self.coordinator.heartbeat(req["GroupId"], req["MemberId"], req["GenerationId"])
+        return {"ThrottleTimeMs": 0, "ErrorCode": error}
 
     def leave_group(self, req: dict, version: int) -> dict:
         if version < 3:
             return {"ThrottleTimeMs": 0, "ErrorCode": self.coordinator.leave(req["GroupId"], req["MemberId"])}
         members = [{"MemberId": m["MemberId"], "GroupInstanceId": m.get("GroupInstanceId"),
-                    "ErrorCode": self.coordinator.leave(req["GroupId"], m["MemberId"])} for m in req["Members"]]
+                    "ErrorCode": self.coordinator.leave_member(req["GroupId"], m["MemberId"], m.get("GroupInstanceId"))}
+                   for m in req["Members"]]
         return {"ThrottleTimeMs": 0, "ErrorCode": NONE, "Members": members}
 
     def offset_commit(self, req: dict, version: int) -> dict:
-        allowed = self.coordinator.commit_check(req["GroupId"], req["MemberId"], req["GenerationIdOrMemberEpoch"])
+        allowed = self.coordinator.check_instance(req["GroupId"], req["MemberId"], req.get("GroupInstanceId")) \
+            or self.coordinator.commit_check(req["GroupId"], req["MemberId"], req["GenerationIdOrMemberEpoch"])
         topics = []
         for t in req["Topics"]:
             parts = []

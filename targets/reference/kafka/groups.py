@@ -14,8 +14,9 @@ not rejoined within the largest rebalance timeout.
 
 Decision: no group.initial.rebalance.delay.ms (Kafka's default is 3 s for a new group); the first rebalance
 completes as soon as every known member has joined, which keeps tests fast and changes no message.
-Static membership (group.instance.id) is carried and reported, but a rejoining static member is treated as a
-new dynamic member.
+Static membership (KIP-345): a member joining with a known group.instance.id and no member id replaces the
+old incarnation (fenced with FENCED_INSTANCE_ID, 82) without a rebalance when the group is Stable and its
+metadata is unchanged; requests naming the instance id with a stale member id are fenced too.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ UNKNOWN_MEMBER_ID = 25
 INVALID_SESSION_TIMEOUT = 26
 REBALANCE_IN_PROGRESS = 27
 MEMBER_ID_REQUIRED = 79
+FENCED_INSTANCE_ID = 82
 GROUP_ID_NOT_FOUND = 69
 NON_EMPTY_GROUP = 68
 
@@ -87,6 +89,7 @@ class Group:
         self.leader: str | None = None
         self.members: dict[str, Member] = {}
         self.pending: set[str] = set()  # member ids handed out with MEMBER_ID_REQUIRED, not joined yet
+        self.static: dict[str, str] = {}  # group.instance.id -> its current member id (KIP-345)
         self.offsets: dict[tuple[str, int], CommittedOffset] = {}
         self.rebalance_timer: asyncio.TimerHandle | None = None
 
@@ -126,14 +129,25 @@ class Coordinator:
                 protocol_type != group.protocol_type
                 or not group.supported_protocols() & {name for name, _ in protocols})):
             return JoinResult(INCONSISTENT_GROUP_PROTOCOL, member_id=member_id)
+        static_id = group.static.get(group_instance_id) if group_instance_id else None
+        if member_id == "" and static_id is not None:
+            # KIP-345: a static member rejoining under a new member id replaces its old incarnation, which is
+            # fenced; in a Stable group with unchanged metadata this needs no rebalance.
+            return await self._replace_static(group, static_id, client_id, protocols, session_timeout_ms,
+                                              rebalance_timeout_ms)
         if member_id == "":
             member_id = f"{client_id or 'member'}-{next(self._ids)}"
-            if require_known_member_id:  # KIP-394: JoinGroup v4+ gets an id first, then joins with it
+            if require_known_member_id and not group_instance_id:
+                # KIP-394: a dynamic member of JoinGroup v4+ gets an id first, then joins with it
                 group.pending.add(member_id)
                 return JoinResult(MEMBER_ID_REQUIRED, member_id=member_id)
+        elif static_id is not None and static_id != member_id:
+            return JoinResult(FENCED_INSTANCE_ID, member_id=member_id)
         elif member_id not in group.members and member_id not in group.pending:
             return JoinResult(UNKNOWN_MEMBER_ID, member_id=member_id)
         group.pending.discard(member_id)
+        if group_instance_id:
+            group.static[group_instance_id] = member_id
 
         member = group.members.get(member_id)
         if member is None:
@@ -161,6 +175,40 @@ class Coordinator:
         waiter = member.join_waiter
         self._maybe_complete_join(group)
         return await waiter
+
+    async def _replace_static(self, group: Group, old_id: str, client_id: str, protocols: list,
+                              session_timeout_ms: int, rebalance_timeout_ms: int) -> JoinResult:
+        old = group.members.pop(old_id)
+        if old.timer:
+            old.timer.cancel()
+        if old.join_waiter is not None and not old.join_waiter.done():
+            old.join_waiter.set_result(JoinResult(FENCED_INSTANCE_ID, member_id=old_id))
+        self._finish_sync(old, FENCED_INSTANCE_ID)
+        new_id = f"{client_id or 'member'}-{next(self._ids)}"
+        member = Member(new_id, old.group_instance_id, client_id, old.client_host, session_timeout_ms,
+                        rebalance_timeout_ms, old.protocol_type, list(protocols), assignment=old.assignment)
+        group.members[new_id] = member
+        group.static[old.group_instance_id] = new_id
+        if group.leader == old_id:
+            group.leader = new_id
+        if group.state == STABLE and old.protocols == member.protocols:
+            self._touch(group, member)
+            return self._join_result(group, member)
+        if group.state != PREPARING:
+            self._prepare_rebalance(group)
+        member.join_waiter = asyncio.get_running_loop().create_future()
+        waiter = member.join_waiter
+        self._touch(group, member)
+        self._maybe_complete_join(group)
+        return await waiter
+
+    def check_instance(self, group_id: str, member_id: str, group_instance_id: str | None) -> int:
+        """FENCED_INSTANCE_ID when a static instance id now belongs to another member id (KIP-345)."""
+        group = self.groups.get(group_id)
+        if group is None or not group_instance_id:
+            return NONE
+        current = group.static.get(group_instance_id)
+        return FENCED_INSTANCE_ID if current is not None and current != member_id else NONE
 
     def _prepare_rebalance(self, group: Group) -> None:
         if group.state == PREPARING:
@@ -282,6 +330,18 @@ class Coordinator:
         self._after_membership_change(group)
         return NONE
 
+    def leave_member(self, group_id: str, member_id: str, group_instance_id: str | None) -> int:
+        """LeaveGroup v3+: a static member may leave by its instance id alone (empty member id)."""
+        group = self.groups.get(group_id)
+        if group is not None and group_instance_id:
+            current = group.static.get(group_instance_id)
+            if current is None:
+                return UNKNOWN_MEMBER_ID
+            if member_id not in ("", current):  # "" is JoinGroupRequest.UNKNOWN_MEMBER_ID
+                return FENCED_INSTANCE_ID
+            member_id = current
+        return self.leave(group_id, member_id)
+
     def _after_membership_change(self, group: Group) -> None:
         if group.state in (STABLE, COMPLETING):
             self._prepare_rebalance(group)
@@ -289,6 +349,8 @@ class Coordinator:
 
     def _remove(self, group: Group, member_id: str) -> None:
         member = group.members.pop(member_id)
+        if member.group_instance_id and group.static.get(member.group_instance_id) == member_id:
+            del group.static[member.group_instance_id]
         if member.timer:
             member.timer.cancel()
         if member.join_waiter is not None and not member.join_waiter.done():
