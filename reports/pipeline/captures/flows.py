@@ -8,6 +8,8 @@ and described, so the checks that follow know how much of each stream they can t
 from __future__ import annotations
 
 import logging
+import socket
+import struct
 from dataclasses import dataclass, field
 
 import scapy.layers.inet  # noqa: F401  (registers IPv4/TCP dissection)
@@ -15,7 +17,8 @@ import scapy.layers.inet6  # noqa: F401  (registers IPv6)
 import scapy.layers.l2  # noqa: F401  (registers Ethernet and Linux cooked capture link types)
 from scapy.layers.inet import IP, TCP
 from scapy.layers.inet6 import IPv6
-from scapy.utils import PcapReader
+from scapy.config import conf
+from scapy.utils import RawPcapReader
 
 # scapy logs a warning per truncated packet; we count them and report once instead.
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
@@ -89,9 +92,89 @@ class Capture:
     problems: list[str]
 
 
-def _endpoints(packet):
+# -- one packet -> (src, dst, sport, dport, seq, flags, payload) -------------------------------------------------
+#
+# scapy reads the file (RawPcapReader: pcap and pcapng). Dissecting every packet into scapy objects costs about
+# 0.3-0.8 ms each (measured: 4,020 packets in 3.1 s plain, 3.6 s with conf.layers.filter, 0.04 s raw), which
+# would dominate the job, so the usual link types (Ethernet, Linux cooked v1/v2, raw IP, BSD loopback) with
+# IPv4/IPv6 + TCP are read with struct here. Any other link type goes through scapy's own dissection.
+
+ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_VLAN = 0x0800, 0x86DD, (0x8100, 0x88A8)
+
+
+def _network(linktype: int, raw: bytes) -> tuple[int, int] | None:
+    """(ethertype-like protocol, offset of the IP header) for the link types handled here; None otherwise."""
+    if linktype == 1:  # Ethernet, with any number of VLAN tags
+        offset, ethertype = 14, int.from_bytes(raw[12:14], "big")
+        while ethertype in ETHERTYPE_VLAN and len(raw) >= offset + 4:
+            ethertype, offset = int.from_bytes(raw[offset + 2:offset + 4], "big"), offset + 4
+        return ethertype, offset
+    if linktype == 113:  # Linux cooked capture v1 ("any" interface)
+        return int.from_bytes(raw[14:16], "big"), 16
+    if linktype == 276:  # Linux cooked capture v2
+        return int.from_bytes(raw[0:2], "big"), 20
+    if linktype in (101, 12, 14):  # raw IP: the version nibble tells v4 from v6
+        return (ETHERTYPE_IPV6 if raw[:1] and raw[0] >> 4 == 6 else ETHERTYPE_IPV4), 0
+    if linktype == 0:  # BSD loopback: a host-order 4-byte family
+        family = int.from_bytes(raw[:4], "little") or int.from_bytes(raw[:4], "big")
+        return (ETHERTYPE_IPV6 if family in (10, 24, 28, 30) else ETHERTYPE_IPV4), 4
+    return None
+
+
+def _fast(linktype: int, raw: bytes):
+    """The TCP segment in ``raw``; None when it is not TCP; NotImplemented when scapy must dissect it."""
+    network = _network(linktype, raw)
+    if network is None:
+        return NotImplemented
+    ethertype, offset = network
+    if ethertype == ETHERTYPE_IPV4:
+        if len(raw) < offset + 20 or raw[offset] >> 4 != 4:
+            return None
+        ihl = (raw[offset] & 0x0F) * 4
+        total = int.from_bytes(raw[offset + 2:offset + 4], "big")
+        if raw[offset + 9] != 6 or int.from_bytes(raw[offset + 6:offset + 8], "big") & 0x3FFF:
+            return None  # not TCP, or a fragment (not reassembled here)
+        src, dst = socket.inet_ntop(socket.AF_INET, raw[offset + 12:offset + 16]), \
+            socket.inet_ntop(socket.AF_INET, raw[offset + 16:offset + 20])
+        end = offset + total if total else len(raw)  # the IP length, not Ethernet's padding
+        tcp = offset + ihl
+    elif ethertype == ETHERTYPE_IPV6:
+        if len(raw) < offset + 40 or raw[offset + 6] != 6:
+            return None  # not TCP right after the fixed header (extension headers: not handled)
+        src, dst = socket.inet_ntop(socket.AF_INET6, raw[offset + 8:offset + 24]), \
+            socket.inet_ntop(socket.AF_INET6, raw[offset + 24:offset + 40])
+        end = offset + 40 + int.from_bytes(raw[offset + 4:offset + 6], "big")
+        tcp = offset + 40
+    else:
+        return None
+    if len(raw) < tcp + 20:
+        return None
+    sport, dport, seq = struct.unpack_from(">HHI", raw, tcp)
+    data_offset = (raw[tcp + 12] >> 4) * 4
+    flags = raw[tcp + 13]
+    return src, dst, sport, dport, seq, flags, raw[tcp + data_offset:end]
+
+
+def _dissected(linktype: int, raw: bytes):
+    """The same tuple via scapy's dissection, for link types the fast path does not know."""
+    layer = conf.l2types.get(linktype)
+    if layer is None:
+        return None
+    packet = layer(raw)
+    if not packet.haslayer(TCP) or not (packet.haslayer(IP) or packet.haslayer(IPv6)):
+        return None
     ip = packet.getlayer(IP) or packet.getlayer(IPv6)
-    return ip.src, ip.dst
+    tcp = packet[TCP]
+    payload = bytes(tcp.payload)
+    if isinstance(ip, IP) and ip.len is not None:
+        payload = payload[: max(0, ip.len - ip.ihl * 4 - tcp.dataofs * 4)]
+    return ip.src, ip.dst, tcp.sport, tcp.dport, tcp.seq, int(tcp.flags), payload
+
+
+def _timestamp(reader, meta) -> float:
+    if hasattr(meta, "tsresol"):  # pcapng
+        return ((meta.tshigh << 32) | meta.tslow) / (meta.tsresol or 1_000_000)
+    return meta.sec + meta.usec / (1e9 if getattr(reader, "nano", False) else 1e6)
 
 
 def read_capture(path: str, server_ports: set[int] = frozenset()) -> Capture:
@@ -101,57 +184,32 @@ def read_capture(path: str, server_ports: set[int] = frozenset()) -> Capture:
     problems: list[str] = []
     count = truncated = 0
     try:
-        reader = PcapReader(path)
+        reader = RawPcapReader(path)
     except Exception as exc:  # not a capture at all, or an unreadable header
         return Capture([], 0, [f"unreadable capture: {type(exc).__name__}: {exc}"])
     try:
         while count < MAX_PACKETS:
             try:
-                packet = reader.read_packet()
+                raw, meta = reader._read_packet()
             except EOFError:
                 break
             except Exception as exc:  # truncated record, bad block: keep what we have
                 problems.append(f"capture corrupt or truncated after {count} packets: {type(exc).__name__}: {exc}")
                 break
-            if packet is None:
-                break
             count += 1
-            if packet.wirelen is not None and len(packet.original) < packet.wirelen:
+            if meta.wirelen is not None and len(raw) < meta.wirelen:
                 truncated += 1  # snaplen, or a file cut mid-record: this packet's bytes are incomplete
-            if not packet.haslayer(TCP) or not (packet.haslayer(IP) or packet.haslayer(IPv6)):
+            linktype = getattr(meta, "linktype", None)
+            linktype = reader.linktype if linktype is None else linktype
+            try:
+                segment = _fast(linktype, raw)
+                if segment is NotImplemented:
+                    segment = _dissected(linktype, raw)
+            except Exception:  # a mangled header: not a TCP segment we can use
+                segment = None
+            if segment is None:
                 continue
-            tcp = packet[TCP]
-            src, dst = _endpoints(packet)
-            a, b = (src, tcp.sport), (dst, tcp.dport)
-            key = tuple(sorted([a, b]))
-            flow = flows.get(key)
-            flags = int(tcp.flags)
-            syn, ack = bool(flags & 0x02), bool(flags & 0x10)
-            if flow is None:
-                if syn and not ack:
-                    client, server = a, b
-                elif syn and ack:
-                    client, server = b, a
-                elif b[1] in server_ports and a[1] not in server_ports:
-                    client, server = a, b
-                elif a[1] in server_ports and b[1] not in server_ports:
-                    client, server = b, a
-                else:
-                    client, server = (a, b) if a[1] > b[1] else (b, a)
-                flow = flows[key] = Flow(client, server, first_time=float(packet.time))
-            direction = flow.to_server if a == flow.client else flow.to_client
-            direction.packets += 1
-            if syn:
-                direction.isn = tcp.seq
-                flow.handshake = flow.handshake or (a == flow.client and not ack)
-            payload = bytes(tcp.payload)
-            # Ethernet pads short frames: trust the IP length, not the captured bytes.
-            ip = packet.getlayer(IP)
-            if ip is not None and ip.len is not None:
-                payload = payload[: max(0, ip.len - ip.ihl * 4 - tcp.dataofs * 4)]
-            direction.add(tcp.seq + (1 if syn else 0), payload)
-            direction.fin |= bool(flags & 0x01)
-            direction.rst |= bool(flags & 0x04)
+            _add_segment(flows, server_ports, _timestamp(reader, meta), *segment)
         else:
             problems.append(f"stopped after {MAX_PACKETS} packets")
     finally:
@@ -159,3 +217,30 @@ def read_capture(path: str, server_ports: set[int] = frozenset()) -> Capture:
     if truncated:
         problems.append(f"{truncated} packet(s) captured shorter than on the wire (snaplen or a cut file)")
     return Capture(sorted(flows.values(), key=lambda f: f.first_time), count, problems)
+
+
+def _add_segment(flows, server_ports, when, src, dst, sport, dport, seq, flags, payload) -> None:
+    a, b = (src, sport), (dst, dport)
+    key = tuple(sorted([a, b]))
+    flow = flows.get(key)
+    syn, ack = bool(flags & 0x02), bool(flags & 0x10)
+    if flow is None:
+        if syn and not ack:
+            client, server = a, b
+        elif syn and ack:
+            client, server = b, a
+        elif b[1] in server_ports and a[1] not in server_ports:
+            client, server = a, b
+        elif a[1] in server_ports and b[1] not in server_ports:
+            client, server = b, a
+        else:
+            client, server = (a, b) if a[1] > b[1] else (b, a)
+        flow = flows[key] = Flow(client, server, first_time=when)
+    direction = flow.to_server if a == flow.client else flow.to_client
+    direction.packets += 1
+    if syn:
+        direction.isn = seq
+        flow.handshake = flow.handshake or (a == flow.client and not ack)
+    direction.add((seq + (1 if syn else 0)) % 2**32, bytes(payload))
+    direction.fin |= bool(flags & 0x01)
+    direction.rst |= bool(flags & 0x04)
