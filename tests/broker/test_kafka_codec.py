@@ -83,3 +83,20 @@ def test_unknown_tags_are_skipped_by_size_and_the_fault_misskips():
     assert value["Topics"] == [] and end == len(body)
     with pytest.raises(MalformedBody):
         Message("MetadataRequest", Options(misskip_tags=True)).decode(bytes(body), 12)
+
+
+def test_primitive_arrays_and_the_element_budget():
+    import struct
+
+    from targets.reference.kafka.codec import MAX_ELEMENTS
+
+    def offset_fetch(n: int) -> bytes:
+        return (struct.pack(">h", 1) + b"g" + struct.pack(">i", 1) + struct.pack(">h", 1) + b"t"
+                + struct.pack(">i", n) + struct.pack(f">{n}i", *range(n)))
+
+    msg = Message("OffsetFetchRequest")
+    value, _ = msg.decode(offset_fetch(1000), 5)
+    assert value["Topics"][0]["PartitionIndexes"] == list(range(1000))
+    with pytest.raises(MalformedBody):
+        msg.decode(offset_fetch(MAX_ELEMENTS + 1), 5)
+    assert msg.decode(offset_fetch(10), 5)[0]["Topics"][0]["PartitionIndexes"] == list(range(10))  # budget resets

@@ -376,3 +376,16 @@ def test_log_append_time_topic_stamps_batches_and_recomputes_the_crc(wire):
         {"name": name + "x", "num_partitions": 1, "replication_factor": 1,
          "configs": [{"name": "message.timestamp.type", "value": "Sometimes"}]}], timeout_ms=1000)
     assert bad.topics[0].error_code == 40
+
+
+def test_partition_budget_bounds_create_and_auto_create(monkeypatch):
+    from targets.reference.kafka import storage
+
+    monkeypatch.setattr(storage, "MAX_TOTAL_PARTITIONS", 10)
+    with InProcessBroker() as b, b.wire() as w:
+        new_topic(w, partitions=9)
+        resp = w.call(CreateTopicsRequest, CreateTopicsResponse, 7, topics=[
+            {"name": "two-more", "num_partitions": 2, "replication_factor": 1}], timeout_ms=1000)
+        assert resp.topics[0].error_code == 37
+        assert w.call(MetadataRequest, MetadataResponse, 12, topics=[{"name": "auto-one"}]).topics[0].error_code == 5
+        assert w.call(MetadataRequest, MetadataResponse, 12, topics=[{"name": "auto-two"}]).topics[0].error_code == 3

@@ -127,7 +127,7 @@ class Broker:
             if not valid_topic_name(name):
                 return {"ErrorCode": INVALID_TOPIC_EXCEPTION, "Name": name, "Partitions": [],
                         "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
-            if not (allow_create and self.settings.auto_create):
+            if not (allow_create and self.settings.auto_create and self.storage.has_room(self.settings.default_partitions)):
                 return {"ErrorCode": UNKNOWN_TOPIC_OR_PARTITION, "Name": name, "Partitions": [],
                         "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
             # Kafka answers LEADER_NOT_AVAILABLE for a topic it has just auto-created (AutoTopicCreationManager);
@@ -333,6 +333,8 @@ class Broker:
                 error, message = INVALID_PARTITIONS, "Number of partitions must be larger than 0."
             elif count > MAX_PARTITIONS:
                 error, message = INVALID_PARTITIONS, f"This broker keeps at most {MAX_PARTITIONS} partitions a topic."
+            elif name not in self.storage.topics and not self.storage.has_room(count):
+                error, message = INVALID_PARTITIONS, "This broker's partition budget is exhausted."
             elif rf < 1 or rf > 1:
                 error, message = INVALID_REPLICATION_FACTOR, f"Replication factor {rf}: this broker is the only one."
             configs = {c["Name"]: c["Value"] for c in t["Configs"]}

@@ -25,6 +25,13 @@ SCHEMA_PACKAGE = "kafka.protocol.schemas.resources"
 _COMMENTS = re.compile(r"^\s*//.*$", re.MULTILINE)
 
 
+# Decision: Kafka has no such limit, but this broker turns every decoded element into Python objects (~50x the
+# wire size); a request holding more array elements than this is refused like a malformed one (connection
+# closed) instead of costing gigabytes. 200,000 elements is far beyond any request a client sends.
+MAX_ELEMENTS = 200_000
+_elements = [0]  # elements decoded in the current request (decoding is synchronous: one request at a time)
+
+
 class MalformedBody(ValueError):
     """The bytes do not decode as the message they claim to be (truncated, lying length, bad count)."""
 
@@ -233,6 +240,7 @@ def _compile_type(field: dict, version: int, flexible: bool, opts: Options):
         inner.pop("nullableVersions", None)
         read_item, write_item = _compile_type(inner, version, flexible, opts)
         read_len = _length_reader(True) if flexible else _read_len32
+        fixed = _FIXED.get(inner["type"]) if "fields" not in inner else None
 
         def read_array(buf, pos):
             n, pos = read_len(buf, pos)
@@ -244,6 +252,14 @@ def _compile_type(field: dict, version: int, flexible: bool, opts: Options):
             # it before looping (no allocation or iteration driven by an unbacked count).
             if n > len(buf) - pos:
                 raise MalformedBody(f"array count {n} exceeds the {len(buf) - pos} bytes left")
+            _elements[0] += n
+            if _elements[0] > MAX_ELEMENTS:
+                raise MalformedBody(f"more than {MAX_ELEMENTS} array elements in one request")
+            if fixed is not None:  # primitives: one C-level unpack instead of n reads
+                end = pos + n * fixed.size
+                if end > len(buf):
+                    raise MalformedBody(f"array of {n} {inner['type']} beyond the frame")
+                return list(struct.unpack_from(f">{n}{fixed.format[-1]}", buf, pos)), end
             items = []
             for _ in range(n):
                 item, pos = read_item(buf, pos)
@@ -369,6 +385,7 @@ class Message:
     def decode(self, buf, version: int, pos: int = 0) -> tuple[dict, int]:
         if not isinstance(buf, memoryview):
             buf = memoryview(buf)  # slices for tagged fields must not copy the frame
+        _elements[0] = 0
         try:
             return self._get(version)[0](buf, pos)
         except (struct.error, IndexError) as exc:

@@ -100,14 +100,25 @@ class Topic:
     log_append_time: bool = False  # message.timestamp.type=LogAppendTime
 
 
+# Decision: Kafka's limits here are operational, not protocol; a broker whose topics are created from the wire
+# must bound them. Past this many partitions in total, CreateTopics answers INVALID_PARTITIONS (37) and Metadata
+# does not auto-create (UNKNOWN_TOPIC_OR_PARTITION, 3).
+MAX_TOTAL_PARTITIONS = 100_000
+
+
 class Storage:
     def __init__(self):
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[bytes, Topic] = {}
+        self.partition_count = 0
         self._appended = asyncio.Event()
+
+    def has_room(self, partitions: int) -> bool:
+        return self.partition_count + partitions <= MAX_TOTAL_PARTITIONS
 
     def create(self, name: str, partitions: int, log_append_time: bool = False) -> Topic:
         topic = Topic(name, [Partition(i) for i in range(partitions)], log_append_time=log_append_time)
+        self.partition_count += partitions
         self.topics[name] = topic
         self.by_id[topic.topic_id] = topic
         return topic
@@ -115,6 +126,7 @@ class Storage:
     def delete(self, name: str) -> None:
         topic = self.topics.pop(name)
         self.by_id.pop(topic.topic_id, None)
+        self.partition_count -= len(topic.partitions)
 
     def partition(self, topic: str, index: int) -> Partition | None:
         t = self.topics.get(topic)
