@@ -88,7 +88,9 @@ class Group:
         self.protocol_name: str | None = None
         self.leader: str | None = None
         self.members: dict[str, Member] = {}
-        self.pending: set[str] = set()  # member ids handed out with MEMBER_ID_REQUIRED, not joined yet
+        # member ids handed out with MEMBER_ID_REQUIRED and not joined yet -> expiry (loop time); like Kafka's
+        # pending members they lapse after the session timeout, so unanswered ids cannot pile up
+        self.pending: dict[str, float] = {}
         self.static: dict[str, str] = {}  # group.instance.id -> its current member id (KIP-345)
         self.offsets: dict[tuple[str, int], CommittedOffset] = {}
         self.rebalance_timer: asyncio.TimerHandle | None = None
@@ -139,13 +141,16 @@ class Coordinator:
             member_id = f"{client_id or 'member'}-{next(self._ids)}"
             if require_known_member_id and not group_instance_id:
                 # KIP-394: a dynamic member of JoinGroup v4+ gets an id first, then joins with it
-                group.pending.add(member_id)
+                now = asyncio.get_running_loop().time()
+                for stale in [m for m, expiry in group.pending.items() if expiry < now]:
+                    del group.pending[stale]
+                group.pending[member_id] = now + session_timeout_ms / 1000
                 return JoinResult(MEMBER_ID_REQUIRED, member_id=member_id)
         elif static_id is not None and static_id != member_id:
             return JoinResult(FENCED_INSTANCE_ID, member_id=member_id)
         elif member_id not in group.members and member_id not in group.pending:
             return JoinResult(UNKNOWN_MEMBER_ID, member_id=member_id)
-        group.pending.discard(member_id)
+        group.pending.pop(member_id, None)
         if group_instance_id:
             group.static[group_instance_id] = member_id
 
