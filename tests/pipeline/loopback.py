@@ -70,22 +70,50 @@ def client_conversation(port: int) -> list[dict]:
     return answers
 
 
-def capture_broker_traffic(out: Path, faults: list[str] = ()) -> tuple[Path, int, list[dict]]:
-    """(pcap path, broker port, the client's decoded answers)."""
+def kafka_client_conversation(port: int) -> list:
+    """kafka-python (a client nobody here wrote): create a topic, produce 5 records, consume them back."""
+    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+    from kafka.admin import NewTopic
+
+    bootstrap = f"127.0.0.1:{port}"
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+    try:
+        admin.create_topics([NewTopic("captured", 1, 1)], timeout_ms=5000)
+    finally:
+        admin.close()
+    producer = KafkaProducer(bootstrap_servers=bootstrap, request_timeout_ms=5000, max_block_ms=10000)
+    try:
+        futures = [producer.send("captured", value=b"v%d" % i) for i in range(5)]
+        producer.flush(timeout=10)
+        offsets = [f.get(timeout=10).offset for f in futures]
+    finally:
+        producer.close(timeout=5)
+    consumer = KafkaConsumer("captured", bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                             enable_auto_commit=False, consumer_timeout_ms=5000, request_timeout_ms=10000)
+    try:
+        values = [m.value for _, m in zip(range(5), consumer)]
+    finally:
+        consumer.close()
+    return [offsets, values]
+
+
+def capture_broker_traffic(out: Path, faults: list[str] = (), protocol: str = "rustlog",
+                           client=client_conversation) -> tuple[Path, int, list]:
+    """(pcap path, broker port, what the client got back)."""
     ready = Path(tempfile.mkdtemp(prefix="wirecheck-broker-")) / "ready.json"
-    broker_cmd = [sys.executable, "-m", "targets.reference", "--protocols", "rustlog", "--rustlog-port", "0",
+    broker_cmd = [sys.executable, "-m", "targets.reference", "--protocols", protocol, f"--{protocol}-port", "0",
                   "--ready-file", str(ready)] + [arg for f in faults for arg in ("--fault", f)]
     broker = subprocess.Popen(broker_cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     dump = None
     try:
-        port = _wait_for(lambda: ready.exists() and json.loads(ready.read_text())["ports"]["rustlog"], 20, "broker")
-        dump = subprocess.Popen([TCPDUMP, "-i", "lo", "-n", "-U", "--immediate-mode", "-s", "0", "-c", "200", "-w", str(out),
+        port = _wait_for(lambda: ready.exists() and json.loads(ready.read_text())["ports"][protocol], 20, "broker")
+        dump = subprocess.Popen([TCPDUMP, "-i", "lo", "-n", "-U", "--immediate-mode", "-s", "0", "-c", "2000", "-w", str(out),
                                  f"tcp port {port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         _wait_for(lambda: dump.poll() is not None or _listening(dump), 10, "tcpdump")
         if dump.poll() is not None:
             raise RuntimeError(f"tcpdump exited: {dump.stderr.read()}")
         time.sleep(0.5)  # "listening" is printed as the filter is attached; give it a moment
-        answers = client_conversation(port)
+        answers = client(port)
         _wait_for(lambda: _settled(out), 5, "capture file")  # the last packets reach the file
         return out, port, answers
     finally:
@@ -114,3 +142,21 @@ def _listening(dump: subprocess.Popen) -> bool:
     os.set_blocking(dump.stderr.fileno(), False)
     line = dump.stderr.readline()
     return "listening on" in (line or "")
+
+
+def kafka_hello_client(port: int) -> list:
+    """Two ApiVersions v0 requests on one connection (the suite's own probe frame), answers undecoded."""
+    from protocols.kafka import hello
+
+    answers = []
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.settimeout(5)
+        for _ in range(2):
+            sock.sendall(hello())
+            answers.append(_recv_frame(sock))
+        sock.shutdown(socket.SHUT_WR)
+        try:
+            sock.recv(1)
+        except OSError:
+            pass
+    return answers

@@ -27,7 +27,7 @@ def analysed(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("captures")
     paths = write_injected(root / "injected")
     out = root / "out"
-    assert main(["captures", str(root / "injected" / "*.pcap"), str(CAPTURES / "rustlog-loopback*.pcap"),
+    assert main(["captures", str(root / "injected" / "*.pcap"), str(CAPTURES / "*-loopback*.pcap"),
                  "--out", str(out)], spark=spark) == 0
     return paths, out, json.loads((out / "summary.json").read_text())
 
@@ -65,8 +65,20 @@ def test_committed_loopback_captures(spark, analysed):
         assert (flow.client_frames, flow.server_frames) == (5, 5)
     assert clean.violations == 0 and faulted.violations == 1
     loopback = spark.read.parquet(str(out / "violations.parquet")).filter(F.col("file").contains("loopback"))
-    assert [(r.side, r.frame_index, r.clause) for r in loopback.collect()] == [
-        ("server", 3, "rustlog.fetch.next-offset")]
+    assert sorted((Path(r.file).name, r.side, r.frame_index, r.clause) for r in loopback.collect()) == [
+        ("kafka-loopback-correlation-fault.pcap", "server", 0, "kafka.header.correlation-id"),
+        ("kafka-loopback-correlation-fault.pcap", "server", 1, "kafka.header.correlation-id"),
+        ("rustlog-loopback-next-offset-fault.pcap", "server", 3, "rustlog.fetch.next-offset")]
+
+
+def test_committed_kafka_python_capture_is_clean(spark, analysed):
+    """kafka-python creating a topic, producing and consuming through the reference Kafka broker."""
+    _, out, _ = analysed
+    flows = [r for r in spark.read.parquet(str(out / "flows.parquet")).collect()
+             if Path(r.file).name == "kafka-loopback.pcap"]
+    assert len(flows) >= 3
+    assert {(f.protocol, f.detected_by, f.state) for f in flows} == {("kafka", "bytes", "complete")}
+    assert sum(f.client_frames for f in flows) >= 10 and sum(f.violations for f in flows) == 0
 
 
 @pytest.mark.skipif(TCPDUMP is None, reason="tcpdump is not installed (apt-get install tcpdump)")
