@@ -371,7 +371,8 @@ def test_log_append_time_topic_stamps_batches_and_recomputes_the_crc(wire):
     (_, stored), = batches_in(fetch(wire, name, 0).records)
     attributes, = struct.unpack_from(">h", stored, 21)
     assert attributes & 0x08 and struct.unpack_from(">q", stored, 35)[0] == result.log_append_time_ms
-    assert struct.unpack_from(">I", stored, 17)[0] == crc32c.crc32c(stored[21:]) != struct.unpack_from(">I", sent, 17)[0]
+    stored_crc, sent_crc = struct.unpack_from(">I", stored, 17)[0], struct.unpack_from(">I", sent, 17)[0]
+    assert stored_crc == crc32c.crc32c(stored[21:]) != sent_crc
     bad = wire.call(CreateTopicsRequest, CreateTopicsResponse, 7, topics=[
         {"name": name + "x", "num_partitions": 1, "replication_factor": 1,
          "configs": [{"name": "message.timestamp.type", "value": "Sometimes"}]}], timeout_ms=1000)

@@ -103,7 +103,8 @@ class Broker:
                     if name is None:
                         names.append((UNKNOWN_TOPIC_ID, None, t["TopicId"]))
                         continue
-                names.append(name)
+                if name not in names:  # Kafka collects the requested names into a set
+                    names.append(name)
         allow_create = req.get("AllowAutoTopicCreation", True) if version >= 4 else True
         topics = []
         for entry in names:
@@ -127,7 +128,8 @@ class Broker:
             if not valid_topic_name(name):
                 return {"ErrorCode": INVALID_TOPIC_EXCEPTION, "Name": name, "Partitions": [],
                         "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
-            if not (allow_create and self.settings.auto_create and self.storage.has_room(self.settings.default_partitions)):
+            may_create = allow_create and self.settings.auto_create
+            if not (may_create and self.storage.has_room(self.settings.default_partitions)):
                 return {"ErrorCode": UNKNOWN_TOPIC_OR_PARTITION, "Name": name, "Partitions": [],
                         "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
             # Kafka answers LEADER_NOT_AVAILABLE for a topic it has just auto-created (AutoTopicCreationManager);
@@ -310,33 +312,7 @@ class Broker:
         results = []
         for t in req["Topics"]:
             name = t["Name"]
-            count, rf = t["NumPartitions"], t["ReplicationFactor"]
-            if t["Assignments"]:
-                if count != -1 or rf != -1:
-                    error, message = INVALID_REQUEST, "Both numPartitions or replicationFactor and replicasAssignments were set."
-                else:
-                    error, message = NONE, None
-                    count, rf = len(t["Assignments"]), len(t["Assignments"][0]["BrokerIds"])
-            else:
-                error, message = NONE, None
-            if count == -1:
-                count = self.settings.default_partitions
-            if rf == -1:
-                rf = 1
-            if error:
-                pass
-            elif not valid_topic_name(name):
-                error, message = INVALID_TOPIC_EXCEPTION, f"invalid topic name {name!r}"
-            elif name in self.storage.topics and "create-duplicate-no-error" not in self.faults:
-                error, message = TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists."
-            elif count < 1:
-                error, message = INVALID_PARTITIONS, "Number of partitions must be larger than 0."
-            elif count > MAX_PARTITIONS:
-                error, message = INVALID_PARTITIONS, f"This broker keeps at most {MAX_PARTITIONS} partitions a topic."
-            elif name not in self.storage.topics and not self.storage.has_room(count):
-                error, message = INVALID_PARTITIONS, "This broker's partition budget is exhausted."
-            elif rf < 1 or rf > 1:
-                error, message = INVALID_REPLICATION_FACTOR, f"Replication factor {rf}: this broker is the only one."
+            error, message, count, rf = self._check_creatable(t)
             configs = {c["Name"]: c["Value"] for c in t["Configs"]}
             timestamp_type = configs.get("message.timestamp.type", "CreateTime")
             if not error and timestamp_type not in ("CreateTime", "LogAppendTime"):
@@ -344,7 +320,7 @@ class Broker:
             result = {"Name": name, "ErrorCode": error, "ErrorMessage": message, "TopicConfigErrorCode": 0,
                       "NumPartitions": -1, "ReplicationFactor": -1, "Configs": []}
             if error == NONE:
-                topic = self.storage.topics.get(name)
+                topic = self.storage.topics.get(name)  # present only under create-duplicate-no-error
                 if not req["validateOnly"] and topic is None:
                     # Other topic configs are accepted and ignored (documented in the package docstring).
                     topic = self.storage.create(name, count, log_append_time=timestamp_type == "LogAppendTime")
@@ -352,6 +328,30 @@ class Broker:
                               TopicId=topic.topic_id if topic else bytes(16))
             results.append(result)
         return {"ThrottleTimeMs": 0, "Topics": results}
+
+    def _check_creatable(self, t: dict) -> tuple[int, str | None, int, int]:
+        """(error, message, partitions, replication factor) for one CreatableTopic, in Kafka's checking order."""
+        name, count, rf = t["Name"], t["NumPartitions"], t["ReplicationFactor"]
+        if t["Assignments"]:
+            if count != -1 or rf != -1:
+                return INVALID_REQUEST, "Both numPartitions or replicationFactor and replicasAssignments were set.", \
+                    count, rf
+            count, rf = len(t["Assignments"]), len(t["Assignments"][0]["BrokerIds"])
+        count = self.settings.default_partitions if count == -1 else count  # -1: the broker default (v4+)
+        rf = 1 if rf == -1 else rf
+        if not valid_topic_name(name):
+            return INVALID_TOPIC_EXCEPTION, f"invalid topic name {name!r}", count, rf
+        if name in self.storage.topics and "create-duplicate-no-error" not in self.faults:
+            return TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", count, rf
+        if count < 1:
+            return INVALID_PARTITIONS, "Number of partitions must be larger than 0.", count, rf
+        if count > MAX_PARTITIONS:
+            return INVALID_PARTITIONS, f"This broker keeps at most {MAX_PARTITIONS} partitions a topic.", count, rf
+        if name not in self.storage.topics and not self.storage.has_room(count):
+            return INVALID_PARTITIONS, "This broker's partition budget is exhausted.", count, rf
+        if rf != 1:
+            return INVALID_REPLICATION_FACTOR, f"Replication factor {rf}: this broker is the only one.", count, rf
+        return NONE, None, count, rf
 
     def delete_topics(self, req: dict, version: int) -> dict:
         if version >= 6:
@@ -402,7 +402,8 @@ class Broker:
             req["SessionTimeoutMs"], rebalance_ms, req["ProtocolType"],
             [(p["Name"], p["Metadata"]) for p in req["Protocols"]], require_known_member_id=version >= 4)
         return {"ThrottleTimeMs": 0, "ErrorCode": result.error, "GenerationId": result.generation,
-                "ProtocolType": result.protocol_type, "ProtocolName": result.protocol_name or ("" if version < 7 else None),
+                "ProtocolType": result.protocol_type,
+                "ProtocolName": result.protocol_name or ("" if version < 7 else None),  # nullable from v7
                 "Leader": result.leader, "SkipAssignment": False, "MemberId": result.member_id,
                 "Members": [{"MemberId": m, "GroupInstanceId": g, "Metadata": meta} for m, g, meta in result.members]}
 
