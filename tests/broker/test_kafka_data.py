@@ -266,6 +266,7 @@ def test_init_producer_id(wire):
     assert error == 0 and pid >= 0 and epoch == 0
     assert init_producer(wire, pid, epoch)[1:] != (pid, epoch)  # no transactional id: always a fresh id
     assert init_producer(wire, pid, -1)[0] == 42
+    assert init_producer(wire, transactional_id="")[0] == 42
     txn = f"tx{next(_names)}"
     _, tpid, tepoch = init_producer(wire, transactional_id=txn)
     assert init_producer(wire, transactional_id=txn) == (0, tpid, tepoch + 1)

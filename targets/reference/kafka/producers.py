@@ -37,13 +37,14 @@ class Producers:
     def init(self, transactional_id: str | None, producer_id: int, epoch: int) -> tuple[int, int, int]:
         """InitProducerId: (error, producer id, epoch), as KafkaApis/TransactionCoordinator answer it.
 
-        - producer id and epoch must both be -1 or both be set, else 42 INVALID_REQUEST;
+        - producer id and epoch must both be -1 or both be set, and a transactional id must not be empty,
+          else 42 INVALID_REQUEST;
         - no transactional id: always a fresh producer id with epoch 0 (the request's id/epoch are ignored);
         - a transactional id: the same producer id, epoch bumped (fencing the previous holder); when the request
           names an id/epoch (KIP-360) they must be the current ones: another id is 49
           INVALID_PRODUCER_ID_MAPPING, another epoch 90 PRODUCER_FENCED.
         """
-        if (producer_id == -1) != (epoch == -1):
+        if (producer_id == -1) != (epoch == -1) or transactional_id == "":
             return INVALID_REQUEST, -1, -1
         if transactional_id is None:
             return NONE, self._new_id(), 0
