@@ -61,6 +61,7 @@ class RustLog:
         return self.decode(reply, clause_id, what)
 
     def decode(self, reply: Reply, clause_id: str, what: str = "an answer") -> dict:
+        """A whole frame -> its JSON object, with the field kinds of its layer checked when the type is known."""
         if not reply.is_frame:
             if reply.partial:  # an answer began but its length prefix promised more than ever arrived
                 raise Divergence(C["rustlog.framing.response-frame"], "a complete length-prefixed frame", str(reply))
@@ -70,6 +71,8 @@ class RustLog:
         except FrameDecodeError as exc:
             raise Divergence(C["rustlog.framing.response-frame"], "a length-prefixed UTF-8 JSON object with a type",
                              str(exc)) from None
+        if obj["type"] not in SHAPE_CLAUSE:
+            raise Divergence(C[clause_id], f"{what}: a RustLog response type", short(obj))
         self.check_shape(obj)
         return obj
 
@@ -80,8 +83,8 @@ class RustLog:
             return
         if obj["type"] == "Error" and all(p.startswith("Error.details") for p in problems):
             raise Divergence(C["rustlog.errors.details"], "details: an object or null", "; ".join(problems))
-        clause = SHAPE_CLAUSE.get(obj["type"], "rustlog.framing.response-frame")
-        raise Divergence(C[clause], f"a {obj['type']} as the spec defines it", "; ".join(problems)[:500])
+        raise Divergence(C[SHAPE_CLAUSE[obj["type"]]], f"a {obj['type']} as the spec defines it",
+                         "; ".join(problems)[:500])
 
     def call(self, request, clause_id: str) -> dict:
         """Send a request and return its answer, whatever its type."""

@@ -66,6 +66,20 @@ def test_partial_frame_does_not_block_other_connections(target):
 
 
 @case("rustlog.robustness.survives", hostile=True)
+@pytest.mark.parametrize("depth", [64, 65, 1000, 100_000])
+def test_deeply_nested_json(target, depth):
+    # Valid JSON, absurdly nested: a recursive parser may overflow its stack. Any answer is fine (a Pong or an
+    # Error), so is closing; the liveness probe after the case is what this checks.
+    client = RustLog(target)
+    client.send(encode_frame(b'{"type":"Ping","x":' + b"[" * depth + b"]" * depth + b"}"))
+    reply = client.session.recv()
+    if reply.is_frame:
+        client.decode(reply, "rustlog.robustness.no-hang")
+    elif reply.outcome.value == "silent":
+        raise Divergence(C["rustlog.robustness.no-hang"], "an answer or a close", str(reply))
+
+
+@case("rustlog.robustness.survives", hostile=True)
 def test_many_connections_opened_and_dropped(target):
     # Connections dropped mid-frame and mid-request must not leak into later behaviour.
     frame = encode_frame({"type": "ListTopics"})

@@ -33,10 +33,11 @@ class SuiteRun:
 
 def run_suite(protocol: str, report_dir: Path, faults: list[str] = (), extra: list[str] = (),
               timeout: float = 300) -> SuiteRun:
-    # A short deadline and --maxfail keep a thoroughly broken broker (every answer silent) from costing minutes;
-    # the reference broker answers on loopback in milliseconds.
+    # A short deadline and --maxfail keep a thoroughly broken broker (every answer silent) from costing minutes
+    # (the reference broker answers on loopback in milliseconds); a small fuzz budget keeps each run to seconds:
+    # every fault must be caught by a deterministic case, not by luck of the fuzzer.
     argv = [sys.executable, "-m", "pytest", f"suites/{protocol}", "-q", "-p", "no:cacheprovider", "--strict",
-            "--report-dir", str(report_dir), "-o", "addopts=", "--deadline", "0.5", "--maxfail", "40"]
+            "--report-dir", str(report_dir), "-o", "addopts=", "--deadline", "0.5", "--maxfail", "40", "--fuzz", "5"]
     for fault in faults:
         argv += ["--reference-fault", fault]
     argv += list(extra)
