@@ -53,3 +53,22 @@ def test_the_console_check_can_fail(tmp_path):
     _, log = _render(page, tmp_path / "profile")
     problems = _console_problems(log)
     assert any("Uncaught ReferenceError" in line for line in problems), log[-2000:]
+
+
+def test_capture_report_renders_without_console_errors(tmp_path):
+    from reports.html.captures import write_capture_site
+
+    summary = {"files": 1, "flows": 1, "frames": 4, "violations": 1,
+               "by_clause": [{"protocol": "kafka", "clause": "kafka.header.correlation-id", "level": "MUST",
+                              "violations": 1, "flows": 1}]}
+    flow = "127.0.0.1:53211 > 127.0.0.1:9092"
+    index = write_capture_site(
+        summary, [{"file": "/x/a.pcap", "packets": 12, "flows": 1, "problems": ""}],
+        [{"file": "/x/a.pcap", "flow": flow, "protocol": "kafka", "detected_by": "port", "state": "complete",
+          "client_frames": 2, "server_frames": 2, "bytes": 290, "violations": 1, "problems": ""}],
+        [{"flow": flow, "side": "server", "frame_index": 0, "clause": "kafka.header.correlation-id", "level": "MUST",
+          "message": "<script>alert(1)</script>", "hex": "0000000a57c1"}], tmp_path / "captures")
+    dom, log = _render(index, tmp_path / "profile")
+    assert 'data-rendered="yes"' in dom and "kafka.header.correlation-id" in dom
+    assert "<script>alert(1)</script>" not in dom  # messages from the wire are escaped
+    assert _console_problems(log) == []
