@@ -66,12 +66,13 @@ def broker_process(faults: tuple[str, ...] = (), startup_timeout: float = 15.0):
 class InProcessBroker:
     """The Kafka personality served from a background thread's event loop (one per test or module)."""
 
-    def __init__(self, faults: tuple[str, ...] = (), max_frame: int | None = None, **extra):
+    def __init__(self, faults: tuple[str, ...] = (), max_frame: int | None = None, data_dir: Path | None = None,
+                 **extra):
         from targets.reference.kafka import create  # the personality under test
 
         extra.setdefault("kafka_min_session_ms", 100)
         self.config = BrokerConfig(faults=frozenset(faults), extra=extra, idle_timeout=10.0,
-                                   max_frame=max_frame)
+                                   max_frame=max_frame, data_dir=data_dir)
         self.personality = create(self.config)
         self.loop = asyncio.new_event_loop()
         self.listener = Listener(self.personality, self.config, 0)

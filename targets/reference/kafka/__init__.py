@@ -6,7 +6,8 @@ Configuration through ``BrokerConfig.extra`` (all optional):
     kafka_max_message_bytes   largest accepted batch (default 1048588, Kafka's max.message.bytes)
     kafka_min_session_ms      group.min.session.timeout.ms (default 6000)
     retention_records         (the CLI's --retention-records) records kept per partition (default: all)
-Storage is in memory only; ``--data-dir`` is ignored by this personality.
+Storage is in memory; with ``--data-dir`` batches and topics are also written to a durable log and replayed on
+start (``--fsync batch|none``; see durable.py for what is and is not kept).
 
 Topic configs in CreateTopics: ``message.timestamp.type`` (CreateTime or LogAppendTime: the broker then stamps
 each batch and recomputes its CRC-32C) is honoured; every other config is accepted and ignored.

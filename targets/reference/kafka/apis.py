@@ -64,10 +64,11 @@ class Settings:
 class Broker:
     """The state shared by every connection, and one method per API."""
 
-    def __init__(self, settings: Settings, faults: frozenset[str], coordinator: groups.Coordinator, producers):
+    def __init__(self, settings: Settings, faults: frozenset[str], coordinator: groups.Coordinator, producers,
+                 storage: Storage):
         self.settings = settings
         self.faults = faults
-        self.storage = Storage()
+        self.storage = storage
         self.coordinator = coordinator
         self.producers = producers
 
@@ -191,8 +192,9 @@ class Broker:
                 return Appended(error)
             if duplicate_base is not None:
                 return Appended(NONE, duplicate_base)
-        append_time = int(time.time() * 1000) if self.storage.topics[topic_name].log_append_time else None
-        base = partition.append(data, batch, append_time)
+        topic = self.storage.topics[topic_name]
+        append_time = int(time.time() * 1000) if topic.log_append_time else None
+        base = self.storage.append(topic, partition, data, batch, append_time)
         if self.settings.retention_records is not None:
             partition.trim(self.settings.retention_records)
         if idempotent:

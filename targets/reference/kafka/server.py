@@ -25,8 +25,10 @@ from targets.reference.core import BrokerConfig, Connection
 from targets.reference.kafka import groups
 from targets.reference.kafka.apis import Broker, Settings
 from targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint
+from targets.reference.kafka.durable import DurableLog
 from targets.reference.kafka.faults import FAULTS
 from targets.reference.kafka.producers import Producers
+from targets.reference.kafka.storage import Storage
 
 log = logging.getLogger("wirecheck.broker.kafka")
 
@@ -89,7 +91,15 @@ class KafkaPersonality:
             leader_gets_metadata="leader-gets-no-metadata" not in self.active,
             heartbeat_reports_rebalance="heartbeat-ignores-rebalance" not in self.active,
         )
-        self.broker = Broker(settings, self.active, coordinator, Producers())
+        journal = None
+        if config.data_dir is not None:
+            journal = DurableLog(config.data_dir, fsync=extra.get("fsync", "batch") == "batch")
+        storage = Storage(journal)
+        if settings.retention_records is not None:
+            for topic in storage.topics.values():
+                for partition in topic.partitions:
+                    partition.trim(settings.retention_records)
+        self.broker = Broker(settings, self.active, coordinator, Producers(), storage)
         self.requests, self.responses = _messages("tagged-fields-misskipped" in self.active)
         self.ranges = {key: (low, high) for key, (_, low, high) in APIS.items()}
         if "advertise-unimplemented" in self.active:
@@ -99,6 +109,7 @@ class KafkaPersonality:
 
     async def close(self) -> None:
         self.broker.coordinator.close()
+        self.broker.storage.close()
 
     # ------------------------------------------------------------------------------------------ connection
 

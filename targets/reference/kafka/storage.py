@@ -1,7 +1,7 @@
 """In-memory topics and partitions: batches kept as the bytes received, with broker-assigned offsets.
 
-No durable log for Kafka (``--data-dir`` is ignored by this personality): everything lives in memory and is
-lost on restart. ``--retention-records N`` bounds each partition to about N records by dropping whole batches
+Everything is served from memory; with ``--data-dir`` a durable log (durable.py) also keeps every batch and
+topic, replayed on start. ``--retention-records N`` bounds each partition to about N records by dropping whole batches
 from the front (the log start offset moves; older offsets become OFFSET_OUT_OF_RANGE). Appends wake
 long-polling fetches through one broker-wide event.
 """
@@ -47,6 +47,14 @@ class Partition:
         self.max_timestamps.append(batch.max_timestamp if append_time_ms is None else append_time_ms)
         self.next_offset = base + batch.last_offset_delta + 1
         return base
+
+    def restore(self, stored: bytes, batch: records.Batch) -> None:
+        """Replay a batch from the durable log: it already carries its offsets."""
+        self.batches.append(stored)
+        self.bases.append(batch.base_offset)
+        self.lasts.append(batch.base_offset + batch.last_offset_delta)
+        self.max_timestamps.append(batch.max_timestamp)
+        self.next_offset = batch.base_offset + batch.last_offset_delta + 1
 
     def trim(self, keep_records: int) -> None:
         """Drop whole batches from the front while at least ``keep_records`` records would remain."""
@@ -107,26 +115,50 @@ MAX_TOTAL_PARTITIONS = 100_000
 
 
 class Storage:
-    def __init__(self):
+    def __init__(self, journal=None):
+        """``journal``: a :class:`~targets.reference.kafka.durable.DurableLog`, or None for memory only."""
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[bytes, Topic] = {}
         self.partition_count = 0
+        self.journal = journal
         self._appended = asyncio.Event()
+        if journal is not None:
+            journal.load(self)
 
     def has_room(self, partitions: int) -> bool:
         return self.partition_count + partitions <= MAX_TOTAL_PARTITIONS
 
-    def create(self, name: str, partitions: int, log_append_time: bool = False) -> Topic:
+    def create(self, name: str, partitions: int, log_append_time: bool = False, topic_id: bytes | None = None,
+               persist: bool = True) -> Topic:
         topic = Topic(name, [Partition(i) for i in range(partitions)], log_append_time=log_append_time)
+        if topic_id is not None:
+            topic.topic_id = topic_id
         self.partition_count += partitions
         self.topics[name] = topic
         self.by_id[topic.topic_id] = topic
+        if persist and self.journal is not None:
+            self.journal.save_topics(self.topics.values())
         return topic
 
     def delete(self, name: str) -> None:
         topic = self.topics.pop(name)
         self.by_id.pop(topic.topic_id, None)
         self.partition_count -= len(topic.partitions)
+        if self.journal is not None:
+            self.journal.save_topics(self.topics.values())
+            self.journal.drop(topic.topic_id, len(topic.partitions))
+
+    def append(self, topic: Topic, partition: Partition, data: bytes, batch: records.Batch,
+               append_time_ms: int | None) -> int:
+        """Append at the log end (and to the durable log, before the produce is acknowledged)."""
+        base = partition.append(data, batch, append_time_ms)
+        if self.journal is not None:
+            self.journal.append(topic.topic_id, partition.index, partition.batches[-1])
+        return base
+
+    def close(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
 
     def partition(self, topic: str, index: int) -> Partition | None:
         t = self.topics.get(topic)
