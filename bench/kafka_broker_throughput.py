@@ -14,7 +14,7 @@ It also times the broker's table-driven codec on the hot path (decode a Produce 
 batch, encode a Fetch v12 response carrying 1 MiB of batches): the numbers decide whether a hand-written
 struct fast path for Produce/Fetch would be worth its code.
 
-Usage: python bench/kafka_broker_throughput.py [--records 20000] [--size 1024]
+Usage: python bench/kafka_broker_throughput.py [--records 20000] [--size 1024] [--durable batch|none]
 """
 
 from __future__ import annotations
@@ -34,10 +34,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere: the broker package lives at the repo root
 
 
-def start_broker(tmp: Path) -> tuple[subprocess.Popen, int]:
+def start_broker(tmp: Path, fsync: str | None) -> tuple[subprocess.Popen, int]:
     ready = tmp / "ready.json"
-    proc = subprocess.Popen([sys.executable, "-m", "targets.reference", "--protocols", "kafka", "--kafka-port", "0",
-                             "--ready-file", str(ready)], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    args = [sys.executable, "-m", "targets.reference", "--protocols", "kafka", "--kafka-port", "0",
+            "--ready-file", str(ready)]
+    if fsync is not None:
+        args += ["--data-dir", str(tmp / "data"), "--fsync", fsync]
+    proc = subprocess.Popen(args, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     deadline = time.monotonic() + 20
     while not ready.exists():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -146,11 +149,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=20000)
     parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--durable", choices=["batch", "none"], default=None,
+                        help="run the broker with --data-dir and this --fsync policy (default: memory only)")
     args = parser.parse_args()
     values = [os.urandom(args.size) for _ in range(args.records)]
     megabytes = args.records * args.size / 1e6
     with tempfile.TemporaryDirectory() as tmp:
-        proc, port = start_broker(Path(tmp))
+        proc, port = start_broker(Path(tmp), args.durable)
         bootstrap = f"127.0.0.1:{port}"
         rows = []
         try:
@@ -171,7 +176,8 @@ def main() -> None:
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), platform.processor())
     print(f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"{args.records} records x {args.size} B, 1 partition, no compression")
+          f"{args.records} records x {args.size} B, 1 partition, no compression, "
+          f"storage: {'memory' if args.durable is None else 'durable, fsync ' + args.durable}")
     print("broker busy = broker CPU seconds / wall seconds of the phase (1.0: the broker is the bottleneck)")
     print(f"{'client':16} {'produce MB/s':>12} {'rec/s':>8} {'broker busy':>11} "
           f"{'consume MB/s':>12} {'rec/s':>8} {'broker busy':>11}")
