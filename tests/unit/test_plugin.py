@@ -1,0 +1,109 @@
+"""The pytest plugin as users meet it: verdicts, --strict, baselines, targets, NOT-RUN, probing, xdist."""
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from targets.launcher import launch
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def suite(tmp_path, *args, timeout=180):
+    """Run pytest on the RustLog suite; returns (exit code, records, output)."""
+    report = tmp_path / "reports"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "suites/rustlog", "-q", "-p", "no:cacheprovider",
+                           "-o", "addopts=", "--report-dir", str(report), *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    records = [json.loads(line) for p in report.glob("*/cases-*.jsonl") for line in p.read_text().splitlines()]
+    return proc.returncode, records, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def broker():
+    process = launch(["rustlog"])
+    yield process
+    process.stop()
+
+
+def test_should_violation_is_non_strict_unless_strict(tmp_path):
+    code, records, out = suite(tmp_path, "--reference-fault", "beyond-hw-416", "-k", "rustlog.fetch.beyond-hw")
+    assert code == 0, out
+    assert {r["verdict"] for r in records} == {"NON-STRICT"}
+    assert "wirecheck NON-STRICT" in out
+    code, records, out = suite(tmp_path / "strict", "--strict", "--reference-fault", "beyond-hw-416",
+                               "-k", "rustlog.fetch.beyond-hw")
+    assert code == 1
+    assert {r["verdict"] for r in records} == {"FAILED"}
+    assert all(r["expected"] and r["actual"] and r["reproduce"] for r in records)
+
+
+def test_failure_report_names_case_clause_and_reproducer(tmp_path):
+    code, records, out = suite(tmp_path, "--reference-fault", "next-offset-off-by-one", "-k", "next-offset")
+    assert code == 1
+    assert "wirecheck FAILED rustlog.fetch.next-offset" in out
+    assert "expected  next_offset 3" in out and "reproduce pytest suites/rustlog/test_fetch.py" in out
+    assert "RECV" in out and "00000000  00 00 00" in out  # the conversation, hex and decoded
+    failed = [r for r in records if r["verdict"] == "FAILED"]
+    run_dir = next((tmp_path / "reports").iterdir())
+    transcript = json.loads((run_dir / failed[0]["transcript"]).read_text())
+    assert transcript["schema"] == "wirecheck.transcript/1" and transcript["events"]
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["totals"]["FAILED"] == len(failed) and run["finished_at"]
+
+
+def test_baseline_turns_known_failures_into_xfail_and_stale_entries_into_xpass(tmp_path):
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"schema": "wirecheck.baseline/1", "entries": [
+        {"case": "rustlog.fetch.next-offset", "reason": "known: ticket 12", "expires": "2999-01-01"}]}))
+    code, records, out = suite(tmp_path / "a", "--baseline", str(baseline), "--reference-fault",
+                               "next-offset-off-by-one", "-k", "rustlog.fetch.next-offset")
+    assert code == 0, out
+    assert {r["verdict"] for r in records} == {"XFAIL"}
+    code, records, out = suite(tmp_path / "b", "--baseline", str(baseline), "-k", "rustlog.fetch.next-offset")
+    assert code == 1
+    assert {r["verdict"] for r in records} == {"XPASS"}
+
+
+def test_explicit_target_and_probing(tmp_path, broker):
+    address = f"127.0.0.1:{broker.ports['rustlog']}"
+    code, records, out = suite(tmp_path / "named", "--target", f"rustlog={address}", "-k", "rustlog.ping.pong")
+    assert code == 0, out
+    assert records and all(r["target"] == address and r["verdict"] == "OK" for r in records)
+    code, records, out = suite(tmp_path / "probed", "--target", address, "-k", "rustlog.ping.pong")
+    assert code == 0, out
+    assert records and all(r["target"] == address for r in records)
+
+
+def test_protocol_without_target_is_not_run(tmp_path, broker):
+    code, records, out = suite(tmp_path, "--target", f"kafka=127.0.0.1:{broker.ports['rustlog']}",
+                               "-k", "rustlog.admin")
+    assert records and {r["verdict"] for r in records} == {"NOT-RUN"}
+    assert "passed" not in out.splitlines()[-1]
+
+
+def test_silent_target_fails_within_the_deadline(tmp_path):
+    server = socket.create_server(("127.0.0.1", 0))
+    held = []
+    threading.Thread(target=lambda: [held.append(server.accept()) for _ in range(20)], daemon=True).start()
+    started = time.monotonic()
+    code, records, out = suite(tmp_path, "--target", f"rustlog=127.0.0.1:{server.getsockname()[1]}",
+                               "--deadline", "0.3", "-k", "rustlog.ping.pong")
+    assert code == 1
+    assert time.monotonic() - started < 30
+    assert "silence until the deadline" in out
+    server.close()
+
+
+def test_case_ids_select_and_xdist_shares_one_run(tmp_path):
+    code, records, out = suite(tmp_path, "-n", "2", "-k", "rustlog.admin or rustlog.commit")
+    assert code == 0, out
+    assert {r["worker"] for r in records} == {"gw0", "gw1"}
+    assert {r["case"].split(".")[1] for r in records} == {"admin", "commit"}
+    assert len({r["run_id"] for r in records}) == 1
