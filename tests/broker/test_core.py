@@ -107,3 +107,32 @@ def test_two_brokers_cannot_share_a_port(tmp_path):
         assert result.returncode != 0 and "cannot listen" in result.stderr
         with Client(broker.port) as client:
             assert client.request(PING) == PONG
+
+
+def test_peer_that_never_reads_is_dropped_after_the_idle_timeout():
+    import base64
+    import socket
+
+    with ProcessBroker("--idle-timeout", "0.5") as broker, broker.client() as writer:
+        writer.request({"type": "CreateTopic", "topic": "t", "partition_count": 1})
+        record = base64.b64encode(b"x" * 7_000_000).decode()
+        writer.request({"type": "Produce", "topic": "t", "partition": 0, "records": [record]})
+        with socket.create_connection(("127.0.0.1", broker.port), timeout=5) as lazy:
+            fetch = encode({"type": "Fetch", "group_id": "", "topic": "t", "partition": 0, "offset": 0,
+                            "max_bytes": 10**9})
+            lazy.sendall(fetch)  # ~9 MB come back; this peer never reads them
+            time.sleep(1.0)
+            drained, closed = 0, False
+            try:
+                while drained < 20_000_000:
+                    chunk = lazy.recv(1 << 20)
+                    if not chunk:
+                        closed = True
+                        break
+                    drained += len(chunk)
+            except ConnectionResetError:
+                closed = True
+            # The broker gave up part-way (what the kernels had buffered still arrives, then the close).
+            assert closed and drained < 9_000_000, drained
+        with broker.client() as other:
+            assert other.request(PING) == PONG
