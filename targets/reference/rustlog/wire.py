@@ -3,8 +3,9 @@
 Spec: the seed "RustLog Protocol Specification" (§Frame Structure, §JSON Payload Format, §Connection Error
 Handling) with the project's decisions D1/D2/D11 from the research notes, part 1.
 
-Decoding has two stages (bytes -> JSON value, then JSON value -> request in ``schema.py``) so that a *malformed* payload (invalid UTF-8 or JSON syntax: the connection is closed)
-can be told apart from an *invalid* request (well-formed JSON of the wrong shape: Error 400, stay open).
+Decoding has two stages (bytes -> JSON value here, then JSON value -> request in ``schema.py``) so that a
+*malformed* payload (invalid UTF-8 or JSON syntax: the connection is closed) can be told apart from an *invalid*
+request (well-formed JSON of the wrong shape: Error 400, stay open).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class BigInt:
     """A JSON integer too long to be any u64: kept as a marker so it fails range checks, never parsed.
 
     Python refuses to parse integers over 4300 digits (a ValueError inside json.loads) and would spend time on
-    long ones; 25 digits is more than any u64 (20 digits) plus leading zeros a client might reasonably send.
+    long ones. JSON has no leading zeros, so more than 25 characters (sign included) is never a u64 (20 digits).
     """
 
     def __init__(self, text: str):
