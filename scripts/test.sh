@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The test command: wirecheck's own tests, the Spark pipeline tests (one process: one JVM), then every
+# conformance suite against the bundled reference broker. Exit 0 only if every part ran tests and passed;
+# pytest's exit code 5 (no tests collected) counts as a failure.
+set -u
+cd "$(dirname "$0")/.."
+status=0
+
+run() {
+  echo "+ $*"
+  "$@"
+  local rc=$?
+  if [ "$rc" -eq 5 ]; then
+    echo "FAILED: no tests collected by: $*" >&2
+    status=1
+  elif [ "$rc" -ne 0 ]; then
+    echo "FAILED (exit $rc): $*" >&2
+    status=1
+  fi
+}
+
+run python -m pytest -n 2 tests --ignore=tests/pipeline
+if python -c "import pyspark" 2>/dev/null; then
+  run python -m pytest -p no:xdist tests/pipeline
+elif [ "${WIRECHECK_REQUIRE_PIPELINE:-0}" = "1" ]; then
+  echo "FAILED: pyspark is not installed (pip install -e '.[pipeline]')" >&2
+  status=1
+else
+  echo "pipeline tests not run: pyspark is not installed (pip install -e '.[pipeline]'; needs Java 17+)"
+fi
+run python -m pytest -n 2 suites
+exit "$status"
