@@ -35,7 +35,7 @@ class Event:
             if len(self.data) > HEX_KEEP:
                 out["truncated"] = True
             if self.decode:
-                out["decoded"] = describe(self.data)
+                out["decoded"] = _safe(describe, self.data)
         for name in ("detail", "local", "peer"):
             value = getattr(self, name)
             if value:
@@ -83,7 +83,7 @@ class Transcript:
         for e in events:
             head = f"{e.t:9.4f}s conn#{e.conn} {e.kind.upper():8}"
             if e.kind in ("send", "recv", "partial"):
-                decoded = self.describe(e.data) if e.decode else ""
+                decoded = _safe(self.describe, e.data) if e.decode else ""
                 lines.append(f"{head} {len(e.data)} bytes  {decoded}".rstrip())
                 lines.extend("      " + row for row in hexdump(e.data[:HEX_PREVIEW]))
                 if len(e.data) > HEX_PREVIEW:
@@ -91,6 +91,14 @@ class Transcript:
             else:
                 lines.append(f"{head} {e.detail or e.peer}".rstrip())
         return "\n".join(lines)
+
+
+def _safe(describe: Callable[[bytes], str], data: bytes) -> str:
+    """A protocol's decoder must not take the report down with it, whatever the bytes."""
+    try:
+        return describe(data)
+    except Exception as exc:  # noqa: BLE001 - any decoder bug becomes a note in the transcript
+        return f"<cannot decode: {type(exc).__name__}: {exc}>"[:200]
 
 
 def hexdump(data: bytes, width: int = 16) -> list[str]:

@@ -193,12 +193,16 @@ class Wirecheck:
     def _launch_reference(self) -> dict[str, TargetInfo]:
         from targets.launcher import launch
 
-        workdir = self.writer.run_dir / f"broker-{self.worker}"
+        workdir = self.writer.run_dir / f"broker-{self.worker}-{next(self._counter)}"
         self.broker = launch(protocols=sorted(self.collected_protocols) or None,
                              faults=self.config.getoption("reference_fault"), workdir=workdir,
                              extra_args=["--retention-records", "5000", "--segment-records", "1000"])
         return {name: TargetInfo(name, (self.broker.host, port), reference=True)
                 for name, port in self.broker.ports.items() if name in self.specs}
+
+    def relaunch_reference(self) -> None:
+        self.broker.stop()
+        self._targets = self._launch_reference()
 
     def unique(self, stem: str) -> str:
         """A resource name no other example, worker or run uses (valid as a topic name everywhere)."""
@@ -366,6 +370,8 @@ def _liveness(item, state: CaseState, raise_on_death: bool) -> None:
         return
     if wc.broker is not None and state.info.reference and not wc.broker.alive:
         what += f"; the reference broker {wc.broker.exit_status()}"
+        wc.relaunch_reference()  # later cases get a live broker; this one still fails
+        state.transcript.note("the reference broker was restarted for the cases that follow")
     state.transcript.note(f"liveness probe failed: {what}")
     if raise_on_death:
         raise Divergence(state.spec.catalogue[f"{state.spec.name}.robustness.survives"],

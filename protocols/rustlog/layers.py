@@ -291,6 +291,8 @@ def decode_frame(frame: bytes) -> dict:
         obj = json.loads(text)
     except ValueError as exc:
         raise FrameDecodeError(f"payload is not JSON: {exc}") from None
+    except RecursionError:
+        raise FrameDecodeError("payload JSON is nested too deeply to decode") from None
     if not isinstance(obj, dict):
         raise FrameDecodeError(f"payload is a JSON {type(obj).__name__}, not an object")
     if not isinstance(obj.get("type"), str):
