@@ -16,7 +16,7 @@ target keeps its ``host:port``. The raw address stays in ``target_address``.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from reports.pipeline.schema import CASE_RECORD, NO_TARGET, RUN_RECORD
@@ -128,24 +128,24 @@ def prepare_cases(cases: DataFrame, runs: DataFrame | None, transcripts: DataFra
 
 # -- idempotent merge ------------------------------------------------------------------------------------------
 
-def _latest_per_key(frame: DataFrame, keys: list[str]) -> DataFrame:
-    order = Window.partitionBy(*keys).orderBy(F.col("ingested_at").desc(), F.col("finished_at").desc_nulls_last())
-    return frame.withColumn("_rank", F.row_number().over(order)).filter("_rank = 1").drop("_rank")
-
-
 def _merge_into(spark: SparkSession, new: DataFrame, path: str, keys: list[str], partitions: list[str]) -> None:
-    """Upsert ``new`` into the Parquet table at ``path``, rewriting only the partitions that change."""
-    merged = new
+    """Upsert ``new`` into the Parquet table at ``path``, rewriting only the partitions that change.
+
+    New rows win over stored rows with the same key (an anti-join, no sort of the whole table); duplicates
+    inside one ingestion (the same run directory given twice) are dropped.
+    """
+    merged = new.dropDuplicates(keys)
     if exists(spark, path):
         old = spark.read.parquet(path)
         # Partitions holding the new rows, and any older home of the same runs (a run whose date changed).
         touched = (new.select(*partitions)
                    .unionByName(old.join(new.select("run_id").distinct(), "run_id", "left_semi").select(*partitions))
                    .distinct())
-        merged = old.join(touched, partitions, "left_semi").unionByName(new, allowMissingColumns=True)
+        kept = old.join(touched, partitions, "left_semi").join(new.select(*keys), keys, "left_anti")
+        merged = kept.unionByName(merged, allowMissingColumns=True)
     # Spark reads lazily: never overwrite a table from a plan that still reads it. Materialise the merged rows
     # first (a local checkpoint cuts the lineage to the old files), then swap them in.
-    merged = _latest_per_key(merged, keys).localCheckpoint(eager=True)
+    merged = merged.localCheckpoint(eager=True)
     (merged.write.mode("overwrite").partitionBy(*partitions)
      .option("partitionOverwriteMode", "dynamic").parquet(path))
     merged.unpersist()
