@@ -6,6 +6,7 @@ tables without Python-side schema inference. Nothing here raises on bad input: e
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from reports.pipeline.captures.checks import checker_for
@@ -86,15 +87,20 @@ def _split(spec, data: bytes, side: str, problems: list[str]) -> tuple[list[byte
     return frames, findings
 
 
-def analyze_flow(streams: FlowStreams, ports: dict[int, str]) -> tuple[tuple, list[tuple]]:
-    """Stage 2: (flow row, violation rows) of one flow."""
+@functools.lru_cache(maxsize=None)
+def _specs() -> dict:
     from protocols.registry import all_specs
 
+    return all_specs()
+
+
+def analyze_flow(streams: FlowStreams, ports: dict[int, str]) -> tuple[tuple, list[tuple]]:
+    """Stage 2: (flow row, violation rows) of one flow."""
     protocol, how = detect(streams.server_port, streams.client_bytes, ports)
     problems = list(streams.problems)
     violations: list[Finding] = []
     client_frames, server_frames = [], []
-    spec = all_specs().get(protocol) if protocol else None
+    spec = _specs().get(protocol) if protocol else None
     if spec is None:
         problems.append("unknown protocol: not checked" if protocol is None else f"no spec for {protocol}")
     else:
