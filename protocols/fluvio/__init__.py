@@ -1,0 +1,38 @@
+"""Fluvio SPU public protocol: versioned codecs, ErrorCode with payloads, RecordSet/batch/record, scapy layers
+and the clause catalogue.
+
+Modules: ``wire`` (Fluvio's primitives as versioned codecs), ``errors`` (ErrorCode), ``records`` (RecordSet,
+batch, record, compression), ``messages`` (header, request and response bodies of the SPU's public APIs),
+``layers`` (scapy packets for humans), ``clauses``.
+"""
+
+from __future__ import annotations
+
+from protocols.fields import DecodeError
+from protocols.fluvio import messages
+from protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
+from protocols.framing import I32_PREFIX
+from protocols.registry import ProtocolSpec
+
+DEFAULT_PORT = 9005  # SPU public port (fluvio-types defaults)
+HELLO_CORRELATION_ID = 0x57C0  # arbitrary, recognisable in captures
+HELLO_BODY = {"client_version": "0.18.2", "client_os": "linux", "client_arch": "x86_64"}
+
+
+def hello() -> bytes:
+    """ApiVersions v2, as the Rust client sends it first on every connection."""
+    return messages.encode_request(messages.API_VERSIONS, 2, HELLO_CORRELATION_ID, HELLO_BODY, client_id="fluvio")
+
+
+def is_hello_answer(frame: bytes) -> bool:
+    try:
+        decoded = messages.decode_response(messages.API_VERSIONS, 2, frame)
+    except DecodeError:
+        return False
+    body = decoded["body"]
+    return (decoded["correlation_id"] == HELLO_CORRELATION_ID and body["error_code"].code == 0
+            and any(entry["api_key"] == messages.PRODUCE for entry in body["api_keys"]))
+
+
+SPEC = ProtocolSpec(name="fluvio", framing=I32_PREFIX, default_port=DEFAULT_PORT, catalogue=CATALOGUE,
+                    max_body=MAX_FRAME, hello=hello, is_hello_answer=is_hello_answer, describe=messages.describe)
