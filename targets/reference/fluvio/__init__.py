@@ -1,0 +1,32 @@
+"""The Fluvio SPU personality of the reference broker (``python -m targets.reference --protocols fluvio``).
+
+It serves the SPU's public port: ApiVersions (18), Produce (0), Fetch (1), FetchOffsets (1002), StreamFetch
+(1003) with UpdateOffsets (1005), from the byte-level notes (specs/fluvio.md) and the seed
+(fluvio-protocol-reference.md). It mirrors the SPU's wire behaviour and takes a strict-but-safe path where the
+SPU is undefined or buggy (notes §12); every such decision is written next to its code (server.py D1-D7,
+records.py, messages.py, wire.py) and is implementation-defined for the suite.
+
+Topics (decision): the SPU has no CreateTopic API on its port, so a Produce to an unknown topic creates it, with
+one partition, if its name is a valid Fluvio topic name (storage.py). Produce to a partition the topic does not
+have, and Fetch / FetchOffsets / StreamFetch of anything not yet created, get the SPU's "no leader" codes (6,
+3001). A suite therefore gets a topic on this broker by producing to partition 0 first.
+
+Configuration through ``BrokerConfig.extra`` (all optional; the CLI sets none of them):
+    fluvio_auto_create         create topics on first Produce (default True)
+    fluvio_default_partitions  partitions of an auto-created topic (default 1)
+    fluvio_topics              {name: partitions} created at start
+    fluvio_max_request_size    largest accepted batch in bytes (default 33554432, STORAGE_MAX_REQUEST_SIZE)
+Storage is in memory only (``--data-dir`` is ignored by this personality) and keeps every record.
+"""
+
+from targets.reference.core import BrokerConfig
+from targets.reference.fluvio.faults import FAULTS
+from targets.reference.fluvio.server import FluvioPersonality
+
+DEFAULT_PORT = 9010
+
+__all__ = ["DEFAULT_PORT", "FAULTS", "create"]
+
+
+def create(config: BrokerConfig) -> FluvioPersonality:
+    return FluvioPersonality(config)

@@ -1,0 +1,122 @@
+"""Fluvio's RecordSet and RecordBatch as the SPU sees them on produce: split, checked, stored as bytes.
+
+Layout (notes §2.5, §4.2; upstream ``crates/fluvio-protocol/src/record/{data,batch}.rs``):
+    RecordSet = i32 byte_length, then RecordBatches back to back (no batch count)
+    RecordBatch = base_offset i64 | batch_len i32 | partition_leader_epoch i32 | magic i8 | crc u32 |
+                  attributes i16 | last_offset_delta i32 | first_timestamp i64 | max_time_stamp i64 |
+                  producer_id i64 | producer_epoch i16 | first_sequence i32 | [schema_id u32 if attributes & 0x10]
+                  | records (uncompressed: i32 record count + records; compressed: that whole region compressed)
+The batch framing is Kafka's (offset + length preamble, CRC-32C from ``attributes`` to the end), which is why
+``CRC_START`` matches the Kafka personality's; the differences are the optional schema id, the record count
+that Fluvio never reads (A6) and the records themselves (Option-tagged keys, A10), which the SPU does not parse
+on produce (§4.2) and neither does this broker.
+
+Decisions where the SPU is undefined (notes §7, §11 A15, §12 "strict-but-safe"); each is implementation-
+defined, the real SPU takes another path:
+- A RecordSet length that is negative or larger than the bytes left: malformed (the SPU: EOF, closed; same).
+- Bytes left in a RecordSet that do not make a whole batch (fewer than the 57-byte header, or a batch_len
+  reaching past the RecordSet): malformed, connection closed. The SPU silently stops at the first batch that
+  does not decode and misparses the leftover bytes as the following fields (§2.5, A15).
+- batch_len below 45 (49 with a schema id): malformed, connection closed. The SPU underflows (A15).
+- CRC: checked, see ``crc_ok``; a mismatch is refused by the produce handler (the SPU never checks, A7).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import crc32c
+
+from targets.reference.fluvio.wire import Malformed, Reader
+
+PREAMBLE = 12  # base_offset + batch_len: batch_len counts the bytes after these (§4.2)
+BATCH_HEADER_SIZE = 45  # partition_leader_epoch .. first_sequence (BATCH_HEADER_SIZE in batch.rs)
+CRC_OFFSET = 17
+CRC_START = 21  # attributes: the CRC-32C covers from here to the end of the batch
+SCHEMA_FLAG = 0x10  # attributes bit 4: a u32 schema_id follows first_sequence (§4.2)
+COMPRESSION_MASK = 0x07
+MAX_COMPRESSION = 4  # 0 none, 1 gzip, 2 snappy (framed), 3 lz4 (frame), 4 zstd; 5-7 are invalid (§8)
+_FIELDS = struct.Struct(">qiibIhi")  # base_offset .. last_offset_delta
+
+
+@dataclass
+class Batch:
+    """One produced batch: its exact bytes and the header fields the SPU acts on."""
+
+    data: bytes
+    crc: int
+    attributes: int
+    last_offset_delta: int
+
+    @property
+    def compression(self) -> int:
+        return self.attributes & COMPRESSION_MASK
+
+    @property
+    def records_start(self) -> int:
+        return PREAMBLE + BATCH_HEADER_SIZE + (4 if self.attributes & SCHEMA_FLAG else 0)
+
+    @property
+    def record_total(self) -> int:
+        """Records the SPU counts for this batch: last_offset_delta + 1, or 0 when negative (§4.2, A6)."""
+        return self.last_offset_delta + 1 if self.last_offset_delta >= 0 else 0
+
+    @property
+    def record_count_field(self) -> int | None:
+        """The i32 count in front of the records (uncompressed batches only); the SPU never reads it (A6)."""
+        start = self.records_start
+        if self.compression or len(self.data) < start + 4:
+            return None
+        return struct.unpack_from(">i", self.data, start)[0]
+
+    @property
+    def write_size(self) -> int:
+        """The size storage compares with max_request_size: preamble + header + records (§4.4 step 7)."""
+        return len(self.data)
+
+    def computed_crc(self) -> int:
+        return crc32c.crc32c(memoryview(self.data)[CRC_START:])
+
+    def stored(self, base_offset: int, fix_crc: bool = True) -> bytes:
+        """The copy storage keeps: base_offset set to the LEO, the CRC recomputed (§4.4 step 7, ST/mut_records.rs).
+
+        batch_len needs no rewrite: only exact batches are accepted, so it already matches.
+        """
+        out = bytearray(self.data)
+        struct.pack_into(">q", out, 0, base_offset)
+        if fix_crc:
+            struct.pack_into(">I", out, CRC_OFFSET, crc32c.crc32c(memoryview(out)[CRC_START:]))
+        return bytes(out)
+
+
+def read_record_set(r: Reader) -> list[Batch]:
+    """A partition's ``records``: i32 byte length, then whole batches filling it exactly."""
+    length = r.i32()
+    if length < 0 or length > r.remaining:
+        raise Malformed(f"RecordSet length {length} with {r.remaining} bytes left")
+    end = r.pos + length
+    buf, pos = r.buf, r.pos
+    batches = []
+    while pos < end:
+        left = end - pos
+        if left < PREAMBLE + BATCH_HEADER_SIZE:
+            raise Malformed(f"{left} trailing bytes in a RecordSet, fewer than a batch header")
+        _base, batch_len, _epoch, _magic, crc, attributes, lod = _FIELDS.unpack_from(buf, pos)
+        minimum = BATCH_HEADER_SIZE + (4 if attributes & SCHEMA_FLAG else 0)
+        if batch_len < minimum:
+            raise Malformed(f"batch_len {batch_len} below the header size {minimum}")
+        if batch_len > left - PREAMBLE:
+            raise Malformed(f"batch_len {batch_len} reaches past the RecordSet ({left - PREAMBLE} bytes left)")
+        batch_end = pos + PREAMBLE + batch_len
+        batches.append(Batch(bytes(buf[pos:batch_end]), crc, attributes, lod))
+        pos = batch_end
+        r.elements += 1  # counts against the request's element budget like any Vec element
+    r.pos = end
+    return batches
+
+
+def parse_stored(data: bytes) -> tuple[int, int, int]:
+    """(base_offset, batch_len, last_offset_delta) of a stored batch."""
+    base, batch_len, _epoch, _magic, _crc, _attributes, lod = _FIELDS.unpack_from(data, 0)
+    return base, batch_len, lod

@@ -1,0 +1,392 @@
+"""The Fluvio SPU personality: framing, request headers, dispatch, and the handlers of the public APIs.
+
+Connection rules (notes §2, §7; decisions marked D are implementation-defined, the SPU takes another path):
+- Every frame is ``i32 size`` + ``size`` bytes. D1: a size below 10 (the smallest header: api_key, api_version,
+  correlation_id, empty client_id) or above the frame limit (64 MiB, §12; ``--max-frame``) closes the
+  connection before any body byte is read. The SPU has no limit, panics on sizes -4..-1 and waits for ever on
+  smaller ones (§7).
+- Unknown api keys (including the SPU's own 1006-1008 and 2000, which this broker does not implement, and the
+  server-to-client key 1001) close the connection without a response, as the SPU does for unknown keys (A16).
+- D2: a version outside the advertised range closes the connection without a response; the SPU decodes any
+  version (A16). ApiVersions is not advertised (as on the SPU, §3.2) and is accepted at every version.
+- A body that does not decode closes the connection without a response (§7).
+- Requests are handled one at a time, so responses leave in request order (§2.4); StreamFetch responses are
+  pushed by a task per stream and may interleave with them (one lock keeps frames whole).
+Produce per partition entry, in this order (notes §4.4):
+  no leader (unknown topic or partition after auto-creation) -> 6; SmartModules present -> 6001/6002 (D3:
+  this broker runs no wasm); total records 0 -> 0 with base_offset 0 and nothing written; compression bits
+  5-7 -> 9000; D4: a bad CRC -> Other("...") and nothing written (the SPU never checks, A7); a batch over
+  max_request_size -> 10; D5: a batch with last_offset_delta < 0 among real ones -> StorageError (56), nothing
+  written and no permanent short-circuit (the SPU writes the batches before it and then answers 73 for ever,
+  A14); otherwise every batch is appended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+
+from targets.reference.core import BrokerConfig, Connection
+from targets.reference.fluvio import messages, wire
+from targets.reference.fluvio.faults import FAULTS
+from targets.reference.fluvio.records import Batch, MAX_COMPRESSION
+from targets.reference.fluvio.storage import Partition, Storage
+from targets.reference.fluvio.wire import OK, ErrorCode, Malformed, Reader
+
+log = logging.getLogger("wirecheck.broker.fluvio")
+
+DEFAULT_MAX_FRAME = 64 << 20  # §12: "cap the frame size (e.g. 64 MiB)"
+MIN_FRAME = 10  # api_key u16 + api_version i16 + correlation_id i32 + client_id length i16
+MAX_REQUEST_SIZE = 33_554_432  # STORAGE_MAX_REQUEST_SIZE (§8): a larger batch gets MessageTooLarge (10)
+MAX_STREAMS = 64  # D6: open StreamFetch streams per connection; one more closes the connection
+PLATFORM_VERSION = "0.0.0"  # the SPU never sets it (§3.2, A18)
+
+PRODUCE, FETCH, API_VERSIONS = 0, 1, 18
+FETCH_OFFSETS, STREAM_FETCH, UPDATE_OFFSETS = 1002, 1003, 1005
+STREAM_FETCH_LEGACY_MAX = 15  # advertised to clients that send no client_version (<= 0.9.12), §3.1
+
+#: (api key, min, max) advertised, in the SPU's order (§3.2, SPU/services/public/api_versions.rs).
+ADVERTISED = [(PRODUCE, 0, 25), (FETCH, 0, 25), (FETCH_OFFSETS, 25, 25), (STREAM_FETCH, 0, 25),
+              (UPDATE_OFFSETS, 0, 0)]
+
+_SIZE = struct.Struct(">i")
+
+
+class Wedged(Exception):
+    """Raised only under the crash-on-huge-record-count fault."""
+
+
+class Stream:
+    """One StreamFetch session: where the client wants records from next, and whether it has acknowledged."""
+
+    def __init__(self, stream_id: int, request: messages.StreamFetchRequest, version: int, correlation_id: int,
+                 partition: Partition):
+        self.id = stream_id
+        self.request = request
+        self.version = version
+        self.correlation_id = correlation_id
+        self.partition = partition
+        self.position: int | None = request.fetch_offset  # None: waiting for the client's UpdateOffsets
+        self.wake = asyncio.Event()
+        self.task: asyncio.Task | None = None
+
+
+class ConnectionState:
+    def __init__(self, conn: Connection):
+        self.conn = conn
+        self.write_lock = asyncio.Lock()
+        self.streams: dict[int, Stream] = {}
+        self.stream_sequence = 0
+        self.stream_fetch_max = 25
+
+    async def send(self, correlation_id: int, body: bytes) -> None:
+        async with self.write_lock:
+            await self.conn.write(_SIZE.pack(len(body) + 4) + _SIZE.pack(correlation_id) + body)
+
+
+class FluvioPersonality:
+    name = "fluvio"
+    default_port = 9010
+    faults = FAULTS
+
+    def __init__(self, config: BrokerConfig):
+        self.active = frozenset(config.faults) & set(FAULTS)
+        self.max_frame = config.max_frame or DEFAULT_MAX_FRAME
+        extra = config.extra or {}
+        self.max_request_size = int(extra.get("fluvio_max_request_size", MAX_REQUEST_SIZE))
+        self.storage = Storage(default_partitions=int(extra.get("fluvio_default_partitions", 1)),
+                               auto_create=bool(extra.get("fluvio_auto_create", True)),
+                               topics=extra.get("fluvio_topics"))
+        self.advertised = list(ADVERTISED)
+        if "apiversions-overadvertise" in self.active:
+            self.advertised[0] = (PRODUCE, 0, 26)
+        self.accepted = {key: (low, high) for key, low, high in ADVERTISED}  # what is really implemented
+        self.wedged = False
+
+    async def close(self) -> None:
+        pass
+
+    # ------------------------------------------------------------------------------------------ connection
+
+    async def serve(self, conn: Connection) -> None:
+        state = ConnectionState(conn)
+        try:
+            while True:
+                (size,) = _SIZE.unpack(await conn.read_exactly(4))
+                if size < 0 and "negative-size-stays-open" in self.active:
+                    continue  # fault: the size is skipped as if nothing had happened
+                if size < MIN_FRAME or size > self.max_frame:
+                    log.debug("closing: frame size %d outside [%d, %d]", size, MIN_FRAME, self.max_frame)
+                    return
+                frame = await conn.read_exactly(size)
+                if self.wedged:
+                    continue  # fault: a wedged broker reads and never answers
+                if not await self._handle(state, frame):
+                    return
+        finally:
+            tasks = [s.task for s in state.streams.values() if s.task is not None]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for stream in state.streams.values():
+                stream.partition.listeners.discard(stream.wake)
+
+    async def _handle(self, state: ConnectionState, frame: bytes) -> bool:
+        """Decode, handle and answer one request. False when the connection must end."""
+        r = Reader(frame)
+        try:
+            header = messages.read_header(r)
+        except Malformed as exc:
+            log.debug("closing: malformed header: %s", exc)
+            return False
+        key, version = header.api_key, header.api_version
+        reply_id = header.correlation_id + 1 if "correlation-id-wrong" in self.active else header.correlation_id
+        if key != API_VERSIONS and key not in self.accepted:
+            if "unknown-key-stays-open" in self.active:
+                return True
+            log.debug("closing: unknown api key %d", key)
+            return False
+        if key != API_VERSIONS:
+            low, high = self.accepted[key]
+            if not low <= version <= high:
+                log.debug("closing: api %d version %d not in [%d, %d]", key, version, low, high)
+                return False
+        try:
+            if key == API_VERSIONS:
+                body = self._api_versions(state, messages.read_api_versions(r, version))
+            elif key == PRODUCE:
+                request = messages.read_produce(r, version, strict_isolation="isolation-strict" in self.active)
+                body = self._produce(request, version)
+            elif key == FETCH:
+                body = self._fetch(messages.read_fetch(r, version), version)
+            elif key == FETCH_OFFSETS:
+                body = self._fetch_offsets(messages.read_fetch_offsets(r, version))
+            elif key == STREAM_FETCH:
+                request = messages.read_stream_fetch(r, version)
+                return await self._stream_fetch(state, request, version, reply_id)
+            else:
+                body = self._update_offsets(state, messages.read_update_offsets(r))
+        except Malformed as exc:
+            log.debug("closing: malformed api %d v%d body: %s", key, version, exc)
+            return False
+        await state.send(reply_id, body)
+        return True
+
+    # ------------------------------------------------------------------------------------------ ApiVersions
+
+    def _api_versions(self, state: ConnectionState, request: messages.ApiVersionsRequest) -> bytes:
+        keys = list(self.advertised)
+        if not request.client_version:  # clients <= 0.9.12 send none: StreamFetch up to 15 only (§3.1)
+            keys = [(k, lo, STREAM_FETCH_LEGACY_MAX if k == STREAM_FETCH else hi) for k, lo, hi in keys]
+        return messages.api_versions_response(keys, PLATFORM_VERSION)
+
+    # ------------------------------------------------------------------------------------------ Produce
+
+    def _produce(self, request: messages.ProduceRequest, version: int) -> bytes:
+        topics = []
+        for name, partitions in request.topics:
+            entries: list[tuple[int, bytes, int]] = []
+            for data in partitions:
+                error, base = self._produce_partition(name, data, request.smartmodules)
+                if "produce-responses-merged" in self.active and entries and entries[-1][0] == data.index:
+                    continue  # fault: a repeated partition gets no entry of its own
+                entries.append((data.index, error, base))
+            topics.append((name, [messages.produce_partition(i, e, b, version) for i, e, b in entries]))
+        # ReadCommitted needs no wait: one replica, HW = LEO at write time (§4.4 step 9).
+        return messages.produce_response(topics, version, with_throttle="throttle-missing" not in self.active)
+
+    def _produce_partition(self, topic: str, data: messages.PartitionData,
+                           smartmodules: list[messages.Invocation]) -> tuple[bytes, int]:
+        partition = self.storage.partition_for_produce(topic, data.index)
+        if partition is None:
+            return self._unknown_partition_error(), 0
+        if smartmodules:
+            return _smartmodule_error(smartmodules[0]), 0
+        batches = data.batches
+        if "crash-on-huge-record-count" in self.active:
+            for batch in batches:
+                count = batch.record_count_field
+                if count is not None and count > len(batch.data):
+                    self.wedged = True
+                    raise Wedged(f"record count {count}")
+        if sum(b.record_total for b in batches) == 0:
+            return OK, 0  # §4.4 step 4: success, nothing written
+        for batch in batches:
+            if batch.compression > MAX_COMPRESSION:
+                if "compression-error-wrong" in self.active:
+                    return ErrorCode.plain(ErrorCode.STORAGE_ERROR), 0
+                return ErrorCode.plain(ErrorCode.COMPRESSION_ERROR), 0
+        if "crc-unchecked" not in self.active:
+            for batch in batches:
+                actual = batch.computed_crc()
+                if actual != batch.crc:
+                    return ErrorCode.other(f"batch CRC {batch.crc:#010x} does not match its bytes "
+                                           f"(CRC-32C {actual:#010x})"), 0
+        for batch in batches:
+            if batch.write_size > self.max_request_size:
+                return ErrorCode.plain(ErrorCode.MESSAGE_TOO_LARGE), 0
+        if any(b.last_offset_delta < 0 for b in batches):
+            return ErrorCode.plain(ErrorCode.STORAGE_ERROR), 0  # D5: EmptyBatch, without the short-circuit
+        base = partition.leo
+        for batch in batches:
+            partition.append(batch.stored(partition.leo, fix_crc="crc-unchecked" not in self.active),
+                             self._records_of(batch))
+        if "produce-base-offset-wrong" in self.active:
+            base = partition.leo
+        return OK, base
+
+    def _records_of(self, batch: Batch) -> int:
+        if "offsets-follow-record-count" in self.active:
+            count = batch.record_count_field
+            if count is not None and count > 0:
+                return count
+        return batch.record_total
+
+    def _unknown_partition_error(self) -> bytes:
+        if "error-code-unknown-partition-wrong" in self.active:
+            return ErrorCode.plain(ErrorCode.TOPIC_NOT_FOUND)
+        return ErrorCode.plain(ErrorCode.NOT_LEADER_FOR_PARTITION)
+
+    # ------------------------------------------------------------------------------------------ Fetch
+
+    def _fetch(self, request: messages.FetchRequest, version: int) -> bytes:
+        # The request-level max_bytes limits every partition (§5.1); i32 -> u32 as the SPU casts it, so a
+        # negative value means no limit. D7: all partitions together stay under the frame limit.
+        limit = request.max_bytes & 0xFFFFFFFF
+        budget = self.max_frame - 1024
+        topics = []
+        for name, partitions in request.topics:
+            entries = []
+            for p in partitions:
+                error, hw, log_start, records = self._read(name, p.index, p.fetch_offset, min(limit, budget))
+                budget = max(budget - len(records) - 64, 0)
+                entries.append(messages.partition_response(p.index, error, hw, log_start, records, version))
+            topics.append((name, entries))
+        return messages.fetch_response(topics)
+
+    def _read(self, topic: str, index: int, offset: int, max_bytes: int) -> tuple[bytes, int, int, bytes]:
+        """(error, high_watermark, log_start_offset, records) for one partition read (§5.2, ST/replica.rs)."""
+        partition = self.storage.partition(topic, index)
+        if partition is None:
+            return self._unknown_partition_error(), 0, 0, b""
+        if offset < partition.log_start:
+            return ErrorCode.offset_evicted(offset, partition.log_start), 0, 0, b""
+        if offset > partition.leo:
+            if "error-payload-missing" in self.active:
+                return ErrorCode.plain(ErrorCode.OTHER), 0, 0, b""
+            return ErrorCode.other(f"start offset: {offset} is greater than leo: {partition.leo}"), 0, 0, b""
+        hw = partition.hw + 1 if "fetch-hw-off-by-one" in self.active else partition.hw
+        records = partition.read(offset, max_bytes, partition.hw) if offset < partition.leo else b""
+        return OK, hw, partition.log_start, records
+
+    # ------------------------------------------------------------------------------------------ FetchOffsets
+
+    def _fetch_offsets(self, topics: list[tuple[str, list[int]]]) -> bytes:
+        out = []
+        for name, indexes in topics:
+            entries = []
+            for index in indexes:
+                partition = self.storage.partition(name, index)
+                if partition is None:
+                    code = ErrorCode.NOT_LEADER_FOR_PARTITION if "fetch-offsets-wrong-code" in self.active \
+                        else ErrorCode.PARTITION_NOT_LEADER
+                    entries.append(messages.fetch_offsets_partition(index, ErrorCode.plain(code), 0, 0))
+                else:
+                    entries.append(messages.fetch_offsets_partition(index, OK, partition.log_start, partition.hw))
+            out.append((name, entries))
+        return messages.fetch_offsets_response(out)
+
+    # ------------------------------------------------------------------------------------------ StreamFetch
+
+    async def _stream_fetch(self, state: ConnectionState, request: messages.StreamFetchRequest, version: int,
+                            reply_id: int) -> bool:
+        """Open a stream, or answer once with the reason it cannot be opened (§5.4, SPU stream_fetch.rs)."""
+        partition = self.storage.partition(request.topic, request.partition)
+
+        async def answer_once(stream_id: int, error: bytes) -> None:
+            part = messages.partition_response(request.partition, error, 0, 0, b"", version)
+            await state.send(reply_id, messages.stream_fetch_response(request.topic, stream_id, part))
+
+        if partition is None:
+            await answer_once(0, self._unknown_partition_error())
+            return True
+        if len(state.streams) >= MAX_STREAMS:
+            log.debug("closing: more than %d streams on one connection", MAX_STREAMS)
+            return False
+        stream_id = state.stream_sequence + (0 if "stream-id-zero" in self.active else 1)
+        state.stream_sequence += 1
+        error = _stream_refusal(request, partition)
+        if error is not None:
+            await answer_once(stream_id, error)  # the stream ends with its one error response
+            return True
+        stream = Stream(stream_id, request, version, reply_id, partition)
+        state.streams[stream_id] = stream
+        partition.listeners.add(stream.wake)
+        stream.task = asyncio.create_task(self._push(state, stream))
+        return True
+
+    async def _push(self, state: ConnectionState, stream: Stream) -> None:
+        """Send records whenever the client's position is behind the end, then wait for its UpdateOffsets."""
+        request, partition = stream.request, stream.partition
+        limit = min(request.max_bytes & 0xFFFFFFFF, self.max_frame - 1024)
+        sent_once = False
+        try:
+            while True:
+                stream.wake.clear()
+                position = stream.position
+                end = partition.hw  # ReadCommitted ends at the HW, ReadUncommitted at the LEO: equal here
+                if position is not None and position < end and not (
+                        sent_once and "stream-fetch-no-updates" in self.active):
+                    records = partition.read(position, limit, end)
+                    hw = partition.hw + 1 if "fetch-hw-off-by-one" in self.active else partition.hw
+                    part = messages.partition_response(request.partition, OK, hw, partition.log_start, records,
+                                                       stream.version)
+                    stream.position = None  # flow control: wait for the client's UpdateOffsets (§5.4)
+                    sent_once = True
+                    await state.send(stream.correlation_id,
+                                     messages.stream_fetch_response(request.topic, stream.id, part))
+                    continue
+                await stream.wake.wait()
+        except (ConnectionError, OSError) as exc:
+            log.debug("stream %d ended: %s", stream.id, exc)
+        finally:
+            partition.listeners.discard(stream.wake)
+
+    def _update_offsets(self, state: ConnectionState, offsets: list[tuple[int, int]]) -> bytes:
+        status = []
+        for offset, session_id in offsets:
+            stream = state.streams.get(session_id)
+            if stream is None:
+                code = ErrorCode.NONE if "update-offsets-unknown-session-ok" in self.active \
+                    else ErrorCode.FETCH_SESSION_NOT_FOUND
+                status.append((session_id, ErrorCode.plain(code)))
+                continue
+            stream.position = offset
+            stream.wake.set()
+            status.append((session_id, OK))
+        return messages.update_offsets_response(status)
+
+
+def _smartmodule_error(invocation: messages.Invocation) -> bytes:
+    """D3: no wasm runs here. A Predefined module is never found (6001); ad-hoc wasm is invalid (6002)."""
+    if invocation.predefined is not None:
+        return ErrorCode.smartmodule_not_found(invocation.predefined)
+    return ErrorCode.smartmodule_invalid("this server runs no SmartModules", invocation.name)
+
+
+def _stream_refusal(request: messages.StreamFetchRequest, partition: Partition) -> bytes | None:
+    """The error that ends a stream at once, or None (§5.4: errors send one response, then the stream ends)."""
+    if request.smartmodules:
+        return _smartmodule_error(request.smartmodules[0])
+    if request.smartmodule is not None:
+        return _smartmodule_error(request.smartmodule)
+    if request.legacy_wasm:
+        return ErrorCode.smartmodule_invalid("this server runs no SmartModules", None)
+    if request.derivedstream is not None:
+        return ErrorCode.derived_stream_not_found(request.derivedstream)
+    if request.fetch_offset < partition.log_start:
+        return ErrorCode.offset_evicted(request.fetch_offset, partition.log_start)
+    if request.fetch_offset > partition.leo:
+        return ErrorCode.other(f"start offset: {request.fetch_offset} is greater than leo: {partition.leo}")
+    return None
