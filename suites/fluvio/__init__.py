@@ -1,0 +1,1 @@
+"""Fluvio SPU conformance cases (protocols/fluvio/clauses.py)."""
