@@ -33,18 +33,36 @@ def is_hello_answer(frame: bytes) -> bool:
             and any(entry["ApiKey"] == messages.API_VERSIONS for entry in body["ApiKeys"]))
 
 
+#: correlation id -> (api key, version) of the requests described last: a response does not say what it answers,
+#: so describe() guesses from the request with the same correlation id (display only; bounded).
+_RECENT_REQUESTS: dict[int, tuple[int, int]] = {}
+_RECENT_LIMIT = 4096
+
+
 def describe(frame: bytes) -> str:
-    """A readable one-liner for a request frame; responses need their request's context, so only length."""
+    """A readable one-liner: requests fully; responses by the last request described with their correlation id."""
     try:
         decoded = messages.decode_request(frame)
         header = decoded["header"]
-        name = messages.api_name(header["RequestApiKey"])
-        return (f"{name} v{header['RequestApiVersion']} request corr={header['CorrelationId']} "
+        key, version, correlation = header["RequestApiKey"], header["RequestApiVersion"], header["CorrelationId"]
+        if len(_RECENT_REQUESTS) >= _RECENT_LIMIT:
+            _RECENT_REQUESTS.clear()
+        _RECENT_REQUESTS[correlation] = (key, version)
+        return (f"{messages.api_name(key)} v{version} request corr={correlation} "
                 f"client={header.get('ClientId')!r} {decoded['body']!r}")[:2000]
     except Exception:  # describe never raises: it runs on hostile bytes
-        length = int.from_bytes(frame[:4], "big", signed=True) if len(frame) >= 4 else None
-        correlation = int.from_bytes(frame[4:8], "big", signed=True) if len(frame) >= 8 else None
-        return f"Kafka frame length={length} corr?={correlation} ({len(frame)} bytes)"
+        pass
+    correlation = int.from_bytes(frame[4:8], "big", signed=True) if len(frame) >= 8 else None
+    guess = _RECENT_REQUESTS.get(correlation)
+    if guess is not None:
+        try:
+            body = messages.decode_response(guess[0], guess[1], frame)["body"]
+            return (f"{messages.api_name(guess[0])} v{guess[1]} response corr={correlation} {body!r}")[:2000]
+        except Exception as exc:
+            return (f"Kafka frame corr={correlation} ({len(frame)} bytes), not a {messages.api_name(guess[0])} "
+                    f"v{guess[1]} response: {exc}")[:2000]
+    length = int.from_bytes(frame[:4], "big", signed=True) if len(frame) >= 4 else None
+    return f"Kafka frame length={length} corr?={correlation} ({len(frame)} bytes)"
 
 
 SPEC = ProtocolSpec(name="kafka", framing=I32_PREFIX, default_port=DEFAULT_PORT, catalogue=CATALOGUE,

@@ -142,3 +142,16 @@ def test_encoding_matches_kafka_python():
     assert bytes(request.encode(header=True, framed=True)) == messages.encode_request(
         3, 12, 6, "x", {"Topics": [{"TopicId": topic_id, "Name": "t"}], "AllowAutoTopicCreation": True,
                         "IncludeTopicAuthorizedOperations": False})
+
+
+def test_describe_requests_and_their_responses():
+    import protocols.kafka as kafka
+
+    request = messages.encode_request(18, 3, 4242, "c", {"ClientSoftwareName": "a", "ClientSoftwareVersion": "1"})
+    assert kafka.describe(request).startswith("ApiVersions v3 request corr=4242")
+    response = messages.encode_response(18, 3, 4242, {"ErrorCode": 35, "ApiKeys": []})
+    assert kafka.describe(response).startswith("ApiVersions v3 response corr=4242 {'ErrorCode': 35")
+    assert "not a ApiVersions v3 response" in kafka.describe(response[:-1])
+    assert kafka.describe(b"\xff") == "Kafka frame length=None corr?=None (1 bytes)"
+    assert kafka.is_hello_answer(messages.encode_response(18, 0, kafka.HELLO_CORRELATION_ID, {
+        "ErrorCode": 0, "ApiKeys": [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": 3}]}))
