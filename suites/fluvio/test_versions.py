@@ -1,0 +1,86 @@
+"""ApiVersions and version handling (notes §3, A3, A16, A18)."""
+
+import re
+
+import pytest
+
+from protocols.fluvio import messages
+from reports.model import Divergence, Unimplemented
+from suites.fluvio.client import C, Fluvio, batch_of, new_topic
+
+case = pytest.mark.case
+SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?")
+REQUIRED = (messages.PRODUCE, messages.FETCH, messages.FETCH_OFFSETS, messages.STREAM_FETCH,
+            messages.UPDATE_OFFSETS)
+
+
+@case("fluvio.versions.advertised")
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_api_versions_lists_the_spu_apis(target, version):
+    answer = Fluvio(target).api_versions(version)
+    listed = {k["api_key"]: (k["min_version"], k["max_version"]) for k in answer["api_keys"]}
+    missing = [messages.api_name(k) for k in REQUIRED if k not in listed]
+    if missing:
+        raise Divergence(C["fluvio.versions.advertised"], f"{', '.join(messages.api_name(k) for k in REQUIRED)} "
+                         "listed", f"missing {missing}: {listed}")
+    bad = {k: r for k, r in listed.items() if r[0] > r[1] or r[0] < 0}
+    if bad:
+        raise Divergence(C["fluvio.versions.advertised"], "0 <= min <= max for every key", str(bad))
+
+
+@case("fluvio.versions.platform-semver")
+def test_platform_version_is_semver(target):
+    answer = Fluvio(target).api_versions()
+    if not SEMVER.fullmatch(answer["platform_version"]):
+        raise Divergence(C["fluvio.versions.platform-semver"], "a semantic version such as 0.0.0",
+                         repr(answer["platform_version"]))
+
+
+@case("fluvio.versions.every-version")
+def test_produce_at_every_advertised_version(target):
+    """The seed's v7, the current 25 and every other advertised version: decoded and answered at that version."""
+    client, topic = new_topic(target, stem="versions")
+    low, high = client.advertised()[messages.PRODUCE]
+    expected = client.log_end(topic)
+    for version in range(low, high + 1):
+        error, base = client.produce(topic, 0, batch_of([b"v%d" % version]), clause_id="fluvio.versions.every-version",
+                                     version=version)
+        if error.code != 0 or base != expected:
+            raise Divergence(C["fluvio.versions.every-version"], f"error 0 and base_offset {expected} at v{version}",
+                             f"{error}, base_offset {base}")
+        expected += 1
+    for required in (7, 25):
+        if not low <= required <= high:
+            raise Divergence(C["fluvio.versions.every-version"], "Produce v7 (seed) and v25 (current) advertised",
+                             f"Produce {low}..{high}")
+
+
+@case("fluvio.versions.every-version")
+@pytest.mark.parametrize("api_key", [messages.FETCH, messages.FETCH_OFFSETS, messages.STREAM_FETCH],
+                         ids=["Fetch", "FetchOffsets", "StreamFetch"])
+def test_reading_apis_at_every_advertised_version(target, api_key):
+    client, topic = new_topic(target, stem="rversions")
+    client.produce_ok(topic, 0, batch_of([b"x"]))
+    low, high = client.advertised().get(api_key, (None, None))
+    if low is None:
+        raise Unimplemented(f"{messages.api_name(api_key)} is not advertised")
+    for version in range(low, high + 1):
+        if api_key == messages.FETCH:
+            entry = client.fetch(topic, 0, 0, version=version, clause_id="fluvio.versions.every-version")
+            if entry["error_code"].code != 0 or entry["high_watermark"] < 1:
+                raise Divergence(C["fluvio.versions.every-version"], f"error 0 and the high watermark at v{version}",
+                                 f"{entry['error_code']}, hw {entry['high_watermark']}")
+        elif api_key == messages.FETCH_OFFSETS:
+            body = {"topics": [{"name": topic, "partitions": [{"partition_index": 0}]}], "consumer_id": None}
+            answer = client.call(api_key, version, body, "fluvio.versions.every-version")
+            if answer["topics"][0]["partitions"][0]["error_code"].code != 0:
+                raise Divergence(C["fluvio.versions.every-version"], f"error 0 at v{version}", str(answer))
+        else:
+            session = Fluvio(target)
+            body = {"topic": topic, "partition": 0, "fetch_offset": 0, "max_bytes": 1 << 20, "isolation": 0,
+                    "wasm_module": b"", "smartmodule": None, "derivedstream": None, "smartmodules": [],
+                    "consumer_id": None}
+            answer = session.call(api_key, version, body, "fluvio.versions.every-version")
+            if answer["partition"]["error_code"].code != 0:
+                raise Divergence(C["fluvio.versions.every-version"], f"error 0 at v{version}", str(answer))
+            session.close()
