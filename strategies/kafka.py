@@ -124,11 +124,17 @@ def _version_range(low: int, high: int):
 
 
 @st.composite
-def api_and_version(draw, api_keys=None, kind: str = "request", include_removed: bool = False):
+def api_and_version(draw, api_keys=None, kind: str = "request", include_removed: bool = False,
+                    version_ranges=None):
+    """(api key, version); ``version_ranges`` (api key -> (min, max)) narrows versions, e.g. to a target's."""
     keys = tuple(sorted(api_keys if api_keys is not None else messages.api_keys()))
     api_key = draw(_key_choice(keys))
     low, high = messages.versions(api_key)
-    version = draw(_version_range(0 if include_removed else low, high))
+    if include_removed:
+        low = 0
+    if version_ranges and api_key in version_ranges:
+        low, high = version_ranges[api_key]
+    version = draw(_version_range(low, high))
     return api_key, version
 
 
@@ -149,9 +155,10 @@ class Message:
 
 
 @st.composite
-def any_message(draw, api_keys=None, kind: str = "request", include_removed: bool = False, **options) -> Message:
+def any_message(draw, api_keys=None, kind: str = "request", include_removed: bool = False, version_ranges=None,
+                **options) -> Message:
     """A valid message of any api key and version the definitions have."""
-    api_key, version = draw(api_and_version(api_keys, kind, include_removed))
+    api_key, version = draw(api_and_version(api_keys, kind, include_removed, version_ranges))
     return Message(api_key, version, kind, draw(bodies(api_key, version, kind, **options)))
 
 
@@ -456,11 +463,17 @@ OPERATORS = ("hostile-count", "negative-length", "truncate", "overlong-varint", 
 
 
 @st.composite
-def mutated_requests(draw, api_keys=None, operators=OPERATORS, **options) -> MutatedFrame:
-    """A valid request with exactly one structural defect, and what a conforming broker may do with it."""
-    message = draw(any_message(api_keys, "request", **options))
-    frame, spans = traced_request(message.api_key, message.version, draw(correlation_ids), "wirecheck",
-                                  message.body)
+def mutated_requests(draw, api_keys=None, operators=OPERATORS, version_ranges=None, fixup=None,
+                     **options) -> MutatedFrame:
+    """A valid request with exactly one structural defect, and what a conforming broker may do with it.
+
+    ``fixup(api_key, body)`` may adjust the valid body first (on a copy), e.g. to keep it harmless.
+    """
+    message = draw(any_message(api_keys, "request", version_ranges=version_ranges, **options))
+    body = dict(message.body)
+    if fixup is not None:
+        fixup(message.api_key, body)
+    frame, spans = traced_request(message.api_key, message.version, draw(correlation_ids), "wirecheck", body)
     key, version = message.api_key, message.version
     body_spans = [s for s in spans if s.path.startswith("body")]
     applicable = []

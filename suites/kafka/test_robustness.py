@@ -11,6 +11,7 @@ from __future__ import annotations
 import struct
 
 import pytest
+from hypothesis import given
 
 from protocols.kafka import messages
 from reports.model import Divergence
@@ -43,36 +44,58 @@ def _bulk_count(fuzz) -> int:
     return max(20, min(fuzz.mutants // 30, 10_000))
 
 
-@case("kafka.encoding.malformed-body", hostile=True)
-def test_structural_mutants_get_a_permitted_outcome(target, fuzz):
-    probe = Kafka(target)
-    advertised = probe.advertised()
+def read_only_ranges(client: Kafka) -> dict[int, tuple[int, int]]:
+    """Advertised versions of the read-only APIs that the definitions also know."""
+    advertised = client.advertised()
     ranges = {}
     for key in READ_ONLY:
         if key in advertised:
-            low, high = advertised[key]
-            high = min(high, messages.versions(key)[1])
-            low = max(low, messages.versions(key)[0])
+            low = max(advertised[key][0], messages.versions(key)[0])
+            high = min(advertised[key][1], messages.versions(key)[1])
             if low <= high:
                 ranges[key] = (low, high)
+    return ranges
+
+
+def check_mutant(target, mutant, label: str) -> None:
+    """Send one mutant on a fresh connection; its outcome must be one the expectation permits."""
+    session = target.connect(deadline=MUTANT_DEADLINE)
+    session.transcript.note(f"{label}: {mutant.operator} at {mutant.target} "
+                            f"({messages.api_name(mutant.api_key)} v{mutant.version}); "
+                            f"permitted: {mutant.expectation}")
+    correlation_id = struct.unpack_from(">i", mutant.frame, 8)[0]
+    session.send(mutant.frame)
+    reply = session.recv()
+    observed, detail = outcome(reply, mutant.api_key, mutant.version, correlation_id)
+    session.close()
+    if not allowed(mutant.expectation, observed):
+        raise Divergence(C[mutant.expectation.clause], " or ".join(sorted(mutant.expectation.outcomes)),
+                         f"{observed}: {short(detail)}",
+                         note=f"{label}: {mutant.operator} at {mutant.target} of "
+                              f"{messages.api_name(mutant.api_key)} v{mutant.version}")
+
+
+@case("kafka.encoding.malformed-body", hostile=True)
+def test_structural_mutants_get_a_permitted_outcome(target, fuzz):
+    """Bulk: thousands of seeded mutants per second of generation; replay with the same --fuzz-seed."""
+    ranges = read_only_ranges(Kafka(target))
     rng = fuzz.rng("kafka.encoding.malformed-body")
     for index in range(_bulk_count(fuzz)):
         mutant = kafka_strategies.random_mutant(rng, list(ranges), ranges, BULK_OPERATORS, _harmless)
-        session = target.connect(deadline=MUTANT_DEADLINE)
-        session.transcript.note(f"mutant {index}: {mutant.operator} at {mutant.target} "
-                                f"({messages.api_name(mutant.api_key)} v{mutant.version}); "
-                                f"permitted: {mutant.expectation}")
-        correlation_id = struct.unpack_from(">i", mutant.frame, 8)[0]
-        session.send(mutant.frame)
-        reply = session.recv()
-        observed, detail = outcome(reply, mutant.api_key, mutant.version, correlation_id)
-        session.close()
-        if not allowed(mutant.expectation, observed):
-            raise Divergence(C[mutant.expectation.clause], " or ".join(sorted(mutant.expectation.outcomes)),
-                             f"{observed}: {short(detail)}",
-                             note=f"mutant {index}: {mutant.operator} at {mutant.target} of "
-                                  f"{messages.api_name(mutant.api_key)} v{mutant.version}; replay with the "
-                                  f"same --fuzz-seed")
+        check_mutant(target, mutant, f"mutant {index}")
+
+
+@case("kafka.encoding.malformed-body", hostile=True)
+def test_mutants_shrink_to_a_minimal_frame(target):
+    """The same property under Hypothesis: a failure shrinks to a small request and prints its reproduce blob."""
+    ranges = read_only_ranges(Kafka(target))
+    target.transcript.note("Hypothesis examples follow; the failing one is last")
+
+    @given(kafka_strategies.mutated_requests(list(ranges), BULK_OPERATORS, ranges, _harmless))
+    def check(mutant):
+        check_mutant(target, mutant, "example")
+
+    check()
 
 
 @case("kafka.encoding.hostile-count", hostile=True)
