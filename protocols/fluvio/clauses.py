@@ -47,6 +47,9 @@ _C = [
            SHOULD,
            decision="D2 (notes §12): strict-but-safe, close at once. Waiting for more bytes (the SPU's path for "
                     "sizes below -4) is NON-STRICT; answering is never right."),
+    Clause("fluvio.framing.negative-size-unanswered",
+           "Nothing after a negative frame size is answered: such a size never frames a request.",
+           "notes §2.1, §7 (a negative size is never a valid frame)"),
     Clause("fluvio.framing.oversize",
            f"A frame size above {MAX_FRAME:,} bytes ends the connection without reading the body.",
            "notes §2.1, §8 (no cap upstream; MAX_BYTES 50 MiB defined but unused), §12",
@@ -140,11 +143,14 @@ _C = [
     Clause("fluvio.produce.bad-crc",
            "A batch whose CRC does not match its bytes is never served back with a wrong CRC: it is rejected "
            "with an error code (nothing written), or stored with the CRC recomputed.",
-           "seed §CRC32-C; notes §4.2 (never verified upstream), §4.4 item 7, A7",
+           "seed §CRC32-C; notes §4.2 (never verified upstream), §4.4 item 7, A7"),
+    Clause("fluvio.produce.bad-crc-rejected",
+           "A batch whose CRC does not match its bytes is rejected with a non-zero error code and nothing is "
+           "written.",
+           "seed §CRC32-C; notes A7, §12",
            SHOULD,
-           decision="D5: strict-but-safe, reject with a non-zero error code and write nothing. The SPU's own "
-                    "path (accept, store with a recomputed CRC) is NON-STRICT; serving the wrong CRC back fails "
-                    "fluvio.fetch.stored-batches."),
+           decision="D5: strict-but-safe, reject. The SPU's own path (accept, store with a recomputed CRC) is "
+                    "NON-STRICT."),
     Clause("fluvio.produce.batch-len-short",
            "A batch whose batch_len is below the header size (45, or 49 with a schema id) ends the connection.",
            "notes §4.2 Decode details, §7, A15 (upstream underflows: panic or misparse)",

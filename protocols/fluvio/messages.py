@@ -236,10 +236,12 @@ def describe(frame_bytes: bytes) -> str:
     try:
         decoded = decode_request(frame_bytes)
         h = decoded["header"]
+        if not 0 <= h["api_version"] <= COMMON_VERSION:  # most likely a response read as a request
+            raise DecodeError("not a request", 6)
         text = (f"{api_name(h['api_key'])} v{h['api_version']} request corr={h['correlation_id']} "
                 f"client={h['client_id']!r} {decoded['body']!r}")
         return text[:2000]
     except Exception:  # noqa: BLE001 - describe must survive any bytes
         size = int.from_bytes(frame_bytes[:4], "big", signed=True) if len(frame_bytes) >= 4 else None
         second = int.from_bytes(frame_bytes[4:8], "big", signed=True) if len(frame_bytes) >= 8 else None
-        return f"Fluvio frame size={size} corr?={second} ({len(frame_bytes)} bytes)"
+        return f"Fluvio frame size={size} corr?={second} ({len(frame_bytes)} bytes; a response or undecodable)"

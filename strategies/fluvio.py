@@ -1,0 +1,277 @@
+"""Fluvio SPU requests, valid and mutated, built from ``protocols.fluvio``.
+
+Two engines share the same knowledge:
+
+* Hypothesis strategies (``records_``, ``batches``, ``record_sets``, ``produce_bodies``, ``fetch_bodies``,
+  ``request_frames``, ``hostile_frames``) for property-based cases, which shrink a failure to one frame;
+* :class:`BulkMutator`, a seeded ``random.Random`` generator of plain bytes for the bulk fuzz case and the
+  benchmark (Hypothesis and scapy are too slow for thousands of mutants per second).
+
+Every mutant carries an :class:`Expect` (what the spec lets the target do with it) and the clause a wrong
+reaction violates. Implementation-defined reactions (notes §12, clauses at SHOULD level) are ``*_PREFERRED``:
+the other reaction is NON-STRICT, never FAILED.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+import struct
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+from protocols.fluvio import messages, records
+from protocols.fluvio.clauses import MAX_FRAME
+from strategies.binary import Span, overlong_uvarint
+
+
+class Expect(enum.Enum):
+    ANSWER = "a well-formed answer, the connection stays open"
+    CLOSE = "the connection closes without a response"
+    CLOSE_PREFERRED = "the connection closes (an error answer is NON-STRICT)"
+    ANSWER_PREFERRED = "a well-formed answer (closing is NON-STRICT)"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    frame: bytes
+    operator: str
+    expect: Expect
+    clause: str  # the clause a wrong reaction violates
+    api_key: int = messages.PRODUCE
+    version: int = messages.COMMON_VERSION
+    correlation_id: int = 0
+    error_code: int | None = None  # the partition error a correct answer carries, when one is required
+
+
+# -- valid values ------------------------------------------------------------------------------------------------
+
+
+def _sized_binary(max_size: int):
+    # Hypothesis' st.binary is tiny on average (stack notes): draw the size first.
+    return st.integers(0, max_size).flatmap(lambda n: st.binary(min_size=n, max_size=n))
+
+
+@st.composite
+def records_(draw, max_records: int = 4, max_value: int = 48, wide_varints: bool = False) -> list[records.Record]:
+    """Records with offset deltas 0..n-1; ``wide_varints`` draws timestamp deltas outside the i32 range (which
+    upstream's encoder cannot write, A11, but its decoder and the SPU's storage take)."""
+    count = draw(st.integers(1, max_records))
+    deltas = st.integers(-(2**62), 2**62) if wide_varints else st.integers(0, 10_000)
+    return [records.Record(value=draw(_sized_binary(max_value)), key=draw(st.none() | _sized_binary(12)),
+                           timestamp_delta=draw(deltas), offset_delta=i, headers=draw(st.sampled_from([0, 0, 1])))
+            for i in range(count)]
+
+
+@st.composite
+def batches(draw, codecs=tuple(records.CODECS), schema: bool | None = None, wide_varints: bool = False) -> bytes:
+    recs = draw(records_(wide_varints=wide_varints))
+    with_schema = draw(st.booleans()) if schema is None else schema
+    return records.encode_batch(records.Batch(
+        records=recs, compression=draw(st.sampled_from(codecs)),
+        schema_id=draw(st.integers(0, 2**32 - 1)) if with_schema else None,
+        first_timestamp=draw(st.sampled_from([-1, 0, 1_700_000_000_000])),
+        max_time_stamp=draw(st.sampled_from([-1, 1_700_000_000_000])),
+        partition_leader_epoch=draw(st.sampled_from([-1, 0]))))
+
+
+def record_sets(max_batches: int = 3, **options):
+    return st.lists(batches(**options), min_size=0, max_size=max_batches).map(b"".join)
+
+
+@st.composite
+def produce_bodies(draw, topic: str, partitions: int = 1) -> dict:
+    parts = draw(st.lists(st.tuples(st.integers(0, partitions - 1), record_sets(max_batches=2)), min_size=1,
+                          max_size=3))
+    return {"transactional_id": draw(st.none() | st.just("wirecheck-tx")),
+            "isolation": draw(st.sampled_from([messages.READ_UNCOMMITTED, messages.READ_COMMITTED])),
+            "timeout_ms": draw(st.integers(0, 5_000)),
+            "topics": [{"name": topic, "partitions": [{"partition_index": p, "records": r} for p, r in parts]}],
+            "smartmodules": []}
+
+
+@st.composite
+def fetch_bodies(draw, topic: str, partitions: int = 1) -> dict:
+    max_bytes = draw(st.integers(0, 1 << 20))
+    return {"max_wait": draw(st.integers(0, 100)), "min_bytes": draw(st.integers(0, 10)), "max_bytes": max_bytes,
+            "isolation": draw(st.sampled_from(messages.FETCH_ISOLATIONS)),
+            "topics": [{"name": topic, "fetch_partitions": [{
+                "partition_index": draw(st.integers(0, partitions - 1)), "current_leader_epoch": 0,
+                "fetch_offset": draw(st.integers(0, 3)), "log_start_offset": 0, "max_bytes": max_bytes}]}],
+            "forgotten": []}
+
+
+@st.composite
+def request_frames(draw, topic: str, correlation_id: int = 1) -> tuple[int, int, bytes]:
+    """(api key, version, frame) of a valid Produce / Fetch / FetchOffsets / ApiVersions request."""
+    api = draw(st.sampled_from([messages.PRODUCE, messages.FETCH, messages.FETCH_OFFSETS, messages.API_VERSIONS]))
+    if api == messages.PRODUCE:
+        version, body = draw(st.integers(0, 25)), draw(produce_bodies(topic))
+    elif api == messages.FETCH:
+        version, body = draw(st.integers(0, 25)), draw(fetch_bodies(topic))
+    elif api == messages.FETCH_OFFSETS:
+        version = 25
+        body = {"topics": [{"name": topic, "partitions": [{"partition_index": 0}]}], "consumer_id": None}
+    else:
+        version = draw(st.integers(0, 2))
+        body = {"client_version": "0.18.2", "client_os": "linux", "client_arch": "x86_64"}
+    return api, version, messages.encode_request(api, version, correlation_id, body)
+
+
+# -- mutations ------------------------------------------------------------------------------------------------------
+
+
+def traced(api_key: int, version: int, correlation_id: int, body: dict) -> tuple[bytes, list[Span]]:
+    """A frame and the spans of its fields (``strategies.binary.Span``) for structure-aware mutation."""
+    trace: list = []
+    frame = messages.encode_request(api_key, version, correlation_id, body, trace=trace)
+    return frame, [Span(path, kind, start, end, prefix) for path, kind, start, end, prefix in trace]
+
+
+def _reframe(body: bytes) -> bytes:
+    return struct.pack(">i", len(body)) + body
+
+
+def produce_frame(topic: str, record_set: bytes, correlation_id: int, version: int = 25, **body_options) -> bytes:
+    body = {"transactional_id": None, "isolation": messages.READ_UNCOMMITTED, "timeout_ms": 1500,
+            "topics": [{"name": topic, "partitions": [{"partition_index": 0, "records": record_set}]}],
+            "smartmodules": [], **body_options}
+    return messages.encode_request(messages.PRODUCE, version, correlation_id, body)
+
+
+def _set_in_batch(batch: bytes, offset: int, fmt: str, value: int) -> bytes:
+    out = bytearray(batch)
+    struct.pack_into(fmt, out, offset, value)
+    return bytes(out)
+
+
+class BulkMutator:
+    """Seeded mutants of valid requests on ``topic`` (partition 0): an endless iterator of :class:`Mutant`.
+
+    Operators, each aimed at one check (the issue's list and notes §7):
+    frame-size (negative, zero, oversize, short), truncate, batch-len-short, recordset-trailing,
+    compression-bits, bad-crc, isolation, smartmodules-trailer, wide-varints, hostile-count, option-tag,
+    unknown-key, trailing-bytes.
+    """
+
+    OPERATORS = ("negative-size", "oversize", "truncate", "batch-len-short", "recordset-trailing",
+                 "compression-bits", "bad-crc", "isolation", "smartmodules-trailer", "wide-varints", "hostile-count",
+                 "option-tag", "unknown-key", "trailing-bytes", "valid")
+
+    def __init__(self, rng: random.Random, topic: str, operators=OPERATORS):
+        self.rng = rng
+        self.topic = topic
+        self.operators = tuple(operators)
+        self.correlation = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> Mutant:
+        return self.mutant(self.rng.choice(self.operators))
+
+    # -- pieces
+
+    def _batch(self, **options) -> bytes:
+        rng = self.rng
+        values = [rng.randbytes(rng.randint(0, 24)) for _ in range(rng.randint(1, 3))]
+        return records.build_batch(values, **options)
+
+    def _frame(self, record_set: bytes | None = None, version: int | None = None, **options) -> tuple[bytes, int]:
+        self.correlation = (self.correlation + 1) & 0x7FFFFFFF
+        data = self._batch() if record_set is None else record_set
+        return produce_frame(self.topic, data, self.correlation, 25 if version is None else version,
+                             **options), self.correlation
+
+    def mutant(self, operator: str) -> Mutant:
+        rng = self.rng
+        make = lambda frame, expect, clause, error=None, corr=0, key=messages.PRODUCE: Mutant(  # noqa: E731
+            frame, operator, expect, clause, key, 25, corr, error)
+        if operator == "valid":
+            frame, corr = self._frame(version=rng.choice([7, 25]))
+            return Mutant(frame, operator, Expect.ANSWER, "fluvio.robustness.no-hang", messages.PRODUCE,
+                          int.from_bytes(frame[6:8], "big"), corr, 0)
+        if operator == "negative-size":
+            size = rng.choice([-1, -2, -4, -5, -(2**31), rng.randint(-(2**31), -1)])
+            frame, _ = self._frame()
+            return make(struct.pack(">i", size) + frame[4:], Expect.CLOSE_PREFERRED, "fluvio.framing.negative-size")
+        if operator == "oversize":
+            size = rng.choice([MAX_FRAME + 1, 2**31 - 1, rng.randint(MAX_FRAME + 1, 2**31 - 1)])
+            frame, _ = self._frame()
+            return make(struct.pack(">i", size) + frame[4:], Expect.CLOSE_PREFERRED, "fluvio.framing.oversize")
+        if operator == "truncate":
+            frame, _ = self._frame()
+            cut = rng.randint(1, len(frame) - 5)  # body cut, size prefix honest: a short body
+            return make(_reframe(frame[4 : 4 + cut]), Expect.CLOSE, "fluvio.header.truncated")
+        if operator == "batch-len-short":
+            batch = _set_in_batch(self._batch(), records.LENGTH_OFFSET, ">i", rng.choice([0, 1, 44, -1, -(2**31)]))
+            frame, _ = self._frame(batch)
+            return make(frame, Expect.CLOSE_PREFERRED, "fluvio.produce.batch-len-short")
+        if operator == "recordset-trailing":
+            garbage = rng.randbytes(rng.randint(1, records.HEADER.size - 1))
+            frame, _ = self._frame(self._batch() + garbage)
+            return make(frame, Expect.CLOSE_PREFERRED, "fluvio.produce.recordset-trailing")
+        if operator == "compression-bits":
+            frame, corr = self._frame(self._batch(extra_attributes=rng.choice([5, 6, 7])))
+            return make(frame, Expect.ANSWER, "fluvio.produce.compression-invalid", 9000, corr)
+        if operator == "bad-crc":
+            batch = self._batch()
+            crc = struct.unpack_from(">I", batch, records.CRC_OFFSET)[0] ^ (1 << rng.randrange(32))
+            frame, corr = self._frame(_set_in_batch(batch, records.CRC_OFFSET, ">I", crc))
+            return make(frame, Expect.ANSWER, "fluvio.produce.bad-crc", None, corr)
+        if operator == "isolation":
+            value = rng.choice([0, 2, -2, 2**15 - 1, -(2**15), rng.randint(-(2**15), 2**15 - 1)])
+            frame, corr = self._frame(isolation=value)
+            return make(frame, Expect.ANSWER_PREFERRED, "fluvio.produce.isolation-other", 0, corr)
+        if operator == "smartmodules-trailer":
+            frame, corr = self._frame(version=rng.choice([7, 25]))
+            if rng.random() < 0.5:  # absent: the v7 fixture's shape (A5)
+                return Mutant(_reframe(frame[4:-4]), operator, Expect.ANSWER_PREFERRED,
+                              "fluvio.produce.smartmodules-trailer", messages.PRODUCE,
+                              int.from_bytes(frame[6:8], "big"), corr, 0)
+            return Mutant(frame, operator, Expect.ANSWER, "fluvio.versions.every-version", messages.PRODUCE,
+                          int.from_bytes(frame[6:8], "big"), corr, 0)
+        if operator == "wide-varints":
+            recs = [records.Record(rng.randbytes(4), timestamp_delta=rng.choice([2**31, -(2**31) - 1, 2**62, -(2**62)]),
+                                   offset_delta=0)]
+            if rng.random() < 0.5:  # a record length with padding continuation bytes (a non-canonical varint)
+                raw = struct.pack(">i", 1) + overlong_uvarint(6, 3) + records.encode_record(recs[0])[1:]
+                batch = records.encode_batch(records.Batch(raw_records=raw, last_offset_delta=0))
+            else:
+                batch = records.encode_batch(records.Batch(records=recs))
+            frame, corr = self._frame(batch)
+            return make(frame, Expect.ANSWER, "fluvio.produce.records-opaque", 0, corr)
+        if operator == "hostile-count":
+            frame, spans = traced(messages.PRODUCE, 25, 1, {
+                "transactional_id": None, "isolation": 1, "timeout_ms": 1500,
+                "topics": [{"name": self.topic, "partitions": [{"partition_index": 0, "records": self._batch()}]}],
+                "smartmodules": []})
+            span = rng.choice([s for s in spans if s.kind == "count"])
+            value = rng.choice([2**31 - 1, 2**31 - 2, 1_000_000])
+            data = frame[: span.start] + struct.pack(">i", value) + frame[span.end :]
+            return make(data, Expect.CLOSE, "fluvio.header.truncated")
+        if operator == "option-tag":
+            frame, _ = self._frame()
+            at = 4 + 8 + 2 + len("wirecheck")  # transactional_id's option tag
+            return make(frame[:at] + bytes([rng.randint(2, 255)]) + frame[at + 1 :], Expect.CLOSE,
+                        "fluvio.header.truncated")
+        if operator == "unknown-key":
+            key = rng.choice([2, 3, 17, 1001, 1004, 1009, 0x8000, rng.randint(2000, 0xFFFF)])
+            if key in messages.NAMES or key in (1006, 1007, 1008, 2000):
+                key = 1001
+            frame, _ = self._frame()
+            return make(frame[:4] + struct.pack(">H", key) + frame[6:], Expect.CLOSE, "fluvio.header.unknown-api-key")
+        if operator == "trailing-bytes":
+            frame, corr = self._frame()
+            return make(_reframe(frame[4:] + rng.randbytes(rng.randint(1, 16))), Expect.ANSWER_PREFERRED,
+                        "fluvio.header.trailing-bytes", 0, corr)
+        raise ValueError(f"unknown operator {operator!r}")
+
+
+@st.composite
+def hostile_frames(draw, topic: str, operators=BulkMutator.OPERATORS) -> Mutant:
+    """One mutant, for property-based cases: the operator and the seed are drawn, so failures shrink."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    operator = draw(st.sampled_from(operators))
+    return BulkMutator(random.Random(seed), topic).mutant(operator)
