@@ -14,7 +14,7 @@ import pytest
 from targets.reference.fluvio import FAULTS
 from tests.broker.fluvio_support import (
     Closed, ThreadBroker, api_versions_body, batch, batches_of, decode_api_versions, decode_fetch, decode_produce,
-    decode_stream_fetch, decode_update_offsets, fetch_body, produce_body, record_set, request, s16,
+    decode_stream_fetch, decode_update_offsets, fetch_body, produce_body, record_set, request,
     stream_fetch_body, update_offsets_body,
 )
 

@@ -65,7 +65,8 @@ HOSTILE = {
     "fetch isolation 2": request(1, 25, 1, fetch_body([("t", [(0, 0)])], isolation=2)),
     "stream fetch isolation 255": request(1003, 25, 1, s16("t") + struct.pack(">Iqi", 0, 0, 100) + b"\xff"
                                           + b"\x00\x00\x00\x00\x00"),
-    "smartmodule kind 9": request(0, 25, 1, produce_body([], smartmodules=b"\x00\x00\x00\x01\x00" + s16("m") + b"\x09")),
+    "smartmodule kind 9": request(0, 25, 1, produce_body([], smartmodules=b"\x00\x00\x00\x01\x00" + s16("m")
+                                                         + b"\x09")),
 }
 
 

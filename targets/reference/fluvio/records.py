@@ -32,7 +32,6 @@ from targets.reference.fluvio.wire import Malformed, Reader
 
 PREAMBLE = 12  # base_offset + batch_len: batch_len counts the bytes after these (§4.2)
 BATCH_HEADER_SIZE = 45  # partition_leader_epoch .. first_sequence (BATCH_HEADER_SIZE in batch.rs)
-CRC_OFFSET = 17
 CRC_START = 21  # attributes: the CRC-32C covers from here to the end of the batch
 SCHEMA_FLAG = 0x10  # attributes bit 4: a u32 schema_id follows first_sequence (§4.2)
 COMPRESSION_MASK = 0x07
@@ -78,15 +77,15 @@ class Batch:
     def computed_crc(self) -> int:
         return crc32c.crc32c(memoryview(self.data)[CRC_START:])
 
-    def stored(self, base_offset: int, fix_crc: bool = True) -> bytes:
-        """The copy storage keeps: base_offset set to the LEO, the CRC recomputed (§4.4 step 7, ST/mut_records.rs).
+    def stored(self, base_offset: int) -> bytes:
+        """The copy storage keeps: base_offset set to the LEO (§4.4 step 7, ST/segment.rs append_batch).
 
-        batch_len needs no rewrite: only exact batches are accepted, so it already matches.
+        The SPU re-encodes the batch, recomputing batch_len and the CRC (ST/mut_records.rs). Here neither can
+        change: only exact batches are accepted (batch_len already right) and the CRC was verified, and the
+        CRC's range (attributes..end) does not include base_offset.
         """
         out = bytearray(self.data)
         struct.pack_into(">q", out, 0, base_offset)
-        if fix_crc:
-            struct.pack_into(">I", out, CRC_OFFSET, crc32c.crc32c(memoryview(out)[CRC_START:]))
         return bytes(out)
 
 

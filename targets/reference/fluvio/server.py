@@ -28,7 +28,7 @@ import logging
 import struct
 
 from targets.reference.core import BrokerConfig, Connection
-from targets.reference.fluvio import messages, wire
+from targets.reference.fluvio import messages
 from targets.reference.fluvio.faults import FAULTS
 from targets.reference.fluvio.records import Batch, MAX_COMPRESSION
 from targets.reference.fluvio.storage import Partition, Storage
@@ -230,8 +230,7 @@ class FluvioPersonality:
             return ErrorCode.plain(ErrorCode.STORAGE_ERROR), 0  # D5: EmptyBatch, without the short-circuit
         base = partition.leo
         for batch in batches:
-            partition.append(batch.stored(partition.leo, fix_crc="crc-unchecked" not in self.active),
-                             self._records_of(batch))
+            partition.append(batch.stored(partition.leo), self._records_of(batch))
         if "produce-base-offset-wrong" in self.active:
             base = partition.leo
         return OK, base
