@@ -261,18 +261,15 @@ def trace(codec, value, out: bytearray, path: str, spans: list[Span]) -> None:
             trace(codec.inner, value, out, path, spans)
         return
     if isinstance(codec, f.ArrayCodec):
-        codec.write(out, None if value is None else [])
-        spans.append(Span(path, "count", start, len(out), _prefix_of(codec), None if value is None else len(value)))
         if value is None:
+            codec.write(out, None)
+            spans.append(Span(path, "count", start, len(out), _prefix_of(codec), None))
             return
-        del out[start:]
-        prefix = bytearray()
         if codec.prefix == "compact":
-            f.write_uvarint(prefix, len(value) + 1)
+            f.write_uvarint(out, len(value) + 1)
         else:
-            codec.prefix.write(prefix, len(value))
-        out += prefix
-        spans[-1] = Span(path, "count", start, len(out), _prefix_of(codec), len(value))
+            codec.prefix.write(out, len(value))
+        spans.append(Span(path, "count", start, len(out), _prefix_of(codec), len(value)))
         for index, item in enumerate(value):
             trace(codec.item, item, out, f"{path}[{index}]", spans)
         return
