@@ -98,3 +98,14 @@ def test_bulk_generation_is_valid_and_mutants_are_rejected():
                 messages.decode_request(mutated.frame)
         elif mutated.operator == "unknown-tag":
             messages.decode_request(mutated.frame)
+
+
+def test_traced_frames_equal_encoded_frames():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(300):
+        api_key, version, body = kafka_strategies.random_request(rng)
+        frame, spans = kafka_strategies.traced_request(api_key, version, 3, "c", body)
+        assert frame == messages.encode_request(api_key, version, 3, "c", body)
+        assert all(0 <= s.start <= s.end <= len(frame) for s in spans)
