@@ -12,6 +12,8 @@ Connection rules (notes §2, §7; decisions marked D are implementation-defined,
 - A body that does not decode closes the connection without a response (§7).
 - Requests are handled one at a time, so responses leave in request order (§2.4); StreamFetch responses are
   pushed by a task per stream and may interleave with them (one lock keeps frames whole).
+- D8: a connection that sends nothing for the idle timeout (``--idle-timeout``, 30 s) is closed, even with
+  open streams; the SPU has no read timeout (§7). A consumer keeps its streams by sending UpdateOffsets.
 Produce per partition entry, in this order (notes §4.4):
   no leader (unknown topic or partition after auto-creation) -> 6; SmartModules present -> 6001/6002 (D3:
   this broker runs no wasm); total records 0 -> 0 with base_offset 0 and nothing written; compression bits
