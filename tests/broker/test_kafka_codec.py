@@ -10,7 +10,7 @@ from targets.reference.kafka.codec import MalformedBody, Message, Options, read_
 from tests.interop.kafka_support import build
 
 
-@pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 16383, 16384, 2**31 - 1, 2**63 - 1])
+@pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 16383, 16384, 2**31 - 1, 2**32 - 1])
 def test_uvarint_round_trip(value):
     out = bytearray()
     write_uvarint(value, out)
@@ -19,7 +19,7 @@ def test_uvarint_round_trip(value):
 
 def test_overlong_and_truncated_varints_are_malformed():
     with pytest.raises(MalformedBody):
-        read_uvarint(b"\xff" * 11, 0)
+        read_uvarint(b"\xff" * 5 + b"\x01", 0)  # six bytes: Kafka allows at most five
     with pytest.raises(MalformedBody):
         read_uvarint(b"\x80", 0)
 

@@ -81,6 +81,8 @@ _FIXED = {"int8": _I8, "int16": _I16, "int32": _I32, "int64": _I64, "uint16": _U
 
 
 def read_uvarint(buf, pos: int) -> tuple[int, int]:
+    """An unsigned 32-bit varint (compact lengths, tags): at most 5 bytes, as Kafka's
+    ByteUtils.readUnsignedVarint; a longer one is a malformed body (the connection closes)."""
     result = shift = 0
     while True:
         if pos >= len(buf):
@@ -91,8 +93,8 @@ def read_uvarint(buf, pos: int) -> tuple[int, int]:
         if not b & 0x80:
             return result, pos
         shift += 7
-        if shift > 63:
-            raise MalformedBody("varint longer than 10 bytes")
+        if shift > 28:
+            raise MalformedBody("unsigned varint longer than 5 bytes")
 
 
 def write_uvarint(value: int, out: bytearray) -> None:
