@@ -5,7 +5,6 @@ Connection limit, idle timeout, ready file, clean shutdown on SIGTERM, and refus
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import json
-import socket
 import struct
 
 import pytest
 
-from tests.broker.rustlog_support import MAX_FRAME, Client, ThreadBroker, create_topic, encode, frame, produce
+from tests.broker.rustlog_support import MAX_FRAME, ThreadBroker, create_topic, encode, frame, produce
 
 
 @pytest.fixture(scope="module")
@@ -133,8 +133,6 @@ def test_header_and_body_split_across_segments(client):
 
 def test_pipelined_requests_answered_in_order(broker, client):
     create_topic(client, "pipelined")
-    import base64
-
     batch = b""
     for i in range(50):
         batch += encode({"type": "Produce", "topic": "pipelined", "partition": 0,
