@@ -76,6 +76,12 @@ def fetch_offsets_code(b: ThreadBroker):
         return c.fetch_offsets("nope")[0]
 
 
+def fetch_offsets_start(b: ThreadBroker):
+    with b.client() as c:
+        c.produce("fos", batch([b"a", b"b"]))
+        return c.fetch_offsets("fos")
+
+
 def compression_code(b: ThreadBroker):
     with b.client() as c:
         return c.produce("z", batch([b"a"], attributes=6))[0]
@@ -158,6 +164,7 @@ PROBES = {
     "apiversions-overadvertise": (overadvertise, 0),
     "stream-fetch-no-updates": (stream_then_update, [1]),
     "fetch-offsets-wrong-code": (fetch_offsets_code, 3001),
+    "fetch-offsets-start-is-hw": (fetch_offsets_start, (0, 0, 0, 2)),
     "compression-error-wrong": (compression_code, 9000),
     "offsets-follow-record-count": (offsets_by_count, 2),
     "negative-size-stays-open": (after_negative_size, "closed"),

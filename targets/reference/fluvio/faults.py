@@ -24,6 +24,9 @@ FAULTS: dict[str, str] = {
     "stream-fetch-no-updates":
         "After UpdateOffsets a StreamFetch keeps pushing new records on the same stream (notes §5.4/§5.5, "
         "SPU/services/public/stream_fetch.rs); this sends the first response and then never again",
+    "fetch-offsets-start-is-hw":
+        "FetchOffsets start_offset is the partition's log start offset and last_stable_offset its HW (notes §5.3, "
+        "offset_request.rs start_offset_info); this answers the HW as start_offset",
     "fetch-offsets-wrong-code":
         "FetchOffsets on an unknown partition answers PartitionNotLeader (3001), not 6 (notes §5.3, A8, "
         "offset_request.rs); this answers NotLeaderForPartition (6)",

@@ -294,7 +294,8 @@ class FluvioPersonality:
                         else ErrorCode.PARTITION_NOT_LEADER
                     entries.append(messages.fetch_offsets_partition(index, ErrorCode.plain(code), 0, 0))
                 else:
-                    entries.append(messages.fetch_offsets_partition(index, OK, partition.log_start, partition.hw))
+                    start = partition.hw if "fetch-offsets-start-is-hw" in self.active else partition.log_start
+                    entries.append(messages.fetch_offsets_partition(index, OK, start, partition.hw))
             out.append((name, entries))
         return messages.fetch_offsets_response(out)
 
