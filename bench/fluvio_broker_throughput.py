@@ -142,6 +142,12 @@ def run_load(port: int, stem: str, connections: int, seconds: float, batch: int,
     return sum(counts) / elapsed
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc), to tell whether the broker is the bottleneck."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def machine_info() -> str:
     cpu = platform.processor() or "unknown CPU"
     try:
@@ -166,14 +172,18 @@ def main() -> None:
           f"Produce v25, in memory)")
     print(f"# {machine_info()}")
     print()
-    print("| connections | records/s | batches/s |")
-    print("|---:|---:|---:|")
+    print("broker busy = broker CPU seconds / wall seconds (1.0: the broker's one core is the bottleneck)")
+    print()
+    print("| connections | records/s | batches/s | broker busy |")
+    print("|---:|---:|---:|---:|")
     broker = Broker()
     try:
         for connections in (int(n) for n in args.connections.split(",")):
+            cpu, wall = cpu_seconds(broker.process.pid), time.monotonic()
             rate = run_load(broker.port, f"bench-{connections}", connections, args.seconds, args.batch,
                             args.record_size)
-            print(f"| {connections} | {rate:,.0f} | {rate / args.batch:,.0f} |", flush=True)
+            busy = (cpu_seconds(broker.process.pid) - cpu) / (time.monotonic() - wall)
+            print(f"| {connections} | {rate:,.0f} | {rate / args.batch:,.0f} | {busy:.2f} |", flush=True)
     finally:
         broker.stop()
 
