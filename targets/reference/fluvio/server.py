@@ -80,7 +80,6 @@ class ConnectionState:
         self.write_lock = asyncio.Lock()
         self.streams: dict[int, Stream] = {}
         self.stream_sequence = 0
-        self.stream_fetch_max = 25
 
     async def send(self, correlation_id: int, body: bytes) -> None:
         async with self.write_lock:
@@ -156,7 +155,7 @@ class FluvioPersonality:
                 return False
         try:
             if key == API_VERSIONS:
-                body = self._api_versions(state, messages.read_api_versions(r, version))
+                body = self._api_versions(messages.read_api_versions(r, version))
             elif key == PRODUCE:
                 request = messages.read_produce(r, version, strict_isolation="isolation-strict" in self.active)
                 body = self._produce(request, version)
@@ -177,7 +176,7 @@ class FluvioPersonality:
 
     # ------------------------------------------------------------------------------------------ ApiVersions
 
-    def _api_versions(self, state: ConnectionState, request: messages.ApiVersionsRequest) -> bytes:
+    def _api_versions(self, request: messages.ApiVersionsRequest) -> bytes:
         keys = list(self.advertised)
         if not request.client_version:  # clients <= 0.9.12 send none: StreamFetch up to 15 only (§3.1)
             keys = [(k, lo, STREAM_FETCH_LEGACY_MAX if k == STREAM_FETCH else hi) for k, lo, hi in keys]
