@@ -70,8 +70,9 @@ class Fluvio:
         try:
             decoded = messages.decode_response(api_key, version, reply.frame)
         except DecodeError as exc:
-            clause = decode_clause or ("fluvio.errors.encoding" if "ErrorCode" in str(exc)
-                                       else "fluvio.framing.response-frame")
+            # A Produce response that does not decode at its version has the wrong fields for that version
+            fallback = "fluvio.produce.response-fields" if api_key == messages.PRODUCE else "fluvio.framing.response-frame"
+            clause = decode_clause or ("fluvio.errors.encoding" if "ErrorCode" in str(exc) else fallback)
             raise Divergence(C[clause], f"a {messages.api_name(api_key)} v{version} response that decodes exactly",
                              f"{exc} ({len(reply.frame)} bytes: {reply.frame[:64].hex()}...)") from None
         if decoded["correlation_id"] != correlation_id:
