@@ -167,6 +167,8 @@ class R:
             return code, self.string()
         if code == 71:
             return code, self.take(">q"), self.take(">q")
+        if code == 72:
+            return code, self.string(), self.take(">I")
         if code == 6002:
             message = self.string()
             return code, message, (self.string() if self.take(">B") else None)

@@ -261,3 +261,22 @@ def test_stream_with_a_smartmodule_is_refused_with_one_response(c):
     open_stream(c, "stream-sm", 0, 9, smartmodules=predefined)
     _, stream_id, part = decode_stream_fetch(c.recv()[1])
     assert stream_id == 1 and part["error"] == (6001, "f")
+
+
+# ---------------------------------------------------------------------------------------------- retention, memory
+
+def test_retention_moves_the_log_start_and_evicts_older_offsets():
+    with ThreadBroker(retention_records=3) as b, b.client() as c:
+        for n in range(4):
+            c.produce("ret", batch([b"a", b"b"]))
+        assert c.fetch_offsets("ret") == (0, 0, 4, 8)
+        assert c.fetch("ret", 1)["error"] == (71, 1, 4)
+        part = c.fetch("ret", 4)
+        assert part["log_start"] == 4 and [x["base"] for x in batches_of(part["records"])] == [4, 6]
+
+
+def test_memory_budget_answers_partition_full():
+    with ThreadBroker(fluvio_max_store_bytes=1000) as b, b.client() as c:
+        assert c.produce("full", batch([b"x" * 600])) == (0, 0)
+        assert c.produce("full", batch([b"x" * 600])) == ((72, "full", 0), 0)
+        assert c.fetch_offsets("full")[3] == 1

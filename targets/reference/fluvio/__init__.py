@@ -16,7 +16,10 @@ Configuration through ``BrokerConfig.extra`` (all optional; the CLI sets none of
     fluvio_default_partitions  partitions of an auto-created topic (default 1)
     fluvio_topics              {name: partitions} created at start
     fluvio_max_request_size    largest accepted batch in bytes (default 33554432, STORAGE_MAX_REQUEST_SIZE)
-Storage is in memory only (``--data-dir`` is ignored by this personality) and keeps every record.
+    fluvio_max_store_bytes     bytes of batches held by all partitions together (default 1 GiB); past it,
+                               Produce gets PartitionFull (72)
+    retention_records          (the CLI's --retention-records) records kept per partition (default: all)
+Storage is in memory only (``--data-dir`` is ignored by this personality).
 """
 
 from targets.reference.core import BrokerConfig

@@ -20,7 +20,7 @@ Produce per partition entry, in this order (notes §4.4):
   5-7 -> 9000; D4: a bad CRC -> Other("...") and nothing written (the SPU never checks, A7); a batch over
   max_request_size -> 10; D5: a batch with last_offset_delta < 0 among real ones -> StorageError (56), nothing
   written and no permanent short-circuit (the SPU writes the batches before it and then answers 73 for ever,
-  A14); otherwise every batch is appended.
+  A14); over the broker's memory budget -> PartitionFull (72, storage.py); otherwise every batch is appended.
 """
 
 from __future__ import annotations
@@ -96,9 +96,12 @@ class FluvioPersonality:
         self.max_frame = config.max_frame or DEFAULT_MAX_FRAME
         extra = config.extra or {}
         self.max_request_size = int(extra.get("fluvio_max_request_size", MAX_REQUEST_SIZE))
+        retention = extra.get("retention_records")
         self.storage = Storage(default_partitions=int(extra.get("fluvio_default_partitions", 1)),
                                auto_create=bool(extra.get("fluvio_auto_create", True)),
-                               topics=extra.get("fluvio_topics"))
+                               topics=extra.get("fluvio_topics"),
+                               retention_records=None if retention is None else max(int(retention), 1),
+                               max_bytes=int(extra.get("fluvio_max_store_bytes", 1 << 30)))
         self.advertised = list(ADVERTISED)
         if "apiversions-overadvertise" in self.active:
             self.advertised[0] = (PRODUCE, 0, 26)
@@ -229,9 +232,11 @@ class FluvioPersonality:
                 return ErrorCode.plain(ErrorCode.MESSAGE_TOO_LARGE), 0
         if any(b.last_offset_delta < 0 for b in batches):
             return ErrorCode.plain(ErrorCode.STORAGE_ERROR), 0  # D5: EmptyBatch, without the short-circuit
+        if not self.storage.has_room(sum(b.write_size for b in batches)):
+            return ErrorCode.partition_full(topic, data.index), 0  # storage.py: the broker-wide memory budget
         base = partition.leo
         for batch in batches:
-            partition.append(batch.stored(partition.leo), self._records_of(batch))
+            self.storage.append(partition, batch.stored(partition.leo), self._records_of(batch))
         if "produce-base-offset-wrong" in self.active:
             base = partition.leo
         return OK, base

@@ -2,8 +2,13 @@
 
 Offsets (notes §4.4 steps 7-8, §12 "mirror"): a batch's base_offset is the partition's LEO before the write, and
 the LEO then advances by last_offset_delta + 1, whatever the records inside say (A14). One replica, so the high
-watermark moves with the LEO at write time (§4.4 step 9) and ReadCommitted never waits. Nothing is ever
-deleted, so the log start offset stays 0 (no retention in this personality).
+watermark moves with the LEO at write time (§4.4 step 9) and ReadCommitted never waits.
+
+Retention (``--retention-records``, as the other personalities): each partition keeps at least that many
+records, dropping whole batches from its start, and the log start offset moves up to the first kept batch, as
+the SPU's segment retention does; reads below it get OffsetEvicted (71) (notes §5.2). Memory (decision): all
+partitions together hold at most ``max_bytes`` of batches; a produce that would pass it gets PartitionFull
+(72), the SPU's "storage full" answer (§4.4 step 7), so that no producer can exhaust the broker's memory.
 
 Topics (the SPU has no CreateTopic API; decision, written down in ``__init__``): a Produce to a topic the
 broker does not know creates it with ``default_partitions`` partitions when auto-creation is on and the name is
@@ -34,19 +39,31 @@ class Partition:
     bases: list[int] = field(default_factory=list)  # each stored batch's base_offset, for bisect
     leo: int = 0
     log_start: int = 0
+    size: int = 0  # bytes held
     listeners: set[asyncio.Event] = field(default_factory=set)  # stream fetches waiting for new data
 
     @property
     def hw(self) -> int:
         return self.leo  # a single in-sync replica: HW moves to LEO at write time (§4.4 step 9)
 
-    def append(self, stored: bytes, records: int) -> None:
-        """Keep one batch already rewritten to base_offset = self.leo; advance the LEO by its record total."""
+    def append(self, stored: bytes, records: int, retention: int | None = None) -> int:
+        """Keep one batch already rewritten to base_offset = self.leo; advance the LEO by its record total.
+
+        Returns the change in bytes held (the new batch minus any batches retention dropped).
+        """
         self.bases.append(self.leo)
         self.batches.append(stored)
         self.leo += records
+        change = len(stored)
+        if retention is not None:
+            while len(self.bases) > 1 and self.leo - self.bases[1] >= retention:
+                del self.bases[0]
+                change -= len(self.batches.pop(0))
+            self.log_start = self.bases[0]
+        self.size += change
         for event in self.listeners:
             event.set()
+        return change
 
     def read(self, offset: int, max_bytes: int, end: int) -> bytes:
         """Stored bytes from the batch containing ``offset`` up to ``end``, cut to ``max_bytes`` (§5.2).
@@ -71,9 +88,13 @@ class Topic:
 
 class Storage:
     def __init__(self, default_partitions: int = 1, auto_create: bool = True,
-                 topics: dict[str, int] | None = None):
+                 topics: dict[str, int] | None = None, retention_records: int | None = None,
+                 max_bytes: int = 1 << 30):
         self.default_partitions = default_partitions
         self.auto_create = auto_create
+        self.retention_records = retention_records
+        self.max_bytes = max_bytes
+        self.size = 0  # bytes held by all partitions
         self.topics: dict[str, Topic] = {}
         for name, count in (topics or {}).items():
             self.create(name, count)
@@ -94,3 +115,9 @@ class Storage:
         if name not in self.topics and self.auto_create and valid_topic_name(name):
             self.create(name, self.default_partitions)
         return self.partition(name, index)
+
+    def has_room(self, size: int) -> bool:
+        return self.size + size <= self.max_bytes
+
+    def append(self, partition: Partition, stored: bytes, records: int) -> None:
+        self.size += partition.append(stored, records, self.retention_records)

@@ -174,6 +174,7 @@ class ErrorCode:
     MESSAGE_TOO_LARGE = 10
     STORAGE_ERROR = 56
     OFFSET_EVICTED = 71
+    PARTITION_FULL = 72
     TOPIC_NOT_FOUND = 2001
     PARTITION_NOT_LEADER = 3001
     FETCH_SESSION_NOT_FOUND = 3002
@@ -194,6 +195,11 @@ class ErrorCode:
     @staticmethod
     def offset_evicted(offset: int, next_available: int) -> bytes:
         return _I16.pack(ErrorCode.OFFSET_EVICTED) + i64(offset) + i64(next_available)
+
+    @staticmethod
+    def partition_full(topic: str, partition: int) -> bytes:
+        """PartitionFull { replica_key: { topic String, partition u32 } }."""
+        return _I16.pack(ErrorCode.PARTITION_FULL) + string(topic) + u32(partition)
 
     @staticmethod
     def smartmodule_not_found(name: str) -> bytes:
