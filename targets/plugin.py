@@ -248,6 +248,7 @@ class Target:
         self._wc = wc
         self._state = state
         self.info = state.info
+        self.case_id = state.case_id  # protocols with a client id field stamp it into requests
         self.spec = state.spec
         self.address = state.info.address
         self.deadline = wc.deadline

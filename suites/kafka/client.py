@@ -16,7 +16,8 @@ from reports.model import Divergence, Unimplemented
 from targets.session import Outcome, Reply
 
 C = CATALOGUE
-CLIENT_ID = "wirecheck"
+CLIENT_ID = "wirecheck"  # default when no case is known; cases stamp "wirecheck/<case id>" (see Kafka.client_id)
+_DEFAULT = object()
 
 
 def short(obj, limit: int = 300) -> str:
@@ -90,6 +91,9 @@ class Kafka:
     def __init__(self, target, session=None):
         self.target = target
         self.session = session or target.connect()
+        # The case ID goes into every request's client_id, so the target's logs line up with the report.
+        case_id = getattr(target, "case_id", None)
+        self.client_id = f"{CLIENT_ID}/{case_id}" if case_id else CLIENT_ID
         self._correlation = itertools.count(1)
         self._advertised: dict[int, tuple[int, int]] | None = None
 
@@ -98,8 +102,9 @@ class Kafka:
 
     # -- raw exchange ---------------------------------------------------------------------------------------
 
-    def send(self, api_key: int, version: int, body: dict, client_id: str | None = CLIENT_ID,
+    def send(self, api_key: int, version: int, body: dict, client_id=_DEFAULT,
              correlation_id: int | None = None) -> int:
+        client_id = self.client_id if client_id is _DEFAULT else client_id
         correlation_id = self.next_correlation_id() if correlation_id is None else correlation_id
         self.session.send(messages.encode_request(api_key, version, correlation_id, client_id, body))
         return correlation_id

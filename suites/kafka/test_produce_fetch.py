@@ -213,7 +213,9 @@ def test_fetch_waits_for_min_bytes(target, data_path):
             "Topics": [{"Topic": topic, "Partitions": [{"Partition": 0, "FetchOffset": 0,
                                                         "PartitionMaxBytes": 65536}]}]}
     started = time.monotonic()
-    client.call(1, version, body, "kafka.fetch.long-poll")
+    correlation_id = client.send(1, version, body)
+    # The target is asked to wait wait_ms: give it that on top of the run's deadline.
+    client.receive(1, version, correlation_id, "kafka.fetch.long-poll", deadline=target.deadline + wait_ms / 1000)
     waited = time.monotonic() - started
     if waited < wait_ms / 1000 * 0.8:
         raise Divergence(C["kafka.fetch.long-poll"], f"an answer after about {wait_ms} ms (nothing to read)",
