@@ -71,7 +71,8 @@ class Fluvio:
             decoded = messages.decode_response(api_key, version, reply.frame)
         except DecodeError as exc:
             # A Produce response that does not decode at its version has the wrong fields for that version
-            fallback = "fluvio.produce.response-fields" if api_key == messages.PRODUCE else "fluvio.framing.response-frame"
+            fallback = ("fluvio.produce.response-fields" if api_key == messages.PRODUCE
+                        else "fluvio.framing.response-frame")
             clause = decode_clause or ("fluvio.errors.encoding" if "ErrorCode" in str(exc) else fallback)
             raise Divergence(C[clause], f"a {messages.api_name(api_key)} v{version} response that decodes exactly",
                              f"{exc} ({len(reply.frame)} bytes: {reply.frame[:64].hex()}...)") from None

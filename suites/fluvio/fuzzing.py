@@ -20,6 +20,7 @@ from strategies.fluvio import Expect, Mutant
 from suites.fluvio.client import C
 from targets.session import Outcome, Reply, Session
 
+NEVER_ANSWERED = {"negative-size": "fluvio.framing.negative-size-unanswered", "oversize": "fluvio.robustness.no-hang"}
 CLOSE_WAIT = 0.3  # seconds we wait for a preferred close before calling the target's choice "waits"
 
 
@@ -78,7 +79,8 @@ def judge(session: Session, mutant: Mutant) -> bool:
         if reply.ended:
             return False
         if reply.is_frame:
-            clause = mutant.clause if preferred else mutant.clause
+            # a frame that can never complete (negative or oversize size) must never be answered: MUST level
+            clause = NEVER_ANSWERED.get(mutant.operator, mutant.clause)
             raise Divergence(C[clause], mutant.expect.value, f"an answer ({len(reply.frame)} bytes)",
                              note=mutant.operator)
         clause = mutant.clause if preferred else "fluvio.robustness.no-hang"

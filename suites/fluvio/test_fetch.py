@@ -131,7 +131,8 @@ def test_error_payloads_keep_the_stream_in_sync(target):
     body = Fluvio.fetch_body(topic, 0, start + 1000)
     body["topics"][0]["fetch_partitions"].append({**body["topics"][0]["fetch_partitions"][0], "fetch_offset": start})
     version = client.version(messages.FETCH)
-    answer = client.call(messages.FETCH, version, body, "fluvio.errors.encoding", decode_clause="fluvio.errors.encoding")
+    answer = client.call(messages.FETCH, version, body, "fluvio.errors.encoding",
+                         decode_clause="fluvio.errors.encoding")
     parts = answer["topics"][0]["partitions"]
     if len(parts) != 2 or parts[0]["error_code"].code != errors.OTHER or \
             records.split_batches(parts[1]["records"]) != stored:

@@ -52,7 +52,8 @@ def test_pipelined_requests_are_answered_in_order(target):
         if key == messages.PRODUCE:
             bases.append(answer["responses"][0]["partitions"][0]["base_offset"])
     if bases != list(range(start, start + 8)):
-        raise Divergence(C["fluvio.framing.in-order"], f"base offsets {start}..{start + 7} in request order", str(bases))
+        raise Divergence(C["fluvio.framing.in-order"], f"base offsets {start}..{start + 7} in request order",
+                         str(bases))
 
 
 @case("fluvio.framing.partial")
