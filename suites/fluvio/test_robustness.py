@@ -1,11 +1,14 @@
 """Hostile input: bulk structure-aware mutants and a property over hostile frames, each followed by the
 plugin's liveness probe (notes §7, §12)."""
 
+import random
+
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from reports.model import Divergence
-from strategies.fluvio import BulkMutator, hostile_frames
+from strategies.fluvio import BulkMutator
 from suites.fluvio.client import new_topic
 from suites.fluvio.fuzzing import MutantFailed, judge, run_mutants
 
@@ -38,12 +41,14 @@ def test_bulk_mutants(target, fuzz):
 
 
 @case("fluvio.robustness.no-hang", hostile=True)
-@given(data=hostile_frames(topic="wc-fluvio-hostile"))
-def test_hostile_frames_property(target, data):
+@given(seed=st.integers(0, 2**32 - 1), operator=st.sampled_from(BulkMutator.OPERATORS))
+def test_hostile_frames_property(target, seed, operator):
     """Property: every hostile frame gets a permitted reaction; a failure shrinks to one operator and seed."""
     target.transcript.clear()
+    client, topic = new_topic(target, stem="hostile")
+    client.close()
     session = target.connect()
     try:
-        judge(session, data)
+        judge(session, BulkMutator(random.Random(seed), topic).mutant(operator))
     finally:
         session.close()
