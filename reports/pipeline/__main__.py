@@ -1,4 +1,8 @@
-"""Command line of the pipeline: ``python -m reports.pipeline <job> ...`` (also runs under spark-submit).
+"""Command line of the pipeline: ``python -m reports.pipeline <job> ...``.
+
+The same jobs run under spark-submit from the repository root:
+  PYTHONPATH=. spark-submit --master local[2] reports/pipeline/__main__.py <job> ...
+(on a cluster, ship the packages with --py-files instead of PYTHONPATH).
 
   ingest   RUN_DIR_OR_GLOB... --warehouse W       run directories -> Parquet warehouse (idempotent)
   report   --warehouse W --out DIR [--window N]   conformance matrix, coverage, ... -> summary.json + HTML
@@ -15,7 +19,7 @@ import sys
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m reports.pipeline", description=__doc__.splitlines()[0],
+    parser = argparse.ArgumentParser(prog="python -m reports.pipeline", description="wirecheck's PySpark jobs",
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--master", default=None, help="Spark master (default local[*]; kept under spark-submit)")
     jobs = parser.add_subparsers(dest="job", required=True)
