@@ -3,9 +3,12 @@
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from protocols.fluvio import messages
 from reports.model import Divergence, Unimplemented
+from strategies.fluvio import request_frames
 from suites.fluvio.client import C, Fluvio, batch_of, new_topic
 
 case = pytest.mark.case
@@ -84,3 +87,25 @@ def test_reading_apis_at_every_advertised_version(target, api_key):
             if answer["partition"]["error_code"].code != 0:
                 raise Divergence(C["fluvio.versions.every-version"], f"error 0 at v{version}", str(answer))
             session.close()
+
+
+@case("fluvio.versions.every-version")
+@given(data=st.data())
+def test_valid_requests_at_any_advertised_version_are_answered(target, data):
+    """Property: a valid Produce / Fetch / FetchOffsets / ApiVersions at any advertised version is answered at that
+    version, with the request's correlation id, and a Produce to a topic we own succeeds."""
+    target.transcript.clear()
+    client, topic = new_topic(target, stem="valid")
+    corr = client.next_correlation_id()
+    api, version, frame = data.draw(request_frames(topic, corr), label="request")
+    low, high = client.advertised().get(api, (0, 2)) if api != messages.API_VERSIONS else (0, 2)
+    if not low <= version <= high:
+        return  # not advertised: nothing to check
+    client.session.send(frame)
+    answer = client.receive(api, version, corr, "fluvio.versions.every-version")
+    if api == messages.PRODUCE:
+        codes = [str(p["error_code"]) for t in answer["responses"] for p in t["partitions"]
+                 if p["error_code"].code != 0]
+        if codes:
+            raise Divergence(C["fluvio.versions.every-version"], f"error 0 for every partition at v{version}",
+                             ", ".join(codes))
