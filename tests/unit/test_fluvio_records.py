@@ -98,3 +98,11 @@ def test_hypothesis_request_frames_decode(data):
     api, version, frame = data.draw(request_frames("wc-topic"))
     decoded = messages.decode_request(frame)
     assert (decoded["header"]["api_key"], decoded["header"]["api_version"]) == (api, version)
+
+
+@given(st.data())
+def test_hostile_frames_strategy_draws_any_operator(data):
+    from strategies.fluvio import hostile_frames
+
+    mutant = data.draw(hostile_frames("wc-topic"))
+    assert mutant.operator in BulkMutator.OPERATORS and len(mutant.frame) >= 4
