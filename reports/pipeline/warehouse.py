@@ -106,8 +106,12 @@ def prepare_cases(cases: DataFrame, runs: DataFrame | None, transcripts: DataFra
         cases = (cases.withColumn("suite_version", F.lit(None).cast("string"))
                  .withColumn("run_started_at", F.lit(None).cast("string"))
                  .withColumn("_targets", F.lit(None).cast("map<string,struct<address:string,reference:boolean,faults:array<string>>>")))
-    info = F.col("_targets")[F.col("protocol")]
-    is_reference = info["reference"] & (info["address"] == F.col("target"))
+    # run.json names targets per protocol; a "*" entry (one target for every protocol) is the fallback. An
+    # address that is not host:port (e.g. "reference broker", written before the ephemeral ports were known)
+    # still marks the protocol's target as the reference broker.
+    info = F.coalesce(F.col("_targets")[F.col("protocol")], F.col("_targets")[F.lit("*")])
+    is_reference = info["reference"] & ((info["address"] == F.col("target"))
+                                        | ~info["address"].rlike(r"^[^:\s]+:[0-9]+$"))
     faults = F.array_join(F.array_sort(F.coalesce(info["faults"], F.array().cast("array<string>"))), ",")
     reference_name = F.when(faults == "", F.lit("reference")).otherwise(F.concat(F.lit("reference+"), faults))
     cases = (cases
