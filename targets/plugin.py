@@ -58,6 +58,8 @@ def pytest_addoption(parser):
                     help="also write each kept transcript as a pcap (the pipeline can do it later, off the hot path)")
     group.addoption("--reference-fault", action="append", default=[], metavar="NAME",
                     help="start the bundled reference broker with this fault (self-validation)")
+    group.addoption("--stop-at-clause", action="append", default=[], metavar="CLAUSE",
+                    help="stop the run once this clause is reported FAILED (self-validation runs use it)")
 
 
 def pytest_configure(config):
@@ -400,6 +402,9 @@ def pytest_runtest_makereport(item, call):
     if verdict is Verdict.NON_STRICT:
         wc.non_strict.append(f"{state.case_id} ({item.nodeid}): {message}")
     _record(wc, item, state, verdict, message, divergence)
+    if verdict is Verdict.FAILED and divergence is not None \
+            and divergence.clause.id in item.config.getoption("stop_at_clause"):
+        item.session.shouldfail = f"{divergence.clause.id} reported FAILED (--stop-at-clause)"
     return rep
 
 

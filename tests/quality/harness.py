@@ -31,8 +31,9 @@ class SuiteRun:
         return dict(out)
 
 
-def run_suite(protocol: str, report_dir: Path, faults: list[str] = (), extra: list[str] = (),
-              timeout: float = 300) -> SuiteRun:
+def run_suite(protocol: str, report_dir: Path, faults: list[str] = (), expect: str | None = None,
+              extra: list[str] = (), timeout: float = 300) -> SuiteRun:
+    """Run ``suites/<protocol>``; with ``expect``, stop as soon as that clause is reported FAILED."""
     # A short deadline and --maxfail keep a thoroughly broken broker (every answer silent) from costing minutes
     # (the reference broker answers on loopback in milliseconds); a small fuzz budget keeps each run to seconds:
     # every fault must be caught by a deterministic case, not by luck of the fuzzer.
@@ -40,6 +41,8 @@ def run_suite(protocol: str, report_dir: Path, faults: list[str] = (), extra: li
             "--report-dir", str(report_dir), "-o", "addopts=", "--deadline", "0.5", "--maxfail", "40", "--fuzz", "5"]
     for fault in faults:
         argv += ["--reference-fault", fault]
+    if expect:
+        argv += ["--stop-at-clause", expect]
     argv += list(extra)
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     records = [json.loads(line) for path in report_dir.glob("*/cases-*.jsonl")

@@ -51,7 +51,7 @@ def test_clean_broker_passes_the_whole_suite(tmp_path):
 
 @pytest.mark.parametrize("fault", sorted(EXPECTED))
 def test_fault_is_caught_naming_its_clause(tmp_path, fault):
-    run = run_suite("kafka", tmp_path, faults=[fault])
+    run = run_suite("kafka", tmp_path, faults=[fault], expect=EXPECTED[fault])
     failed = run.clauses_with("FAILED")
     assert run.returncode == 1, run.output
     assert EXPECTED[fault] in failed, f"{fault}: expected {EXPECTED[fault]} among failed clauses {sorted(failed)}"
