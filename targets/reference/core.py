@@ -63,8 +63,15 @@ class Connection:
         return header, length
 
     async def write(self, data: bytes) -> None:
+        """Write and wait for the peer to take it; a peer that reads nothing for the idle timeout is aborted
+        (a graceful close would wait to flush the unread answer), so it cannot pin a task and its buffers."""
         self.writer.write(data)
-        await self.writer.drain()
+        try:
+            async with asyncio.timeout(self.idle_timeout):
+                await self.writer.drain()
+        except TimeoutError:
+            self.abort()
+            raise IdleTimeout(f"peer read nothing for {self.idle_timeout}s") from None
 
     def abort(self) -> None:
         """Close without a FIN handshake: used only by faults that simulate a crashing peer."""

@@ -17,7 +17,7 @@ import logging
 import os
 import time
 
-from targets.reference.core import BrokerConfig, Connection, IdleTimeout
+from targets.reference.core import BrokerConfig, Connection
 from targets.reference.rustlog.faults import FAULTS
 from targets.reference.rustlog.log import PartitionLog
 from targets.reference.rustlog.schema import TOPIC_NAME, UnknownType, parse_request
@@ -132,13 +132,7 @@ class RustLogPersonality:
         else:
             conn.writer.write(header)
             data = payload
-        try:
-            # A peer that never reads must not pin the task and its answer forever: the idle timeout bounds
-            # writes too (core.Connection bounds only reads).
-            await asyncio.wait_for(conn.write(data), conn.idle_timeout)
-        except asyncio.TimeoutError:
-            conn.abort()  # a graceful close would still wait to flush the unread answer
-            raise IdleTimeout(f"peer read nothing for {conn.idle_timeout}s") from None
+        await conn.write(data)  # bounded by the idle timeout (core.Connection.write)
 
     async def _fatal(self, conn: Connection, code: int, message: str, details: dict | None = None) -> bool:
         try:
