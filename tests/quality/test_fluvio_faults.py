@@ -47,7 +47,7 @@ def test_clean_broker_passes_the_whole_suite(tmp_path):
 @pytest.mark.parametrize("fault", sorted(EXPECTED))
 def test_fault_is_caught_naming_its_clause(tmp_path, fault):
     clause, module = EXPECTED[fault]
-    run = run_suite(f"fluvio/{module}.py", tmp_path, faults=[fault])
+    run = run_suite(f"fluvio/{module}.py", tmp_path, faults=[fault], expect=clause)
     failed = run.clauses_with("FAILED")
     assert run.returncode == 1, run.output
     assert clause in failed, f"{fault}: expected {clause} among failed clauses {sorted(failed)}"
