@@ -1,0 +1,34 @@
+"""Self-validation: every suite fails against each faulted reference broker, naming the clause the fault breaks,
+and passes against the clean broker. The suites run as users run them (a separate pytest process that starts
+the broker through its CLI); only their per-case records are read back."""
+
+import pytest
+
+from tests.quality.expected import EXPECTED
+from tests.quality.harness import broker_faults, run_suite
+
+FAULTS = [(protocol, fault) for protocol, table in sorted(EXPECTED.items()) for fault in sorted(table)]
+
+
+@pytest.mark.parametrize("protocol", sorted(EXPECTED))
+def test_every_broker_fault_has_an_expected_clause(protocol):
+    assert broker_faults(protocol) == set(EXPECTED[protocol])
+
+
+@pytest.mark.parametrize("protocol", sorted(EXPECTED))
+def test_clean_broker_passes_the_whole_suite(tmp_path, protocol):
+    run = run_suite(protocol, tmp_path)
+    assert run.returncode == 0, run.output
+    verdicts = run.by_verdict()
+    assert set(verdicts) <= {"OK", "UNIMPLEMENTED"}, verdicts
+    assert len(verdicts["OK"]) > 100
+
+
+@pytest.mark.parametrize(("protocol", "fault"), FAULTS, ids=[f"{p}-{f}" for p, f in FAULTS])
+def test_fault_is_caught_naming_its_clause(tmp_path, protocol, fault):
+    clause, scope = EXPECTED[protocol][fault]
+    run = run_suite(f"{protocol}/{scope}.py" if scope else protocol, tmp_path, faults=[fault], expect=clause)
+    failed = run.clauses_with("FAILED")
+    assert run.returncode == 1, run.output
+    assert clause in failed, f"{fault}: expected {clause} among failed clauses {sorted(failed)}"
+    assert not run.clauses_with("ERROR"), run.by_verdict().get("ERROR")
