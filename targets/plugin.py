@@ -51,6 +51,8 @@ def pytest_addoption(parser):
     group.addoption("--fuzz", default="ci", metavar="ci|nightly|N",
                     help="fuzz budget: ci (default, fast and reproducible), nightly (deep), or an example count")
     group.addoption("--fuzz-seed", type=int, default=None, help="seed of the bulk mutation cases")
+    group.addoption("--target-option", action="append", default=[], metavar="PROTOCOL.KEY=VALUE",
+                    help="a protocol-specific setting for the target, e.g. fluvio.topics=orders:3 (see each suite)")
     group.addoption("--deadline", type=float, default=2.0, help="seconds to wait for any answer (default 2)")
     group.addoption("--report-dir", default="wirecheck-reports", help="where run records go (default %(default)s)")
     group.addoption("--keep-transcripts", action="store_true", help="write transcripts of passing cases too")
@@ -202,6 +204,18 @@ class Wirecheck:
         return {name: TargetInfo(name, (self.broker.host, port), reference=True)
                 for name, port in self.broker.ports.items() if name in self.specs}
 
+    def target_options(self, protocol: str) -> dict[str, str]:
+        """``--target-option PROTOCOL.KEY=VALUE`` settings for one protocol."""
+        options = {}
+        for text in self.config.getoption("target_option"):
+            key, sep, value = text.partition("=")
+            name, dot, key = key.partition(".")
+            if not sep or not dot:
+                raise pytest.UsageError(f"--target-option {text!r}: expected PROTOCOL.KEY=VALUE")
+            if name == protocol:
+                options[key] = value
+        return options
+
     def relaunch_reference(self) -> None:
         self.broker.stop()
         self._targets = self._launch_reference()
@@ -255,6 +269,7 @@ class Target:
         self.address = state.info.address
         self.deadline = wc.deadline
         self.fuzz = wc.budget
+        self.options = wc.target_options(state.spec.name)
         self.transcript = state.transcript
         self.catalogue = state.spec.catalogue
         self._sessions: list[Session] = []

@@ -245,9 +245,9 @@ def batch_of(values: list[bytes], **options) -> bytes:
 # -- topics (decision T1) ----------------------------------------------------------------------------------------
 
 
-def provisioned_topics() -> dict[str, int]:
-    """``WIRECHECK_FLUVIO_TOPICS=name:partitions,...`` -> {name: partitions}."""
-    text = os.environ.get(TOPICS_ENV, "").strip()
+def provisioned_topics(target) -> dict[str, int]:
+    """``--target-option fluvio.topics=name:partitions,...`` (or ``WIRECHECK_FLUVIO_TOPICS``) -> {name: partitions}."""
+    text = (getattr(target, "options", {}).get("topics") or os.environ.get(TOPICS_ENV, "")).strip()
     topics = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, _, count = item.partition(":")
@@ -258,7 +258,7 @@ def provisioned_topics() -> dict[str, int]:
 def new_topic(target, client: Fluvio | None = None, stem: str = "t", partitions: int = 1) -> tuple[Fluvio, str]:
     """A topic for this case: a provisioned one with enough partitions, or a fresh name created by Produce."""
     client = client or Fluvio(target)
-    given = provisioned_topics()
+    given = provisioned_topics(target)
     if given:
         for name, count in given.items():
             if count >= partitions:
