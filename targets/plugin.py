@@ -71,6 +71,7 @@ def pytest_configure(config):
     config.wirecheck = Wirecheck(config, budget)
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown when xdist is absent or disabled (-p no:xdist)
 def pytest_configure_node(node):
     """xdist controller -> worker: one run id and report directory for the whole run."""
     node.workerinput["wirecheck_run_id"] = node.config.wirecheck.run_id
