@@ -91,13 +91,24 @@ class RunWriter:
             write_pcap(data, path.with_suffix(".pcap"))
         return str(path.relative_to(self.run_dir))
 
-    def totals(self) -> dict[str, int]:
-        """Verdict counts over every worker's records."""
-        counts: Counter = Counter()
+    def records(self):
+        """Every worker's case records so far."""
         if not self.run_dir.exists():
-            return {}
-        for path in self.run_dir.glob("cases-*.jsonl"):
+            return
+        for path in sorted(self.run_dir.glob("cases-*.jsonl")):
             for line in path.read_text(encoding="utf-8").splitlines():
                 if line.strip():
-                    counts[json.loads(line)["verdict"]] += 1
-        return dict(counts)
+                    yield json.loads(line)
+
+    def totals(self) -> dict[str, int]:
+        """Verdict counts over every worker's records."""
+        return dict(Counter(record["verdict"] for record in self.records()))
+
+    def version_matrix(self) -> dict[tuple[str, str], dict[int, str]]:
+        """(protocol, api) -> {version: verdict} for the per-version cases of Kafka-like protocols."""
+        matrix: dict[tuple[str, str], dict[int, str]] = {}
+        for record in self.records():
+            if record.get("api") is not None and record.get("api_version") is not None:
+                matrix.setdefault((record["protocol"], str(record["api"])), {})[record["api_version"]] = \
+                    record["verdict"]
+        return matrix

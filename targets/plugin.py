@@ -92,11 +92,26 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         for line in wc.non_strict:
             terminalreporter.line(line)
     if wc.writer is not None and wc.is_controller:
+        _version_matrix(terminalreporter, wc.writer.version_matrix())
         totals = wc.writer.totals()
         if totals:
             summary = ", ".join(f"{n} {v}" for v, n in sorted(totals.items()))
             terminalreporter.write_line(f"wirecheck verdicts: {summary}")
             terminalreporter.write_line(f"wirecheck records: {wc.writer.run_dir}")
+
+
+_MATRIX_MARK = {"OK": "ok", "NON-STRICT": "ns", "UNIMPLEMENTED": "--", "FAILED": "FAIL", "ERROR": "ERR",
+                "XFAIL": "xf", "XPASS": "XP", "NOT-RUN": ".."}
+
+
+def _version_matrix(terminalreporter, matrix) -> None:
+    """Advertised equals implemented, at a glance: one line per API, one cell per version."""
+    if not matrix:
+        return
+    terminalreporter.section("wirecheck version matrix (ok, ns = NON-STRICT, -- = not advertised, FAIL)")
+    for (protocol, api), cells in sorted(matrix.items()):
+        row = " ".join(f"v{v}:{_MATRIX_MARK.get(cells[v], cells[v])}" for v in sorted(cells))
+        terminalreporter.line(f"{protocol} {api:<18} {row}")
 
 
 # -- targets ---------------------------------------------------------------------------------------------------
