@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import signal
 import socket
@@ -27,6 +26,9 @@ import time
 from pathlib import Path
 
 import crc32c
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import machine_info  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 30.0
@@ -146,18 +148,6 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (Linux /proc), to tell whether the broker is the bottleneck."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def machine_info() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
 def main() -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import platform
 import random
 import subprocess
 import sys
@@ -33,6 +32,9 @@ from suites.fluvio.client import new_topic  # noqa: E402
 from suites.fluvio.fuzzing import run_mutants  # noqa: E402
 from targets.launcher import launch  # noqa: E402
 from targets.session import Session  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from machine import machine_info  # noqa: E402
 
 _names = itertools.count()
 
@@ -67,7 +69,7 @@ def main() -> None:
     parser.add_argument("--profile", default="ci", help="fuzz profile of the suite run (ci, nightly, N)")
     parser.add_argument("--skip-suite", action="store_true")
     args = parser.parse_args()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"machine: {machine_info()}")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     broker = launch(["fluvio"])
     try:

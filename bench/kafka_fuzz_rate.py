@@ -13,31 +13,19 @@ Rows:
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import platform
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import machine_info  # noqa: E402
 
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 
 from protocols.kafka import layers, messages  # noqa: E402
 from strategies import kafka as kafka_strategies  # noqa: E402
-
-
-def machine() -> str:
-    cpu = platform.processor() or "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (f"{platform.platform()} | Python {platform.python_version()} | {os.cpu_count()} CPUs | {cpu}")
 
 
 def hypothesis_rate(strategy, examples: int, consume) -> float:
@@ -69,7 +57,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=2000)
     args = parser.parse_args()
-    print(machine())
+    print(machine_info())
     print(f"examples per Hypothesis row: {args.examples}")
     rows = [
         ("hypothesis valid request frames", hypothesis_rate(kafka_strategies.request_frames(), args.examples, len)),

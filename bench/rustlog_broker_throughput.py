@@ -14,7 +14,6 @@ import argparse
 import base64
 import json
 import os
-import platform
 import shutil
 import signal
 import socket
@@ -25,6 +24,9 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import machine_info  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 30.0
@@ -111,19 +113,6 @@ def run_load(port: int, topic: str, connections: int, seconds: float, batch: int
     if errors:
         raise SystemExit(f"produce failed: {errors[0]}")
     return sum(counts) / elapsed
-
-
-def machine_info() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, "
-            f"Python {platform.python_version()}, data dir on {tempfile.gettempdir()}")
 
 
 def main() -> None:

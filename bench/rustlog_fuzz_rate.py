@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,9 @@ from suites.rustlog.client import RustLog  # noqa: E402
 from suites.rustlog.fuzzing import run_mutants  # noqa: E402
 from targets.launcher import launch  # noqa: E402
 from targets.session import Session  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from machine import machine_info  # noqa: E402
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -83,9 +85,7 @@ def main() -> None:
     args = parser.parse_args()
 
     cpus = sorted(os.sched_getaffinity(0))
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, {platform.system()} {platform.release()}")
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"machine: {machine_info()}")
     broker = launch(["rustlog"], extra_args=["--retention-records", "5000"])
     try:
         address = broker.address("rustlog")
