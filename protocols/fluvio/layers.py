@@ -68,16 +68,25 @@ def body_layer(api_key: int, version: int, kind: str = "request") -> type[Packet
                 {"name": f"Fluvio {messages.api_name(api_key)} {kind} v{version}", "fields_desc": fields})
 
 
-ProduceRequestV25 = body_layer(messages.PRODUCE, 25)
-ProduceRequestV7 = body_layer(messages.PRODUCE, 7)
-ApiVersionsRequestV2 = body_layer(messages.API_VERSIONS, 2)
-FetchRequestV25 = body_layer(messages.FETCH, 25)
-StreamFetchRequestV25 = body_layer(messages.STREAM_FETCH, 25)
-bind_layers(FluvioRequest, ApiVersionsRequestV2, api_key=messages.API_VERSIONS, api_version=2)
-bind_layers(FluvioRequest, ProduceRequestV25, api_key=messages.PRODUCE, api_version=25)
-bind_layers(FluvioRequest, ProduceRequestV7, api_key=messages.PRODUCE, api_version=7)
-bind_layers(FluvioRequest, FetchRequestV25, api_key=messages.FETCH, api_version=25)
-bind_layers(FluvioRequest, StreamFetchRequestV25, api_key=messages.STREAM_FETCH, api_version=25)
+#: ApiVersions versions the suite speaks (the SPU does not list key 18 in its own answer).
+API_VERSIONS_RANGE = (0, 2)
+
+#: Every request and response at every version the SPU advertises: (kind, api_key, version) -> layer class.
+#: Requests are bound under FluvioRequest by (api_key, api_version); a response header carries no api key, so
+#: a response body is dissected with ``LAYERS["response", key, version]`` of the request it answers.
+LAYERS = {(kind, key, version): body_layer(key, version, kind)
+          for kind in ("request", "response")
+          for key, (low, high) in {**messages.SPU_ADVERTISED, messages.API_VERSIONS: API_VERSIONS_RANGE}.items()
+          for version in range(low, high + 1)}
+for (_kind, _key, _version), _layer in LAYERS.items():
+    if _kind == "request":
+        bind_layers(FluvioRequest, _layer, api_key=_key, api_version=_version)
+
+ProduceRequestV25 = LAYERS["request", messages.PRODUCE, 25]
+ProduceRequestV7 = LAYERS["request", messages.PRODUCE, 7]
+ApiVersionsRequestV2 = LAYERS["request", messages.API_VERSIONS, 2]
+FetchRequestV25 = LAYERS["request", messages.FETCH, 25]
+StreamFetchRequestV25 = LAYERS["request", messages.STREAM_FETCH, 25]
 
 
 class FluvioBatchHeader(Packet):
