@@ -215,4 +215,20 @@ CLAUSES = [
            "Robustness principle; KAFKA-14063", MUST),
 ]
 
+# Checked on captured traffic by the pipeline (reports/pipeline/captures), not by live cases.
+CLAUSES += [
+    Clause("kafka.capture.error-code-known",
+           "Every ErrorCode a response carries is one of Kafka's defined error codes.",
+           "Errors.java (the code table); protocol guide 'Error Codes'", MUST,
+           decision="Which codes each API may return is prose in the message definitions' comments, not data, so "
+                    "a passive check can only require a defined code (protocols.kafka.errors)."),
+    Clause("kafka.capture.request-decodes",
+           "Every request frame decodes strictly at the api key and version its header names.",
+           "Kafka protocol guide, 'Requests'; the message definitions (validVersions)", MUST),
+    Clause("kafka.capture.version-advertised",
+           "A request uses an api version inside the range the broker advertised on the connection.",
+           "KIP-35 (ApiVersions); protocol guide 'Versioning and Compatibility'", SHOULD,
+           decision="Checked per connection: clients send ApiVersions first on every connection (KIP-511)."),
+]
+
 CATALOGUE = Catalogue("kafka", CLAUSES)

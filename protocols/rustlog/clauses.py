@@ -241,6 +241,10 @@ _C = [
            "A request the spec answers with an Error is answered (or the connection closed, where permitted) "
            "within the deadline, never met with silence.",
            "seed §Connection Error Handling"),
+    # -- checked on captured traffic by the pipeline (reports/pipeline/captures), not by live cases ---------
+    Clause("rustlog.capture.request-frame",
+           "Every request is a u32 length then a UTF-8 JSON object with a string \"type\" naming a request.",
+           "seed §JSON Payload Format, §Message Type Enumeration"),
     Clause("rustlog.robustness.slow-peer",
            "A connection holding a partial frame does not delay other connections.",
            "seed §Flow Control (per-connection processing); research notes H6"),

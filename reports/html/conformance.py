@@ -85,7 +85,7 @@ def _target_page(target: str, summary: dict, failing: list[dict]) -> str:
     cases = [[f'<a href="../{esc(case_page_name(c))}"><code>{esc(c["nodeid"])}</code></a>', esc(c["clause"]),
               verdict_cell(c["verdict"]), esc(c["run_id"]), esc(c["message"])]
              for c in failing if c["target"] == target]
-    body = (f'<p><a href="../index.html">matrix</a></p><h2>Clauses</h2>'
+    body = ('<p><a href="../index.html">matrix</a></p><h2>Clauses</h2>'
             + table(["clause", "protocol", "level", "latest", "pass rate", "runs", "latest run"], rows)
             + "<h2>Failing cases in the latest run</h2>"
             + (table(["case", "clause", "verdict", "run", "message"], cases, css="cases") if cases else "<p>None.</p>"))

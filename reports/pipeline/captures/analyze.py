@@ -10,13 +10,9 @@ import functools
 from dataclasses import dataclass
 
 from reports.pipeline.captures.checks import checker_for
-from reports.pipeline.captures.clauses import KAFKA, RUSTLOG
 from reports.pipeline.captures.detect import detect
 from reports.pipeline.captures.findings import Finding
 from reports.pipeline.captures.flows import Flow, read_capture
-
-_EXTRA = {c.id: c for catalogue in (KAFKA, RUSTLOG) for c in catalogue}
-
 
 @dataclass
 class FlowStreams:
@@ -61,8 +57,6 @@ def _local(path: str) -> str:
 
 
 def _level(protocol: str, clause_id: str) -> str:
-    if clause_id in _EXTRA:
-        return _EXTRA[clause_id].level.value
     from reports.pipeline.catalogue import load_catalogue
 
     catalogue = load_catalogue(protocol)

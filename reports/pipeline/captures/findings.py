@@ -9,7 +9,7 @@ HEX_EXCERPT = 48  # bytes of the frame shown in the violations table
 
 @dataclass(frozen=True)
 class Finding:
-    clause: str  # a clause ID of the protocol's catalogue (or of captures.clauses)
+    clause: str  # a clause ID of the protocol's catalogue
     side: str  # "client" or "server": who sent the offending frame
     frame_index: int  # index of the frame in that side's stream (-1: the stream, not one frame)
     message: str
