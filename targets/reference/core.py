@@ -16,6 +16,8 @@ from typing import Protocol
 
 log = logging.getLogger("wirecheck.broker")
 
+WRITE_CHUNK = 1 << 20
+
 
 @dataclass
 class BrokerConfig:
@@ -56,19 +58,19 @@ class Connection:
         except asyncio.TimeoutError:
             raise IdleTimeout(f"no bytes for {self.idle_timeout}s") from None
 
-    async def read_length_prefixed(self, header_size: int, length_format: str, length_offset: int = 0) -> tuple[bytes, int]:
-        """Read a fixed-size header and decode its length field; the caller validates the length."""
-        header = await self.read_exactly(header_size)
-        (length,) = struct.unpack_from(length_format, header, length_offset)
-        return header, length
-
     async def write(self, data: bytes) -> None:
         """Write and wait for the peer to take it; a peer that reads nothing for the idle timeout is aborted
-        (a graceful close would wait to flush the unread answer), so it cannot pin a task and its buffers."""
-        self.writer.write(data)
+        (a graceful close would wait to flush the unread answer), so it cannot pin a task and its buffers.
+
+        Large answers go in WRITE_CHUNK slices, each drained before the next: the transport copies whatever the
+        kernel does not take at once, so writing 10 MiB in one call could hold a second 10 MiB copy.
+        """
+        view = memoryview(data)
         try:
             async with asyncio.timeout(self.idle_timeout):
-                await self.writer.drain()
+                for start in range(0, len(view), WRITE_CHUNK):
+                    self.writer.write(view[start : start + WRITE_CHUNK])
+                    await self.writer.drain()
         except TimeoutError:
             self.abort()
             raise IdleTimeout(f"peer read nothing for {self.idle_timeout}s") from None

@@ -40,7 +40,8 @@ AVAILABLE_TOPICS_SHOWN = 100  # 404 details list at most this many names (bounde
 # numbers, costs 149 bytes besides the payload's base64; MAX_RECORD's base64 (10,485,336) leaves room.
 _FETCH_HEAD = b'{"type":"FetchResponse","records":['
 _FETCH_TAIL = b'],"next_offset":%d}'
-_FETCH_ENTRY = b'{"offset":%d,"timestamp":%d,"payload":"%s"}'
+_FETCH_ENTRY_HEAD = b'{"offset":%d,"timestamp":%d,"payload":"'
+_FETCH_ENTRY_TAIL = b'"}'
 _FETCH_WRAPPER_MAX = len(_FETCH_HEAD) + len(_FETCH_TAIL % (2**64 - 1))
 
 
@@ -262,10 +263,13 @@ class RustLogPersonality:
             for record_offset, timestamp, payload in log_.read(offset):
                 if entries and payload_bytes + len(payload) > max_bytes:
                     break
-                entry = _FETCH_ENTRY % (record_offset, timestamp, base64.b64encode(payload))
-                if capped and size + len(entry) + (1 if entries else 0) > self.max_frame:
+                # The entry stays in pieces (head, base64, tail) until the one final join: formatting the base64
+                # into one bytes object first would hold a second copy of the largest record.
+                entry = (_FETCH_ENTRY_HEAD % (record_offset, timestamp), base64.b64encode(payload), _FETCH_ENTRY_TAIL)
+                entry_size = sum(map(len, entry))
+                if capped and size + entry_size + (1 if entries else 0) > self.max_frame:
                     break  # D6: never send a frame over MAX_FRAME
-                size += len(entry) + (1 if entries else 0)
+                size += entry_size + (1 if entries else 0)
                 entries.append(entry)
                 payload_bytes += len(payload)
                 last = record_offset
@@ -278,7 +282,9 @@ class RustLogPersonality:
         # One join of [head, entry, ",", entry, ..., tail]: entries + body is the peak, about 2x the frame.
         parts = [_FETCH_HEAD]
         for i, entry in enumerate(entries):
-            parts += (b",", entry) if i else (entry,)
+            if i:
+                parts.append(b",")
+            parts += entry
         del entries
         parts.append(_FETCH_TAIL % next_offset)
         return b"".join(parts)
