@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
