@@ -17,6 +17,8 @@ import crc32c
 from targets.reference.core import BrokerConfig, Listener
 from targets.reference.fluvio import create
 
+from tests.rawsocket import Closed, RawClient  # noqa: F401 - Closed is re-exported to the tests
+
 DEADLINE = 5.0
 
 
@@ -269,36 +271,10 @@ def batches_of(records: bytes) -> list[dict]:
 
 # ------------------------------------------------------------------------------------------------ client
 
-class Closed(Exception):
-    """The broker closed (or reset) the connection."""
-
-
-class Client:
+class Client(RawClient):
     def __init__(self, port: int, timeout: float = DEADLINE):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        self.sock.settimeout(timeout)
+        super().__init__(port, timeout)
         self.correlation = 0
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.sock.close()
-
-    def send_raw(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def _exactly(self, n: int) -> bytes:
-        data = bytearray()
-        while len(data) < n:
-            try:
-                chunk = self.sock.recv(min(n - len(data), 1 << 20))
-            except ConnectionResetError:
-                raise Closed("reset") from None
-            if not chunk:
-                raise Closed(f"closed after {len(data)} of {n} bytes")
-            data += chunk
-        return bytes(data)
 
     def recv(self) -> tuple[int, bytes]:
         """(correlation_id, body) of the next response frame."""

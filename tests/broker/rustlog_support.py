@@ -23,6 +23,8 @@ from pathlib import Path
 from targets.reference.core import BrokerConfig, Listener
 from targets.reference.rustlog import create
 
+from tests.rawsocket import Closed, RawClient
+
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 5.0  # seconds for any single read in these tests
 MAX_FRAME = 10_485_760
@@ -36,41 +38,12 @@ def encode(obj) -> bytes:
     return frame(json.dumps(obj).encode())
 
 
-class Closed(Exception):
-    """The broker closed (or reset) the connection."""
-
-
-class Client:
+class Client(RawClient):
     def __init__(self, port: int, timeout: float = DEADLINE):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        self.sock.settimeout(timeout)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self):
-        self.sock.close()
-
-    def send_raw(self, data: bytes) -> None:
-        self.sock.sendall(data)
+        super().__init__(port, timeout)
 
     def send(self, obj) -> None:
         self.send_raw(encode(obj))
-
-    def _exactly(self, n: int) -> bytes:
-        data = bytearray()
-        while len(data) < n:
-            try:
-                chunk = self.sock.recv(min(n - len(data), 1 << 20))
-            except ConnectionResetError:
-                raise Closed("reset") from None
-            if not chunk:
-                raise Closed(f"closed after {len(data)} of {n} bytes")
-            data += chunk
-        return bytes(data)
 
     def recv_frame(self) -> tuple[int, bytes]:
         (length,) = struct.unpack(">I", self._exactly(4))

@@ -27,6 +27,8 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from targets.reference.core import BrokerConfig, Listener
 
+from tests.rawsocket import Closed, RawClient  # noqa: F401 - Closed is re-exported to the tests
+
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 5.0
 
@@ -104,10 +106,6 @@ class InProcessBroker:
 # ---------------------------------------------------------------------------------------------- a raw client
 
 
-class Closed(Exception):
-    """The broker closed or reset the connection."""
-
-
 def build(cls, version: int, **fields):
     """A kafka-python message built from nested dicts/lists (their classes want instances, not dicts)."""
     return cls(version=version, **_convert(cls.fields, fields))
@@ -126,41 +124,16 @@ def _convert(field_map, values: dict) -> dict:
     return out
 
 
-class Wire:
+class Wire(RawClient):
     def __init__(self, port: int, timeout: float = DEADLINE):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        self.sock.settimeout(timeout)
+        super().__init__(port, timeout)
         self.correlation_id = 0
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self) -> None:
-        self.sock.close()
-
-    def send_raw(self, data: bytes) -> None:
-        self.sock.sendall(data)
 
     def send(self, request, client_id: str = "wirecheck-test") -> int:
         self.correlation_id += 1
         request.with_header(correlation_id=self.correlation_id, client_id=client_id)
         self.send_raw(bytes(request.encode(header=True, framed=True)))
         return self.correlation_id
-
-    def _exactly(self, n: int) -> bytes:
-        data = bytearray()
-        while len(data) < n:
-            try:
-                chunk = self.sock.recv(min(n - len(data), 1 << 20))
-            except ConnectionResetError:
-                raise Closed("reset") from None
-            if not chunk:
-                raise Closed(f"closed after {len(data)} of {n} bytes")
-            data += chunk
-        return bytes(data)
 
     def recv_frame(self) -> bytes:
         (size,) = struct.unpack(">i", self._exactly(4))
