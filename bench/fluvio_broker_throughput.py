@@ -12,15 +12,10 @@ stays small next to the broker's; every answer is checked (error 0, base offset 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
-import signal
 import socket
 import struct
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -28,9 +23,10 @@ from pathlib import Path
 import crc32c
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from machine import machine_info  # noqa: E402
+from targets.launcher import launch  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 30.0
 
 
@@ -80,31 +76,6 @@ def produce(sock: socket.socket, frame: bytes, topic_len: int) -> tuple[int, int
     body = recv_exactly(sock, size)
     pos = 4 + 4 + 2 + topic_len + 4 + 4  # correlation, topic count, name, partition count, partition index
     return struct.unpack_from(">hq", body, pos)
-
-
-class Broker:
-    def __init__(self):
-        self.dir = Path(tempfile.mkdtemp(prefix="fluvio-bench-"))
-        ready = self.dir / "ready.json"
-        argv = [sys.executable, "-m", "targets.reference", "--protocols", "fluvio", "--fluvio-port", "0",
-                "--ready-file", str(ready)]
-        self.process = subprocess.Popen(argv, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + TIMEOUT
-        while not ready.exists():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("broker did not start")
-            time.sleep(0.02)
-        self.port = json.loads(ready.read_text())["ports"]["fluvio"]
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def run_load(port: int, stem: str, connections: int, seconds: float, batch: int, record_size: int) -> float:
@@ -166,11 +137,11 @@ def main() -> None:
     print()
     print("| connections | records/s | batches/s | broker busy |")
     print("|---:|---:|---:|---:|")
-    broker = Broker()
+    broker = launch(["fluvio"])
     try:
         for connections in (int(n) for n in args.connections.split(",")):
             cpu, wall = cpu_seconds(broker.process.pid), time.monotonic()
-            rate = run_load(broker.port, f"bench-{connections}", connections, args.seconds, args.batch,
+            rate = run_load(broker.ports["fluvio"], f"bench-{connections}", connections, args.seconds, args.batch,
                             args.record_size)
             busy = (cpu_seconds(broker.process.pid) - cpu) / (time.monotonic() - wall)
             print(f"| {connections} | {rate:,.0f} | {rate / args.batch:,.0f} | {busy:.2f} |", flush=True)

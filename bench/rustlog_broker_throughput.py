@@ -15,10 +15,8 @@ import base64
 import json
 import os
 import shutil
-import signal
 import socket
 import struct
-import subprocess
 import sys
 import tempfile
 import threading
@@ -26,9 +24,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from machine import machine_info  # noqa: E402
+from targets.launcher import launch  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 30.0
 
 
@@ -51,33 +50,6 @@ def request(sock: socket.socket, data: bytes) -> dict:
     sock.sendall(data)
     (length,) = struct.unpack(">I", recv_exactly(sock, 4))
     return json.loads(recv_exactly(sock, length))
-
-
-class Broker:
-    def __init__(self, args: list[str], durable: bool):
-        self.dir = Path(tempfile.mkdtemp(prefix="rustlog-bench-"))
-        ready = self.dir / "ready.json"
-        argv = [sys.executable, "-m", "targets.reference", "--protocols", "rustlog", "--rustlog-port", "0",
-                "--ready-file", str(ready), *args]
-        if durable:
-            argv += ["--data-dir", str(self.dir / "data")]
-        self.process = subprocess.Popen(argv, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + TIMEOUT
-        while not ready.exists():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("broker did not start")
-            time.sleep(0.02)
-        self.port = json.loads(ready.read_text())["ports"]["rustlog"]
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def run_load(port: int, topic: str, connections: int, seconds: float, batch: int, record_size: int) -> float:
@@ -131,18 +103,23 @@ def main() -> None:
     print("| storage | connections | records/s | batches/s |")
     print("|---|---:|---:|---:|")
     for mode, extra in modes.items():
-        broker = Broker(extra, durable=mode != "memory")
+        workdir = Path(tempfile.mkdtemp(prefix="rustlog-bench-"))
+        if mode != "memory":
+            extra = [*extra, "--data-dir", str(workdir / "data")]
+        broker = launch(["rustlog"], extra_args=extra, workdir=workdir)
+        port = broker.ports["rustlog"]
         try:
             for connections in connection_counts:
                 topic = f"bench-{connections}"
-                with socket.create_connection(("127.0.0.1", broker.port), timeout=TIMEOUT) as sock:
+                with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as sock:
                     answer = request(sock, frame({"type": "CreateTopic", "topic": topic,
                                                   "partition_count": max(connection_counts)}))
                     assert answer.get("success"), answer
-                rate = run_load(broker.port, topic, connections, args.seconds, args.batch, args.record_size)
+                rate = run_load(port, topic, connections, args.seconds, args.batch, args.record_size)
                 print(f"| {mode} | {connections} | {rate:,.0f} | {rate / args.batch:,.0f} |", flush=True)
         finally:
             broker.stop()
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
