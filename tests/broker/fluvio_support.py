@@ -7,17 +7,15 @@ broker shows up here as a failure instead of being shared.
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import struct
-import threading
 
 import crc32c
 
-from targets.reference.core import BrokerConfig, Listener
+from targets.reference.core import BrokerConfig
 from targets.reference.fluvio import create
 
-from tests.rawsocket import Closed, RawClient  # noqa: F401 - Closed is re-exported to the tests
+from tests.rawsocket import Closed, InThreadBroker, RawClient  # noqa: F401 - Closed is re-exported to the tests
 
 DEADLINE = 5.0
 
@@ -316,35 +314,15 @@ class Client(RawClient):
         return decode_fetch_offsets(self.call(1002, 25, fetch_offsets_body([(topic, [partition])])))[0][1][0]
 
 
-class ThreadBroker:
-    """The Fluvio personality on an ephemeral port, served by an event loop in a background thread."""
+class ThreadBroker(InThreadBroker):
+    """The Fluvio personality in a background thread (see InThreadBroker)."""
+
+    client_class = Client
+    timeout = DEADLINE
 
     def __init__(self, faults=(), max_frame: int | None = None, idle_timeout: float = 30.0, **extra):
-        self.config = BrokerConfig(faults=frozenset(faults), max_frame=max_frame, idle_timeout=idle_timeout,
-                                   extra=extra)
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.personality = create(self.config)
-        self.listener = Listener(self.personality, self.config, 0)
-        self.port = self.call(self.listener.start)
+        super().__init__(BrokerConfig(faults=frozenset(faults), max_frame=max_frame, idle_timeout=idle_timeout,
+                                      extra=extra))
 
-    def call(self, coroutine_function, *args):
-        return asyncio.run_coroutine_threadsafe(coroutine_function(*args), self.loop).result(DEADLINE * 2)
-
-    def client(self, timeout: float = DEADLINE) -> Client:
-        return Client(self.port, timeout)
-
-    def stop(self):
-        try:
-            self.call(self.listener.stop)
-        finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(DEADLINE)
-            self.loop.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
+    def create_personality(self, config):
+        return create(config)

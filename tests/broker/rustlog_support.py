@@ -6,7 +6,6 @@ check the broker against the spec as written in its tests, with struct + json on
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import os
@@ -16,14 +15,13 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-from targets.reference.core import BrokerConfig, Listener
+from targets.reference.core import BrokerConfig
 from targets.reference.rustlog import create
 
-from tests.rawsocket import Closed, RawClient
+from tests.rawsocket import Closed, InThreadBroker, RawClient
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 5.0  # seconds for any single read in these tests
@@ -94,46 +92,20 @@ class Client(RawClient):
         return False
 
 
-class ThreadBroker:
-    """The RustLog personality on an ephemeral port, served by an event loop in a background thread.
+class ThreadBroker(InThreadBroker):
+    """The RustLog personality in a background thread (see InThreadBroker)."""
 
-    Fast to start, and the test can reach into ``personality`` (e.g. to inject a storage failure).
-    """
+    client_class = Client
+    timeout = DEADLINE
 
     def __init__(self, faults=(), data_dir: Path | None = None, max_frame: int | None = None,
                  max_connections: int = 64, idle_timeout: float = 30.0, **extra):
         extra = {"segment_records": 1000, "retention_records": None, "fsync": "batch", **extra}
-        self.config = BrokerConfig(data_dir=data_dir, faults=frozenset(faults), max_frame=max_frame,
-                                   max_connections=max_connections, idle_timeout=idle_timeout, extra=extra)
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.personality = self.call(self._create)
-        self.listener = Listener(self.personality, self.config, 0)
-        self.port = self.call(self.listener.start)
+        super().__init__(BrokerConfig(data_dir=data_dir, faults=frozenset(faults), max_frame=max_frame,
+                                      max_connections=max_connections, idle_timeout=idle_timeout, extra=extra))
 
-    async def _create(self):
-        return create(self.config)  # inside the loop: the log's asyncio.Locks belong to it
-
-    def call(self, coroutine_function, *args):
-        return asyncio.run_coroutine_threadsafe(coroutine_function(*args), self.loop).result(DEADLINE * 2)
-
-    def client(self, timeout: float = DEADLINE) -> Client:
-        return Client(self.port, timeout)
-
-    def stop(self):
-        try:
-            self.call(self.listener.stop)
-        finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(DEADLINE)
-            self.loop.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
+    def create_personality(self, config):
+        return create(config)
 
 
 class ProcessBroker:
