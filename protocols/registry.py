@@ -1,31 +1,20 @@
-"""What the harness needs to know about each protocol, in one object per protocol.
+"""The registry: every protocol package under ``protocols/`` that exposes ``SPEC`` (a :class:`ProtocolSpec`).
 
-The plugin, the prober and the capture reassembler are protocol-agnostic; they ask a ``ProtocolSpec`` how to
-frame the stream, what a harmless known-good request looks like (for probing and liveness), and how to show a
-frame to a human.
+Shared code (plugin, prober, reports, pipeline, self-tests) iterates over it and never names a protocol.
+Tests may register a throwaway protocol with :func:`registered`.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass
-from typing import Callable
+from contextlib import contextmanager
 
-from protocols.clauses import Catalogue
-from protocols.framing import Framing
+from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
+__all__ = ["CaptureSupport", "Endpoint", "ProtocolSpec", "all_specs", "spec_for", "registered"]
 
-@dataclass(frozen=True)
-class ProtocolSpec:
-    name: str
-    framing: Framing
-    default_port: int
-    catalogue: Catalogue
-    max_body: int  # the largest body a conforming peer may send us; larger claims are a violation
-    hello: Callable[[], bytes]  # a harmless, always-valid request (probe and liveness)
-    is_hello_answer: Callable[[bytes], bool]  # does this whole frame answer ``hello`` correctly?
-    describe: Callable[[bytes], str]  # one whole frame -> readable text, never raises
+_EXTRA: dict[str, ProtocolSpec] = {}  # protocols registered at run time (tests)
 
 
 def all_specs() -> dict[str, ProtocolSpec]:
@@ -40,6 +29,7 @@ def all_specs() -> dict[str, ProtocolSpec]:
         spec = getattr(module, "SPEC", None)
         if spec is not None:
             specs[spec.name] = spec
+    specs.update(_EXTRA)
     return specs
 
 
@@ -48,3 +38,13 @@ def spec_for(name: str) -> ProtocolSpec:
     if name not in specs:
         raise KeyError(f"unknown protocol {name!r}; known: {sorted(specs)}")
     return specs[name]
+
+
+@contextmanager
+def registered(spec: ProtocolSpec):
+    """Register ``spec`` for the duration of a ``with`` block (a protocol defined outside ``protocols/``)."""
+    _EXTRA[spec.name] = spec
+    try:
+        yield spec
+    finally:
+        _EXTRA.pop(spec.name, None)

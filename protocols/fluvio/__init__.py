@@ -12,7 +12,7 @@ from protocols.fields import DecodeError
 from protocols.fluvio import messages
 from protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
 from protocols.framing import I32_PREFIX
-from protocols.registry import ProtocolSpec
+from protocols.spec import Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 9005  # SPU public port (fluvio-types defaults)
 HELLO_CORRELATION_ID = 0x57C0  # arbitrary, recognisable in captures
@@ -34,5 +34,9 @@ def is_hello_answer(frame: bytes) -> bool:
             and any(entry["api_key"] == messages.PRODUCE for entry in body["api_keys"]))
 
 
-SPEC = ProtocolSpec(name="fluvio", framing=I32_PREFIX, default_port=DEFAULT_PORT, catalogue=CATALOGUE,
-                    max_body=MAX_FRAME, hello=hello, is_hello_answer=is_hello_answer, describe=messages.describe)
+SPEC = ProtocolSpec(
+    name="fluvio",
+    catalogue=CATALOGUE,
+    endpoints=(Endpoint("spu", default_port=DEFAULT_PORT, framing=I32_PREFIX, max_body=MAX_FRAME, hello=hello,
+                        is_hello_answer=is_hello_answer, describe=messages.describe),),
+)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from protocols.framing import I32_PREFIX
 from protocols.kafka import messages
 from protocols.kafka.clauses import CATALOGUE
-from protocols.registry import ProtocolSpec
+from protocols.spec import Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 9092
 MAX_BODY = 104_857_600  # socket.request.max.bytes default (SocketServerConfigs.SOCKET_REQUEST_MAX_BYTES_DEFAULT)
@@ -65,5 +65,9 @@ def describe(frame: bytes) -> str:
     return f"Kafka frame length={length} corr?={correlation} ({len(frame)} bytes)"
 
 
-SPEC = ProtocolSpec(name="kafka", framing=I32_PREFIX, default_port=DEFAULT_PORT, catalogue=CATALOGUE,
-                    max_body=MAX_BODY, hello=hello, is_hello_answer=is_hello_answer, describe=describe)
+SPEC = ProtocolSpec(
+    name="kafka",
+    catalogue=CATALOGUE,
+    endpoints=(Endpoint("broker", default_port=DEFAULT_PORT, framing=I32_PREFIX, max_body=MAX_BODY, hello=hello,
+                        is_hello_answer=is_hello_answer, describe=describe),),
+)

@@ -3,7 +3,7 @@
 import json
 
 from protocols.framing import U32_PREFIX
-from protocols.registry import ProtocolSpec
+from protocols.spec import Endpoint, ProtocolSpec
 from protocols.rustlog.clauses import CATALOGUE, MAX_FRAME
 from protocols.rustlog.layers import describe, encode_frame
 
@@ -19,11 +19,7 @@ def _is_pong(frame: bytes) -> bool:
 
 SPEC = ProtocolSpec(
     name="rustlog",
-    framing=U32_PREFIX,
-    default_port=7070,
     catalogue=CATALOGUE,
-    max_body=MAX_FRAME,
-    hello=lambda: PING,
-    is_hello_answer=_is_pong,
-    describe=describe,
+    endpoints=(Endpoint("broker", default_port=7070, framing=U32_PREFIX, max_body=MAX_FRAME, hello=lambda: PING,
+                        is_hello_answer=_is_pong, describe=describe),),
 )

@@ -1,0 +1,117 @@
+"""What the engine needs to know about a protocol: one ``ProtocolSpec`` per protocol, pure data.
+
+A protocol is reached through one or more *endpoints* (Fluvio has an SPU and an SC; Barco a binary producer,
+an HTTP producer and a consumer API over HTTP/1.1 and h2c). Each endpoint names its transport, its default
+port and, for framed TCP, how the stream is split into frames. The spec also names what the rest of the
+engine asks for: the probe (a harmless request and a check of its answer), the describer that shows a frame to
+a human, the capture sniffer and checks, the clause catalogue, and the reference broker's faults with the
+clause each one breaks. Shared code iterates over the registry (:mod:`protocols.registry`) and never names a
+protocol.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from protocols.clauses import Catalogue
+from protocols.framing import Framing
+
+#: length-prefixed frames over TCP; HTTP/1.1 (h11); HTTP/2 over cleartext TCP with prior knowledge (h2)
+TRANSPORTS = ("framed", "http1", "h2c")
+
+
+def describe_bytes(frame: bytes) -> str:
+    """The fallback describer: length and the first bytes in hex."""
+    return f"{len(frame)} bytes: {frame[:48].hex()}{'...' if len(frame) > 48 else ''}"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str  # "spu", "sc", "producer", "consumer", ... (the first endpoint of a spec is its primary one)
+    default_port: int
+    transport: str = "framed"
+    framing: Framing | None = None  # framed transport only
+    max_body: int = 1 << 20  # the largest body a conforming peer may send us; larger claims are a violation
+    hello: Callable[[], bytes] | None = None  # a harmless, always-valid request (probe and liveness)
+    is_hello_answer: Callable[[bytes], bool] | None = None  # does this whole answer answer ``hello`` correctly?
+    describe: Callable[[bytes], str] = describe_bytes  # one whole frame -> readable text, never raises
+
+    def __post_init__(self):
+        if self.transport not in TRANSPORTS:
+            raise ValueError(f"endpoint {self.name}: unknown transport {self.transport!r}; known: {TRANSPORTS}")
+        if self.transport == "framed" and self.framing is None:
+            raise ValueError(f"endpoint {self.name}: a framed endpoint needs a Framing")
+        if (self.hello is None) != (self.is_hello_answer is None):
+            raise ValueError(f"endpoint {self.name}: hello and is_hello_answer go together")
+
+
+@dataclass(frozen=True)
+class CaptureSupport:
+    """What the capture pipeline needs: recognise a client's first bytes, and check a reassembled connection.
+
+    ``check(client_frames, server_frames) -> list[Finding]`` (protocols.capture.Finding). ``checks`` is a
+    dotted module path exposing ``check`` (imported lazily: checks may pull in heavy codecs).
+    """
+
+    sniff: Callable[[bytes], bool]
+    checks: str | None = None
+
+
+@dataclass(frozen=True)
+class ProtocolSpec:
+    name: str
+    catalogue: Catalogue
+    endpoints: tuple[Endpoint, ...]
+    #: reference-broker fault (namespaced "<protocol>.<fault>") -> the clause the suite reports it under
+    faults: Mapping[str, str] = field(default_factory=dict)
+    capture: CaptureSupport | None = None
+    #: fields of a case's parameters that name the message and its version in records (e.g. "api", "api_version")
+    message_param: str = "message"
+    version_param: str = "version"
+
+    def __post_init__(self):
+        if not self.endpoints:
+            raise ValueError(f"{self.name}: a protocol needs at least one endpoint")
+        names = [e.name for e in self.endpoints]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.name}: duplicate endpoint names {names}")
+
+    def endpoint(self, name: str | None = None) -> Endpoint:
+        """The named endpoint, or the primary (first) one."""
+        if name is None:
+            return self.endpoints[0]
+        for endpoint in self.endpoints:
+            if endpoint.name == name:
+                return endpoint
+        raise KeyError(f"{self.name} has no endpoint {name!r}; it has {[e.name for e in self.endpoints]}")
+
+    # The primary endpoint's properties, for code that talks to a single-endpoint protocol.
+
+    @property
+    def primary(self) -> Endpoint:
+        return self.endpoints[0]
+
+    @property
+    def framing(self) -> Framing | None:
+        return self.primary.framing
+
+    @property
+    def default_port(self) -> int:
+        return self.primary.default_port
+
+    @property
+    def max_body(self) -> int:
+        return self.primary.max_body
+
+    @property
+    def hello(self) -> Callable[[], bytes] | None:
+        return self.primary.hello
+
+    @property
+    def is_hello_answer(self) -> Callable[[bytes], bool] | None:
+        return self.primary.is_hello_answer
+
+    @property
+    def describe(self) -> Callable[[bytes], str]:
+        return self.primary.describe
