@@ -20,7 +20,8 @@ from protocols.fields import DecodeError
 from protocols.fluvio import errors, messages, records
 from protocols.fluvio.clauses import CATALOGUE
 from reports.model import Divergence, Unimplemented
-from targets.session import Outcome, Reply
+from targets.client import AdvertisedVersions, StrictClient, short
+from targets.session import Reply
 
 C = CATALOGUE
 CLIENT_ID = "wirecheck"
@@ -31,18 +32,10 @@ NO_SUCH_PARTITION = 100_000
 _correlation = itertools.count(1)
 
 
-def short(obj, limit: int = 300) -> str:
-    text = obj if isinstance(obj, str) else repr(obj)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-class Fluvio:
+class Fluvio(AdvertisedVersions, StrictClient):
     """One connection to the target, speaking strict Fluvio SPU."""
 
-    def __init__(self, target, session=None):
-        self.target = target
-        self.session = session or target.connect()
-        self._advertised: dict[int, tuple[int, int]] | None = None
+    framing_clause = "fluvio.framing.response-frame"
 
     # -- raw exchange ---------------------------------------------------------------------------------------
 
@@ -52,7 +45,7 @@ class Fluvio:
 
     def send(self, api_key: int, version: int, body: dict, correlation_id: int | None = None) -> int:
         correlation_id = self.next_correlation_id() if correlation_id is None else correlation_id
-        self.session.send(messages.encode_request(api_key, version, correlation_id, body, CLIENT_ID))
+        self.send_frame(messages.encode_request(api_key, version, correlation_id, body, CLIENT_ID))
         return correlation_id
 
     def receive(self, api_key: int, version: int, correlation_id: int, clause_id: str,
@@ -63,19 +56,16 @@ class Fluvio:
 
     def decode(self, reply: Reply, api_key: int, version: int, correlation_id: int, clause_id: str,
                decode_clause: str | None = None) -> dict:
-        if not reply.is_frame:
-            if reply.partial or reply.outcome is Outcome.UNFRAMEABLE:
-                raise Divergence(C["fluvio.framing.response-frame"], "a complete size-prefixed frame", str(reply))
-            raise Divergence(C[clause_id], f"a {messages.api_name(api_key)} v{version} response", str(reply))
+        frame = self.frame_of(reply, clause_id, f"a {messages.api_name(api_key)} v{version} response")
         try:
-            decoded = messages.decode_response(api_key, version, reply.frame)
+            decoded = messages.decode_response(api_key, version, frame)
         except DecodeError as exc:
             # A Produce response that does not decode at its version has the wrong fields for that version
             fallback = ("fluvio.produce.response-fields" if api_key == messages.PRODUCE
                         else "fluvio.framing.response-frame")
             clause = decode_clause or ("fluvio.errors.encoding" if "ErrorCode" in str(exc) else fallback)
             raise Divergence(C[clause], f"a {messages.api_name(api_key)} v{version} response that decodes exactly",
-                             f"{exc} ({len(reply.frame)} bytes: {reply.frame[:64].hex()}...)") from None
+                             f"{exc} ({len(frame)} bytes: {frame[:64].hex()}...)") from None
         if decoded["correlation_id"] != correlation_id:
             raise Divergence(C["fluvio.framing.correlation-id"], f"correlation id {correlation_id}",
                              f"correlation id {decoded['correlation_id']}")
@@ -84,18 +74,6 @@ class Fluvio:
     def call(self, api_key: int, version: int, body: dict, clause_id: str, decode_clause: str | None = None) -> dict:
         correlation_id = self.send(api_key, version, body)
         return self.receive(api_key, version, correlation_id, clause_id, decode_clause=decode_clause)
-
-    def closes(self, clause_id: str, deadline: float | None = None, what: str = "the connection closed") -> None:
-        """The target must end the connection without answering; silence is a divergence of ``clause_id``."""
-        reply = self.session.recv(deadline)
-        if reply.ended:
-            return
-        if reply.is_frame:
-            raise Divergence(C[clause_id], f"{what}, no response", f"a response ({len(reply.frame)} bytes)")
-        raise Divergence(C[clause_id], what, f"{reply}: the connection stayed open")
-
-    def close(self) -> None:
-        self.session.close()
 
     # -- ApiVersions ----------------------------------------------------------------------------------------
 
@@ -106,18 +84,16 @@ class Fluvio:
             raise Divergence(C["fluvio.versions.advertised"], "error_code 0", str(answer["error_code"]))
         return answer
 
-    def advertised(self) -> dict[int, tuple[int, int]]:
-        if self._advertised is None:
-            answer = self.api_versions()
-            self._advertised = {k["api_key"]: (k["min_version"], k["max_version"]) for k in answer["api_keys"]}
-        return self._advertised
+    def fetch_advertised(self) -> dict[int, tuple[int, int]]:
+        return {k["api_key"]: (k["min_version"], k["max_version"]) for k in self.api_versions()["api_keys"]}
+
+    @staticmethod
+    def api_name(api_key: int) -> str:
+        return messages.api_name(api_key)
 
     def version(self, api_key: int, wanted: int = messages.COMMON_VERSION) -> int:
         """``wanted`` if advertised, else the closest advertised version we can encode (<= 25)."""
-        advertised = self.advertised()
-        if api_key not in advertised:
-            raise Unimplemented(f"the target does not advertise {messages.api_name(api_key)} ({api_key})")
-        low, high = advertised[api_key]
+        low, high = self.require(api_key)
         chosen = min(max(wanted, low), high, messages.COMMON_VERSION)
         if chosen < low:
             raise Unimplemented(f"{messages.api_name(api_key)} advertised as {low}..{high}: no version we encode")

@@ -13,16 +13,12 @@ import time
 from protocols.kafka import errors, messages
 from protocols.kafka.clauses import CATALOGUE
 from reports.model import Divergence, Unimplemented
+from targets.client import AdvertisedVersions, StrictClient, short
 from targets.session import Outcome, Reply
 
 C = CATALOGUE
 CLIENT_ID = "wirecheck"  # default when no case is known; cases stamp "wirecheck/<case id>" (see Kafka.client_id)
 _DEFAULT = object()
-
-
-def short(obj, limit: int = 300) -> str:
-    text = obj if isinstance(obj, str) else repr(obj)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def top_level_error(body: dict) -> int | None:
@@ -85,17 +81,16 @@ def allowed(expectation, observed: str) -> bool:
     return False
 
 
-class Kafka:
+class Kafka(AdvertisedVersions, StrictClient):
     """One connection to the target, speaking strict Kafka."""
 
     def __init__(self, target, session=None):
-        self.target = target
-        self.session = session or target.connect()
+        super().__init__(target, session)
         # The case ID goes into every request's client_id, so the target's logs line up with the report.
         case_id = getattr(target, "case_id", None)
         self.client_id = f"{CLIENT_ID}/{case_id}" if case_id else CLIENT_ID
         self._correlation = itertools.count(1)
-        self._advertised: dict[int, tuple[int, int]] | None = None
+        self._last_request: tuple[int, int] | None = None  # (api key, version) of the last request sent
 
     def next_correlation_id(self) -> int:
         return next(self._correlation)
@@ -106,18 +101,17 @@ class Kafka:
              correlation_id: int | None = None) -> int:
         client_id = self.client_id if client_id is _DEFAULT else client_id
         correlation_id = self.next_correlation_id() if correlation_id is None else correlation_id
-        self.session.send(messages.encode_request(api_key, version, correlation_id, client_id, body))
+        self.send_frame(messages.encode_request(api_key, version, correlation_id, client_id, body))
+        self._last_request = (api_key, version)
         return correlation_id
 
     def receive(self, api_key: int, version: int, correlation_id: int, clause_id: str,
                 deadline: float | None = None) -> dict:
         """The next answer decoded at (api_key, version); anything else violates ``clause_id``."""
         name = f"a {messages.api_name(api_key)} v{version} response"
-        reply = self.session.recv(deadline)
-        if not reply.is_frame:
-            raise Divergence(C[clause_id], name, str(reply))
+        frame = self.frame(clause_id, name, deadline)
         try:
-            decoded = messages.decode_response(api_key, version, reply.frame)
+            decoded = messages.decode_response(api_key, version, frame)
         except messages.DecodeError as exc:
             raise Divergence(C[clause_id], f"{name} (response header v"
                              f"{messages.response_header_version(api_key, version)})",
@@ -132,56 +126,37 @@ class Kafka:
         correlation_id = self.send(api_key, version, body, **send_options)
         return self.receive(api_key, version, correlation_id, clause_id)
 
+    def error_codes_of(self, frame: bytes, context=None) -> set[int] | None:
+        """Every ErrorCode in a response, decoded at ``context`` = (api key, version), else the last request's."""
+        api_key, version = context or self._last_request or (None, None)
+        if api_key is None:
+            return None
+        try:
+            return error_codes(messages.decode_response(api_key, version, frame)["body"])
+        except messages.DecodeError:
+            return None
+
     # -- what the target advertises -----------------------------------------------------------------------------
 
-    def advertised(self) -> dict[int, tuple[int, int]]:
+    def fetch_advertised(self) -> dict[int, tuple[int, int]]:
         """api key -> (min, max) from ApiVersions v0, which every broker answers in the v0 format."""
-        if self._advertised is None:
-            body = self.call(messages.API_VERSIONS, 0, {}, "kafka.api-versions.advertised")
-            if body["ErrorCode"] != errors.NONE:
-                raise Divergence(C["kafka.api-versions.advertised"], "ApiVersions v0 with error 0",
-                                 f"error {errors.name(body['ErrorCode'])}")
-            self._advertised = {entry["ApiKey"]: (entry["MinVersion"], entry["MaxVersion"])
-                                for entry in body["ApiKeys"]}
-        return self._advertised
+        body = self.call(messages.API_VERSIONS, 0, {}, "kafka.api-versions.advertised")
+        if body["ErrorCode"] != errors.NONE:
+            raise Divergence(C["kafka.api-versions.advertised"], "ApiVersions v0 with error 0",
+                             f"error {errors.name(body['ErrorCode'])}")
+        return {entry["ApiKey"]: (entry["MinVersion"], entry["MaxVersion"]) for entry in body["ApiKeys"]}
 
-    def require(self, api_key: int, version: int | None = None) -> tuple[int, int]:
-        """The advertised range of ``api_key``; Unimplemented if absent (or ``version`` outside it)."""
-        ranges = self.advertised()
-        if api_key not in ranges:
-            raise Unimplemented(f"{messages.api_name(api_key)} ({api_key}) is not advertised")
-        low, high = ranges[api_key]
-        if version is not None and not low <= version <= high:
-            raise Unimplemented(f"{messages.api_name(api_key)} v{version} is not advertised ({low}-{high})")
-        return low, high
+    @staticmethod
+    def api_name(api_key: int) -> str:
+        return messages.api_name(api_key)
+
+    @staticmethod
+    def our_versions(api_key: int) -> tuple[int, int]:
+        return messages.versions(api_key)
 
     def highest(self, api_key: int) -> int:
         """The highest version both the target and the definitions know."""
-        low, high = self.require(api_key)
-        ours = messages.versions(api_key)[1]
-        if min(high, ours) < low:
-            raise Unimplemented(f"{messages.api_name(api_key)}: no version in common ({low}-{high} vs 0-{ours})")
-        return min(high, ours)
-
-    # -- connection ending ------------------------------------------------------------------------------------
-
-    def closes(self, clause_id: str, deadline: float | None = None, allowed_errors: tuple[int, ...] = (),
-               api_key: int | None = None, version: int | None = None) -> None:
-        """The target must end the connection; an error response with ``allowed_errors`` may come first."""
-        while True:
-            reply = self.session.recv(deadline)
-            if reply.ended:
-                return
-            if reply.is_frame and allowed_errors and api_key is not None:
-                try:
-                    body = messages.decode_response(api_key, version, reply.frame)["body"]
-                except messages.DecodeError:
-                    body = None
-                if body is not None and error_codes(body) & set(allowed_errors):
-                    continue
-            allowed = f" (an error {list(allowed_errors)} first is allowed)" if allowed_errors else ""
-            raise Divergence(C[clause_id], f"the connection closed{allowed}",
-                             f"{reply}: the connection stayed open" if not reply.is_frame else f"{reply}")
+        return self.common_version(api_key)
 
 
 # -- data-path helpers -----------------------------------------------------------------------------------------
@@ -195,11 +170,7 @@ class DataPath(Kafka):
     """Topics, produce, fetch and list-offsets on one connection, each answer checked against a clause."""
 
     def version(self, api_key: int, cap: int | None = None, low: int = 0) -> int:
-        min_advertised, high = self.require(api_key)
-        top = min(high, messages.versions(api_key)[1], cap if cap is not None else high)
-        if top < max(low, min_advertised):
-            raise Unimplemented(f"{messages.api_name(api_key)}: no advertised version in {low}-{top}")
-        return top
+        return self.common_version(api_key, cap, low)
 
     def create_topic(self, name: str, partitions: int = 1) -> None:
         """A new topic, through CreateTopics when advertised, else through Metadata auto-creation."""

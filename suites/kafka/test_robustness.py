@@ -106,7 +106,7 @@ def test_hostile_topic_count_is_rejected(target, count):
     frame = messages.encode_request(3, 1, 5, "wirecheck", {"Topics": [{"Name": "t"}]})
     at = len(frame) - 7  # the INT32 topic count, before one INT16-length "t"
     client.session.send(frame[:at] + struct.pack(">i", count) + frame[at + 4:])
-    client.closes("kafka.encoding.hostile-count", allowed_errors=(42,), api_key=3, version=1)
+    client.closes("kafka.encoding.hostile-count", allowed_codes=(42,), context=(3, 1))
 
 
 @case("kafka.encoding.unknown-tags")
@@ -157,4 +157,4 @@ def test_overlong_varint_is_rejected(target, where):
                                                                   and s.path == "body._tagged_fields"))
     mutant = kafka_strategies.mutate_overlong_varint(frame, span, 18, 3)
     client.session.send(mutant.frame)
-    client.closes("kafka.encoding.malformed-body", allowed_errors=(42,), api_key=18, version=3)
+    client.closes("kafka.encoding.malformed-body", allowed_codes=(42,), context=(18, 3))

@@ -11,7 +11,8 @@ import base64
 from protocols.rustlog.clauses import CATALOGUE
 from protocols.rustlog.layers import ANSWERS, FrameDecodeError, decode_frame, encode_frame, schema_problems
 from reports.model import Divergence
-from targets.session import Reply, Session
+from targets.client import StrictClient
+from targets.session import Reply
 
 C = CATALOGUE
 
@@ -42,32 +43,26 @@ def short(obj, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class RustLog:
+class RustLog(StrictClient):
     """One connection to the target, speaking strict RustLog."""
 
-    def __init__(self, target, session: Session | None = None):
-        self.target = target
-        self.session = session or target.connect()
+    framing_clause = "rustlog.framing.response-frame"
 
     # -- raw exchange ---------------------------------------------------------------------------------------
 
     def send(self, request) -> bool:
         data = request if isinstance(request, (bytes, bytearray)) else encode_frame(request)
-        return self.session.send(bytes(data))
+        return self.send_frame(data)
 
     def receive(self, clause_id: str, what: str = "an answer") -> dict:
         """The next answer, decoded; a missing or malformed answer violates ``clause_id`` or the framing clause."""
-        reply = self.session.recv()
-        return self.decode(reply, clause_id, what)
+        return self.decode(self.session.recv(), clause_id, what)
 
     def decode(self, reply: Reply, clause_id: str, what: str = "an answer") -> dict:
         """A whole frame -> its JSON object, with the field kinds of its layer checked when the type is known."""
-        if not reply.is_frame:
-            if reply.partial:  # an answer began but its length prefix promised more than ever arrived
-                raise Divergence(C["rustlog.framing.response-frame"], "a complete length-prefixed frame", str(reply))
-            raise Divergence(C[clause_id], what, str(reply))
+        frame = self.frame_of(reply, clause_id, what)
         try:
-            obj = decode_frame(reply.frame)
+            obj = decode_frame(frame)
         except FrameDecodeError as exc:
             raise Divergence(C["rustlog.framing.response-frame"], "a length-prefixed UTF-8 JSON object with a type",
                              str(exc)) from None
@@ -75,6 +70,17 @@ class RustLog:
             raise Divergence(C[clause_id], f"{what}: a RustLog response type", short(obj))
         self.check_shape(obj)
         return obj
+
+    def error_codes_of(self, frame: bytes, context=None) -> set[int] | None:
+        """An Error answer's code (the one error model of RustLog: {"type": "Error", "code": N})."""
+        try:
+            obj = decode_frame(frame)
+        except FrameDecodeError:
+            return None
+        if obj["type"] != "Error":
+            return None
+        self.check_shape(obj)
+        return {obj["code"]}
 
     @staticmethod
     def check_shape(obj: dict) -> None:
@@ -116,25 +122,6 @@ class RustLog:
         answer = self.call({"type": "Ping"}, clause_id)
         if answer != {"type": "Pong"}:
             raise Divergence(C[clause_id], '{"type":"Pong"} on the same connection', short(answer))
-
-    def closes(self, clause_id: str, allowed_codes: tuple[int, ...] = (), deadline: float | None = None) -> list[dict]:
-        """The target must end the connection; Error frames with ``allowed_codes`` may come first.
-
-        Returns the Error frames seen. Silence (the connection left open) or any other answer is a divergence.
-        """
-        errors = []
-        while True:
-            reply = self.session.recv(deadline)
-            if reply.ended:
-                return errors
-            if not reply.is_frame:
-                raise Divergence(C[clause_id], "the connection closed (an Error frame first is optional)",
-                                 f"{reply}: the connection stayed open")
-            answer = self.decode(reply, clause_id)
-            if answer["type"] != "Error" or (allowed_codes and answer["code"] not in allowed_codes):
-                raise Divergence(C[clause_id], f"an Error {list(allowed_codes) or ''} then the connection closed",
-                                 short(answer))
-            errors.append(answer)
 
     # -- the operations, each checked against its clause -------------------------------------------------------
 
@@ -187,10 +174,6 @@ class RustLog:
             if entry["partition"] == partition:
                 return entry["high_watermark"]
         raise Divergence(C["rustlog.admin.describe-topic"], f"partition {partition} listed", "not listed")
-
-    def close(self) -> None:
-        self.session.close()
-
 
 def new_topic(target, client: RustLog | None = None, partitions: int = 1, stem: str = "t") -> tuple[RustLog, str]:
     """A fresh topic with a unique name (examples and workers never share state on a live target)."""
