@@ -1,6 +1,7 @@
 """The run directory: run.json, one JSON-lines file of case records per worker, transcripts.
 
-Schema: docs/report-schema.md (``wirecheck.run/1``, ``wirecheck.case/1``, ``wirecheck.transcript/1``).
+Schema: docs/report-schema.md (``wirecheck.run/1``, ``wirecheck.case/2``, ``wirecheck.transcript/1``).
+The writer is a subscriber of the runner's event stream (targets/runner/events.py).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import datetime as dt
 import json
 import re
 import secrets
+import time
 from collections import Counter
 from importlib import metadata
 from pathlib import Path
@@ -16,7 +18,7 @@ from pathlib import Path
 from reports.transcript import Transcript
 
 RUN_SCHEMA = "wirecheck.run/1"
-CASE_SCHEMA = "wirecheck.case/1"
+CASE_SCHEMA = "wirecheck.case/2"  # /2: protocol-neutral "message" and "version" (were "api", "api_version")
 
 
 def _now() -> str:
@@ -40,8 +42,9 @@ _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 class RunWriter:
     """Writes nothing until the first case record: a pytest run without conformance cases leaves no directory."""
 
-    def __init__(self, root: Path, run_id: str, worker: str, meta: dict):
+    def __init__(self, root: Path, run_id: str, worker: str, meta: dict, pcap: bool = False):
         self.run_id = run_id
+        self.pcap = pcap  # also write each kept transcript as a pcap
         self.worker = worker
         self.run_dir = root.resolve() / run_id
         self.cases_path = self.run_dir / f"cases-{worker}.jsonl"
@@ -49,6 +52,43 @@ class RunWriter:
                      "started_at": _now(), "finished_at": None, **meta, "totals": {}}
         self._slugs: Counter = Counter()
         self._started = False
+
+    # -- the event stream
+
+    def handle(self, event) -> None:
+        from targets.runner.events import RunFinished, VerdictReached
+
+        if isinstance(event, VerdictReached):
+            self.write_case(self.case_record(event))
+        elif isinstance(event, RunFinished) and event.controller:
+            self.write_run_end()
+
+    def case_record(self, event) -> dict:
+        state, div = event.case, event.divergence
+        clause = div.clause if div is not None else state.clause
+        transcript_path = None
+        if event.keep_transcript and state.transcript.events:
+            transcript_path = self.write_transcript(state.case_id, state.nodeid, state.transcript, pcap=self.pcap)
+        return {
+            "case": state.case_id,
+            "nodeid": state.nodeid,
+            "protocol": state.spec.name,
+            "clause": clause.id,
+            "requirement": clause.requirement,
+            "source": clause.source,
+            "level": clause.level.value,
+            "verdict": event.verdict.value,
+            "message": event.message,
+            "expected": div.expected if div else None,
+            "actual": div.actual if div else None,
+            "duration_s": round(time.monotonic() - state.started, 6),
+            "target": state.info.text if state.info else None,
+            "message_type": _param(event.params.get(state.spec.message_param)),
+            "version": event.params.get(state.spec.version_param),
+            "transcript": transcript_path,
+            "reproduce": event.reproduce,
+            "worker": self.worker,
+        }
 
     def _ensure_started(self) -> None:
         if self._started:
@@ -105,10 +145,15 @@ class RunWriter:
         return dict(Counter(record["verdict"] for record in self.records()))
 
     def version_matrix(self) -> dict[tuple[str, str], dict[int, str]]:
-        """(protocol, api) -> {version: verdict} for the per-version cases of Kafka-like protocols."""
+        """(protocol, message) -> {version: verdict} for the per-version cases of versioned protocols."""
         matrix: dict[tuple[str, str], dict[int, str]] = {}
         for record in self.records():
-            if record.get("api") is not None and record.get("api_version") is not None:
-                matrix.setdefault((record["protocol"], str(record["api"])), {})[record["api_version"]] = \
+            if record.get("message_type") is not None and record.get("version") is not None:
+                matrix.setdefault((record["protocol"], str(record["message_type"])), {})[record["version"]] = \
                     record["verdict"]
         return matrix
+
+
+def _param(value):
+    """A case parameter as it goes into a record: ints and strings as they are, anything else as text."""
+    return value if value is None or isinstance(value, (int, str)) else str(value)

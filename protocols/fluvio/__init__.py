@@ -39,4 +39,6 @@ SPEC = ProtocolSpec(
     catalogue=CATALOGUE,
     endpoints=(Endpoint("spu", default_port=DEFAULT_PORT, framing=I32_PREFIX, max_body=MAX_FRAME, hello=hello,
                         is_hello_answer=is_hello_answer, describe=messages.describe),),
+    message_param="api_key",
+    version_param="version",
 )

@@ -70,4 +70,6 @@ SPEC = ProtocolSpec(
     catalogue=CATALOGUE,
     endpoints=(Endpoint("broker", default_port=DEFAULT_PORT, framing=I32_PREFIX, max_body=MAX_BODY, hello=hello,
                         is_hello_answer=is_hello_answer, describe=describe),),
+    message_param="api",
+    version_param="api_version",
 )

@@ -1,0 +1,37 @@
+"""What the terminal summary shows, gathered from the runner's event stream: SHOULD-level divergences that
+did not fail the run, verdict totals and the per-version matrix (advertised equals implemented)."""
+
+from __future__ import annotations
+
+MATRIX_MARK = {"OK": "ok", "NON-STRICT": "ns", "UNIMPLEMENTED": "--", "FAILED": "FAIL", "ERROR": "ERR",
+               "XFAIL": "xf", "XPASS": "XP", "NOT-RUN": ".."}
+
+
+class TerminalSummary:
+    def __init__(self):
+        self.non_strict: list[str] = []
+
+    def handle(self, event) -> None:
+        from targets.runner.events import VerdictReached
+
+        if isinstance(event, VerdictReached) and event.verdict.value == "NON-STRICT":
+            self.non_strict.append(f"{event.case.case_id} ({event.case.nodeid}): {event.message}")
+
+    def write(self, terminal, writer, controller: bool) -> None:
+        """``terminal``: pytest's terminal reporter; ``writer``: the run's RunWriter (every worker's records)."""
+        if self.non_strict:
+            terminal.section("wirecheck NON-STRICT (SHOULD-level divergences)")
+            for line in self.non_strict:
+                terminal.line(line)
+        if writer is None or not controller:
+            return
+        matrix = writer.version_matrix()
+        if matrix:
+            terminal.section("wirecheck version matrix (ok, ns = NON-STRICT, -- = not advertised, FAIL)")
+            for (protocol, message), cells in sorted(matrix.items()):
+                row = " ".join(f"v{v}:{MATRIX_MARK.get(cells[v], cells[v])}" for v in sorted(cells))
+                terminal.line(f"{protocol} {message:<18} {row}")
+        totals = writer.totals()
+        if totals:
+            terminal.write_line("wirecheck verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(totals.items())))
+            terminal.write_line(f"wirecheck records: {writer.run_dir}")

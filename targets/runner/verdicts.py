@@ -1,0 +1,73 @@
+"""From what a case raised to a verdict, independent of pytest.
+
+A case reports through exceptions: :class:`Divergence` (a clause was broken; MUST -> FAILED, SHOULD ->
+NON-STRICT unless ``--strict``), :class:`Unimplemented` (the target does not advertise the feature), a skip
+whose reason starts with NOT-RUN (no target speaks the protocol). Anything else is the harness's own ERROR.
+A vendor's baseline turns known failures into XFAIL and a listed case that passes into XPASS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reports.baseline import Baseline
+from reports.model import Divergence, HarnessError, Unimplemented, Verdict
+
+NOT_RUN = "NOT-RUN"
+UNIMPLEMENTED = "UNIMPLEMENTED"
+
+
+@dataclass
+class Classified:
+    verdict: Verdict
+    message: str
+    divergence: Divergence | None = None
+    outcome: str | None = None  # the pytest outcome to report instead of pytest's own ("passed", "skipped", ...)
+    longrepr: object = None  # the text pytest shows instead of its own, when ``outcome`` is set
+
+
+def classify(exc: BaseException | None, when: str, skip_reason: str | None, strict: bool) -> Classified:
+    """The verdict of one case phase: ``exc`` raised in phase ``when``, or skipped with ``skip_reason``."""
+    if skip_reason is not None:
+        verdict = Verdict.NOT_RUN if skip_reason.startswith(NOT_RUN) else Verdict.UNIMPLEMENTED
+        return Classified(verdict, skip_reason)
+    if exc is None:
+        return Classified(Verdict.OK, "")
+    exc = unwrap(exc)
+    if isinstance(exc, Unimplemented):
+        return Classified(Verdict.UNIMPLEMENTED, str(exc), outcome="skipped", longrepr=f"{UNIMPLEMENTED}: {exc}")
+    if isinstance(exc, Divergence):
+        if exc.verdict is Verdict.NON_STRICT and not strict:
+            return Classified(Verdict.NON_STRICT, str(exc), exc, outcome="passed")
+        return Classified(Verdict.FAILED, str(exc), exc)
+    text = f"{type(exc).__name__}: {exc}"
+    if when != "call" and not isinstance(exc, HarnessError):
+        text = f"{when} failed: {text}"
+    return Classified(Verdict.ERROR, text.splitlines()[0][:500] if text else "")
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """The divergence inside an exception group (Hypothesis reports a failure that did not reproduce, i.e. a
+    flaky target, as a group): a divergence seen once is still a divergence."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = unwrap(inner)
+            if isinstance(found, (Divergence, Unimplemented)):
+                return found
+    return exc
+
+
+def apply_baseline(baseline: Baseline | None, case_id: str, result: Classified) -> Classified:
+    """XFAIL for a listed case that fails; XPASS (a failure: the baseline is stale) for one that passes."""
+    entry = baseline.entry_for(case_id) if baseline is not None else None
+    if entry is None:
+        return result
+    if result.verdict in (Verdict.FAILED, Verdict.ERROR):
+        return Classified(Verdict.XFAIL, result.message, result.divergence, outcome="xfail",
+                          longrepr=f"baseline: {entry.reason}")
+    if result.verdict is Verdict.OK:
+        # A known failure that now passes: the baseline is stale, and a stale baseline hides regressions.
+        return Classified(Verdict.XPASS, result.message, outcome="failed",
+                          longrepr=f"XPASS {case_id}: listed in the baseline ({entry.reason}) but passes now; "
+                                   f"remove it from {baseline.path}")
+    return result
