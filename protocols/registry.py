@@ -1,12 +1,15 @@
 """The registry: every protocol package under ``protocols/`` that exposes ``SPEC`` (a :class:`ProtocolSpec`).
 
 Shared code (plugin, prober, reports, pipeline, self-tests) iterates over it and never names a protocol.
-Tests may register a throwaway protocol with :func:`registered`.
+A protocol defined elsewhere joins through ``WIRECHECK_PROTOCOLS`` (comma-separated modules exposing
+``SPEC``; it reaches xdist workers and child processes, being an environment variable) or, inside one process,
+through :func:`registered`.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 from contextlib import contextmanager
 
@@ -14,6 +17,7 @@ from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 __all__ = ["CaptureSupport", "Endpoint", "ProtocolSpec", "all_specs", "spec_for", "registered"]
 
+ENV = "WIRECHECK_PROTOCOLS"
 _EXTRA: dict[str, ProtocolSpec] = {}  # protocols registered at run time (tests)
 
 
@@ -29,6 +33,9 @@ def all_specs() -> dict[str, ProtocolSpec]:
         spec = getattr(module, "SPEC", None)
         if spec is not None:
             specs[spec.name] = spec
+    for module_name in filter(None, (m.strip() for m in os.environ.get(ENV, "").split(","))):
+        spec = importlib.import_module(module_name).SPEC
+        specs[spec.name] = spec
     specs.update(_EXTRA)
     return specs
 

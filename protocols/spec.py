@@ -48,14 +48,17 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class CaptureSupport:
-    """What the capture pipeline needs: recognise a client's first bytes, and check a reassembled connection.
+    """What the capture pipeline needs from a protocol, in a module of its own (imported lazily, on executors).
 
-    ``check(client_frames, server_frames) -> list[Finding]`` (protocols.capture.Finding). ``checks`` is a
-    dotted module path exposing ``check`` (imported lazily: checks may pull in heavy codecs).
+    The module (e.g. ``protocols.kafka.capture``) exposes ``sniff(client_bytes) -> bool`` (do a client's first
+    bytes look like this protocol), ``check(client_frames, server_frames) -> list[Finding]`` (frame-level
+    checks of one reassembled connection) and optionally ``screen(frames, side) -> (frames, findings)`` (frames
+    the framing splits but the protocol forbids, e.g. empty ones). ``unframeable_clause`` is the clause a
+    length that can never frame violates.
     """
 
-    sniff: Callable[[bytes], bool]
-    checks: str | None = None
+    module: str
+    unframeable_clause: str
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,9 @@ class ProtocolSpec:
     #: fields of a case's parameters that name the message and its version in records (e.g. "api", "api_version")
     message_param: str = "message"
     version_param: str = "version"
+    #: where the protocol's cases and strategies live (by convention suites.<name> and strategies.<name>)
+    suite: str = ""
+    strategies: str = ""
 
     def __post_init__(self):
         if not self.endpoints:
@@ -76,6 +82,8 @@ class ProtocolSpec:
         names = [e.name for e in self.endpoints]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.name}: duplicate endpoint names {names}")
+        object.__setattr__(self, "suite", self.suite or f"suites.{self.name}")
+        object.__setattr__(self, "strategies", self.strategies or f"strategies.{self.name}")
 
     def endpoint(self, name: str | None = None) -> Endpoint:
         """The named endpoint, or the primary (first) one."""

@@ -12,7 +12,7 @@ from protocols.fields import DecodeError
 from protocols.fluvio import messages
 from protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
 from protocols.framing import I32_PREFIX
-from protocols.spec import Endpoint, ProtocolSpec
+from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 9005  # SPU public port (fluvio-types defaults)
 HELLO_CORRELATION_ID = 0x57C0  # arbitrary, recognisable in captures
@@ -41,4 +41,5 @@ SPEC = ProtocolSpec(
                         is_hello_answer=is_hello_answer, describe=messages.describe),),
     message_param="api_key",
     version_param="version",
+    capture=CaptureSupport("protocols.fluvio.capture", unframeable_clause="fluvio.framing.oversize"),
 )

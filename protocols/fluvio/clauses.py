@@ -259,6 +259,10 @@ _C = [
     Clause("fluvio.robustness.slow-peer",
            "A peer that stops mid-frame does not delay answers on other connections.",
            "notes §7 (per-connection tasks); ARCHITECTURE.md The reference broker"),
+    # Checked on captured traffic by the pipeline (protocols/fluvio/capture.py), not by live cases.
+    Clause("fluvio.capture.request-decodes",
+           "Every request frame decodes to its end at the api key and version its header names.",
+           "notes §2.2 (request header), FP/api/request.rs RequestMessage::decode_from"),
 ]
 
 CATALOGUE = Catalogue("fluvio", _C)

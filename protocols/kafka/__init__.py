@@ -11,7 +11,7 @@ from __future__ import annotations
 from protocols.framing import I32_PREFIX
 from protocols.kafka import messages
 from protocols.kafka.clauses import CATALOGUE
-from protocols.spec import Endpoint, ProtocolSpec
+from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 9092
 MAX_BODY = 104_857_600  # socket.request.max.bytes default (SocketServerConfigs.SOCKET_REQUEST_MAX_BYTES_DEFAULT)
@@ -72,4 +72,5 @@ SPEC = ProtocolSpec(
                         is_hello_answer=is_hello_answer, describe=describe),),
     message_param="api",
     version_param="api_version",
+    capture=CaptureSupport("protocols.kafka.capture", unframeable_clause="kafka.framing.size-prefix"),
 )

@@ -3,7 +3,7 @@
 import json
 
 from protocols.framing import U32_PREFIX
-from protocols.spec import Endpoint, ProtocolSpec
+from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 from protocols.rustlog.clauses import CATALOGUE, MAX_FRAME
 from protocols.rustlog.layers import describe, encode_frame
 
@@ -22,4 +22,5 @@ SPEC = ProtocolSpec(
     catalogue=CATALOGUE,
     endpoints=(Endpoint("broker", default_port=7070, framing=U32_PREFIX, max_body=MAX_FRAME, hello=lambda: PING,
                         is_hello_answer=_is_pong, describe=describe),),
+    capture=CaptureSupport("protocols.rustlog.capture", unframeable_clause="rustlog.framing.oversize"),
 )

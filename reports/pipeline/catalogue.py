@@ -6,13 +6,17 @@ so coverage can still count what its records exercise.
 
 from __future__ import annotations
 
-import importlib
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StringType, StructField, StructType
 
-#: Protocols of the suite (docs/report-schema.md); records may name others, which are added at load time.
-KNOWN_PROTOCOLS = ("kafka", "fluvio", "pravega", "barco", "rustlog")
+
+def known_protocols() -> list[str]:
+    """Every registered protocol; records may name others, which are added at load time."""
+    from protocols.registry import all_specs
+
+    return sorted(all_specs())
+
 
 CATALOGUE_ROW = StructType([
     StructField("protocol", StringType()),
@@ -25,11 +29,13 @@ CATALOGUE_ROW = StructType([
 
 def load_catalogue(protocol: str):
     """The protocol's Catalogue, or None when it does not exist (yet)."""
+    from protocols.registry import all_specs
+
     try:
-        module = importlib.import_module(f"protocols.{protocol}.clauses")
-    except Exception:  # a catalogue being written may not import yet: report it as missing
+        spec = all_specs().get(protocol)
+    except Exception:  # a protocol being written may not import yet: report its catalogue as missing
         return None
-    return getattr(module, "CATALOGUE", None)
+    return spec.catalogue if spec is not None else None
 
 
 def catalogue_rows(protocols) -> list[tuple]:
@@ -45,4 +51,4 @@ def catalogue_rows(protocols) -> list[tuple]:
 
 
 def catalogue_frame(spark: SparkSession, extra_protocols=()) -> DataFrame:
-    return spark.createDataFrame(catalogue_rows([*KNOWN_PROTOCOLS, *extra_protocols]), CATALOGUE_ROW)
+    return spark.createDataFrame(catalogue_rows([*known_protocols(), *extra_protocols]), CATALOGUE_ROW)

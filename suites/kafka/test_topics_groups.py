@@ -115,6 +115,22 @@ def find_coordinator(client: DataPath, group: str) -> dict:
     return entry
 
 
+@case("kafka.metadata.invalid-topic")
+@pytest.mark.parametrize("name", ["", ".", "..", "x" * 250, "bad name", "caf\u00e9"],
+                         ids=["empty", "dot", "dotdot", "250-chars", "space", "non-ascii"])
+def test_metadata_names_an_invalid_topic_invalid(target, name):
+    """Metadata for a name Kafka's Topic.validate rejects, with auto-creation on: the answer's entry for it carries
+    INVALID_TOPIC_EXCEPTION. UNKNOWN_TOPIC_OR_PARTITION is not permitted: the name is not merely absent, it can
+    never exist (and auto-creation must not have tried)."""
+    client = DataPath(target)
+    body = client.call(3, client.version(3, low=4), {"Topics": [{"Name": name}], "AllowAutoTopicCreation": True},
+                       "kafka.metadata.invalid-topic")
+    entries = [t for t in body["Topics"] if t["Name"] == name]
+    if len(entries) != 1:
+        raise Divergence(C["kafka.metadata.invalid-topic"], f"one entry for {name!r}", short(body["Topics"]))
+    expect("kafka.metadata.invalid-topic", entries[0]["ErrorCode"], errors.INVALID_TOPIC_EXCEPTION)
+
+
 @case("kafka.group.find-coordinator")
 def test_coordinator_is_a_known_broker(target):
     client = DataPath(target)

@@ -9,9 +9,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from reports.pipeline.captures.checks import checker_for
-from reports.pipeline.captures.detect import detect
-from reports.pipeline.captures.findings import Finding
+from protocols.capture import Finding
+from reports.pipeline.captures.detect import capture_module, detect
 from reports.pipeline.captures.flows import Flow, read_capture
 
 @dataclass
@@ -69,15 +68,15 @@ def _split(spec, data: bytes, side: str, problems: list[str]) -> tuple[list[byte
     frames, used, problem = spec.framing.split(data, spec.max_body)
     findings = []
     if problem:
-        clause = f"{spec.name}.framing.size-prefix" if spec.name == "kafka" else f"{spec.name}.framing.oversize"
+        clause = spec.capture.unframeable_clause if spec.capture else f"{spec.name}.robustness.survives"
         findings.append(Finding(clause, side, len(frames), f"unframeable length: {problem}",
                                 bytes(data[used:used + 64])))
     elif used < len(data):
         problems.append(f"{side}: {len(data) - used} bytes of an incomplete frame at the end")
-    if spec.name == "rustlog":  # MIN_FRAME_SIZE is 1: an empty frame is a framing error (seed §Frame Structure)
-        findings += [Finding("rustlog.framing.zero-length", side, i, "zero-length frame", f)
-                     for i, f in enumerate(frames) if len(f) == 4]
-        frames = [f for f in frames if len(f) > 4]
+    module = capture_module(spec.name)
+    if module is not None and hasattr(module, "screen"):
+        frames, screened = module.screen(frames, side)
+        findings += screened
     return frames, findings
 
 
@@ -102,10 +101,10 @@ def analyze_flow(streams: FlowStreams, ports: dict[int, str]) -> tuple[tuple, li
         violations += found
         server_frames, found = _split(spec, streams.server_bytes, "server", problems)
         violations += found
-        check = checker_for(protocol)
-        if check is not None:
+        module = capture_module(protocol)
+        if module is not None:
             try:
-                violations += check(client_frames, server_frames)
+                violations += module.check(client_frames, server_frames)
             except Exception as exc:  # a checker bug costs this flow's checks, never the job
                 problems.append(f"checker failed: {type(exc).__name__}: {exc}")
     rows = [(streams.file, streams.flow, protocol, f.side, f.frame_index, f.clause, _level(protocol, f.clause),

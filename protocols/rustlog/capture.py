@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from reports.pipeline.captures.findings import Finding
+from protocols.capture import Finding
 
 REQUESTS = {"Produce", "Fetch", "OffsetCommit", "OffsetFetch", "CreateTopic", "ListTopics", "DescribeTopic",
             "DescribePartition", "MetricsFetch", "Ping"}
@@ -29,6 +29,18 @@ def _payload(frame: bytes):
     if not isinstance(value, dict) or not isinstance(value.get("type"), str):
         return None, "payload is not a JSON object with a string \"type\""
     return value, None
+
+
+def sniff(data: bytes) -> bool:
+    """u32 length, then a JSON object: the payload's first byte is "{"."""
+    return len(data) >= 5 and data[4:5] == b"{" and 1 <= int.from_bytes(data[:4], "big") <= 10_485_760
+
+
+def screen(frames: list[bytes], side: str) -> tuple[list[bytes], list[Finding]]:
+    """MIN_FRAME_SIZE is 1: an empty frame is a framing error (seed §Frame Structure)."""
+    findings = [Finding("rustlog.framing.zero-length", side, i, "zero-length frame", f)
+                for i, f in enumerate(frames) if len(f) == 4]
+    return [f for f in frames if len(f) > 4], findings
 
 
 def _is_int(value) -> bool:

@@ -11,10 +11,20 @@ from __future__ import annotations
 from protocols.fields import DecodeError
 from protocols.kafka import errors, messages, records
 
-from reports.pipeline.captures.findings import Finding
+from protocols.capture import Finding
 
 API_VERSIONS, PRODUCE, FETCH = 18, 0, 1
 UNSUPPORTED_VERSION = 35
+
+
+def sniff(data: bytes) -> bool:
+    """int32 size, int16 api key known to the message definitions, int16 version, int32 correlation id."""
+    if len(data) < 12:
+        return False
+    size = int.from_bytes(data[:4], "big", signed=True)
+    api_key = int.from_bytes(data[4:6], "big", signed=True)
+    version = int.from_bytes(data[6:8], "big", signed=True)
+    return 8 <= size <= 104_857_600 and api_key in messages.api_keys() and 0 <= version <= 50
 
 
 def _header_guess(frame: bytes) -> tuple[int | None, int | None, int | None]:
