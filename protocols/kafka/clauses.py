@@ -36,7 +36,11 @@ CLAUSES = [
            "RequestHeader.json (ClientId flexibleVersions none)"),
     Clause("kafka.header.null-client-id",
            "A request header with a null ClientId is accepted.",
-           "RequestHeader.json (ClientId nullableVersions 1+); RequestHeader.parse", SHOULD),
+           "RequestHeader.json (ClientId nullableVersions 1+); RequestHeader.parse", SHOULD,
+           decision=(
+           "SHOULD: the definitions allow a null ClientId from v1 on, but nothing obliges a broker "
+           "to accept every nullable field; a broker that answers with an error is non-strict, not "
+           "broken.")),
     Clause("kafka.header.response-v1-flexible",
            "A response to a flexible request version uses response header v1 (tagged fields), else header v0.",
            "KIP-482; ResponseHeader.json"),
@@ -45,11 +49,17 @@ CLAUSES = [
            "KIP-511; ApiMessageTypeGenerator.java (hard-coded exception)"),
     Clause("kafka.header.unknown-api-key",
            "A request with an unknown api key gets no response; the broker closes the connection.",
-           "RequestHeader.java / SocketServer.processChannelException", SHOULD),
+           "RequestHeader.java / SocketServer.processChannelException", SHOULD,
+           decision=(
+           "SHOULD: the protocol guide says nothing of unknown keys; closing is Kafka's behaviour "
+           "(SocketServer), an error answer is also safe for clients.")),
     Clause("kafka.header.unsupported-version",
            "A request for a version the broker does not advertise (other than ApiVersions) is not answered "
            "as if it were supported; Kafka closes the connection.",
-           "SocketServer.parseRequestHeader; ApiVersionManager.isApiEnabled", SHOULD),
+           "SocketServer.parseRequestHeader; ApiVersionManager.isApiEnabled", SHOULD,
+           decision=(
+           "SHOULD: Kafka closes; the guide only says the broker must not act on it, so an error "
+           "answer (35) is also accepted as non-strict.")),
     # --- encoding
     Clause("kafka.encoding.flexible",
            "Flexible versions use compact strings, bytes and arrays (uvarint N+1, 0 null) and end every struct "
@@ -82,10 +92,16 @@ CLAUSES = [
     Clause("kafka.api-versions.invalid-software-name",
            "An ApiVersions v3+ request whose ClientSoftwareName/Version do not match "
            "[a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])? is answered with error 42 INVALID_REQUEST.",
-           "KIP-511; ApiVersionsRequest.isValid", SHOULD),
+           "KIP-511; ApiVersionsRequest.isValid", SHOULD,
+           decision=(
+           "SHOULD: KIP-511 defines the pattern and Kafka answers 42, but a broker that ignores "
+           "the (informational) names breaks no client.")),
     Clause("kafka.api-versions.produce-min-zero",
            "Produce is advertised with min version 0, even when versions below 3 are rejected.",
-           "KAFKA-18659 (apache/kafka PR #18727)", SHOULD),
+           "KAFKA-18659 (apache/kafka PR #18727)", SHOULD,
+           decision=(
+           "SHOULD: a Kafka 4.x quirk kept for old clients' negotiation (KAFKA-18659); advertising "
+           "the real minimum is also honest.")),
     # --- produce
     Clause("kafka.produce.crc-mismatch",
            "A produced record batch whose CRC-32C does not match gets CORRUPT_MESSAGE (2) for that partition; "
@@ -116,10 +132,16 @@ CLAUSES = [
            f"{GUIDE}, 'Produce API'; ProduceResponse.json (BaseOffset)"),
     Clause("kafka.produce.zstd-version",
            "A zstd-compressed batch in Produce below v7 gets UNSUPPORTED_COMPRESSION_TYPE (76).",
-           "KIP-110; ProduceRequest.json (version 7 notes)", SHOULD),
+           "KIP-110; ProduceRequest.json (version 7 notes)", SHOULD,
+           decision=(
+           "SHOULD: KIP-110 ties zstd to Produce v7+; a broker that stores the batch anyway "
+           "corrupts nothing for clients that negotiated it.")),
     Clause("kafka.produce.message-too-large",
            "A batch larger than the topic's max message bytes gets MESSAGE_TOO_LARGE (10).",
-           "UnifiedLog.analyzeAndValidateRecords (RecordTooLargeException)", SHOULD),
+           "UnifiedLog.analyzeAndValidateRecords (RecordTooLargeException)", SHOULD,
+           decision=(
+           "SHOULD: the limit is a topic configuration (max.message.bytes); the code is Kafka's, "
+           "the limit each broker's own.")),
     # --- fetch
     Clause("kafka.fetch.records",
            "Fetch returns the produced records, byte-identical in content, from the requested offset.",
@@ -132,7 +154,10 @@ CLAUSES = [
            "FetchResponse.json (HighWatermark)"),
     Clause("kafka.fetch.long-poll",
            "A Fetch whose MinBytes are not available waits up to MaxWaitMs before answering.",
-           "FetchRequest.json (MaxWaitMs, MinBytes); protocol guide 'Fetch API'", SHOULD),
+           "FetchRequest.json (MaxWaitMs, MinBytes); protocol guide 'Fetch API'", SHOULD,
+           decision=(
+           "SHOULD: MaxWaitMs is an upper bound; answering early with fewer bytes is allowed by "
+           "the guide, waiting is Kafka's behaviour.")),
     Clause("kafka.fetch.batch-crc",
            "Every record batch a Fetch returns has a valid CRC-32C and magic 2 (v4+).",
            f"{GUIDE}, 'Record Batch'"),
@@ -155,7 +180,11 @@ CLAUSES = [
     Clause("kafka.metadata.invalid-topic",
            "A topic name that is empty, '.', '..', longer than 249 characters or outside [a-zA-Z0-9._-] gets "
            "INVALID_TOPIC_EXCEPTION (17).",
-           "Topic.validate", SHOULD),
+           "Topic.validate", SHOULD,
+           decision=(
+           "SHOULD: Topic.validate is Kafka's rule, not the protocol guide's; a broker with a "
+           "wider name alphabet answers UNKNOWN_TOPIC_OR_PARTITION or creates the topic, which is "
+           "non-strict.")),
     # --- groups and commits
     Clause("kafka.group.find-coordinator",
            "FindCoordinator for a group returns a node that answers group requests.",
@@ -181,7 +210,10 @@ CLAUSES = [
            "GroupCoordinator.handleHeartbeat; Errors.REBALANCE_IN_PROGRESS"),
     Clause("kafka.group.invalid-session-timeout",
            "JoinGroup with a session timeout outside the broker's bounds gets INVALID_SESSION_TIMEOUT (26).",
-           "GroupCoordinator (group.min/max.session.timeout.ms)", SHOULD),
+           "GroupCoordinator (group.min/max.session.timeout.ms)", SHOULD,
+           decision=(
+           "SHOULD: the bounds are broker configuration (group.min/max.session.timeout.ms); the "
+           "code 26 is Kafka's.")),
     Clause("kafka.commit.round-trip",
            "An offset committed with OffsetCommit is returned by a later OffsetFetch for the same group.",
            f"{GUIDE}, 'OffsetCommit API' and 'OffsetFetch API'"),

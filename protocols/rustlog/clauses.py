@@ -74,7 +74,10 @@ _C = [
     Clause("rustlog.request.extra-fields",
            "Unknown extra fields in a request are ignored.",
            "seed §Wire Format Evolution (adding optional fields is backward compatible)",
-           SHOULD),
+           SHOULD,
+           decision=(
+           "SHOULD: the seed promises backward-compatible optional fields but states no rule for "
+           "unknown ones; ignoring them is the reading that keeps that promise.")),
     Clause("rustlog.request.u64-range",
            "u64 fields accept every integer up to 18446744073709551615 exactly (no float rounding).",
            "seed §Fetch Request (offset: u64)"),
@@ -93,7 +96,10 @@ _C = [
     Clause("rustlog.errors.topic-not-found-details",
            "Error 404 for a topic lists the available topics in details.available_topics.",
            "seed §Error Codes (example)",
-           SHOULD),
+           SHOULD,
+           decision=(
+           "SHOULD: the seed shows available_topics in an example, not in the error table; an "
+           "Error 404 without it is non-strict.")),
     # -- produce ------------------------------------------------------------------------------------------
     Clause("rustlog.produce.offsets",
            "ProduceResponse.base_offset is the offset of the first record, records get consecutive offsets, "

@@ -120,8 +120,7 @@ def find_coordinator(client: DataPath, group: str) -> dict:
                          ids=["empty", "dot", "dotdot", "250-chars", "space", "non-ascii"])
 def test_metadata_names_an_invalid_topic_invalid(target, name):
     """Metadata for a name Kafka's Topic.validate rejects, with auto-creation on: the answer's entry for it carries
-    INVALID_TOPIC_EXCEPTION. UNKNOWN_TOPIC_OR_PARTITION is not permitted: the name is not merely absent, it can
-    never exist (and auto-creation must not have tried)."""
+    INVALID_TOPIC_EXCEPTION (a SHOULD: another code is NON-STRICT, see the clause's decision)."""
     client = DataPath(target)
     body = client.call(3, client.version(3, low=4), {"Topics": [{"Name": name}], "AllowAutoTopicCreation": True},
                        "kafka.metadata.invalid-topic")

@@ -1,0 +1,36 @@
+"""Every clause of a catalogue is checked somewhere, every case names a clause that exists, and the catalogue
+is well formed."""
+
+from __future__ import annotations
+
+from protocols.clauses import Level
+from tests.contract.sources import case_ids, module_files, protocol_sources, text_of
+
+
+def test_every_case_names_a_known_clause(spec):
+    named = case_ids(module_files(spec.suite))
+    assert named, f"{spec.suite} has no cases"
+    assert sorted(named - {c.id for c in spec.catalogue}) == []
+
+
+def test_every_clause_is_exercised(spec):
+    """A clause is exercised when a case names it, a check in the suite or strategies raises it, or the
+    protocol's capture checks report it. The liveness clause is the runner's: it is checked after every hostile
+    case, so a protocol with a hostile case exercises it."""
+    text = text_of(protocol_sources(spec))
+    if "hostile=True" in text:
+        text += f'"{spec.name}.robustness.survives"'
+    assert [c.id for c in spec.catalogue if f'"{c.id}"' not in text] == []
+
+
+def test_clause_ids_belong_to_the_protocol(spec):
+    assert [c.id for c in spec.catalogue if not c.id.startswith(f"{spec.name}.")] == []
+
+
+def test_should_clauses_carry_their_decision(spec):
+    assert [c.id for c in spec.catalogue if c.level is Level.SHOULD and not c.decision] == []
+
+
+def test_the_liveness_clause_exists(spec):
+    """The runner reports a target that stops answering after a hostile case under <name>.robustness.survives."""
+    assert f"{spec.name}.robustness.survives" in spec.catalogue

@@ -1,0 +1,15 @@
+"""The toy protocol's conformance cases (run by tests/unit/test_new_protocol.py with the toy registered)."""
+
+import pytest
+
+from reports.model import Divergence
+from tests.toy.spec import PING, PONG
+
+
+@pytest.mark.case("toy.ping.pong", hostile=True)
+def test_ping_is_answered_with_pong(target):
+    session = target.connect()
+    reply = session.request(PING)
+    if not reply.is_frame or reply.frame != PONG:
+        raise Divergence(target.clause("toy.ping.pong"), "PONG", str(reply) if not reply.is_frame else
+                         repr(reply.frame))

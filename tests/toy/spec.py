@@ -1,0 +1,31 @@
+"""A throwaway fourth protocol, "toy": u16-length-prefixed ASCII frames; PING is answered with PONG.
+
+It exists to prove that a protocol which registers (here through WIRECHECK_PROTOCOLS) is picked up by the
+plugin, the prober, the reports and the contract tests without any change to shared code.
+"""
+
+from __future__ import annotations
+
+from protocols.clauses import Catalogue, Clause, Level
+from protocols.framing import Framing
+from protocols.spec import Endpoint, ProtocolSpec
+
+U16_PREFIX = Framing(header_size=2, length_offset=0, length_format=">H")
+PING = b"\x00\x04PING"
+PONG = b"\x00\x04PONG"
+
+CATALOGUE = Catalogue("toy", [
+    Clause("toy.ping.pong", "A PING frame is answered with a PONG frame.", "tests/toy/spec.py", Level.MUST),
+    Clause("toy.robustness.survives", "The server still answers PING after any case.", "tests/toy/spec.py",
+           Level.MUST),
+])
+
+SPEC = ProtocolSpec(
+    name="toy",
+    catalogue=CATALOGUE,
+    endpoints=(Endpoint("server", default_port=7999, framing=U16_PREFIX, max_body=1024, hello=lambda: PING,
+                        is_hello_answer=lambda frame: frame == PONG,
+                        describe=lambda frame: frame[2:].decode("ascii", "replace")),),
+    suite="tests.toy.cases",
+    strategies="tests.toy.cases",
+)
