@@ -204,3 +204,18 @@ def test_peer_that_never_reads_is_dropped_after_the_idle_timeout():
             assert closed and drained < 9_000_000, drained
         with broker.client() as other:
             assert other.request(PING) == PONG
+
+
+def test_the_broker_imports_nothing_from_the_suite():
+    """ARCHITECTURE: targets/reference/ is a second implementation; it never imports protocols, strategies or
+    suites (nor the suite's harness in targets/)."""
+    import ast
+
+    for path in (ROOT / "targets" / "reference").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                top = name.split(".")[0]
+                assert top not in ("protocols", "strategies", "suites", "reports"), (path, name)
+                assert top != "targets" or name.startswith("targets.reference"), (path, name)
