@@ -60,10 +60,13 @@ class BrokerProcess:
 
 def launch(protocols: list[str] | None = None, faults: list[str] | None = None, extra_args: list[str] | None = None,
            workdir: Path | None = None, startup_timeout: float = 30.0) -> BrokerProcess:
-    """Start ``python -m targets.reference`` with every (or the named) personality on port 0."""
-    from targets.reference.__main__ import PERSONALITIES, available_personalities
+    """Start ``python -m targets.reference`` with every (or the named) personality on port 0.
 
-    available = available_personalities()
+    ``faults`` are namespaced (``kafka.crc-ieee``); a named protocol the broker has no personality for is left out.
+    """
+    from targets.reference.personality import discover
+
+    available = list(discover())
     names = [n for n in protocols if n in available] if protocols else available
     if not names:
         raise HarnessError(f"the reference broker has no personality for {protocols}")
@@ -73,7 +76,7 @@ def launch(protocols: list[str] | None = None, faults: list[str] | None = None, 
     log_path = workdir / "broker.log"
     argv = [sys.executable, "-m", "targets.reference", "--host", "127.0.0.1", "--protocols", ",".join(names),
             "--ready-file", str(ready), "--log-level", "INFO"]
-    argv += [arg for name in names if name in PERSONALITIES for arg in (f"--{name}-port", "0")]
+    argv += [arg for name in names for arg in (f"--{name}-port", "0")]
     for fault in faults or []:
         argv += ["--fault", fault]
     argv += extra_args or []

@@ -1,103 +1,117 @@
 """Run the reference broker: ``python -m targets.reference`` or ``wirecheck-broker``.
 
 Binds 127.0.0.1 by default. ``--ready-file`` receives a JSON object naming each listener's port once all are
-listening, which is how the suite learns the ephemeral ports it asked for with ``--<name>-port 0``.
+listening, which is how the suite learns the ephemeral ports it asked for with ``--<name>-port 0``. The
+personalities, their ports, options and faults are discovered (targets/reference/personality.py), never listed.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import logging
 import os
 import signal
+import ssl
 import sys
 from pathlib import Path
 
 from targets.reference.core import BrokerConfig, Listener
-
-#: personality name -> module exposing ``DEFAULT_PORT``, ``FAULTS`` and ``create(config) -> Personality``.
-#: Adding a protocol to the broker is one line here.
-PERSONALITIES = {
-    "rustlog": "targets.reference.rustlog",
-    "kafka": "targets.reference.kafka",
-    "fluvio": "targets.reference.fluvio",
-}
+from targets.reference.personality import PersonalityInfo, discover
 
 
-def _load(name: str):
-    return importlib.import_module(PERSONALITIES[name])
-
-
-def available_personalities() -> list[str]:
-    """Names whose module imports (a personality still being built is simply absent)."""
-    names = []
-    for name in PERSONALITIES:
-        try:
-            _load(name)
-        except ImportError:
-            continue
-        names.append(name)
-    return names
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(personalities: dict[str, PersonalityInfo]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="wirecheck-broker", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--protocols", default="all", help="comma-separated personalities to run (default: all)")
-    for name in PERSONALITIES:
-        parser.add_argument(f"--{name}-port", type=int, default=None, help=f"{name} port (0: ephemeral)")
+    parser.add_argument("--protocols", default="all",
+                        help=f"comma-separated personalities to run: {', '.join(personalities)} (default: all)")
     parser.add_argument("--data-dir", type=Path, default=None, help="durable storage here (default: in memory)")
-    parser.add_argument("--fault", action="append", default=[], metavar="NAME",
+    parser.add_argument("--fault", action="append", default=[], metavar="PERSONALITY.NAME",
                         help="break one named clause (repeatable); see --list-faults")
-    parser.add_argument("--list-faults", action="store_true", help="print the faults each personality knows")
+    parser.add_argument("--list-faults", action="store_true", help="print the faults of each personality")
     parser.add_argument("--max-connections", type=int, default=256, help="per listener (default 256)")
-    parser.add_argument("--idle-timeout", type=float, default=30.0, help="seconds (default 30)")
+    parser.add_argument("--idle-timeout", type=float, default=30.0,
+                        help="seconds a connection may sit between frames (default 30)")
+    parser.add_argument("--frame-timeout", type=float, default=10.0,
+                        help="seconds a started frame may take to arrive whole (default 10)")
     parser.add_argument("--max-frame", type=int, default=None, help="override each protocol's frame limit (bytes)")
     parser.add_argument("--segment-records", type=int, default=1000, help="records per log segment (default 1000)")
     parser.add_argument("--retention-records", type=int, default=None,
                         help="keep at least this many records per partition, dropping whole older segments")
     parser.add_argument("--fsync", choices=["batch", "none"], default="batch",
                         help="with --data-dir: fsync before acknowledging each produce (batch) or never (none)")
+    parser.add_argument("--tls-cert", type=Path, default=None, help="PEM certificate: every listener speaks TLS")
+    parser.add_argument("--tls-key", type=Path, default=None, help="PEM private key of --tls-cert")
     parser.add_argument("--ready-file", type=Path, default=None, help="write {name: port} JSON here when listening")
     parser.add_argument("--log-level", default="WARNING")
+    for info in personalities.values():
+        info.add_arguments(parser)
     return parser
 
 
-def _chosen(args) -> list[str]:
-    available = available_personalities()
+def chosen(args, personalities: dict[str, PersonalityInfo]) -> list[str]:
     if args.protocols == "all":
-        return available
+        return list(personalities)
     names = [n.strip() for n in args.protocols.split(",") if n.strip()]
-    unknown = [n for n in names if n not in PERSONALITIES]
+    unknown = [n for n in names if n not in personalities]
     if unknown:
-        raise SystemExit(f"unknown protocol(s) {unknown}; known: {sorted(PERSONALITIES)}")
+        raise SystemExit(f"unknown protocol(s) {unknown}; known: {sorted(personalities)}")
     return names
 
 
-async def run(args) -> None:
-    names = _chosen(args)
-    known_faults = {f: n for n in names for f in _load(n).FAULTS}
-    unknown = [f for f in args.fault if f not in known_faults]
+def check_faults(faults: list[str], names: list[str], personalities: dict[str, PersonalityInfo]) -> None:
+    """Every fault must name a fault of a running personality; the error lists the valid names."""
+    valid = {fault for name in names for fault in personalities[name].faults}
+    unknown = [f for f in faults if f not in valid]
     if unknown:
-        raise SystemExit(f"unknown fault(s) {unknown}; see --list-faults")
+        listing = "\n".join(f"  {fault}" for fault in sorted(valid))
+        raise SystemExit(f"unknown fault(s) {unknown} for the personalities running ({', '.join(names)}); "
+                         f"valid names:\n{listing}")
+
+
+def tls_context(args) -> ssl.SSLContext | None:
+    if args.tls_cert is None and args.tls_key is None:
+        return None
+    if args.tls_cert is None or args.tls_key is None:
+        raise SystemExit("--tls-cert and --tls-key go together")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+    except (OSError, ssl.SSLError) as exc:
+        raise SystemExit(f"cannot load the TLS certificate or key: {exc}") from None
+    return context
+
+
+def list_faults(personalities: dict[str, PersonalityInfo]) -> None:
+    for info in personalities.values():
+        print(f"{info.name}:")
+        for fault, clause in sorted(info.faults.items()):
+            print(f"  {fault:40} {clause}")
+
+
+async def run(args, personalities: dict[str, PersonalityInfo]) -> None:
+    names = chosen(args, personalities)
+    check_faults(args.fault, names, personalities)
     config = BrokerConfig(
         host=args.host,
         data_dir=args.data_dir,
         faults=frozenset(args.fault),
         max_connections=args.max_connections,
         idle_timeout=args.idle_timeout,
+        frame_timeout=args.frame_timeout,
         max_frame=args.max_frame,
-        extra={"segment_records": args.segment_records, "retention_records": args.retention_records,
-               "fsync": args.fsync},
+        segment_records=args.segment_records,
+        retention_records=args.retention_records,
+        fsync=args.fsync,
+        tls=tls_context(args),
     )
     listeners = []
     for name in names:
-        module = _load(name)
+        info = personalities[name]
         port = getattr(args, f"{name}_port")
-        listeners.append(Listener(module.create(config), config, module.DEFAULT_PORT if port is None else port))
+        personality = info.create(config, info.options_from(args))
+        listeners.append(Listener(personality, config, info.default_port if port is None else port))
     ports = {}
     try:
         for listener in listeners:
@@ -108,9 +122,11 @@ async def run(args) -> None:
         raise SystemExit(f"cannot listen: {exc}") from None
     if args.ready_file:
         tmp = args.ready_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "host": args.host, "ports": ports}))
+        tmp.write_text(json.dumps({"pid": os.getpid(), "host": args.host, "ports": ports,
+                                   "tls": config.tls is not None}))
         tmp.replace(args.ready_file)  # atomic: a reader never sees half a file
-    logging.getLogger("wirecheck.broker").info("listening on %s %s", args.host, ports)
+    logging.getLogger("wirecheck.broker").info("listening on %s %s%s", args.host, ports,
+                                               " (TLS)" if config.tls else "")
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -122,19 +138,14 @@ async def run(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
+    personalities = discover()
+    args = build_parser(personalities).parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.list_faults:
-        for name in PERSONALITIES:
-            try:
-                module = _load(name)
-            except ImportError:
-                continue
-            for fault, clause in sorted(module.FAULTS.items()):
-                print(f"{name:8} {fault:32} {clause}")
+        list_faults(personalities)
         return
-    asyncio.run(run(args))
+    asyncio.run(run(args, personalities))
 
 
 if __name__ == "__main__":

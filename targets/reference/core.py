@@ -1,15 +1,17 @@
 """Listener, connection bookkeeping and limits shared by every personality.
 
-A personality implements :class:`Personality`; the core accepts connections, enforces the connection limit,
-gives each connection a :class:`Connection` whose reads are bounded in size and time, and cancels every
-connection task on shutdown so that no task outlives its socket.
+A personality implements :class:`Personality`; the core accepts connections (in TLS when configured), enforces
+the connection limit, gives each connection a :class:`Connection` whose reads are bounded in size and time, and
+cancels every connection task on shutdown so that no task outlives its socket. Frames are read by
+``framed.serve_frames``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+import ssl
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -20,26 +22,53 @@ WRITE_CHUNK = 1 << 20
 
 @dataclass
 class BrokerConfig:
+    """What every personality shares. A personality's own settings are its options dataclass (personality.py)."""
+
     host: str = "127.0.0.1"
     data_dir: Path | None = None  # None: in memory
-    faults: frozenset[str] = frozenset()
-    max_connections: int = 256
-    idle_timeout: float = 30.0  # seconds a connection may sit between frames or inside one
+    faults: frozenset[str] = frozenset()  # namespaced: "<personality>.<fault>"
+    max_connections: int = 256  # per listener
+    idle_timeout: float = 30.0  # seconds a connection may sit between frames
+    frame_timeout: float = 10.0  # seconds a started frame may take to arrive whole (slowloris bound)
     max_frame: int | None = None  # None: each personality's own spec limit
-    extra: dict = field(default_factory=dict)
+    # Storage, for the personalities that keep a log (each says which it honours).
+    segment_records: int = 1000
+    retention_records: int | None = None  # None: keep everything
+    fsync: str = "batch"  # with data_dir: "batch" (fsync before each acknowledgement) or "none"
+    tls: ssl.SSLContext | None = None  # every listener speaks TLS when set
+
+    def faults_of(self, personality: str, known: dict[str, str]) -> frozenset[str]:
+        """This personality's active faults, without their namespace ("kafka.crc-ieee" -> "crc-ieee").
+
+        ``known`` is the personality's catalogue (namespaced names); a name in its namespace that the catalogue
+        lacks is an error here too, so a mistyped fault cannot silently test nothing.
+        """
+        prefix = personality + "."
+        mine = {name for name in self.faults if name.startswith(prefix)}
+        unknown = mine - set(known)
+        if unknown:
+            raise ValueError(f"unknown {personality} fault(s) {sorted(unknown)}; known: {sorted(known)}")
+        return frozenset(name[len(prefix):] for name in mine)
 
 
 class IdleTimeout(Exception):
-    """The peer sent nothing for longer than the idle timeout."""
+    """The peer sent nothing (or read nothing) for longer than the idle timeout."""
+
+
+class FrameTimeout(IdleTimeout):
+    """A frame the peer started did not arrive whole within the frame timeout."""
 
 
 class Connection:
-    """One accepted socket; reads honour the idle timeout, writes the peer's backpressure."""
+    """One accepted socket; reads honour the idle and frame timeouts, writes the peer's backpressure."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, idle_timeout: float):
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, idle_timeout: float,
+                 frame_timeout: float | None = None):
         self.reader = reader
         self.writer = writer
         self.idle_timeout = idle_timeout
+        # A started frame never gets longer than a silent connection would: the smaller of the two bounds.
+        self.frame_timeout = min(idle_timeout, frame_timeout or idle_timeout)
         self.peer = writer.get_extra_info("peername")
 
     async def read_exactly(self, n: int) -> bytes:
@@ -54,8 +83,22 @@ class Connection:
                 return await self.reader.readexactly(n)
         except asyncio.IncompleteReadError as exc:
             raise EOFError(f"peer closed after {len(exc.partial)} of {n} bytes") from None
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise IdleTimeout(f"no bytes for {self.idle_timeout}s") from None
+
+    def frame_deadline(self) -> float:
+        """The loop time by which a frame whose first byte just arrived must be complete."""
+        return asyncio.get_running_loop().time() + self.frame_timeout
+
+    async def read_by(self, n: int, deadline: float) -> bytes:
+        """Read n more bytes of a started frame; FrameTimeout once the frame's deadline has passed."""
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await self.reader.readexactly(n)
+        except asyncio.IncompleteReadError as exc:
+            raise EOFError(f"peer closed after {len(exc.partial)} of {n} bytes") from None
+        except TimeoutError:
+            raise FrameTimeout(f"frame not complete within {self.frame_timeout}s") from None
 
     async def write(self, data: bytes) -> None:
         """Write and wait for the peer to take it; a peer that reads nothing for the idle timeout is aborted
@@ -85,16 +128,14 @@ class Connection:
             self.writer.close()
         try:
             await asyncio.wait_for(self.writer.wait_closed(), 1.0)
-        except (OSError, asyncio.TimeoutError):
+        except (OSError, asyncio.TimeoutError, ssl.SSLError):
             pass
 
 
 class Personality(Protocol):
-    """What a protocol brings to the broker."""
+    """What a protocol brings to the broker at run time (what it declares is in personality.py)."""
 
     name: str
-    default_port: int
-    faults: dict[str, str]  # fault name -> the clause it breaks, in one line
 
     async def serve(self, conn: Connection) -> None:
         """Handle one connection until it ends; exceptions are logged, never fatal to the broker."""
@@ -106,7 +147,12 @@ class Personality(Protocol):
 
 
 class Listener:
-    """One TCP listener for one personality, with a connection limit and task tracking."""
+    """One TCP listener for one personality, with a connection limit and task tracking.
+
+    At the limit a new connection waits, unread, for a slot, up to the frame timeout: a slot held by a peer that
+    stalls inside a frame frees within that time, so such peers cannot starve a fresh client. At most
+    ``max_connections`` connections wait; one more, or one whose wait runs out, is closed.
+    """
 
     def __init__(self, personality: Personality, config: BrokerConfig, port: int):
         self.personality = personality
@@ -115,33 +161,58 @@ class Listener:
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task] = set()
         self._active = 0
+        self._waiting = 0
+        self._slots = asyncio.Semaphore(config.max_connections)
 
     async def start(self) -> int:
-        self._server = await asyncio.start_server(self._accept, self.config.host, self.port, limit=2**16)
+        self._server = await asyncio.start_server(
+            self._accept, self.config.host, self.port, limit=2**16, ssl=self.config.tls,
+            # A handshake that stalls holds a socket (not a slot): bounded like a started frame.
+            ssl_handshake_timeout=self.config.frame_timeout if self.config.tls else None)
         self.port = self._server.sockets[0].getsockname()[1]
         return self.port
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self._active >= self.config.max_connections:
-            log.warning("%s: connection limit %d reached, refusing", self.personality.name, self.config.max_connections)
-            writer.close()
-            return
-        self._active += 1
         task = asyncio.current_task()
         self._tasks.add(task)
-        conn = Connection(reader, writer, self.config.idle_timeout)
+        admitted = False
+        conn = Connection(reader, writer, self.config.idle_timeout, self.config.frame_timeout)
         try:
+            admitted = await self._admit()
+            if not admitted:
+                log.warning("%s: connection limit %d reached, refusing %s", self.personality.name,
+                            self.config.max_connections, conn.peer)
+                return
+            self._active += 1
             await self.personality.serve(conn)
-        except (EOFError, IdleTimeout, ConnectionError) as exc:
+        except (EOFError, IdleTimeout, ConnectionError, ssl.SSLError) as exc:
             log.debug("%s %s: %s", self.personality.name, conn.peer, exc)
         except asyncio.CancelledError:
             pass
         except Exception:  # a bug in a personality must cost one connection, never the broker
             log.exception("%s %s: connection handler failed", self.personality.name, conn.peer)
         finally:
-            self._active -= 1
+            if admitted:
+                self._active -= 1
+                self._slots.release()
             self._tasks.discard(task)
             await conn.close()
+
+    async def _admit(self) -> bool:
+        if not self._slots.locked():
+            await self._slots.acquire()  # free slot: no wait
+            return True
+        if self._waiting >= self.config.max_connections:
+            return False
+        self._waiting += 1
+        try:
+            async with asyncio.timeout(self.config.frame_timeout):
+                await self._slots.acquire()
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            self._waiting -= 1
 
     @property
     def active_connections(self) -> int:

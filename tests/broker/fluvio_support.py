@@ -13,7 +13,7 @@ import struct
 import crc32c
 
 from targets.reference.core import BrokerConfig
-from targets.reference.fluvio import create
+from targets.reference.fluvio import FluvioOptions, create
 
 from tests.rawsocket import Closed, InThreadBroker, RawClient  # noqa: F401 - Closed is re-exported to the tests
 
@@ -320,9 +320,12 @@ class ThreadBroker(InThreadBroker):
     client_class = Client
     timeout = DEADLINE
 
-    def __init__(self, faults=(), max_frame: int | None = None, idle_timeout: float = 30.0, **extra):
+    def __init__(self, faults=(), max_frame: int | None = None, idle_timeout: float = 30.0,
+                 retention_records: int | None = None, **options):
+        """``options``: FluvioOptions fields (max_request_size, topics, ...)."""
+        self.options = FluvioOptions(**options)
         super().__init__(BrokerConfig(faults=frozenset(faults), max_frame=max_frame, idle_timeout=idle_timeout,
-                                      extra=extra))
+                                      retention_records=retention_records))
 
     def create_personality(self, config):
-        return create(config)
+        return create(config, self.options)

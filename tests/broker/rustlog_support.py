@@ -99,10 +99,11 @@ class ThreadBroker(InThreadBroker):
     timeout = DEADLINE
 
     def __init__(self, faults=(), data_dir: Path | None = None, max_frame: int | None = None,
-                 max_connections: int = 64, idle_timeout: float = 30.0, **extra):
-        extra = {"segment_records": 1000, "retention_records": None, "fsync": "batch", **extra}
-        super().__init__(BrokerConfig(data_dir=data_dir, faults=frozenset(faults), max_frame=max_frame,
-                                      max_connections=max_connections, idle_timeout=idle_timeout, extra=extra))
+                 max_connections: int = 64, idle_timeout: float = 30.0, **config):
+        """``config``: more BrokerConfig fields (segment_records, retention_records, ...)."""
+        super().__init__(BrokerConfig(data_dir=data_dir, faults=frozenset(faults),
+                                      max_frame=max_frame, max_connections=max_connections,
+                                      idle_timeout=idle_timeout, **config))
 
     def create_personality(self, config):
         return create(config)

@@ -1,6 +1,6 @@
-"""The broker core (targets/reference/core.py and the CLI), exercised through the RustLog personality.
+"""The broker core (targets/reference/core.py, framed.py and the CLI), exercised through the RustLog personality.
 
-Connection limit, idle timeout, ready file, clean shutdown on SIGTERM, and refusal of unknown faults.
+Connection limit, idle and frame timeouts, ready file, clean shutdown on SIGTERM, and refusal of unknown faults.
 """
 
 from __future__ import annotations
@@ -30,7 +30,13 @@ def test_ready_file_names_pid_host_and_port(limited):
     assert not (limited.workdir / "ready.tmp").exists()
 
 
-def test_connection_limit(limited):
+def test_connection_limit():
+    # Idle connections keep their slots (30 s idle timeout); one more waits the frame timeout, then is closed.
+    with ProcessBroker("--max-connections", "2", "--frame-timeout", "0.3") as limited:
+        check_connection_limit(limited)
+
+
+def check_connection_limit(limited):
     first, second = limited.client(), limited.client()
     try:
         assert first.request(PING) == PONG and second.request(PING) == PONG
@@ -64,6 +70,55 @@ def test_idle_timeout_closes_silent_and_partial_connections(limited, sent):
         assert other.request(PING) == PONG
 
 
+def test_slow_frames_cannot_starve_a_fresh_client():
+    """max_connections peers each send one byte of a 100-byte frame; a fresh client is still answered.
+
+    Each slow peer is dropped once its frame is older than the frame timeout (0.5 s here), and the fresh client
+    waits for a freed slot instead of being refused. Its read deadline, 10x the frame timeout, is far below the
+    idle timeout (30 s) that bounded such peers before.
+    """
+    frame_timeout, slots = 0.5, 256
+    with ProcessBroker("--max-connections", str(slots), "--frame-timeout", str(frame_timeout)) as broker:
+        slow = []
+        try:
+            for _ in range(slots):
+                peer = broker.client(timeout=10 * frame_timeout)
+                peer.send_raw(b"\x00")  # the first byte of a length prefix announcing 100 bytes
+                slow.append(peer)
+            with broker.client(timeout=10 * frame_timeout) as fresh:
+                assert fresh.request(PING) == PONG
+            for peer in slow:  # every slow peer was closed by the broker, none answered
+                with pytest.raises(Closed):
+                    peer.recv_frame()
+        finally:
+            for peer in slow:
+                peer.close()
+
+
+@pytest.mark.parametrize("header", [b"\x00\x00\x00\x64", b"\x00\x00\x00\x64" + b"{" * 99])
+def test_frame_timeout_closes_a_trickling_frame_before_the_idle_timeout(header):
+    """A frame that keeps arriving, one byte at a time, is bounded by the frame timeout, not the idle timeout."""
+    import socket
+
+    with ProcessBroker("--frame-timeout", "0.5", "--idle-timeout", "30") as broker:
+        with socket.create_connection(("127.0.0.1", broker.port), timeout=5) as sock:
+            closed = False
+            try:
+                for byte in header:  # a byte every 0.1 s: never idle for long, yet the frame takes 10 s
+                    sock.sendall(bytes([byte]))
+                    time.sleep(0.1)
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+            if not closed:
+                try:
+                    closed = sock.recv(1) == b""
+                except ConnectionResetError:
+                    closed = True
+            assert closed
+        with broker.client() as other:
+            assert other.request(PING) == PONG
+
+
 def test_sigterm_shuts_down_cleanly_with_open_connections():
     with ProcessBroker() as broker:
         busy, partial = broker.client(), broker.client()
@@ -85,19 +140,33 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
                           timeout=30)
 
 
-def test_unknown_fault_is_refused(tmp_path):
-    result = run_cli("--rustlog-port", "0", "--fault", "no-such-fault", "--ready-file", str(tmp_path / "r.json"))
+@pytest.mark.parametrize("fault", ["rustlog.no-such-fault", "zero-length-ignored", "kafka.crc-ieee"])
+def test_unknown_fault_is_refused_listing_the_valid_ones(tmp_path, fault):
+    """Unknown, un-namespaced, or of a personality that is not running: refused, naming every valid fault."""
+    from targets.reference.rustlog import FAULTS
+
+    result = run_cli("--rustlog-port", "0", "--fault", fault, "--ready-file", str(tmp_path / "r.json"))
     assert result.returncode != 0
-    assert "no-such-fault" in result.stderr
+    assert fault in result.stderr
+    assert all(name in result.stderr for name in FAULTS)
     assert not (tmp_path / "r.json").exists()
 
 
-def test_list_faults_names_every_rustlog_fault():
-    from targets.reference.rustlog import FAULTS
+def test_list_faults_groups_the_faults_by_personality():
+    from targets.reference.personality import discover
 
-    result = run_cli("--list-faults")
-    listed = {line.split()[1] for line in result.stdout.splitlines() if line.startswith("rustlog")}
-    assert listed == set(FAULTS)
+    personalities = discover()
+    assert {"rustlog", "kafka", "fluvio"} <= set(personalities)
+    groups, current = {}, None
+    for line in run_cli("--list-faults").stdout.splitlines():
+        if not line.startswith(" "):
+            current = line.rstrip(":")
+            groups[current] = set()
+        else:
+            groups[current].add(line.split()[0])
+    assert groups == {name: set(info.faults) for name, info in personalities.items()}
+    for name, faults in groups.items():
+        assert all(fault.startswith(name + ".") for fault in faults)
 
 
 def test_two_brokers_cannot_share_a_port(tmp_path):
@@ -135,3 +204,18 @@ def test_peer_that_never_reads_is_dropped_after_the_idle_timeout():
             assert closed and drained < 9_000_000, drained
         with broker.client() as other:
             assert other.request(PING) == PONG
+
+
+def test_the_broker_imports_nothing_from_the_suite():
+    """ARCHITECTURE: targets/reference/ is a second implementation; it never imports protocols, strategies or
+    suites (nor the suite's harness in targets/)."""
+    import ast
+
+    for path in (ROOT / "targets" / "reference").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                top = name.split(".")[0]
+                assert top not in ("protocols", "strategies", "suites", "reports"), (path, name)
+                assert top != "targets" or name.startswith("targets.reference"), (path, name)

@@ -16,7 +16,7 @@ from tests.broker.fluvio_support import (
 
 @pytest.fixture(scope="module")
 def broker():
-    with ThreadBroker(fluvio_max_request_size=4096, fluvio_topics={"three": 3}) as b:
+    with ThreadBroker(max_request_size=4096, topics={"three": 3}) as b:
         yield b
 
 
@@ -276,7 +276,7 @@ def test_retention_moves_the_log_start_and_evicts_older_offsets():
 
 
 def test_memory_budget_answers_partition_full():
-    with ThreadBroker(fluvio_max_store_bytes=1000) as b, b.client() as c:
+    with ThreadBroker(max_store_bytes=1000) as b, b.client() as c:
         assert c.produce("full", batch([b"x" * 600])) == (0, 0)
         assert c.produce("full", batch([b"x" * 600])) == ((72, "full", 0), 0)
         assert c.fetch_offsets("full")[3] == 1

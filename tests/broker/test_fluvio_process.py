@@ -32,8 +32,8 @@ def test_package_imports_nothing_from_the_suite():
 def test_cli_lists_faults_and_serves_until_sigterm():
     listed = subprocess.run([sys.executable, "-m", "targets.reference", "--list-faults"], cwd=ROOT, timeout=30,
                             capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout
-    assert {line.split()[1] for line in listed.splitlines() if line.startswith("fluvio")} == set(fluvio.FAULTS)
-    assert fluvio.DEFAULT_PORT == 9010 and len(fluvio.FAULTS) >= 12
+    assert {line.split()[0] for line in listed.splitlines() if line.startswith("  fluvio.")} == set(fluvio.FAULTS)
+    assert fluvio.DEFAULT_PORT == 9005 and len(fluvio.FAULTS) >= 12
 
     ready = Path(tempfile.mkdtemp(prefix="fluvio-cli-")) / "ready.json"
     process = subprocess.Popen([sys.executable, "-m", "targets.reference", "--protocols", "fluvio", "--fluvio-port",

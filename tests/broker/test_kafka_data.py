@@ -23,7 +23,7 @@ _names = itertools.count()
 
 @pytest.fixture(scope="module")
 def broker():
-    with InProcessBroker(kafka_max_message_bytes=64 * 1024) as b:
+    with InProcessBroker(max_message_bytes=64 * 1024) as b:
         yield b
 
 

@@ -27,7 +27,7 @@ from targets.reference.kafka import FAULTS
 from tests.broker.test_kafka_groups import join, join_new, join_request
 from tests.interop.kafka_support import Closed, InProcessBroker, Wire, build, record_batch
 
-EXTRA = {"kafka_max_message_bytes": 64 * 1024}
+EXTRA = {"max_message_bytes": 64 * 1024}
 _names = itertools.count()
 
 
@@ -207,34 +207,34 @@ def with_wire(probe):
 
 #: fault -> (probe(broker) -> observation, the clean broker's observation)
 PROBES = {
-    "crc-ieee": (with_wire(lambda w: produce(w, topic(w), record_batch([b"a"]))), 0),
-    "advertise-unimplemented": (with_wire(fetch_min_version), 4),
-    "hw-off-by-one": (with_wire(lambda w: (lambda n: (produce(w, n, record_batch([b"a"])),
+    "kafka.crc-ieee": (with_wire(lambda w: produce(w, topic(w), record_batch([b"a"]))), 0),
+    "kafka.advertise-unimplemented": (with_wire(fetch_min_version), 4),
+    "kafka.hw-off-by-one": (with_wire(lambda w: (lambda n: (produce(w, n, record_batch([b"a"])),
                                                       fetch(w, n, 0).high_watermark)[1])(topic(w))), 1),
-    "wrong-error-unknown-partition": (with_wire(lambda w: produce(w, topic(w), record_batch([b"a"]), 5)), 3),
-    "throttle-missing-metadata-v5": (with_wire(lambda w: raw_metadata_length(w, 5) - raw_metadata_length(w, 4)), 0),
-    "tagged-fields-misskipped": (with_wire(lambda w: outcome(w, metadata_v12_with_unknown_tag())), "answered"),
-    "crash-on-hostile-array": (hostile_then_probe, "answered"),
-    "generation-not-bumped": (with_wire(rebalance_generation), 2),
-    "leader-gets-no-metadata": (with_wire(lambda w: join_new(w, f"g{next(_names)}").members[0].metadata), b"meta"),
-    "acks0-responds": (with_wire(acks0), "silent"),
-    "apiversions-unsupported-not-v0": (with_wire(unsupported_api_versions), struct.pack(">ihihhh", 7, 35, 1, 18, 0, 4)),
-    "unknown-key-stays-open": (with_wire(lambda w: outcome(w, struct.pack(">ihhih", 10, 999, 0, 1, -1))), "closed"),
-    "fetch-ignores-offset": (with_wire(fetch_middle), 1),
-    "commit-not-stored": (with_wire(commit_then_fetch), 7),
-    "correlation-id-wrong": (with_wire(correlation), 77),
-    "listoffsets-latest-off-by-one": (with_wire(latest_offset), 1),
-    "create-duplicate-no-error": (with_wire(create_twice), 36),
-    "sequence-not-checked": (with_wire(idempotent_gap), 45),
-    "fetch-beyond-hw-empty": (with_wire(lambda w: fetch(w, topic(w), 5).error_code), 1),
-    "flexible-header-v1": (with_wire(lambda w: raw_metadata_length(w, 12)), 56),
-    "malformed-body-answered": (with_wire(truncated_body), "closed"),
-    "metadata-empty-means-all": (with_wire(empty_metadata), 0),
-    "produce-autocreates": (with_wire(lambda w: produce(w, f"nx{next(_names)}", record_batch([b"a"]))), 3),
-    "message-too-large-unchecked": (with_wire(lambda w: produce(w, topic(w), record_batch([b"x" * 70_000]))), 10),
-    "fetch-no-long-poll": (with_wire(long_poll), True),
-    "heartbeat-ignores-rebalance": (heartbeat_during_rebalance, 27),
-    "coordinator-port-hardcoded": (coordinator_port, True),
+    "kafka.wrong-error-unknown-partition": (with_wire(lambda w: produce(w, topic(w), record_batch([b"a"]), 5)), 3),
+    "kafka.throttle-missing-metadata-v5": (with_wire(lambda w: raw_metadata_length(w, 5) - raw_metadata_length(w, 4)), 0),
+    "kafka.tagged-fields-misskipped": (with_wire(lambda w: outcome(w, metadata_v12_with_unknown_tag())), "answered"),
+    "kafka.crash-on-hostile-array": (hostile_then_probe, "answered"),
+    "kafka.generation-not-bumped": (with_wire(rebalance_generation), 2),
+    "kafka.leader-gets-no-metadata": (with_wire(lambda w: join_new(w, f"g{next(_names)}").members[0].metadata), b"meta"),
+    "kafka.acks0-responds": (with_wire(acks0), "silent"),
+    "kafka.apiversions-unsupported-not-v0": (with_wire(unsupported_api_versions), struct.pack(">ihihhh", 7, 35, 1, 18, 0, 4)),
+    "kafka.unknown-key-stays-open": (with_wire(lambda w: outcome(w, struct.pack(">ihhih", 10, 999, 0, 1, -1))), "closed"),
+    "kafka.fetch-ignores-offset": (with_wire(fetch_middle), 1),
+    "kafka.commit-not-stored": (with_wire(commit_then_fetch), 7),
+    "kafka.correlation-id-wrong": (with_wire(correlation), 77),
+    "kafka.listoffsets-latest-off-by-one": (with_wire(latest_offset), 1),
+    "kafka.create-duplicate-no-error": (with_wire(create_twice), 36),
+    "kafka.sequence-not-checked": (with_wire(idempotent_gap), 45),
+    "kafka.fetch-beyond-hw-empty": (with_wire(lambda w: fetch(w, topic(w), 5).error_code), 1),
+    "kafka.flexible-header-v1": (with_wire(lambda w: raw_metadata_length(w, 12)), 56),
+    "kafka.malformed-body-answered": (with_wire(truncated_body), "closed"),
+    "kafka.metadata-empty-means-all": (with_wire(empty_metadata), 0),
+    "kafka.produce-autocreates": (with_wire(lambda w: produce(w, f"nx{next(_names)}", record_batch([b"a"]))), 3),
+    "kafka.message-too-large-unchecked": (with_wire(lambda w: produce(w, topic(w), record_batch([b"x" * 70_000]))), 10),
+    "kafka.fetch-no-long-poll": (with_wire(long_poll), True),
+    "kafka.heartbeat-ignores-rebalance": (heartbeat_during_rebalance, 27),
+    "kafka.coordinator-port-hardcoded": (coordinator_port, True),
 }
 
 

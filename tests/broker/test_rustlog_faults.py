@@ -159,31 +159,31 @@ def probe_float(client):
 
 #: fault -> (probe, what the clean broker must show, broker options)
 PROBES = {
-    "zero-length-ignored": (probe_zero_length, 400, {}),
-    "oversize-kept-open": (probe_oversize, "closed", SMALL_FRAME),
-    "max-frame-rejected": (probe_max_frame, "Pong", SMALL_FRAME),
-    "malformed-json-kept-open": (probe_malformed, True, {}),
-    "invalid-utf8-accepted": (probe_invalid_utf8, 400, {}),
-    "unknown-type-closes": (probe_unknown_type, (400, False), {}),
-    "partition-error-404": (probe_missing_partition, (405, 405), {}),
-    "record-limit-1001": (probe_record_limit, 400, {}),
-    "partition-count-unbounded": (probe_partition_count, 400, {}),
-    "topic-name-unchecked": (probe_topic_name, (400, 400), {}),
-    "next-offset-off-by-one": (probe_next_offset, 2, {}),
-    "beyond-hw-416": (probe_beyond_hw, "FetchResponse", {}),
-    "commit-groups-shared": (probe_commit_groups, 1, {}),
-    "commit-unknown-topic-succeeds": (probe_commit_unknown, False, {}),
-    "offset-fetch-zero": (probe_offset_fetch, None, {}),
-    "fetch-uses-group-offset": (probe_fetch_group, 0, {}),
-    "batch-not-atomic": (probe_batch_atomic, True, {}),
-    "fetch-exceeds-frame": (probe_fetch_frame, True, SMALL_FRAME),
-    "pong-wrong-type": (probe_pong, "Pong", {}),
-    "error-details-missing": (probe_details, True, {}),
-    "length-counts-header": (probe_length_prefix, len(b'{"type":"Pong"}'), {}),
-    "produce-base-offset-off-by-one": (probe_base_offset, (0, 0), {}),
-    "float-accepted": (probe_float, 400, {}),
+    "rustlog.zero-length-ignored": (probe_zero_length, 400, {}),
+    "rustlog.oversize-kept-open": (probe_oversize, "closed", SMALL_FRAME),
+    "rustlog.max-frame-rejected": (probe_max_frame, "Pong", SMALL_FRAME),
+    "rustlog.malformed-json-kept-open": (probe_malformed, True, {}),
+    "rustlog.invalid-utf8-accepted": (probe_invalid_utf8, 400, {}),
+    "rustlog.unknown-type-closes": (probe_unknown_type, (400, False), {}),
+    "rustlog.partition-error-404": (probe_missing_partition, (405, 405), {}),
+    "rustlog.record-limit-1001": (probe_record_limit, 400, {}),
+    "rustlog.partition-count-unbounded": (probe_partition_count, 400, {}),
+    "rustlog.topic-name-unchecked": (probe_topic_name, (400, 400), {}),
+    "rustlog.next-offset-off-by-one": (probe_next_offset, 2, {}),
+    "rustlog.beyond-hw-416": (probe_beyond_hw, "FetchResponse", {}),
+    "rustlog.commit-groups-shared": (probe_commit_groups, 1, {}),
+    "rustlog.commit-unknown-topic-succeeds": (probe_commit_unknown, False, {}),
+    "rustlog.offset-fetch-zero": (probe_offset_fetch, None, {}),
+    "rustlog.fetch-uses-group-offset": (probe_fetch_group, 0, {}),
+    "rustlog.batch-not-atomic": (probe_batch_atomic, True, {}),
+    "rustlog.fetch-exceeds-frame": (probe_fetch_frame, True, SMALL_FRAME),
+    "rustlog.pong-wrong-type": (probe_pong, "Pong", {}),
+    "rustlog.error-details-missing": (probe_details, True, {}),
+    "rustlog.length-counts-header": (probe_length_prefix, len(b'{"type":"Pong"}'), {}),
+    "rustlog.produce-base-offset-off-by-one": (probe_base_offset, (0, 0), {}),
+    "rustlog.float-accepted": (probe_float, 400, {}),
 }
-PROCESS_FAULTS = {"crash-on-deep-json"}  # kills the process: probed in a child process below
+PROCESS_FAULTS = {"rustlog.crash-on-deep-json"}  # kills the process: probed in a child process below
 
 
 def test_every_fault_has_a_probe():
@@ -220,7 +220,7 @@ def deep_ping(depth: int) -> bytes:
     return frame(b'{"type":"Ping","x":' + b"[" * depth + b"]" * depth + b"}")
 
 
-@pytest.mark.parametrize("fault", [None, "crash-on-deep-json"])
+@pytest.mark.parametrize("fault", [None, "rustlog.crash-on-deep-json"])
 def test_crash_on_deep_json(fault):
     args = ["--fault", fault] if fault else []
     with ProcessBroker(*args) as broker, broker.client() as client:

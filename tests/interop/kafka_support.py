@@ -2,7 +2,7 @@
 
 - :func:`broker_process`: the reference broker as a child process on an ephemeral 127.0.0.1 port.
 - :class:`InProcessBroker`: the Kafka personality on a background event loop, for tests that need
-  ``BrokerConfig.extra`` knobs (short session timeouts) or fast restarts with faults.
+  ``KafkaOptions`` knobs (short session timeouts) or fast restarts with faults.
 - :class:`Wire`: a raw-socket client that encodes requests and decodes responses with kafka-python's protocol
   classes, so the broker's own codec is checked by an independent one. Every read has a deadline.
 """
@@ -69,13 +69,14 @@ class InProcessBroker:
     """The Kafka personality served from a background thread's event loop (one per test or module)."""
 
     def __init__(self, faults: tuple[str, ...] = (), max_frame: int | None = None, data_dir: Path | None = None,
-                 **extra):
-        from targets.reference.kafka import create  # the personality under test
+                 retention_records: int | None = None, **options):
+        """``faults`` namespaced (``kafka.crc-ieee``); ``options``: KafkaOptions fields (min_session_ms 100 here)."""
+        from targets.reference.kafka import KafkaOptions, create  # the personality under test
 
-        extra.setdefault("kafka_min_session_ms", 100)
-        self.config = BrokerConfig(faults=frozenset(faults), extra=extra, idle_timeout=10.0,
-                                   max_frame=max_frame, data_dir=data_dir)
-        self.personality = create(self.config)
+        options.setdefault("min_session_ms", 100)
+        self.config = BrokerConfig(faults=frozenset(faults), idle_timeout=10.0, max_frame=max_frame,
+                                   data_dir=data_dir, retention_records=retention_records)
+        self.personality = create(self.config, KafkaOptions(**options))
         self.loop = asyncio.new_event_loop()
         self.listener = Listener(self.personality, self.config, 0)
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)

@@ -86,7 +86,7 @@ def test_committed_kafka_python_capture_is_clean(spark, analysed):
 def test_live_loopback_capture(spark, tmp_path):
     clean, clean_port, answers = capture_broker_traffic(tmp_path / "clean.pcap")
     assert answers[3]["next_offset"] == 3
-    faulted, faulted_port, answers = capture_broker_traffic(tmp_path / "faulted.pcap", ["next-offset-off-by-one"])
+    faulted, faulted_port, answers = capture_broker_traffic(tmp_path / "faulted.pcap", ["rustlog.next-offset-off-by-one"])
     assert answers[3]["next_offset"] == 2  # the fault is live: the passive check must see it
     out = tmp_path / "out"
     run_capture_job(spark, [str(clean), str(faulted)], str(out), {clean_port: "rustlog", faulted_port: "rustlog"})

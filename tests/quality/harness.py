@@ -52,6 +52,8 @@ def run_suite(suite: str, report_dir: Path, faults: list[str] = (), expect: str 
 
 
 def broker_faults(protocol: str) -> set[str]:
-    import importlib
+    """The namespaced faults of the reference broker's personality for ``protocol`` (none if it has none)."""
+    from targets.reference.personality import discover
 
-    return set(importlib.import_module(f"targets.reference.{protocol}").FAULTS)
+    info = discover().get(protocol)
+    return set(info.faults) if info else set()

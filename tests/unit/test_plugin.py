@@ -33,11 +33,11 @@ def broker():
 
 
 def test_should_violation_is_non_strict_unless_strict(tmp_path):
-    code, records, out = suite(tmp_path, "--reference-fault", "beyond-hw-416", "-k", "rustlog.fetch.beyond-hw")
+    code, records, out = suite(tmp_path, "--reference-fault", "rustlog.beyond-hw-416", "-k", "rustlog.fetch.beyond-hw")
     assert code == 0, out
     assert {r["verdict"] for r in records} == {"NON-STRICT"}
     assert "wirecheck NON-STRICT" in out
-    code, records, out = suite(tmp_path / "strict", "--strict", "--reference-fault", "beyond-hw-416",
+    code, records, out = suite(tmp_path / "strict", "--strict", "--reference-fault", "rustlog.beyond-hw-416",
                                "-k", "rustlog.fetch.beyond-hw")
     assert code == 1
     assert {r["verdict"] for r in records} == {"FAILED"}
@@ -45,7 +45,7 @@ def test_should_violation_is_non_strict_unless_strict(tmp_path):
 
 
 def test_failure_report_names_case_clause_and_reproducer(tmp_path):
-    code, records, out = suite(tmp_path, "--reference-fault", "next-offset-off-by-one", "-k", "next-offset")
+    code, records, out = suite(tmp_path, "--reference-fault", "rustlog.next-offset-off-by-one", "-k", "next-offset")
     assert code == 1
     assert "wirecheck FAILED rustlog.fetch.next-offset" in out
     assert "expected  next_offset 3" in out and "reproduce pytest suites/rustlog/test_fetch.py" in out
@@ -63,7 +63,7 @@ def test_baseline_turns_known_failures_into_xfail_and_stale_entries_into_xpass(t
     baseline.write_text(json.dumps({"schema": "wirecheck.baseline/1", "entries": [
         {"case": "rustlog.fetch.next-offset", "reason": "known: ticket 12", "expires": "2999-01-01"}]}))
     code, records, out = suite(tmp_path / "a", "--baseline", str(baseline), "--reference-fault",
-                               "next-offset-off-by-one", "-k", "rustlog.fetch.next-offset")
+                               "rustlog.next-offset-off-by-one", "-k", "rustlog.fetch.next-offset")
     assert code == 0, out
     assert {r["verdict"] for r in records} == {"XFAIL"}
     code, records, out = suite(tmp_path / "b", "--baseline", str(baseline), "-k", "rustlog.fetch.next-offset")

@@ -11,25 +11,25 @@ one partition, if its name is a valid Fluvio topic name (storage.py). Produce to
 have, and Fetch / FetchOffsets / StreamFetch of anything not yet created, get the SPU's "no leader" codes (6,
 3001). A suite therefore gets a topic on this broker by producing to partition 0 first.
 
-Configuration through ``BrokerConfig.extra`` (all optional; the CLI sets none of them):
-    fluvio_auto_create         create topics on first Produce (default True)
-    fluvio_default_partitions  partitions of an auto-created topic (default 1)
-    fluvio_topics              {name: partitions} created at start
-    fluvio_max_request_size    largest accepted batch in bytes (default 33554432, STORAGE_MAX_REQUEST_SIZE)
-    fluvio_max_store_bytes     bytes of batches held by all partitions together (default 1 GiB); past it,
-                               Produce gets PartitionFull (72)
-    retention_records          (the CLI's --retention-records) records kept per partition (default: all)
-Storage is in memory only (``--data-dir`` is ignored by this personality).
+Options (:class:`FluvioOptions`, flags ``--fluvio-<option>``): auto_create (default on), default_partitions (1),
+topics created at start, max_request_size (33554432, STORAGE_MAX_REQUEST_SIZE), max_store_bytes (1 GiB; past it,
+Produce gets PartitionFull (72)). From ``BrokerConfig``: ``--retention-records`` (records kept per partition,
+default all). Storage is in memory only (``--data-dir`` is ignored by this personality).
 """
 
 from targets.reference.core import BrokerConfig
 from targets.reference.fluvio.faults import FAULTS
+from targets.reference.fluvio.options import FluvioOptions
 from targets.reference.fluvio.server import FluvioPersonality
+from targets.reference.personality import PersonalityInfo
 
-DEFAULT_PORT = 9010
-
-__all__ = ["DEFAULT_PORT", "FAULTS", "create"]
+DEFAULT_PORT = 9005  # the SPU's public port
 
 
-def create(config: BrokerConfig) -> FluvioPersonality:
-    return FluvioPersonality(config)
+def create(config: BrokerConfig, options: FluvioOptions | None = None) -> FluvioPersonality:
+    return FluvioPersonality(config, options or FluvioOptions())
+
+
+PERSONALITY = PersonalityInfo("fluvio", DEFAULT_PORT, FAULTS, FluvioOptions, create)
+
+__all__ = ["DEFAULT_PORT", "FAULTS", "FluvioOptions", "PERSONALITY", "create"]

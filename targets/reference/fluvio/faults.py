@@ -5,65 +5,65 @@ notes (specs/fluvio.md §n, An = ambiguity n of §11) or the upstream file the n
 """
 
 FAULTS: dict[str, str] = {
-    "crc-unchecked":
+    "fluvio.crc-unchecked":
         "A produced batch whose CRC-32C (attributes..end, seed 'RecordBatch Encoding', notes §4.2) is wrong "
         "must never be served back with a wrong CRC: the SPU recomputes it on storage (§4.4 step 7, "
         "ST/mut_records.rs), this broker rejects it (§12); this accepts it and Fetch returns the bad CRC",
-    "error-code-unknown-partition-wrong":
+    "fluvio.error-code-unknown-partition-wrong":
         "Produce/Fetch/StreamFetch to an unknown topic or partition answer NotLeaderForPartition (6) "
         "(notes §4.4 step 1, §6, A8; produce_handler.rs, fetch_handler.rs); this answers TopicNotFound (2001)",
-    "fetch-hw-off-by-one":
+    "fluvio.fetch-hw-off-by-one":
         "Fetch high_watermark is the offset after the last committed record (notes §5.2, ST/replica.rs "
         "read_records); this answers HW + 1",
-    "produce-base-offset-wrong":
+    "fluvio.produce-base-offset-wrong":
         "ProduceResponse base_offset is the LEO before the write, the first record's offset (notes §4.4 "
         "step 8); this answers the LEO after the write",
-    "apiversions-overadvertise":
+    "fluvio.apiversions-overadvertise":
         "ApiVersions lists only versions the server implements (notes §3.1/§3.2, api_versions.rs); this "
         "advertises Produce (0, 26) while a v26 Produce closes the connection",
-    "stream-fetch-no-updates":
+    "fluvio.stream-fetch-no-updates":
         "After UpdateOffsets a StreamFetch keeps pushing new records on the same stream (notes §5.4/§5.5, "
         "SPU/services/public/stream_fetch.rs); this sends the first response and then never again",
-    "fetch-offsets-start-is-hw":
+    "fluvio.fetch-offsets-start-is-hw":
         "FetchOffsets start_offset is the partition's log start offset and last_stable_offset its HW (notes §5.3, "
         "offset_request.rs start_offset_info); this answers the HW as start_offset",
-    "fetch-offsets-wrong-code":
+    "fluvio.fetch-offsets-wrong-code":
         "FetchOffsets on an unknown partition answers PartitionNotLeader (3001), not 6 (notes §5.3, A8, "
         "offset_request.rs); this answers NotLeaderForPartition (6)",
-    "compression-error-wrong":
+    "fluvio.compression-error-wrong":
         "A batch whose compression bits are 5-7 gets CompressionError (9000) (notes §4.4 step 6, §8, "
         "produce_handler.rs validate_records); this answers StorageError (56)",
-    "offsets-follow-record-count":
+    "fluvio.offsets-follow-record-count":
         "The LEO advances by last_offset_delta + 1, not by the batch's i32 record count, which the SPU "
         "never reads (notes §4.4 step 7, A6, A14; ST/segment.rs append_batch); this advances by the count",
-    "negative-size-stays-open":
+    "fluvio.negative-size-stays-open":
         "A frame with a negative size prefix is never followed by an answer (notes §2.1, §7: the SPU panics "
         "or waits for ever; §12: close); this skips the size and answers the requests that follow",
-    "correlation-id-wrong":
+    "fluvio.correlation-id-wrong":
         "A response carries its request's correlation_id (notes §2.3, FP/api/response.rs); this answers "
         "with correlation_id + 1",
-    "crash-on-huge-record-count":
+    "fluvio.crash-on-huge-record-count":
         "A malformed or hostile request costs one connection at most (notes §7, §12; ARCHITECTURE 'reference "
         "broker'); an uncompressed batch whose i32 record count exceeds its bytes wedges the whole broker",
-    "unknown-key-stays-open":
+    "fluvio.unknown-key-stays-open":
         "A request with an unknown api_key closes the connection without a response (notes §7, A16, "
         "SpuServerApiKey::try_from); this stays silent and keeps it open",
-    "update-offsets-unknown-session-ok":
+    "fluvio.update-offsets-unknown-session-ok":
         "UpdateOffsets for a session_id that is not an open stream answers FetchSessionNotFoud (3002) "
         "(notes §5.5, offset_update.rs); this answers None (0)",
-    "stream-id-zero":
+    "fluvio.stream-id-zero":
         "StreamFetch stream ids start at 1 on each connection; 0 only marks a refused stream (notes §5.4, "
         "StreamPublishers::next_stream_id); this numbers streams from 0",
-    "error-payload-missing":
+    "fluvio.error-payload-missing":
         "An ErrorCode is an i16 tag followed by its variant's payload, e.g. Other(String) (notes §6, A9, "
         "FP/link/error_code.rs); this writes Other for a fetch beyond the LEO without its String",
-    "produce-responses-merged":
+    "fluvio.produce-responses-merged":
         "A ProduceResponse has exactly one entry per request partition entry, in order, even when a "
         "partition repeats (notes §4.1, partition_producer.rs); this merges repeated partitions into one entry",
-    "throttle-missing":
+    "fluvio.throttle-missing":
         "ProduceResponse carries throttle_time_ms from version 1 on (seed 'ProduceResponse Structure', notes "
         "§4.5); this omits it",
-    "isolation-strict":
+    "fluvio.isolation-strict":
         "Produce isolation is an i16 where any negative value means ReadCommitted and any other "
         "ReadUncommitted (notes §4.1 IsolationData, A4); this closes the connection on values other than +-1",
 }

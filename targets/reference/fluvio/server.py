@@ -1,9 +1,9 @@
 """The Fluvio SPU personality: framing, request headers, dispatch, and the handlers of the public APIs.
 
 Connection rules (notes §2, §7; decisions marked D are implementation-defined, the SPU takes another path):
-- Every frame is ``i32 size`` + ``size`` bytes. D1: a size below 10 (the smallest header: api_key, api_version,
-  correlation_id, empty client_id) or above the frame limit (64 MiB, §12; ``--max-frame``) closes the
-  connection before any body byte is read. The SPU has no limit, panics on sizes -4..-1 and waits for ever on
+- Every frame is ``i32 size`` + ``size`` bytes (read by framed.serve_frames). D1: a size below 10 (the smallest
+  header: api_key, api_version, correlation_id, empty client_id) or above the frame limit (64 MiB, §12;
+  ``--max-frame``) closes the connection before any body byte is read. The SPU has no limit, panics on sizes -4..-1 and waits for ever on
   smaller ones (§7).
 - Unknown api keys (including the SPU's own 1006-1008 and 2000, which this broker does not implement, and the
   server-to-client key 1001) close the connection without a response, as the SPU does for unknown keys (A16).
@@ -30,8 +30,10 @@ import logging
 import struct
 
 from targets.reference.core import BrokerConfig, Connection
+from targets.reference.framed import BadLength, FrameShape, serve_frames
 from targets.reference.fluvio import messages
 from targets.reference.fluvio.faults import FAULTS
+from targets.reference.fluvio.options import FluvioOptions
 from targets.reference.fluvio.records import Batch, MAX_COMPRESSION
 from targets.reference.fluvio.storage import Partition, Storage
 from targets.reference.fluvio.wire import OK, ErrorCode, Malformed, Reader
@@ -40,7 +42,6 @@ log = logging.getLogger("wirecheck.broker.fluvio")
 
 DEFAULT_MAX_FRAME = 64 << 20  # §12: "cap the frame size (e.g. 64 MiB)"
 MIN_FRAME = 10  # api_key u16 + api_version i16 + correlation_id i32 + client_id length i16
-MAX_REQUEST_SIZE = 33_554_432  # STORAGE_MAX_REQUEST_SIZE (§8): a larger batch gets MessageTooLarge (10)
 MAX_STREAMS = 64  # D6: open StreamFetch streams per connection; one more closes the connection
 PLATFORM_VERSION = "0.0.0"  # the SPU never sets it (§3.2, A18)
 
@@ -88,20 +89,19 @@ class ConnectionState:
 
 class FluvioPersonality:
     name = "fluvio"
-    default_port = 9010
-    faults = FAULTS
 
-    def __init__(self, config: BrokerConfig):
-        self.active = frozenset(config.faults) & set(FAULTS)
+    def __init__(self, config: BrokerConfig, options: FluvioOptions):
+        self.active = config.faults_of(self.name, FAULTS)
         self.max_frame = config.max_frame or DEFAULT_MAX_FRAME
-        extra = config.extra or {}
-        self.max_request_size = int(extra.get("fluvio_max_request_size", MAX_REQUEST_SIZE))
-        retention = extra.get("retention_records")
-        self.storage = Storage(default_partitions=int(extra.get("fluvio_default_partitions", 1)),
-                               auto_create=bool(extra.get("fluvio_auto_create", True)),
-                               topics=extra.get("fluvio_topics"),
-                               retention_records=None if retention is None else max(int(retention), 1),
-                               max_bytes=int(extra.get("fluvio_max_store_bytes", 1 << 30)))
+        self.frame_shape = FrameShape(header_size=4, length_at=0, length_format=">i", min_length=MIN_FRAME,
+                                      max_length=self.max_frame)
+        self.max_request_size = options.max_request_size
+        retention = config.retention_records
+        self.storage = Storage(default_partitions=options.default_partitions,
+                               auto_create=options.auto_create,
+                               topics=options.topics,
+                               retention_records=None if retention is None else max(retention, 1),
+                               max_bytes=options.max_store_bytes)
         self.advertised = list(ADVERTISED)
         if "apiversions-overadvertise" in self.active:
             self.advertised[0] = (PRODUCE, 0, 26)
@@ -115,19 +115,14 @@ class FluvioPersonality:
 
     async def serve(self, conn: Connection) -> None:
         state = ConnectionState(conn)
+
+        async def handle(header: bytes, frame: bytes) -> bool:
+            if self.wedged:
+                return True  # fault: a wedged broker reads and never answers
+            return await self._handle(state, frame)
+
         try:
-            while True:
-                (size,) = _SIZE.unpack(await conn.read_exactly(4))
-                if size < 0 and "negative-size-stays-open" in self.active:
-                    continue  # fault: the size is skipped as if nothing had happened
-                if size < MIN_FRAME or size > self.max_frame:
-                    log.debug("closing: frame size %d outside [%d, %d]", size, MIN_FRAME, self.max_frame)
-                    return
-                frame = await conn.read_exactly(size)
-                if self.wedged:
-                    continue  # fault: a wedged broker reads and never answers
-                if not await self._handle(state, frame):
-                    return
+            await serve_frames(conn, self.frame_shape, handle, self._bad_size)
         finally:
             tasks = [s.task for s in state.streams.values() if s.task is not None]
             for task in tasks:
@@ -135,6 +130,12 @@ class FluvioPersonality:
             await asyncio.gather(*tasks, return_exceptions=True)
             for stream in state.streams.values():
                 stream.partition.listeners.discard(stream.wake)
+
+    async def _bad_size(self, size: int) -> BadLength:
+        if size < 0 and "negative-size-stays-open" in self.active:
+            return BadLength.SKIP  # fault: the size is skipped as if nothing had happened
+        log.debug("closing: frame size %d outside [%d, %d]", size, MIN_FRAME, self.max_frame)
+        return BadLength.CLOSE
 
     async def _handle(self, state: ConnectionState, frame: bytes) -> bool:
         """Decode, handle and answer one request. False when the connection must end."""

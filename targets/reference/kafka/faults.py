@@ -6,83 +6,83 @@ a KIP, or the broker source the spec notes cite.
 """
 
 FAULTS: dict[str, str] = {
-    "crc-ieee":
+    "kafka.crc-ieee":
         "RecordBatch CRC is CRC-32C over attributes..end (protocol guide 'Record Batch', KIP-98); "
         "this validates it with CRC-32 IEEE, so correct batches get CORRUPT_MESSAGE (2)",
-    "advertise-unimplemented":
+    "kafka.advertise-unimplemented":
         "ApiVersions must only advertise versions the broker implements (KIP-35); Fetch v3 is advertised "
         "and answered in the v4 layout (FetchResponse.json)",
-    "hw-off-by-one":
+    "kafka.hw-off-by-one":
         "Fetch HighWatermark is the offset after the last committed record (FetchResponse.json); "
         "this answers HW + 1",
-    "wrong-error-unknown-partition":
+    "kafka.wrong-error-unknown-partition":
         "A missing partition of an existing topic is UNKNOWN_TOPIC_OR_PARTITION (3) (KafkaApis); "
         "this answers NOT_LEADER_OR_FOLLOWER (6)",
-    "throttle-missing-metadata-v5":
+    "kafka.throttle-missing-metadata-v5":
         "MetadataResponse v3+ starts with ThrottleTimeMs (MetadataResponse.json); v5 answers omit it",
-    "tagged-fields-misskipped":
+    "kafka.tagged-fields-misskipped":
         "Unknown tagged fields must be skipped by exactly their size (KIP-482); this skips one byte too "
         "many, so requests carrying one are misparsed",
-    "crash-on-hostile-array":
+    "kafka.crash-on-hostile-array":
         "An array count larger than the bytes left is a malformed request that costs one connection "
         "(RequestContext.parseRequest); this wedges the broker: no connection gets answers afterwards",
-    "generation-not-bumped":
+    "kafka.generation-not-bumped":
         "Every completed rebalance increments the group generation (JoinGroupResponse.json, "
         "GroupMetadata.initNextGeneration); this keeps generation 1",
-    "leader-gets-no-metadata":
+    "kafka.leader-gets-no-metadata":
         "The JoinGroup leader receives every member's protocol metadata (JoinGroupResponse.json Members); "
         "this sends empty metadata",
-    "acks0-responds":
+    "kafka.acks0-responds":
         "Produce with acks=0 gets no response (protocol guide 'Produce API', KafkaApis.handleProduceRequest); "
         "this answers it",
-    "apiversions-unsupported-not-v0":
+    "kafka.apiversions-unsupported-not-v0":
         "ApiVersions at an unsupported version is answered with a v0 body, error 35 (KIP-511, "
         "ApiVersionsRequest.getErrorResponse); this encodes it at the broker's highest (flexible) version",
-    "unknown-key-stays-open":
+    "kafka.unknown-key-stays-open":
         "A request with an unknown api key closes the connection (SocketServer via "
         "RequestHeader.parse); this stays silent and keeps it open",
-    "fetch-ignores-offset":
+    "kafka.fetch-ignores-offset":
         "Fetch returns batches from FetchOffset on (FetchRequest.json FetchOffset); this always reads "
         "from the log start",
-    "commit-not-stored":
+    "kafka.commit-not-stored":
         "OffsetCommit stores the offset that OffsetFetch returns (OffsetCommitRequest.json, "
         "OffsetFetchResponse.json); this answers success and stores nothing",
-    "correlation-id-wrong":
+    "kafka.correlation-id-wrong":
         "A response carries its request's correlation id (protocol guide 'Response Header'); "
         "this answers with correlation id + 1",
-    "listoffsets-latest-off-by-one":
+    "kafka.listoffsets-latest-off-by-one":
         "ListOffsets timestamp -1 returns the log end offset (ListOffsetsRequest.json, "
         "protocol guide 'ListOffsets'); this answers log end + 1",
-    "create-duplicate-no-error":
+    "kafka.create-duplicate-no-error":
         "CreateTopics on an existing name fails with TOPIC_ALREADY_EXISTS (36) (CreateTopicsResponse.json); "
         "this answers 0",
-    "sequence-not-checked":
+    "kafka.sequence-not-checked":
         "Idempotent produce rejects a gap in sequence numbers with OUT_OF_ORDER_SEQUENCE_NUMBER (45) "
         "(KIP-98, ProducerAppendInfo); this accepts any sequence",
-    "fetch-beyond-hw-empty":
+    "kafka.fetch-beyond-hw-empty":
         "Fetch at an offset above the high watermark fails with OFFSET_OUT_OF_RANGE (1) "
         "(ReplicaManager.readFromLog); this answers an empty partition with error 0",
-    "flexible-header-v1":
+    "kafka.flexible-header-v1":
         "Flexible request versions get response header v1 with a tagged-field section (KIP-482, "
         "ResponseHeader.json); this answers with header v0",
-    "malformed-body-answered":
+    "kafka.malformed-body-answered":
         "A body that does not decode closes the connection without a response (RequestContext.parseRequest); "
         "this writes correlation id + int16 -1 and keeps the connection (Kafka-RS's behaviour)",
-    "metadata-empty-means-all":
+    "kafka.metadata-empty-means-all":
         "Metadata v1+ with an empty topic array lists no topics, only null means all (MetadataRequest.json); "
         "this lists every topic",
-    "produce-autocreates":
+    "kafka.produce-autocreates":
         "Produce to a missing topic fails with UNKNOWN_TOPIC_OR_PARTITION (3) and never creates it "
         "(KafkaApis.handleProduceRequest); this creates the topic",
-    "message-too-large-unchecked":
+    "kafka.message-too-large-unchecked":
         "A batch larger than max.message.bytes fails with MESSAGE_TOO_LARGE (10) (UnifiedLog."
         "analyzeAndValidateRecords); this accepts it",
-    "fetch-no-long-poll":
+    "kafka.fetch-no-long-poll":
         "Fetch waits up to MaxWaitMs for MinBytes (FetchRequest.json); this returns at once",
-    "heartbeat-ignores-rebalance":
+    "kafka.heartbeat-ignores-rebalance":
         "Heartbeat during a pending rebalance answers REBALANCE_IN_PROGRESS (27) so members rejoin "
         "(GroupCoordinator.handleHeartbeat); this answers 0",
-    "coordinator-port-hardcoded":
+    "kafka.coordinator-port-hardcoded":
         "FindCoordinator names the broker's own host and port, as Metadata does (FindCoordinatorResponse.json); "
         "this answers a fixed wrong port",
 }

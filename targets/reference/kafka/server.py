@@ -1,9 +1,8 @@
 """The Kafka personality: framing, request headers, version checks, dispatch, response headers.
 
 Connection rules (SocketServer/NetworkReceive/RequestContext, see the spec notes §5):
-- a size prefix that is negative or above the frame limit (socket.request.max.bytes, 100 MiB) closes the
-  connection before any body byte is read; the body is read only once it has arrived (no allocation from the
-  claimed size before the bytes exist: the stream reader buffers at most its limit);
+- a size prefix below 8 (the request header's fixed part) or above the frame limit (socket.request.max.bytes,
+  100 MiB) closes the connection before any body byte is read (framed.serve_frames reads the frames);
 - an unknown api key, an unadvertised version (except ApiVersions) or a body that does not decode closes the
   connection without a response;
 - ApiVersions at a version above the advertised range gets a v0 body with error 35 and the ApiVersions range;
@@ -22,11 +21,13 @@ import re
 import struct
 
 from targets.reference.core import BrokerConfig, Connection
+from targets.reference.framed import FrameShape, serve_frames
 from targets.reference.kafka import groups
 from targets.reference.kafka.apis import Broker, Settings
 from targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint
 from targets.reference.kafka.durable import DurableLog
 from targets.reference.kafka.faults import FAULTS
+from targets.reference.kafka.options import KafkaOptions
 from targets.reference.kafka.producers import Producers
 from targets.reference.kafka.storage import Storage
 
@@ -62,7 +63,7 @@ APIS: dict[int, tuple[str, int, int]] = {
 INVALID_REQUEST = 42
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")  # ApiVersionsRequest.isValid (KIP-511)
 _HEADER = struct.Struct(">hhi")  # api_key, api_version, correlation_id
-_SIZE = struct.Struct(">i")
+_SIZE = struct.Struct(">i")  # the size prefix of an answer
 
 
 class HostileCount(Exception):
@@ -71,29 +72,29 @@ class HostileCount(Exception):
 
 class KafkaPersonality:
     name = "kafka"
-    default_port = 9092
 
-    def __init__(self, config: BrokerConfig):
+    def __init__(self, config: BrokerConfig, options: KafkaOptions):
         self.config = config
-        self.faults = FAULTS  # the Personality protocol's catalogue; the active ones are below
-        self.active = config.faults
+        self.active = config.faults_of(self.name, FAULTS)
         self.max_frame = config.max_frame or DEFAULT_MAX_FRAME
-        extra = config.extra or {}
+        # 8: api_key, api_version and correlation_id at least.
+        self.frame_shape = FrameShape(header_size=4, length_at=0, length_format=">i", min_length=8,
+                                      max_length=self.max_frame)
         settings = Settings(
-            auto_create=bool(extra.get("kafka_auto_create", True)),
-            default_partitions=int(extra.get("kafka_default_partitions", 1)),
-            max_message_bytes=int(extra.get("kafka_max_message_bytes", 1048588)),
-            retention_records=extra.get("retention_records"),
+            auto_create=options.auto_create,
+            default_partitions=options.default_partitions,
+            max_message_bytes=options.max_message_bytes,
+            retention_records=config.retention_records,
         )
         coordinator = groups.Coordinator(
-            min_session_ms=int(extra.get("kafka_min_session_ms", 6000)),
+            min_session_ms=options.min_session_ms,
             bump_generation="generation-not-bumped" not in self.active,
             leader_gets_metadata="leader-gets-no-metadata" not in self.active,
             heartbeat_reports_rebalance="heartbeat-ignores-rebalance" not in self.active,
         )
         journal = None
         if config.data_dir is not None:
-            journal = DurableLog(config.data_dir, fsync=extra.get("fsync", "batch") == "batch")
+            journal = DurableLog(config.data_dir, fsync=config.fsync == "batch")
         storage = Storage(journal)
         if settings.retention_records is not None:
             for topic in storage.topics.values():
@@ -117,18 +118,13 @@ class KafkaPersonality:
         sockname = conn.writer.get_extra_info("sockname")
         host, port = sockname[0], sockname[1]
         client_host = "/" + str(conn.peer[0]) if conn.peer else ""
-        while True:
-            size_bytes = await conn.read_exactly(4)
-            (size,) = _SIZE.unpack(size_bytes)
-            if size < 8 or size > self.max_frame:  # 8: api_key, api_version, correlation_id at least
-                log.debug("closing: frame size %d outside [8, %d]", size, self.max_frame)
-                return
-            frame = await conn.read_exactly(size)
+
+        async def handle(header: bytes, frame: bytes) -> bool:
             if self.wedged:
-                continue  # fault: a wedged broker reads and never answers
-            keep_open = await self._handle(conn, frame, host, port, client_host)
-            if not keep_open:
-                return
+                return True  # fault: a wedged broker reads and never answers
+            return await self._handle(conn, frame, host, port, client_host)
+
+        await serve_frames(conn, self.frame_shape, handle)  # a size outside the range closes in silence
 
     async def _handle(self, conn: Connection, frame: bytes, host: str, port: int, client_host: str) -> bool:
         key, version, correlation_id = _HEADER.unpack_from(frame, 0)

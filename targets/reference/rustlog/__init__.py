@@ -1,6 +1,7 @@
 """RustLog personality of the reference broker: the JSON protocol of the seed "RustLog Protocol Specification".
 
-Storage: in memory by default. With ``--data-dir``, a durable segment log per partition under
+Storage: in memory by default; ``--segment-records`` records per segment, ``--retention-records`` records kept
+per partition (whole older segments dropped). With ``--data-dir``, a durable segment log per partition under
 ``<data-dir>/rustlog/<topic>/<partition>/`` (see ``log.py``) and topic metadata in ``topic.json``.
 
 fsync policy: with ``fsync="batch"`` (the default) each Produce is acknowledged only after its records were
@@ -10,14 +11,25 @@ without fsync (faster; a machine crash may lose acknowledged records, a process 
 consumer offsets are in memory only, as the seed says.
 """
 
+from dataclasses import dataclass
+
 from targets.reference.core import BrokerConfig
+from targets.reference.personality import PersonalityInfo
 from targets.reference.rustlog.faults import FAULTS
 from targets.reference.rustlog.server import RustLogPersonality
 
 DEFAULT_PORT = 7070
 
-__all__ = ["DEFAULT_PORT", "FAULTS", "create"]
+
+@dataclass
+class RustLogOptions:
+    """None of its own: RustLog's storage settings (segment size, retention, fsync) are the shared ones."""
 
 
-def create(config: BrokerConfig) -> RustLogPersonality:
+def create(config: BrokerConfig, options: RustLogOptions | None = None) -> RustLogPersonality:
     return RustLogPersonality(config)
+
+
+PERSONALITY = PersonalityInfo("rustlog", DEFAULT_PORT, FAULTS, RustLogOptions, create)
+
+__all__ = ["DEFAULT_PORT", "FAULTS", "PERSONALITY", "RustLogOptions", "create"]

@@ -18,6 +18,7 @@ import os
 import time
 
 from targets.reference.core import BrokerConfig, Connection
+from targets.reference.framed import BadLength, FrameShape, serve_frames
 from targets.reference.rustlog.faults import FAULTS
 from targets.reference.rustlog.log import PartitionLog
 from targets.reference.rustlog.schema import TOPIC_NAME, UnknownType, parse_request
@@ -56,20 +57,21 @@ def now_micros() -> int:
 
 class RustLogPersonality:
     name = "rustlog"
-    default_port = 7070
-    faults = FAULTS
 
     def __init__(self, config: BrokerConfig):
-        self.fault = frozenset(config.faults) & set(FAULTS)  # other personalities' faults are not ours
+        self.fault = config.faults_of(self.name, FAULTS)
         self.max_frame = config.max_frame or MAX_FRAME
         self.max_record = max_record_for(self.max_frame)
+        # MIN_FRAME_SIZE is 1; under max-frame-rejected a frame of exactly MAX_FRAME is refused too.
+        accepted = self.max_frame - 1 if "max-frame-rejected" in self.fault else self.max_frame
+        self.frame_shape = FrameShape(header_size=LENGTH.size, length_at=0, length_format=LENGTH.format,
+                                      min_length=1, max_length=accepted)
         self.encoder = Encoder(self.fault)
-        extra = config.extra or {}
         self.store = Store(
             config.data_dir if config.data_dir is None else config.data_dir / "rustlog",
-            segment_records=int(extra.get("segment_records") or 1000),
-            retention_records=extra.get("retention_records"),
-            fsync=extra.get("fsync", "batch") != "none",
+            segment_records=config.segment_records,
+            retention_records=config.retention_records,
+            fsync=config.fsync != "none",
         )
         self.active_connections = 0
         self.handlers = {
@@ -83,33 +85,33 @@ class RustLogPersonality:
     async def serve(self, conn: Connection) -> None:
         self.active_connections += 1
         try:
-            while await self._serve_one(conn):
-                pass
+            await serve_frames(conn, self.frame_shape, lambda header, body: self._handle(conn, body),
+                               lambda length: self._bad_length(conn, length))
         finally:
             self.active_connections -= 1
 
-    async def _serve_one(self, conn: Connection) -> bool:
-        """Read, handle and answer one frame. False when the connection must end."""
-        header = await conn.read_exactly(LENGTH.size)
-        (length,) = LENGTH.unpack(header)
+    async def _bad_length(self, conn: Connection, length: int) -> BadLength:
         if length == 0:
             if "zero-length-ignored" in self.fault:
-                return True
-            return await self._fatal(conn, INVALID_REQUEST, "zero-length frame (MIN_FRAME_SIZE is 1)")
-        too_large = length >= self.max_frame if "max-frame-rejected" in self.fault else length > self.max_frame
-        if too_large:
-            details = {"length": length, "max_frame": self.max_frame}
-            message = f"frame too large: {length} bytes (max {self.max_frame})"
-            if "oversize-kept-open" in self.fault:
-                await self._send(conn, self.encoder.error(RECORD_TOO_LARGE, message, details))
-                await self._drain(conn, length)
-                return True
-            # D1: the body is never read (nor allocated); the Error may be lost to a RST, as the suite allows.
-            return await self._fatal(conn, RECORD_TOO_LARGE, message, details)
+                return BadLength.SKIP
+            await self._fatal(conn, INVALID_REQUEST, "zero-length frame (MIN_FRAME_SIZE is 1)")
+            return BadLength.CLOSE
+        details = {"length": length, "max_frame": self.max_frame}
+        message = f"frame too large: {length} bytes (max {self.max_frame})"
+        if "oversize-kept-open" in self.fault:
+            await self._send(conn, self.encoder.error(RECORD_TOO_LARGE, message, details))
+            return BadLength.DRAIN
+        # D1: the body is never read (nor allocated); the Error may be lost to a RST, as the suite allows.
+        await self._fatal(conn, RECORD_TOO_LARGE, message, details)
+        return BadLength.CLOSE
+
+    async def _handle(self, conn: Connection, body: bytes) -> bool:
+        """Handle and answer one frame. False when the connection must end."""
         try:
             # The frame's bytes are a temporary: freed once decoded, so peak memory stays near 2x the frame.
-            text = decode_text(await conn.read_exactly(length), lenient_utf8="invalid-utf8-accepted" in self.fault,
+            text = decode_text(body, lenient_utf8="invalid-utf8-accepted" in self.fault,
                                keep_open_on_malformed="malformed-json-kept-open" in self.fault)
+            del body
             obj = parse_json(text, keep_open_on_malformed="malformed-json-kept-open" in self.fault)
             del text
             kind, fields = parse_request(obj, floats_ok="float-accepted" in self.fault)
@@ -141,13 +143,6 @@ class RustLogPersonality:
         except (ConnectionError, OSError):
             pass
         return False
-
-    @staticmethod
-    async def _drain(conn: Connection, length: int) -> None:
-        remaining = length
-        while remaining:
-            chunk = await conn.read_exactly(min(remaining, 1 << 16))
-            remaining -= len(chunk)
 
     async def _dispatch(self, kind: str, fields: dict) -> bytes:
         try:

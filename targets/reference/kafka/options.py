@@ -1,0 +1,14 @@
+"""The Kafka personality's own options (flags ``--kafka-<option>``, see targets/reference/personality.py)."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class KafkaOptions:
+    auto_create: bool = field(default=True, metadata={
+        "help": "create topics on Metadata (Produce never creates, as in Kafka)"})
+    default_partitions: int = field(default=1, metadata={
+        "help": "partitions of auto-created topics and of CreateTopics with -1"})
+    max_message_bytes: int = field(default=1048588, metadata={
+        "help": "largest accepted batch (Kafka's max.message.bytes)"})
+    min_session_ms: int = field(default=6000, metadata={"help": "group.min.session.timeout.ms"})

@@ -1,0 +1,98 @@
+"""What a personality declares to the broker, and how the broker finds every personality.
+
+Each package ``targets/reference/<name>/`` exposes ``PERSONALITY``, a :class:`PersonalityInfo`: its name, its
+default port, its fault catalogue (namespaced names ``<name>.<fault>``), its options dataclass and a factory.
+The CLI, the launcher and the tests discover personalities with :func:`discover`; none of them names a protocol.
+
+Options: every field of the options dataclass becomes a flag ``--<name>-<field>`` (underscores as dashes), typed
+from the field's default; ``metadata={"help": ..., "parse": fn}`` gives the help text and, for a type argparse
+cannot read (e.g. a dict), the function that parses the flag's text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import logging
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from targets.reference.core import BrokerConfig, Personality
+
+log = logging.getLogger("wirecheck.broker")
+
+
+@dataclass(frozen=True)
+class PersonalityInfo:
+    name: str
+    default_port: int
+    faults: dict[str, str]  # "<name>.<fault>" -> the clause it breaks, in one line
+    options: type  # a dataclass whose defaults are the personality's defaults
+    create: Callable[[BrokerConfig, Any], Personality]  # (config, options) -> the running personality
+
+    def __post_init__(self):
+        foreign = [f for f in self.faults if not f.startswith(self.name + ".")]
+        if foreign:
+            raise ValueError(f"{self.name}: fault names must start with '{self.name}.': {foreign}")
+
+    def flag(self, field_name: str) -> str:
+        return f"--{self.name}-{field_name.replace('_', '-')}"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        group = parser.add_argument_group(f"{self.name} options")
+        group.add_argument(f"--{self.name}-port", type=int, default=None,
+                           help=f"{self.name} port (default {self.default_port}; 0: ephemeral)")
+        for option in dataclasses.fields(self.options):
+            default = option.default if option.default is not dataclasses.MISSING else option.default_factory()
+            help_text = option.metadata.get("help", "")
+            dest = f"{self.name}_{option.name}"
+            if isinstance(default, bool):
+                group.add_argument(self.flag(option.name), dest=dest, action=argparse.BooleanOptionalAction,
+                                   default=None, help=f"{help_text} (default {default})")
+                continue
+            parse = option.metadata.get("parse") or type(default)
+            group.add_argument(self.flag(option.name), dest=dest, type=parse, default=None,
+                               help=f"{help_text} (default {default!r})")
+
+    def options_from(self, args: argparse.Namespace) -> Any:
+        """The options dataclass from parsed flags; a flag not given keeps the dataclass default."""
+        given = {option.name: getattr(args, f"{self.name}_{option.name}", None)
+                 for option in dataclasses.fields(self.options)}
+        return self.options(**{name: value for name, value in given.items() if value is not None})
+
+
+def discover() -> dict[str, PersonalityInfo]:
+    """Every package under targets/reference/ that exposes PERSONALITY, by name (sorted).
+
+    A package that does not import is left out with a warning: a personality being built must not take the
+    others down.
+    """
+    import targets.reference as package
+
+    found = {}
+    for module in pkgutil.iter_modules(package.__path__):
+        if not module.ispkg:
+            continue
+        try:
+            imported = importlib.import_module(f"{package.__name__}.{module.name}")
+        except ImportError as exc:
+            log.warning("personality %s does not import: %s", module.name, exc)
+            continue
+        info = getattr(imported, "PERSONALITY", None)
+        if isinstance(info, PersonalityInfo):
+            found[info.name] = info
+    return dict(sorted(found.items()))
+
+
+def parse_mapping(text: str) -> dict[str, int]:
+    """``name:count,name:count`` -> {name: count}, for options such as topics created at start."""
+    out = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, count = item.rpartition(":")
+        if not sep or not name:
+            raise argparse.ArgumentTypeError(f"{item!r}: expected NAME:COUNT")
+        out[name] = int(count)
+    return out
