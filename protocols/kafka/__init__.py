@@ -9,7 +9,7 @@ API: encode/decode frames, versions, header rules), ``layers`` (scapy packets ge
 from __future__ import annotations
 
 from protocols.framing import I32_PREFIX
-from protocols.kafka import messages
+from protocols.kafka import layers, messages
 from protocols.kafka.clauses import CATALOGUE
 from protocols.spec import Endpoint, ProtocolSpec
 
@@ -69,5 +69,5 @@ SPEC = ProtocolSpec(
     name="kafka",
     catalogue=CATALOGUE,
     endpoints=(Endpoint("broker", default_port=DEFAULT_PORT, framing=I32_PREFIX, max_body=MAX_BODY, hello=hello,
-                        is_hello_answer=is_hello_answer, describe=describe),),
+                        is_hello_answer=is_hello_answer, describe=describe, dissect=layers.dissect),),
 )

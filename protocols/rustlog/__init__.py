@@ -5,7 +5,7 @@ import json
 from protocols.framing import U32_PREFIX
 from protocols.spec import Endpoint, ProtocolSpec
 from protocols.rustlog.clauses import CATALOGUE, MAX_FRAME
-from protocols.rustlog.layers import describe, encode_frame
+from protocols.rustlog.layers import describe, dissect, encode_frame
 
 PING = encode_frame({"type": "Ping"})
 
@@ -21,5 +21,5 @@ SPEC = ProtocolSpec(
     name="rustlog",
     catalogue=CATALOGUE,
     endpoints=(Endpoint("broker", default_port=7070, framing=U32_PREFIX, max_body=MAX_FRAME, hello=lambda: PING,
-                        is_hello_answer=_is_pong, describe=describe),),
+                        is_hello_answer=_is_pong, describe=describe, dissect=dissect),),
 )
