@@ -91,7 +91,7 @@ def response_frame_class(api_key: int, version: int) -> type[Packet]:
     """The frame class of one response: ``i32 size | i32 correlation_id`` then that response's body layer."""
     body = LAYERS["response", api_key, version]
     return type(f"{messages.api_name(api_key)}ResponseFrameV{version}", (FluvioResponse,), {
-        "name": f"Fluvio {messages.api_name(api_key)} response v{version}",
+        "name": f"Fluvio response frame ({messages.api_name(api_key)} v{version})",
         "guess_payload_class": lambda self, payload: body,
     })
 
