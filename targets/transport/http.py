@@ -54,6 +54,10 @@ class HttpReply:
         }[self.outcome] + head
 
 
+def as_bytes(value: bytes | str) -> bytes:
+    return value if isinstance(value, bytes) else value.encode("latin-1")
+
+
 def text(value: bytes | str) -> str:
     return value if isinstance(value, str) else value.decode("latin-1")
 

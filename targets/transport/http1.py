@@ -16,7 +16,7 @@ from protocols.spec import Endpoint, ProtocolSpec
 from reports.transcript import Transcript
 from targets.session import Outcome
 from targets.transport import endpoint_of
-from targets.transport.http import Headers, HttpReply, record_reply, record_request
+from targets.transport.http import Headers, HttpReply, as_bytes, record_reply, record_request
 from targets.transport.stream import CLOSED, PeerGone, Stream
 
 
@@ -46,7 +46,7 @@ class Http1Session:
         """Send a request (Host and Content-Length added unless given); False if the connection is over."""
         if self._ended is not None:
             return False
-        headers = [(_bytes(k), _bytes(v)) for k, v in headers]
+        headers = [(as_bytes(k), as_bytes(v)) for k, v in headers]
         names = {k.lower() for k, _ in headers}
         if b"host" not in names:
             headers.insert(0, (b"host", self.host.encode()))
@@ -133,6 +133,3 @@ class Http1Session:
     def __exit__(self, *exc):
         self.close()
 
-
-def _bytes(value: bytes | str) -> bytes:
-    return value if isinstance(value, bytes) else value.encode("latin-1")
