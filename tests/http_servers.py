@@ -17,6 +17,7 @@ import h2.config
 import h2.connection
 import h2.errors
 import h2.events
+import h2.exceptions
 
 #: the body of a binary poll (Barco §5.2 shape: u16 item count, then items): sent in pieces
 POLL_CHUNKS = [b"\x00\x01", bytes(range(256)) * 4, b"\xff" * 300]
@@ -152,7 +153,7 @@ class H2Server:
                     elif isinstance(event, h2.events.StreamEnded):
                         path = requests[event.stream_id]["headers"][":path"]
                         due.append((time.monotonic() + hold_seconds(path), event.stream_id))
-        except OSError:
+        except (OSError, h2.exceptions.ProtocolError):  # a client that does not speak HTTP/2 (the prober's others)
             return
         finally:
             conn.close()
