@@ -12,10 +12,13 @@ protocol.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from protocols.clauses import Catalogue
 from protocols.framing import Framing
+
+if TYPE_CHECKING:  # scapy is imported by the layers that implement ``dissect``, not by the spec
+    from scapy.packet import Packet
 
 #: length-prefixed frames over TCP; HTTP/1.1 (h11); HTTP/2 over cleartext TCP with prior knowledge (h2)
 TRANSPORTS = ("framed", "http1", "h2c")
@@ -36,6 +39,8 @@ class Endpoint:
     hello: Callable[[], bytes] | None = None  # a harmless, always-valid request (probe and liveness)
     is_hello_answer: Callable[[bytes], bool] | None = None  # does this whole answer answer ``hello`` correctly?
     describe: Callable[[bytes], str] = describe_bytes  # one whole frame -> readable text, never raises
+    #: (answer frame, the request frame it answers or None) -> the answer as a scapy layer (the scapy adapter)
+    dissect: Callable[[bytes, bytes | None], Packet] | None = None
 
     def __post_init__(self):
         if self.transport not in TRANSPORTS:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 MAX_EVENTS = 400
+HTTP_MESSAGES = ("http-request", "http-response")  # decoded HTTP messages: the line in ``detail``, body in ``data``
 HEX_PREVIEW = 512  # bytes of a frame shown in the human-readable rendering
 HEX_KEEP = 1 << 20  # bytes of one event kept in the JSON transcript (a 10 MiB frame would be 20 MB of hex)
 
@@ -20,7 +21,7 @@ HEX_KEEP = 1 << 20  # bytes of one event kept in the JSON transcript (a 10 MiB f
 class Event:
     t: float
     conn: int
-    kind: str  # connect, send, recv, partial, closed, reset, silent, close, note
+    kind: str  # connect, send, recv, partial, closed, reset, silent, close, note; HTTP_MESSAGES, malformed
     data: bytes = b""
     decode: bool = True  # False for bytes that are not a whole frame
     detail: str = ""
@@ -89,6 +90,11 @@ class Transcript:
             if e.kind in ("send", "recv", "partial"):
                 decoded = _safe(self.describe, e.data) if e.decode else ""
                 lines.append(f"{head} {len(e.data)} bytes  {decoded}".rstrip())
+                lines.extend("      " + row for row in hexdump(e.data[:HEX_PREVIEW]))
+                if len(e.data) > HEX_PREVIEW:
+                    lines.append(f"      ... {len(e.data) - HEX_PREVIEW} more bytes")
+            elif e.kind in HTTP_MESSAGES:
+                lines.append(f"{head} {e.detail}")
                 lines.extend("      " + row for row in hexdump(e.data[:HEX_PREVIEW]))
                 if len(e.data) > HEX_PREVIEW:
                     lines.append(f"      ... {len(e.data) - HEX_PREVIEW} more bytes")

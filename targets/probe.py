@@ -1,41 +1,62 @@
 """Which protocol a host:port speaks, and whether it is still alive.
 
-Probing sends each protocol's harmless ``hello`` on a fresh connection and keeps the protocols whose answer
-is right. The liveness probe is the same exchange for one known protocol.
+Probing sends each endpoint's harmless ``hello`` on a fresh connection and keeps the endpoints whose answer is
+right. The liveness probe is the same exchange for one known endpoint. On a framed endpoint ``hello()`` is a
+whole request frame and ``is_hello_answer`` judges the answer frame; on an HTTP endpoint (http1, h2c)
+``hello()`` is the path of a GET and ``is_hello_answer`` judges the body of its 2xx response.
 """
 
 from __future__ import annotations
 
 import socket
+import ssl
 
-from protocols.registry import ProtocolSpec
+from protocols.spec import Endpoint, ProtocolSpec
 from reports.transcript import Transcript
-from targets.session import Session
+from targets.transport import endpoint_of, open_session
 
 
-def hello_answered(address: tuple[str, int], spec: ProtocolSpec, deadline: float,
-                   transcript: Transcript | None = None) -> tuple[bool, str]:
-    """(True, "") when ``spec.hello`` gets a correct answer on a new connection; else (False, what happened)."""
-    transcript = transcript or Transcript(spec.name, spec.describe)
+def hello_answered(address: tuple[str, int], spec: ProtocolSpec | Endpoint, deadline: float,
+                   transcript: Transcript | None = None, tls: ssl.SSLContext | None = None,
+                   server_hostname: str | None = None) -> tuple[bool, str]:
+    """(True, "") when the endpoint's hello gets a correct answer on a new connection; else (False, what
+    happened). A spec means its primary endpoint."""
+    endpoint = endpoint_of(spec)
+    if endpoint.hello is None:
+        return False, f"endpoint {endpoint.name} has no hello to probe with"
+    transcript = transcript or Transcript(spec.name, endpoint.describe)
     try:
-        session = Session(address, spec, transcript, deadline=deadline, connect_timeout=deadline)
-    except OSError as exc:
+        session = open_session(address, endpoint, transcript, deadline=deadline, connect_timeout=deadline, tls=tls,
+                               server_hostname=server_hostname)
+    except OSError as exc:  # refused, unreachable, or a TLS handshake that failed
         return False, f"cannot connect: {exc}"
     with session:
-        reply = session.request(spec.hello())
-    if reply.is_frame and spec.is_hello_answer(reply.frame):
+        if endpoint.transport == "framed":
+            reply = session.request(endpoint.hello())
+            answer = reply.frame if reply.is_frame else None
+        else:
+            reply = session.request("GET", endpoint.hello().decode("latin-1"))
+            answer = reply.body if reply.complete and 200 <= reply.status < 300 else None
+    if answer is not None and endpoint.is_hello_answer(answer):
         return True, ""
-    if reply.is_frame:
-        return False, f"wrong answer to the liveness request: {spec.describe(reply.frame)}"
+    if answer is not None:
+        return False, f"wrong answer to the liveness request: {endpoint.describe(answer)}"
     return False, str(reply)
 
 
-def detect(address: tuple[str, int], specs: dict[str, ProtocolSpec], deadline: float = 1.0) -> list[str]:
-    """Every protocol in ``specs`` whose hello the target answers correctly."""
+def detect_endpoints(address: tuple[str, int], specs: dict[str, ProtocolSpec], deadline: float = 1.0,
+                     tls: ssl.SSLContext | None = None) -> list[tuple[str, str]]:
+    """Every (protocol, endpoint name) among ``specs`` whose hello the target answers correctly."""
+    return [(name, endpoint.name) for name, spec in specs.items() for endpoint in spec.endpoints
+            if endpoint.hello is not None and hello_answered(address, endpoint, deadline, tls=tls)[0]]
+
+
+def detect(address: tuple[str, int], specs: dict[str, ProtocolSpec], deadline: float = 1.0,
+           tls: ssl.SSLContext | None = None) -> list[str]:
+    """Every protocol in ``specs`` one of whose endpoints answers its hello correctly."""
     found = []
-    for name, spec in specs.items():
-        ok, _ = hello_answered(address, spec, deadline)
-        if ok:
+    for name, _ in detect_endpoints(address, specs, deadline, tls):
+        if name not in found:
             found.append(name)
     return found
 

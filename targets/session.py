@@ -1,19 +1,22 @@
-"""One connection to a target: send bytes, receive whole frames with a deadline, record everything.
+"""One connection to a framed endpoint: send bytes, receive whole frames with a deadline, record everything.
 
 Every read has a deadline, so a silent target costs seconds, not a hung run. What came back is classified:
 a whole frame, the peer closing (EOF), a reset, silence until the deadline, or a header that can never frame
-(a negative or oversized length from the target itself).
+(a negative or oversized length from the target itself). The connection may run over TLS; the transcript
+records the plaintext. HTTP endpoints have their own sessions in :mod:`targets.transport`.
 """
 
 from __future__ import annotations
 
 import enum
-import socket
+import ssl
 import time
 from dataclasses import dataclass
 
-from protocols.registry import ProtocolSpec
+from protocols.spec import Endpoint, ProtocolSpec
 from reports.transcript import Transcript
+from targets.transport import endpoint_of
+from targets.transport.stream import PeerGone, Stream
 
 LOOPBACK_PREFIXES = ("127.", "::1", "localhost")
 
@@ -24,6 +27,8 @@ class Outcome(enum.Enum):
     RESET = "reset"  # connection reset / broken pipe
     SILENT = "silent"  # nothing (or only part of a frame) before the deadline
     UNFRAMEABLE = "unframeable"  # the target sent a header whose length can never frame
+    RESPONSE = "response"  # a whole HTTP response (targets.transport.http)
+    MALFORMED = "malformed"  # HTTP bytes that break the message syntax (h11 / h2 refused them)
 
 
 @dataclass
@@ -61,19 +66,27 @@ def check_loopback(host: str) -> None:
 
 
 class Session:
-    def __init__(self, address: tuple[str, int], spec: ProtocolSpec, transcript: Transcript,
-                 deadline: float = 2.0, connect_timeout: float = 3.0):
+    """A framed endpoint's connection (a ``ProtocolSpec`` means its primary endpoint)."""
+
+    def __init__(self, address: tuple[str, int], spec: ProtocolSpec | Endpoint, transcript: Transcript,
+                 deadline: float = 2.0, connect_timeout: float = 3.0, tls: ssl.SSLContext | None = None,
+                 server_hostname: str | None = None):
+        endpoint = endpoint_of(spec)
+        if endpoint.transport != "framed":
+            raise ValueError(f"endpoint {endpoint.name} speaks {endpoint.transport}, not framed TCP: "
+                             "use targets.transport.open_session")
         self.address = address
         self.spec = spec
+        self.endpoint = endpoint
+        self.framing = endpoint.framing
+        self.max_body = endpoint.max_body
         self.transcript = transcript
         self.deadline = deadline
-        self.conn = transcript.new_connection()
         self._buffer = bytearray()
         self._ended: Reply | None = None
-        self.sock = socket.create_connection(address, timeout=connect_timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        local, peer = self.sock.getsockname(), self.sock.getpeername()
-        transcript.add(self.conn, "connect", local=f"{local[0]}:{local[1]}", peer=f"{peer[0]}:{peer[1]}")
+        self.stream = Stream(address, transcript, connect_timeout, tls, server_hostname)
+        self.conn = self.stream.conn
+        self.sock = self.stream.sock  # callers may half-close it (shutdown(SHUT_WR))
 
     # -- sending ------------------------------------------------------------------------------------------
 
@@ -81,7 +94,7 @@ class Session:
         """Send bytes; False (and a transcript event) if the peer has already gone."""
         self.transcript.add(self.conn, "send", data, decode=decode)
         try:
-            self.sock.sendall(data)
+            self.stream.sendall(data)
             return True
         except OSError as exc:
             self._ended = Reply(Outcome.RESET, detail=f"send failed: {exc}")
@@ -92,11 +105,11 @@ class Session:
 
     def recv(self, deadline: float | None = None) -> Reply:
         """The next whole frame, or what happened instead, within ``deadline`` seconds."""
-        framing = self.spec.framing
+        framing = self.framing
         end = time.monotonic() + (self.deadline if deadline is None else deadline)
         while True:
-            frames, used, problem = framing.split(self._buffer[: framing.header_size + self._wanted()],
-                                                  self.spec.max_body)
+            frames, _, problem = framing.split(self._buffer[: framing.header_size + self._wanted()],
+                                               self.max_body)
             if frames:
                 frame = frames[0]
                 del self._buffer[: len(frame)]
@@ -117,24 +130,16 @@ class Session:
 
     def _wanted(self) -> int:
         """Body bytes the buffered header asks for (bounded by the spec's limit)."""
-        framing = self.spec.framing
+        framing = self.framing
         if len(self._buffer) < framing.header_size:
             return 0
-        return max(0, min(framing.body_length(self._buffer[: framing.header_size]), self.spec.max_body))
+        return max(0, min(framing.body_length(self._buffer[: framing.header_size]), self.max_body))
 
     def _fill(self, timeout: float) -> None:
-        self.sock.settimeout(timeout)
         try:
-            chunk = self.sock.recv(1 << 20)
-        except socket.timeout:
-            return
-        except OSError as exc:  # ECONNRESET and friends: the peer is gone without a FIN
-            self._ended = Reply(Outcome.RESET, detail=str(exc))
-            return
-        if not chunk:
-            self._ended = Reply(Outcome.CLOSED, detail="EOF from the peer")
-            return
-        self._buffer += chunk
+            self._buffer += self.stream.read(timeout)
+        except PeerGone as gone:
+            self._ended = Reply(Outcome(gone.kind), detail=gone.detail)
 
     def _finish(self, reply: Reply, keep_buffer: bool = False) -> Reply:
         if self._buffer:
@@ -169,7 +174,7 @@ class Session:
 
     def close(self) -> None:
         try:
-            self.sock.close()
+            self.stream.close()
         finally:
             self.transcript.add(self.conn, "close", detail="by us")
 

@@ -9,7 +9,8 @@ batch, record, compression), ``messages`` (header, request and response bodies o
 from __future__ import annotations
 
 from protocols.fields import DecodeError
-from protocols.fluvio import messages
+from protocols.fluvio import layers, messages
+from protocols.fluvio.faults import FAULTS
 from protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
 from protocols.framing import I32_PREFIX
 from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
@@ -38,8 +39,10 @@ SPEC = ProtocolSpec(
     name="fluvio",
     catalogue=CATALOGUE,
     endpoints=(Endpoint("spu", default_port=DEFAULT_PORT, framing=I32_PREFIX, max_body=MAX_FRAME, hello=hello,
-                        is_hello_answer=is_hello_answer, describe=messages.describe),),
+                        is_hello_answer=is_hello_answer, describe=messages.describe,
+                        dissect=layers.dissect),),
     message_param="api_key",
     version_param="version",
     capture=CaptureSupport("protocols.fluvio.capture", unframeable_clause="fluvio.framing.oversize"),
+    faults=FAULTS,
 )

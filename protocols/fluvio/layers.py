@@ -7,6 +7,8 @@ checked against them byte for byte in tests/vectors. Request bodies are bound by
 
 from __future__ import annotations
 
+import functools
+
 from scapy.fields import (ByteField, FieldLenField, ShortField, SignedByteField, SignedIntField, SignedLongField,
                           SignedShortField, StrLenField, XIntField)
 from scapy.packet import Packet, bind_layers
@@ -81,6 +83,29 @@ LAYERS = {(kind, key, version): body_layer(key, version, kind)
 for (_kind, _key, _version), _layer in LAYERS.items():
     if _kind == "request":
         bind_layers(FluvioRequest, _layer, api_key=_key, api_version=_version)
+
+
+
+@functools.cache
+def response_frame_class(api_key: int, version: int) -> type[Packet]:
+    """The frame class of one response: ``i32 size | i32 correlation_id`` then that response's body layer."""
+    body = LAYERS["response", api_key, version]
+    return type(f"{messages.api_name(api_key)}ResponseFrameV{version}", (FluvioResponse,), {
+        "name": f"Fluvio response frame ({messages.api_name(api_key)} v{version})",
+        "guess_payload_class": lambda self, payload: body,
+    })
+
+
+def dissect(answer: bytes, request: bytes | None = None) -> Packet:
+    """A whole response frame as a layer; the request it answers names the api key and version (a response
+    header does not). Without a known request the body stays Raw."""
+    if request is not None and len(request) >= 8:
+        api_key = int.from_bytes(request[4:6], "big")
+        version = int.from_bytes(request[6:8], "big", signed=True)
+        if ("response", api_key, version) in LAYERS:
+            return response_frame_class(api_key, version)(answer)
+    return FluvioResponse(answer)
+
 
 ProduceRequestV25 = LAYERS["request", messages.PRODUCE, 25]
 ProduceRequestV7 = LAYERS["request", messages.PRODUCE, 7]

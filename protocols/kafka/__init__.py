@@ -9,7 +9,8 @@ API: encode/decode frames, versions, header rules), ``layers`` (scapy packets ge
 from __future__ import annotations
 
 from protocols.framing import I32_PREFIX
-from protocols.kafka import messages
+from protocols.kafka import layers, messages
+from protocols.kafka.faults import FAULTS
 from protocols.kafka.clauses import CATALOGUE
 from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
@@ -69,8 +70,10 @@ SPEC = ProtocolSpec(
     name="kafka",
     catalogue=CATALOGUE,
     endpoints=(Endpoint("broker", default_port=DEFAULT_PORT, framing=I32_PREFIX, max_body=MAX_BODY, hello=hello,
-                        is_hello_answer=is_hello_answer, describe=describe),),
+                        is_hello_answer=is_hello_answer, describe=describe,
+                        dissect=layers.dissect),),
     message_param="api",
     version_param="api_version",
     capture=CaptureSupport("protocols.kafka.capture", unframeable_clause="kafka.framing.size-prefix"),
+    faults=FAULTS,
 )

@@ -293,6 +293,26 @@ def response_frame_class(api_key: int, version: int) -> type:
     })
 
 
+class KafkaResponse(_Framed):
+    """A response frame whose request is unknown: length, correlation id, then the rest as Raw."""
+
+    name = "Kafka response"
+    fields_desc = [SignedIntField("length", None), SignedIntField("correlation_id", 0)]
+
+
+def dissect(answer: bytes, request: bytes | None = None) -> Packet:
+    """A whole response frame as a layer: the request it answers names the api key and version (a Kafka
+    response does not); without a known request, a :class:`KafkaResponse` with a Raw body."""
+    if request is not None and len(request) >= 8:
+        api_key = int.from_bytes(request[4:6], "big", signed=True)
+        version = int.from_bytes(request[6:8], "big", signed=True)
+        try:
+            return response_frame_class(api_key, version)(answer)
+        except messages.UnknownApi:
+            pass
+    return KafkaResponse(answer)
+
+
 def request_packet(api_key: int, version: int, correlation_id: int, client_id: str | None, body: dict) -> Packet:
     """A scapy request frame built from a body dict."""
     frame = KafkaRequest(api_key=api_key, api_version=version, correlation_id=correlation_id, client_id=client_id)

@@ -41,8 +41,6 @@ __all__ = [
     "decode_request",
     "encode_response",
     "decode_response",
-    "request_class",
-    "response_class",
     "API_VERSIONS",
     "CONTROLLED_SHUTDOWN",
 ]
@@ -206,17 +204,3 @@ def decode_response(api_key: int, version: int, frame: bytes) -> dict:
     if pos != len(frame):
         raise DecodeError(f"{len(frame) - pos} trailing bytes after the body", pos, ["body"])
     return {"header": header, "body": body}
-
-
-def request_class(api_key: int, version: int):
-    """The scapy ``Packet`` class of a request body (see :mod:`protocols.kafka.layers`)."""
-    from protocols.kafka import layers
-
-    return layers.body_class(api_key, version, "request")
-
-
-def response_class(api_key: int, version: int):
-    """The scapy ``Packet`` class of a response body (see :mod:`protocols.kafka.layers`)."""
-    from protocols.kafka import layers
-
-    return layers.body_class(api_key, version, "response")

@@ -4,8 +4,9 @@ import json
 
 from protocols.framing import U32_PREFIX
 from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
+from protocols.rustlog.faults import FAULTS
 from protocols.rustlog.clauses import CATALOGUE, MAX_FRAME
-from protocols.rustlog.layers import describe, encode_frame
+from protocols.rustlog.layers import describe, dissect, encode_frame
 
 PING = encode_frame({"type": "Ping"})
 
@@ -21,6 +22,8 @@ SPEC = ProtocolSpec(
     name="rustlog",
     catalogue=CATALOGUE,
     endpoints=(Endpoint("broker", default_port=7070, framing=U32_PREFIX, max_body=MAX_FRAME, hello=lambda: PING,
-                        is_hello_answer=_is_pong, describe=describe),),
+                        is_hello_answer=_is_pong, describe=describe,
+                        dissect=dissect),),
     capture=CaptureSupport("protocols.rustlog.capture", unframeable_clause="rustlog.framing.oversize"),
+    faults=FAULTS,
 )

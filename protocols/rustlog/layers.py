@@ -18,7 +18,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-from scapy.fields import Field, FieldLenField, StrLenField
+from scapy.fields import Field, IntField
 from scapy.packet import Packet, Raw
 
 U32_MAX = 2**32 - 1
@@ -161,17 +161,29 @@ class JsonField(Field):
 
 
 class RustLogFrame(Packet):
-    """u32 big-endian payload length, then the payload (seed §Frame Structure)."""
+    """u32 big-endian payload length, then the payload as a message layer (seed §Frame Structure).
+
+    Build ``RustLogFrame() / Produce(...)`` (the length is computed unless given); a dissected frame carries
+    the message layer as its payload, or Raw when the payload is not a known JSON message.
+    """
 
     name = "RustLogFrame"
-    fields_desc = [
-        FieldLenField("length", None, length_of="data", fmt="!I"),
-        StrLenField("data", b"", length_from=lambda p: p.length),
-    ]
+    fields_desc = [IntField("length", None)]
+
+    def post_build(self, p, pay):
+        if self.length is None:
+            p = struct.pack(">I", len(pay)) + p[4:]
+        return p + pay
+
+    def extract_padding(self, s):
+        return s[: self.length], s[self.length :] or None
+
+    def guess_payload_class(self, payload):
+        return _message_class(payload) or Raw
 
     def message(self) -> "JsonMessage | Raw":
         """The payload as a message layer (Raw when it is not a known JSON message)."""
-        return dissect_message(self.data)
+        return dissect_message(bytes(self.payload))
 
 
 class JsonMessage(Packet):
@@ -250,13 +262,23 @@ Error = _message("Error", F("code", 400, U16), F("message", "", STRING), F("deta
 ANSWERS = {name: ("Pong" if name == "Ping" else f"{name}Response") for name in REQUESTS}
 
 
-def dissect_message(payload: bytes) -> JsonMessage | Raw:
+def _message_class(payload: bytes) -> type[JsonMessage] | None:
     try:
         obj = json.loads(payload)
-        cls = REQUESTS.get(obj.get("type")) or RESPONSES.get(obj.get("type"))
-    except (ValueError, AttributeError):
-        cls = None
+        return REQUESTS.get(obj.get("type")) or RESPONSES.get(obj.get("type"))
+    except (ValueError, AttributeError, TypeError, RecursionError):
+        return None
+
+
+def dissect_message(payload: bytes) -> JsonMessage | Raw:
+    cls = _message_class(payload)
     return cls(payload) if cls is not None else Raw(payload)
+
+
+def dissect(answer: bytes, request: bytes | None = None) -> RustLogFrame:
+    """A whole answer frame as ``RustLogFrame / <message layer>`` (JSON names its own type: the request is not
+    needed)."""
+    return RustLogFrame(answer)
 
 
 # -- fast codec (no scapy) --------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""What each reference-broker fault must make its suite report, read from each protocol's ``faults.py``.
+"""What each reference-broker fault must make its suite report, read from the registry (``ProtocolSpec.faults``).
 
 ``protocols/<name>/faults.py`` holds ``FAULTS``: namespaced fault -> the clause reported FAILED. The quality runs
 use --strict, so SHOULD clauses fail too. ``SCOPES`` limits a faulted run to one suite module (absent: the whole
@@ -7,27 +7,10 @@ suite); either way the run stops at the first FAILED record of the expected clau
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+from protocols.registry import all_specs
 
-import protocols
-
-
-def _tables() -> dict[str, dict[str, str]]:
-    """protocol -> its FAULTS table, for every protocol package that has a faults module."""
-    tables = {}
-    for module in pkgutil.iter_modules(protocols.__path__):
-        if not module.ispkg:
-            continue
-        try:
-            faults = importlib.import_module(f"protocols.{module.name}.faults")
-        except ModuleNotFoundError:
-            continue
-        tables[module.name] = faults.FAULTS
-    return tables
-
-
-EXPECTED: dict[str, dict[str, str]] = _tables()
+#: protocol -> its faults table (ProtocolSpec.faults, from protocols/<name>/faults.py)
+EXPECTED: dict[str, dict[str, str]] = {name: dict(spec.faults) for name, spec in all_specs().items() if spec.faults}
 
 #: fault -> the suite module (under suites/<protocol>/) that catches it, where running one module is enough.
 SCOPES = {

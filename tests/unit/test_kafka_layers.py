@@ -38,7 +38,8 @@ def test_every_api_version_has_generated_classes():
     count = 0
     for api_key in messages.api_keys():
         for version in messages.encodable_versions(api_key):
-            request, response = messages.request_class(api_key, version), messages.response_class(api_key, version)
+            request = layers.body_class(api_key, version, "request")
+            response = layers.body_class(api_key, version, "response")
             assert request.__name__.endswith(f"V{version}") and response.fields_desc is not None
             count += 2
     assert count > 500

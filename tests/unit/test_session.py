@@ -82,3 +82,35 @@ def test_transcript_renders_hex_and_decoded_frames():
     assert '{"type":"Ping"}' in text and "00 00 00 0f 7b" in text
     event = transcript.to_dict("c", "n")["events"][0]
     assert event["hex"].startswith("0000000f") and event["len"] == 19
+
+
+def test_session_accepts_an_endpoint_and_refuses_a_non_framed_one():
+    from protocols.spec import Endpoint
+
+    pong = b"\x00\x00\x00\x0f" + b'{"type":"Pong"}'
+    server = OneShotServer(lambda c: (c.sendall(pong), time.sleep(0.5)))
+    with Session(server.address, SPEC.endpoint("broker"), Transcript("rustlog"), deadline=0.3) as session:
+        assert session.request(b"x").frame == pong
+    server.close()
+    with pytest.raises(ValueError, match="http1"):
+        Session(server.address, Endpoint("consumer", 80, transport="http1"), Transcript("t"))
+
+
+def test_expect_end_skips_frames_until_the_peer_closes():
+    pong = b"\x00\x00\x00\x0f" + b'{"type":"Pong"}'
+    server = OneShotServer(lambda c: (c.sendall(pong + pong), time.sleep(0.1), c.close()))
+    transcript = Transcript("rustlog")
+    with Session(server.address, SPEC, transcript, deadline=1) as session:
+        session.send(b"x")
+        reply = session.expect_end()
+    assert reply.outcome is Outcome.CLOSED and reply.frame == pong
+    assert [e.kind for e in transcript.events][-4:] == ["recv", "recv", "closed", "close"]
+    server.close()
+
+
+def test_check_loopback():
+    from targets.session import check_loopback
+
+    check_loopback("127.0.0.1")
+    with pytest.raises(ValueError):
+        check_loopback("192.0.2.1")

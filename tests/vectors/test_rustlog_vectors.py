@@ -30,9 +30,10 @@ def test_scapy_layers(vector):
     obj = vector["object"]
     cls = {**REQUESTS, **RESPONSES}[obj["type"]]
     layer = cls(**{k: v for k, v in obj.items() if k != "type"})
-    frame = bytes(RustLogFrame(data=bytes(layer)))
+    frame = bytes(RustLogFrame() / layer)
     assert frame == encode_frame(obj)  # the layer and the fast codec agree byte for byte
     assert RustLogFrame(frame).message().to_dict() == obj
+    assert RustLogFrame(frame)[cls].to_dict() == obj  # dissected: the message is the frame's payload layer
 
 
 @pytest.mark.parametrize("vector", [v for v in VECTORS if v["object"]["type"] in REQUESTS], ids=lambda v: v["name"])

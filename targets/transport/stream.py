@@ -1,0 +1,70 @@
+"""One TCP connection (optionally TLS) whose reads say what happened: bytes, silence, EOF or a reset.
+
+Every session type (framed, HTTP/1.1, h2c) sits on a :class:`Stream`, so connecting, TLS, the ``connect``
+transcript event and the classification of a dead peer are written once.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+
+from reports.transcript import Transcript
+
+CLOSED, RESET = "closed", "reset"  # the same words as Outcome.CLOSED / Outcome.RESET values
+
+
+class PeerGone(Exception):
+    """The peer ended the connection: ``kind`` is CLOSED (EOF) or RESET; ``detail`` says how."""
+
+    def __init__(self, kind: str, detail: str):
+        super().__init__(detail)
+        self.kind, self.detail = kind, detail
+
+
+class Stream:
+    def __init__(self, address: tuple[str, int], transcript: Transcript, connect_timeout: float = 3.0,
+                 tls: ssl.SSLContext | None = None, server_hostname: str | None = None):
+        self.transcript = transcript
+        self.conn = transcript.new_connection()
+        sock = socket.create_connection(address, timeout=connect_timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        detail = ""
+        if tls is not None:
+            try:  # the handshake runs under the connect timeout
+                sock = tls.wrap_socket(sock, server_hostname=server_hostname or address[0])
+            except BaseException:
+                sock.close()
+                raise
+            alpn = sock.selected_alpn_protocol()
+            detail = f"{sock.version()} {sock.cipher()[0]}" + (f" alpn={alpn}" if alpn else "")
+        self.sock = sock
+        local, peer = sock.getsockname(), sock.getpeername()
+        transcript.add(self.conn, "connect", detail=detail, local=f"{local[0]}:{local[1]}",
+                       peer=f"{peer[0]}:{peer[1]}")
+
+    @property
+    def tls(self) -> bool:
+        return isinstance(self.sock, ssl.SSLSocket)
+
+    def sendall(self, data: bytes) -> None:
+        """Send everything; raises OSError when the peer has gone."""
+        self.sock.sendall(data)
+
+    def read(self, timeout: float) -> bytes:
+        """Whatever arrives within ``timeout`` seconds (b"" when nothing did); raises :class:`PeerGone`."""
+        self.sock.settimeout(max(timeout, 1e-6))
+        try:
+            chunk = self.sock.recv(1 << 20)
+        except socket.timeout:
+            return b""
+        except ssl.SSLEOFError as exc:  # TCP FIN without TLS close_notify: the peer closed, untidily
+            raise PeerGone(CLOSED, f"EOF without TLS close_notify ({exc})") from None
+        except OSError as exc:  # ECONNRESET and friends: the peer is gone without a FIN
+            raise PeerGone(RESET, str(exc)) from None
+        if not chunk:
+            raise PeerGone(CLOSED, "EOF from the peer")
+        return chunk
+
+    def close(self) -> None:
+        self.sock.close()
