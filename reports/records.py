@@ -155,5 +155,5 @@ class RunWriter:
 
 
 def _param(value):
-    """A case parameter as it goes into a record: ints and strings as they are, anything else as text."""
-    return value if value is None or isinstance(value, (int, str)) else str(value)
+    """The message a per-version case sends, as text (an API name or a numeric key alike)."""
+    return None if value is None else str(value)
