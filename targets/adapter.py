@@ -72,9 +72,20 @@ class TargetSocket(SuperSocket):
         if not reply.is_frame:
             return None
         request = self._unanswered.popleft() if self._unanswered else None
-        answer = self.dissect(reply.frame, request) if self.dissect is not None else Raw(reply.frame)
+        answer = self._dissect(reply.frame, request)
         answer.time = time.time()
         return answer
+
+    def _dissect(self, frame: bytes, request: bytes | None) -> Packet:
+        """The endpoint's layer for ``frame``; Raw when it has none or when the bytes defeat it (a hostile
+        answer is data for the case, not a crash of the harness)."""
+        if self.dissect is None:
+            return Raw(frame)
+        try:
+            return self.dissect(frame, request)
+        except Exception as exc:  # noqa: BLE001 - scapy raises struct.error and friends on short fields
+            self.transcript.note(f"answer not dissected ({type(exc).__name__}: {exc}); kept as Raw")
+            return Raw(frame)
 
     def sr1(self, x: Packet | bytes, timeout: float | None = None, **kwargs) -> Packet | None:
         """Send one frame and return its dissected answer (None: see ``last_reply``). ``timeout`` is the

@@ -98,3 +98,28 @@ def test_no_answer_is_none_and_last_reply_says_why_within_the_deadline(broker):
         assert target.sr1(b"\xff\xff\xff\xff") is None  # a negative length: the broker closes
         assert target.last_reply.ended
         assert target.transcript.events[-1].kind in ("closed", "reset")
+
+
+def test_an_answer_its_layer_cannot_dissect_comes_back_raw():
+    import socket
+    import threading
+
+    from scapy.packet import Raw
+
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer_short_frame():
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        conn.sendall(b"\x00\x00\x00\x02ab")  # a whole frame too short for a Kafka response header
+        conn.recv(1)
+        conn.close()
+
+    threading.Thread(target=answer_short_frame, daemon=True).start()
+    spec = spec_for("kafka")
+    with TargetSocket.connect(listener.getsockname()[:2], spec, Transcript("kafka", spec.describe)) as target:
+        answer = target.sr1(kafka.request_packet(18, 3, 1, "wc", {}))
+        notes = [e.detail for e in target.transcript.events if e.kind == "note"]
+    listener.close()
+    assert isinstance(answer, Raw) and answer.load == b"\x00\x00\x00\x02ab"
+    assert notes and notes[0].startswith("answer not dissected")
