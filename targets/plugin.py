@@ -48,6 +48,13 @@ def pytest_addoption(parser):
     group.addoption("--fuzz-seed", type=int, default=None, help="seed of the bulk mutation cases")
     group.addoption("--target-option", action="append", default=[], metavar="PROTOCOL.KEY=VALUE",
                     help="a protocol-specific setting for the target, e.g. fluvio.topics=orders:3 (see each suite)")
+    group.addoption("--target-tls", action="store_true",
+                    help="speak TLS to every --target (verifying its certificate against the system store or "
+                         "--target-ca)")
+    group.addoption("--target-ca", default=None, metavar="FILE",
+                    help="CA certificate(s) (PEM) that signed the targets' certificates; implies --target-tls")
+    group.addoption("--target-insecure", action="store_true",
+                    help="with --target-tls: do not verify the target's certificate (self-signed test servers)")
     group.addoption("--deadline", type=float, default=2.0, help="seconds to wait for any answer (default 2)")
     group.addoption("--report-dir", default="wirecheck-reports", help="where run records go (default %(default)s)")
     group.addoption("--keep-transcripts", action="store_true", help="write transcripts of passing cases too")
@@ -67,6 +74,8 @@ def _options(config) -> RunOptions:
         keep_transcripts=config.getoption("keep_transcripts"), pcap=config.getoption("pcap"),
         reference_faults=config.getoption("reference_fault"), stop_at_clause=config.getoption("stop_at_clause"),
         target_options=config.getoption("target_option"),
+        tls=bool(config.getoption("target_tls") or config.getoption("target_ca")),
+        tls_ca=config.getoption("target_ca"), tls_verify=not config.getoption("target_insecure"),
         hypothesis_seed=config.getoption("hypothesis_seed", default=None),
         argv=list(config.invocation_params.args))
 

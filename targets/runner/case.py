@@ -55,7 +55,8 @@ class Target:
 
     def connect(self, deadline: float | None = None) -> Session:
         try:
-            session = Session(self.address, self.spec, self.transcript, deadline or self.deadline)
+            session = Session(self.address, self.spec, self.transcript, deadline or self.deadline,
+                              tls=self._run.tls_for(self.info))
         except OSError as exc:
             raise Divergence(survives_clause(self.spec), f"a connection to {self.info.text}",
                              f"connect failed: {exc}") from None

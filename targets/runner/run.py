@@ -14,6 +14,7 @@ from reports.baseline import Baseline
 from reports.model import HarnessError
 from targets import probe
 from targets.fuzz import FuzzBudget
+from targets.transport import client_context
 from targets.runner.case import CaseState
 from targets.runner.events import EventStream
 
@@ -46,6 +47,9 @@ class RunOptions:
     reference_faults: list[str] = field(default_factory=list)
     stop_at_clause: list[str] = field(default_factory=list)
     target_options: list[str] = field(default_factory=list)  # "PROTOCOL.KEY=VALUE"
+    tls: bool = False  # speak TLS to the given targets
+    tls_ca: str | None = None
+    tls_verify: bool = True
     hypothesis_seed: object = None
     argv: list[str] = field(default_factory=list)
 
@@ -73,6 +77,7 @@ class Run:
         self.broker = None  # BrokerProcess when we launched the reference
         self.collected_protocols: set[str] = set()  # the reference broker runs only these personalities
         self.report_dir = Path(options.report_dir).resolve() / self.run_id
+        self.tls = client_context(options.tls_ca, options.tls_verify) if options.tls else None
 
     def metadata(self) -> dict:
         """The run's description in run.json."""
@@ -116,7 +121,7 @@ class Run:
             elif self.options.protocol:
                 names = [self.options.protocol]
             else:
-                names = probe.detect(address, self.specs, self.deadline)
+                names = probe.detect(address, self.specs, self.deadline, tls=self.tls)
                 if not names:
                     raise UsageProblem(f"--target {text}: no known protocol answered; "
                                        f"name it: --target PROTOCOL={address_text}")
@@ -125,6 +130,10 @@ class Run:
                     raise UsageProblem(f"--target {text}: unknown protocol {n!r}; known: {sorted(self.specs)}")
                 found[n] = TargetInfo(n, address, reference=False)
         return found
+
+    def tls_for(self, info: TargetInfo):
+        """The TLS context for a target: given targets use --target-tls; the launched reference speaks TCP."""
+        return None if info.reference else self.tls
 
     def _launch_reference(self) -> dict[str, TargetInfo]:
         from targets.launcher import launch
@@ -160,7 +169,8 @@ class Run:
         A dead reference broker is restarted for the cases that follow (this case still fails).
         """
         state.transcript.note("liveness probe: a known-good request on a new connection")
-        ok, what = probe.hello_answered(state.info.address, state.spec, self.deadline, state.transcript)
+        ok, what = probe.hello_answered(state.info.address, state.spec, self.deadline, state.transcript,
+                                        tls=self.tls_for(state.info))
         if ok:
             return True, ""
         if self.broker is not None and state.info.reference and not self.broker.alive:
@@ -185,6 +195,9 @@ class Run:
         args.append(f"--fuzz-seed={self.budget.seed}")
         if self.strict:
             args.append("--strict")
+        if self.tls is not None and info is not None and not info.reference:
+            args += ["--target-tls"] + (["--target-ca", self.options.tls_ca] if self.options.tls_ca else []) + \
+                (["--target-insecure"] if not self.options.tls_verify else [])
         if self.options.hypothesis_seed is not None:
             args.append(f"--hypothesis-seed={self.options.hypothesis_seed}")
         return shlex.join(args)
