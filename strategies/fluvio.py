@@ -7,42 +7,91 @@ Two engines share the same knowledge:
 * :class:`BulkMutator`, a seeded ``random.Random`` generator of plain bytes for the bulk fuzz case and the
   benchmark (Hypothesis and scapy are too slow for thousands of mutants per second).
 
-Every mutant carries an :class:`Expect` (what the spec lets the target do with it) and the clause a wrong
-reaction violates. Implementation-defined reactions (notes §12, clauses at SHOULD level) are ``*_PREFERRED``:
-the other reaction is NON-STRICT, never FAILED.
+Every mutant carries a :class:`~protocols.reactions.Reaction` (what the spec lets the target do with it, and the
+clause a wrong reaction violates). Implementation-defined reactions (notes §12, clauses at SHOULD level) prefer
+one outcome: the other is NON-STRICT, never FAILED. :class:`FluvioFuzz` is the adapter for the bulk engine.
 """
 
 from __future__ import annotations
 
-import enum
+import functools
 import random
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from hypothesis import strategies as st
 
-from protocols.fluvio import messages, records
-from protocols.fluvio.clauses import MAX_FRAME
+from protocols import reactions
+from protocols.fields import DecodeError
+from protocols.fluvio import SPEC, hello, messages, records
+from protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
+from protocols.reactions import ANSWER, CLOSE, ERROR, MALFORMED, SILENCE, Observation
+from strategies import operators
 from strategies.binary import Span, overlong_uvarint
+from strategies.engine import Mutant
+
+NO_HANG = "fluvio.robustness.no-hang"
+CLOSE_WAIT = 0.3  # seconds we wait for a preferred close before calling the target's choice "waits"
 
 
-class Expect(enum.Enum):
-    ANSWER = "a well-formed answer, the connection stays open"
-    CLOSE = "the connection closes without a response"
-    CLOSE_PREFERRED = "the connection closes (an error answer is NON-STRICT)"
-    ANSWER_PREFERRED = "a well-formed answer (closing is NON-STRICT)"
+class Request(NamedTuple):
+    """What an answer to a mutant must match (the classifier's context)."""
 
-
-@dataclass(frozen=True)
-class Mutant:
-    frame: bytes
-    operator: str
-    expect: Expect
-    clause: str  # the clause a wrong reaction violates
     api_key: int = messages.PRODUCE
     version: int = messages.COMMON_VERSION
     correlation_id: int = 0
-    error_code: int | None = None  # the partition error a correct answer carries, when one is required
+
+
+# -- what the spec permits (notes §7, §12) ---------------------------------------------------------------------
+
+
+@functools.cache
+def answered(clause: str, error_code: int | None = 0) -> reactions.Reaction:
+    """A well-formed answer whose partition error is ``error_code`` (None: any), the connection staying open."""
+    options = dict(clauses={"silence": NO_HANG})
+    if error_code is None:
+        return reactions.any_answer(clause, **options)
+    if error_code == 0:
+        return reactions.answer(clause, **options)
+    return reactions.error_answer(clause, {error_code}, **options)
+
+
+@functools.cache
+def closes(clause: str) -> reactions.Reaction:
+    """The connection closes without a response."""
+    return reactions.close(clause, clauses={"silence": NO_HANG})
+
+
+@functools.cache
+def close_preferred(clause: str, answer_clause: str | None = None) -> reactions.Reaction:
+    """The connection closes (preferred) or the target waits (NON-STRICT); an answer is NON-STRICT too, unless
+    ``answer_clause`` names the clause an answer breaks outright (a frame that can never complete)."""
+    if answer_clause is None:
+        return reactions.Reaction(frozenset({CLOSE, SILENCE, ANSWER, ERROR}), clause, prefer=frozenset({CLOSE}),
+                                  patience=CLOSE_WAIT)
+    return reactions.silence_allowed(clause, prefer={CLOSE}, patience=CLOSE_WAIT,
+                                     clauses={"answer": answer_clause, "error": answer_clause})
+
+
+@functools.cache
+def answer_preferred(clause: str, error_code: int = 0) -> reactions.Reaction:
+    """A well-formed answer (preferred); closing the connection is NON-STRICT."""
+    outcomes = {ANSWER, CLOSE} if error_code == 0 else {ERROR, CLOSE}
+    prefer = {ANSWER} if error_code == 0 else {ERROR}
+    return reactions.Reaction(frozenset(outcomes), clause, codes=frozenset({error_code}) if error_code else None,
+                              prefer=frozenset(prefer), clauses={"silence": NO_HANG})
+
+
+for _name, _family, _doc in (
+        ("batch-len-short", "length-lie", "a record batch whose length field claims too little"),
+        ("recordset-trailing", "concatenation", "bytes after the last batch of a RecordSet"),
+        ("compression-bits", "unknown-enum", "compression attribute bits naming no codec"),
+        ("isolation", "unknown-enum", "an isolation value other than the two defined"),
+        ("smartmodules-trailer", "drop-field", "the Produce smartmodules trailer present or absent"),
+        ("wide-varints", "overlong-varint", "record varints outside i32, or padded with continuation bytes"),
+        ("option-tag", "unknown-enum", "an Option tag other than 0 or 1"),
+        ("unknown-key", "unknown-enum", "an API key the SPU does not serve")):
+    operators.register(_name, _family, _doc)
 
 
 # -- valid values ------------------------------------------------------------------------------------------------
@@ -186,54 +235,56 @@ class BulkMutator:
 
     def mutant(self, operator: str) -> Mutant:
         rng = self.rng
-        make = lambda frame, expect, clause, error=None, corr=0, key=messages.PRODUCE: Mutant(  # noqa: E731
-            frame, operator, expect, clause, key, 25, corr, error)
+
+        def make(frame, field, reaction, corr=0, version=25):
+            return Mutant(frame, operator, field, reaction, Request(messages.PRODUCE, version, corr))
+
         if operator == "valid":
             frame, corr = self._frame(version=rng.choice([7, 25]))
-            return Mutant(frame, operator, Expect.ANSWER, "fluvio.robustness.no-hang", messages.PRODUCE,
-                          int.from_bytes(frame[6:8], "big"), corr, 0)
+            return make(frame, "body", answered(NO_HANG), corr, int.from_bytes(frame[6:8], "big"))
         if operator == "negative-size":
             size = rng.choice([-1, -2, -4, -5, -(2**31), rng.randint(-(2**31), -1)])
             frame, _ = self._frame()
-            return make(struct.pack(">i", size) + frame[4:], Expect.CLOSE_PREFERRED, "fluvio.framing.negative-size")
+            return make(struct.pack(">i", size) + frame[4:], "size", close_preferred(
+                "fluvio.framing.negative-size", "fluvio.framing.negative-size-unanswered"))
         if operator == "oversize":
             size = rng.choice([MAX_FRAME + 1, 2**31 - 1, rng.randint(MAX_FRAME + 1, 2**31 - 1)])
             frame, _ = self._frame()
-            return make(struct.pack(">i", size) + frame[4:], Expect.CLOSE_PREFERRED, "fluvio.framing.oversize")
+            return make(struct.pack(">i", size) + frame[4:], "size", close_preferred("fluvio.framing.oversize",
+                                                                                     NO_HANG))
         if operator == "truncate":
             frame, _ = self._frame()
             cut = rng.randint(1, len(frame) - 5)  # body cut, size prefix honest: a short body
             if cut == len(frame) - 8:  # exactly the smartmodules trailer: A5's permitted shape, not a truncation
                 cut -= 1
-            return make(_reframe(frame[4 : 4 + cut]), Expect.CLOSE, "fluvio.header.truncated")
+            return make(_reframe(frame[4 : 4 + cut]), f"body[{cut}:]", closes("fluvio.header.truncated"))
         if operator == "batch-len-short":
             batch = _set_in_batch(self._batch(), records.LENGTH_OFFSET, ">i", rng.choice([0, 1, 44, -1, -(2**31)]))
             frame, _ = self._frame(batch)
-            return make(frame, Expect.CLOSE_PREFERRED, "fluvio.produce.batch-len-short")
+            return make(frame, "records.batch_length", close_preferred("fluvio.produce.batch-len-short"))
         if operator == "recordset-trailing":
             garbage = rng.randbytes(rng.randint(1, records.HEADER.size - 1))
             frame, _ = self._frame(self._batch() + garbage)
-            return make(frame, Expect.CLOSE_PREFERRED, "fluvio.produce.recordset-trailing")
+            return make(frame, "records", close_preferred("fluvio.produce.recordset-trailing"))
         if operator == "compression-bits":
             frame, corr = self._frame(self._batch(extra_attributes=rng.choice([5, 6, 7])))
-            return make(frame, Expect.ANSWER, "fluvio.produce.compression-invalid", 9000, corr)
+            return make(frame, "records.attributes", answered("fluvio.produce.compression-invalid", 9000), corr)
         if operator == "bad-crc":
             batch = self._batch()
             crc = struct.unpack_from(">I", batch, records.CRC_OFFSET)[0] ^ (1 << rng.randrange(32))
             frame, corr = self._frame(_set_in_batch(batch, records.CRC_OFFSET, ">I", crc))
-            return make(frame, Expect.ANSWER, "fluvio.produce.bad-crc", None, corr)
+            return make(frame, "records.crc", answered("fluvio.produce.bad-crc", None), corr)
         if operator == "isolation":
             value = rng.choice([0, 2, -2, 2**15 - 1, -(2**15), rng.randint(-(2**15), 2**15 - 1)])
             frame, corr = self._frame(isolation=value)
-            return make(frame, Expect.ANSWER_PREFERRED, "fluvio.produce.isolation-other", 0, corr)
+            return make(frame, "isolation", answer_preferred("fluvio.produce.isolation-other"), corr)
         if operator == "smartmodules-trailer":
             frame, corr = self._frame(version=rng.choice([7, 25]))
+            version = int.from_bytes(frame[6:8], "big")
             if rng.random() < 0.5:  # absent: the v7 fixture's shape (A5)
-                return Mutant(_reframe(frame[4:-4]), operator, Expect.ANSWER_PREFERRED,
-                              "fluvio.produce.smartmodules-trailer", messages.PRODUCE,
-                              int.from_bytes(frame[6:8], "big"), corr, 0)
-            return Mutant(frame, operator, Expect.ANSWER, "fluvio.versions.every-version", messages.PRODUCE,
-                          int.from_bytes(frame[6:8], "big"), corr, 0)
+                return make(_reframe(frame[4:-4]), "smartmodules",
+                            answer_preferred("fluvio.produce.smartmodules-trailer"), corr, version)
+            return make(frame, "smartmodules", answered("fluvio.versions.every-version"), corr, version)
         if operator == "wide-varints":
             recs = [records.Record(rng.randbytes(4), timestamp_delta=rng.choice([2**31, -(2**31) - 1, 2**62, -(2**62)]),
                                    offset_delta=0)]
@@ -243,7 +294,7 @@ class BulkMutator:
             else:
                 batch = records.encode_batch(records.Batch(records=recs))
             frame, corr = self._frame(batch)
-            return make(frame, Expect.ANSWER, "fluvio.produce.records-opaque", 0, corr)
+            return make(frame, "records[0]", answered("fluvio.produce.records-opaque"), corr)
         if operator == "hostile-count":
             frame, spans = traced(messages.PRODUCE, 25, 1, {
                 "transactional_id": None, "isolation": 1, "timeout_ms": 1500,
@@ -252,22 +303,23 @@ class BulkMutator:
             span = rng.choice([s for s in spans if s.kind == "count"])
             value = rng.choice([2**31 - 1, 2**31 - 2, 1_000_000])
             data = frame[: span.start] + struct.pack(">i", value) + frame[span.end :]
-            return make(data, Expect.CLOSE, "fluvio.header.truncated")
+            return make(data, span.path, closes("fluvio.header.truncated"))
         if operator == "option-tag":
             frame, _ = self._frame()
             at = 4 + 8 + 2 + len("wirecheck")  # transactional_id's option tag
-            return make(frame[:at] + bytes([rng.randint(2, 255)]) + frame[at + 1 :], Expect.CLOSE,
-                        "fluvio.header.truncated")
+            return make(frame[:at] + bytes([rng.randint(2, 255)]) + frame[at + 1 :], "transactional_id",
+                        closes("fluvio.header.truncated"))
         if operator == "unknown-key":
             key = rng.choice([2, 3, 17, 1001, 1004, 1009, 0x8000, rng.randint(2000, 0xFFFF)])
             if key in messages.NAMES or key in (1006, 1007, 1008, 2000):
                 key = 1001
             frame, _ = self._frame()
-            return make(frame[:4] + struct.pack(">H", key) + frame[6:], Expect.CLOSE, "fluvio.header.unknown-api-key")
+            return make(frame[:4] + struct.pack(">H", key) + frame[6:], "header.api_key",
+                        closes("fluvio.header.unknown-api-key"))
         if operator == "trailing-bytes":
             frame, corr = self._frame()
-            return make(_reframe(frame[4:] + rng.randbytes(rng.randint(1, 16))), Expect.ANSWER_PREFERRED,
-                        "fluvio.header.trailing-bytes", 0, corr)
+            return make(_reframe(frame[4:] + rng.randbytes(rng.randint(1, 16))), "body",
+                        answer_preferred("fluvio.header.trailing-bytes"), corr)
         raise ValueError(f"unknown operator {operator!r}")
 
 
@@ -277,3 +329,58 @@ def hostile_frames(draw, topic: str, operators=BulkMutator.OPERATORS) -> Mutant:
     seed = draw(st.integers(0, 2**32 - 1))
     operator = draw(st.sampled_from(operators))
     return BulkMutator(random.Random(seed), topic).mutant(operator)
+
+
+# -- the adapter for the bulk engine ---------------------------------------------------------------------------
+
+
+class FluvioFuzz:
+    """Fluvio SPU for strategies/engine.py: Produce mutants on ``topic``, ApiVersions as the keepalive."""
+
+    name = "fluvio"
+    catalogue = CATALOGUE
+    pipelining_clause = "fluvio.framing.correlation-id"
+    response_frame_clause = "fluvio.framing.response-frame"
+
+    def __init__(self, topic: str, operators=BulkMutator.OPERATORS):
+        self.topic = topic
+        self.operators = operators
+        self.keepalive = hello()
+
+    def mutants(self, rng: random.Random) -> BulkMutator:
+        return BulkMutator(rng, self.topic, self.operators)
+
+    def is_keepalive_answer(self, frame: bytes) -> bool:
+        return SPEC.is_hello_answer(frame)
+
+    def classify(self, mutant: Mutant, frame: bytes) -> Observation:
+        request: Request = mutant.context
+        try:
+            decoded = messages.decode_response(request.api_key, request.version, frame)
+        except DecodeError as exc:
+            return Observation(MALFORMED, detail=str(exc), clause=self.response_frame_clause,
+                               expected="a response that decodes exactly")
+        if decoded["correlation_id"] != request.correlation_id:
+            return Observation(MALFORMED, detail=f"correlation id {decoded['correlation_id']}",
+                               clause="fluvio.framing.correlation-id",
+                               expected=f"correlation id {request.correlation_id}")
+        codes = [p["error_code"].code for t in decoded["body"].get("responses", ()) for p in t["partitions"]]
+        if codes == [0]:
+            return Observation(ANSWER, detail="partition error 0")
+        wrong = [c for c in codes if c] or [None]
+        return Observation(ERROR, code=wrong[0], detail=f"partition errors {codes}")
+
+    def seeds(self) -> list[bytes]:
+        """Valid Produce requests (v7 and v25) and ApiVersions, for the raw-replay baseline."""
+        rng = random.Random(0)
+        mutator = BulkMutator(rng, self.topic, ("valid",))
+        return [mutator.mutant("valid").frame for _ in range(8)] + [self.keepalive]
+
+
+def fuzz_setup(topic: str) -> list[bytes]:
+    """Requests that prepare a target for :func:`fuzz_adapter`: an empty Produce creates the topic."""
+    return [produce_frame(topic, b"", 1)]
+
+
+def fuzz_adapter(topic: str, answers: list[bytes]) -> FluvioFuzz:
+    return FluvioFuzz(topic)

@@ -10,17 +10,25 @@ default binary sizes are tiny, so sizes are drawn explicitly).
 from __future__ import annotations
 
 import functools
+import random
 import struct
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from hypothesis import strategies as st
 
 from protocols import fields as f
 from protocols.kafka import compression, errors, messages, records
 from protocols.kafka.codec import TAGGED, NullableStruct, StructCodec, _Sized
+from protocols.kafka import SPEC
+from protocols.kafka.clauses import CATALOGUE
+from protocols.reactions import ANSWER, ERROR, MALFORMED as UNREADABLE, SILENCE, Observation, Reaction
+from protocols import reactions
 from strategies import binary
+from strategies import operators as operators_registry
 from strategies.binary import Span
+from strategies.engine import Mutant
 
 # ---------------------------------------------------------------------------------------------------------
 # Valid values
@@ -317,72 +325,67 @@ def traced_request(api_key: int, version: int, correlation_id: int, client_id, b
 # Mutations and what a conforming broker may do with them
 
 
-@dataclass(frozen=True)
-class Expectation:
-    """What a conforming broker may do with a frame.
-
-    Outcomes: ``answer`` (a response that decodes at the request's version), ``close`` (the broker closes the
-    connection without answering), ``silent`` (no answer before the deadline, e.g. it waits for bytes a lying
-    length promised), ``error:N`` (a response carrying error code N at the top level or for a partition).
-    """
-
-    outcomes: frozenset[str]
-    clause: str
-    why: str
-
-    def allows(self, outcome: str) -> bool:
-        return outcome in self.outcomes
-
-    def __str__(self) -> str:
-        return " or ".join(sorted(self.outcomes)) + f" ({self.clause}: {self.why})"
-
-
-def expect(clause: str, why: str, *outcomes: str) -> Expectation:
-    return Expectation(frozenset(outcomes), clause, why)
+def expect(clause: str, why: str, *outcomes: str) -> Reaction:
+    """A reaction from Kafka's outcome names: ``answer`` (a response that decodes at the request's version; it may
+    carry ordinary per-topic errors), ``close``, ``silent`` (no answer before the deadline, e.g. the broker waits
+    for bytes a lying length promised), ``error:N`` (a response carrying error code N)."""
+    kinds, codes = set(), set()
+    for outcome in outcomes:
+        if outcome.startswith("error:"):
+            kinds.add(ERROR)
+            codes.add(int(outcome.split(":", 1)[1]))
+        else:
+            kinds.add(SILENCE if outcome == "silent" else outcome)
+    return Reaction(frozenset(kinds), clause, why, codes=frozenset(codes) if codes else None, keeps_open=False)
 
 
 MALFORMED = ("close", f"error:{errors.INVALID_REQUEST}")
 
 
-@dataclass(frozen=True)
-class MutatedFrame:
-    frame: bytes
-    operator: str  # e.g. "hostile-count"
-    target: str  # the field path the operator broke
-    expectation: Expectation
-    original: bytes = field(repr=False, default=b"")
-    api_key: int = -1
-    version: int = -1
+class KafkaRequest(NamedTuple):
+    """What an answer to a mutant must match (the classifier's context), and the valid frame it came from."""
+
+    api_key: int
+    version: int
+    correlation_id: int
+    original: bytes = b""
+
+
+def mutated(frame: bytes, operator: str, field: str, reaction: Reaction, original: bytes, api_key: int,
+            version: int) -> Mutant:
+    """A mutant of ``original`` (a valid request frame)."""
+    correlation_id = struct.unpack_from(">i", original, 8)[0]
+    return Mutant(frame, operator, field, reaction, KafkaRequest(api_key, version, correlation_id, original))
 
 
 def _reframe(data: bytes) -> bytes:
     return binary.reframe_i32(data[4:])
 
 
-def mutate_hostile_count(frame: bytes, spans, span: Span, value: int, api_key, version) -> MutatedFrame:
-    mutated = _reframe(binary.set_number(frame, span, value))
-    return MutatedFrame(mutated, "hostile-count", span.path, expect(
+def mutate_hostile_count(frame: bytes, spans, span: Span, value: int, api_key, version) -> Mutant:
+    new_frame = _reframe(binary.set_number(frame, span, value))
+    return mutated(new_frame, "hostile-count", span.path, expect(
         "kafka.encoding.hostile-count", f"{span.kind} {span.path} claims {value}", *MALFORMED), frame, api_key,
         version)
 
 
-def mutate_truncate(frame: bytes, cut: int, target: str, api_key, version) -> MutatedFrame:
-    mutated = _reframe(frame[:cut])
-    return MutatedFrame(mutated, "truncate", target, expect(
+def mutate_truncate(frame: bytes, cut: int, target: str, api_key, version) -> Mutant:
+    new_frame = _reframe(frame[:cut])
+    return mutated(new_frame, "truncate", target, expect(
         "kafka.encoding.malformed-body", f"body cut at byte {cut} inside {target}", *MALFORMED), frame, api_key,
         version)
 
 
-def mutate_overlong_varint(frame: bytes, span: Span, api_key, version) -> MutatedFrame:
+def mutate_overlong_varint(frame: bytes, span: Span, api_key, version) -> Mutant:
     value, _ = f.read_uvarint(frame, span.start)
-    mutated = _reframe(binary.replace(frame, span, binary.overlong_uvarint(value, 6)))
-    return MutatedFrame(mutated, "overlong-varint", span.path, expect(
+    new_frame = _reframe(binary.replace(frame, span, binary.overlong_uvarint(value, 6)))
+    return mutated(new_frame, "overlong-varint", span.path, expect(
         "kafka.encoding.malformed-body", f"6-byte varint in {span.path} (at most 5 allowed)", *MALFORMED), frame,
         api_key, version)
 
 
 def mutate_unknown_tag(frame: bytes, span: Span, api_key, version, tag: int = 9_999,
-                       payload: bytes = b"\x01\x02\x03") -> MutatedFrame:
+                       payload: bytes = b"\x01\x02\x03") -> Mutant:
     """Add an unknown tag to a tagged-field section: a conforming broker skips it and answers normally."""
     section = frame[span.start : span.end]
     entries, _ = f.read_tagged_section(section, 0)
@@ -390,13 +393,13 @@ def mutate_unknown_tag(frame: bytes, span: Span, api_key, version, tag: int = 9_
     items.sort(key=lambda item: item[0])
     new = bytearray()
     f.write_tagged_section(new, items)
-    mutated = _reframe(binary.replace(frame, span, bytes(new)))
-    return MutatedFrame(mutated, "unknown-tag", span.path, expect(
+    new_frame = _reframe(binary.replace(frame, span, bytes(new)))
+    return mutated(new_frame, "unknown-tag", span.path, expect(
         "kafka.encoding.unknown-tags", f"unknown tag {tag} in {span.path} must be skipped", "answer"), frame,
         api_key, version)
 
 
-def mutate_truncated_tag(frame: bytes, span: Span, api_key, version) -> MutatedFrame:
+def mutate_truncated_tag(frame: bytes, span: Span, api_key, version) -> Mutant:
     """A tagged field whose size claims more bytes than the frame has left."""
     section = frame[span.start : span.end]
     entries, _ = f.read_tagged_section(section, 0)
@@ -409,20 +412,20 @@ def mutate_truncated_tag(frame: bytes, span: Span, api_key, version) -> MutatedF
     f.write_uvarint(new, 10_000)
     f.write_uvarint(new, 200)  # claims 200 bytes; the frame ends after 2
     new += b"\x00\x00"
-    mutated = _reframe(frame[: span.start] + bytes(new))  # everything after is dropped: the tag runs off the end
-    return MutatedFrame(mutated, "truncated-tag", span.path, expect(
+    new_frame = _reframe(frame[: span.start] + bytes(new))  # everything after is dropped: the tag runs off the end
+    return mutated(new_frame, "truncated-tag", span.path, expect(
         "kafka.encoding.malformed-body", f"tag in {span.path} claims 200 bytes, 2 present", *MALFORMED), frame,
         api_key, version)
 
 
-def mutate_negative_length(frame: bytes, span: Span, api_key, version) -> MutatedFrame:
+def mutate_negative_length(frame: bytes, span: Span, api_key, version) -> Mutant:
     value = -2  # -1 is the null marker; -2 is never valid (compact: N+1 wraps to 2**32-1, Java's -1 - 1)
-    mutated = _reframe(binary.set_number(frame, span, value))
-    return MutatedFrame(mutated, "negative-length", span.path, expect(
+    new_frame = _reframe(binary.set_number(frame, span, value))
+    return mutated(new_frame, "negative-length", span.path, expect(
         "kafka.encoding.malformed-body", f"length {value} in {span.path}", *MALFORMED), frame, api_key, version)
 
 
-def mutate_invalid_utf8(frame: bytes, span: Span, api_key, version) -> MutatedFrame:
+def mutate_invalid_utf8(frame: bytes, span: Span, api_key, version) -> Mutant:
     """Replace the last two bytes of a string (at least 2 bytes long) with an invalid UTF-8 sequence; the
     length stays true, so the encoding is the only defect.
 
@@ -430,26 +433,26 @@ def mutate_invalid_utf8(frame: bytes, span: Span, api_key, version) -> MutatedFr
     of failing, so a broker may process the request; rejecting it is permitted too. Only survival is required.
     """
     new = bytes(frame[span.start : span.end - 2]) + b"\xc3\x28"
-    return MutatedFrame(_reframe(binary.replace(frame, span, new)), "invalid-utf8", span.path,
+    return mutated(_reframe(binary.replace(frame, span, new)), "invalid-utf8", span.path,
                         expect("kafka.robustness.survives", f"invalid UTF-8 in {span.path}", "answer", *MALFORMED),
                         frame, api_key, version)
 
 
-def mutate_frame_length(frame: bytes, lie: int, api_key, version) -> MutatedFrame:
+def mutate_frame_length(frame: bytes, lie: int, api_key, version) -> Mutant:
     """The outer length lies: larger (the broker waits or closes), negative (closes)."""
-    mutated = struct.pack(">i", lie) + frame[4:]
+    mutated_frame = struct.pack(">i", lie) + frame[4:]
     if lie < 0:
-        expectation = expect("kafka.framing.negative-size", f"frame length {lie}", "close")
+        reaction = expect("kafka.framing.negative-size", f"frame length {lie}", "close")
     else:
-        expectation = expect("kafka.framing.size-prefix", f"frame length {lie} for {len(frame) - 4} bytes",
+        reaction = expect("kafka.framing.size-prefix", f"frame length {lie} for {len(frame) - 4} bytes",
                              "silent", "close")
-    return MutatedFrame(mutated, "frame-length", "length", expectation, frame, api_key, version)
+    return mutated(mutated_frame, "frame-length", "length", reaction, frame, api_key, version)
 
 
-def mutate_trailing_bytes(frame: bytes, extra: bytes, api_key, version) -> MutatedFrame:
+def mutate_trailing_bytes(frame: bytes, extra: bytes, api_key, version) -> Mutant:
     """Bytes after the body inside the frame. Kafka's parsers stop at the body's end; whether a broker
     rejects the rest is not specified, so only liveness is required (any outcome but a hang or crash)."""
-    return MutatedFrame(_reframe(frame + extra), "trailing-bytes", "body", expect(
+    return mutated(_reframe(frame + extra), "trailing-bytes", "body", expect(
         "kafka.robustness.survives", f"{len(extra)} bytes after the body", "answer", "close",
         f"error:{errors.INVALID_REQUEST}"), frame, api_key, version)
 
@@ -460,7 +463,7 @@ OPERATORS = ("hostile-count", "negative-length", "truncate", "overlong-varint", 
 
 @st.composite
 def mutated_requests(draw, api_keys=None, operators=OPERATORS, version_ranges=None, fixup=None,
-                     **options) -> MutatedFrame:
+                     **options) -> Mutant:
     """A valid request with exactly one structural defect, and what a conforming broker may do with it.
 
     ``fixup(api_key, body)`` may adjust the valid body first (on a copy), e.g. to keep it harmless.
@@ -538,7 +541,7 @@ def produce_body(version: int, topic: str, partition: int, batch: bytes, acks: i
 class BatchMutation:
     batch: bytes
     operator: str
-    expectation: Expectation
+    reaction: Reaction
 
 
 def corrupt_crc(batch: bytes) -> BatchMutation:
@@ -652,54 +655,226 @@ def random_request(rng, api_keys=None, version_ranges=None) -> tuple[int, int, d
     return api_key, version, random_value(rng, messages.request_codec(api_key, version))
 
 
-def random_mutant(rng, api_keys=None, version_ranges=None, operators=OPERATORS, fixup=None) -> MutatedFrame:
-    """One valid random request with one structural defect (the operators of :func:`mutated_requests`).
+@dataclass(frozen=True)
+class Seed:
+    """A valid request frame and where its body fields sit: what the bulk operators mutate."""
 
-    ``fixup(api_key, body)`` may adjust the valid body first (e.g. switch off topic auto-creation).
-    """
+    frame: bytes
+    spans: list
+    api_key: int
+    version: int
+
+    @functools.cached_property
+    def body(self) -> list[Span]:
+        return [s for s in self.spans if s.path.startswith("body")]
+
+    @functools.cached_property
+    def targets(self) -> dict[str, list[Span]]:
+        """Operator -> the spans it can break in this frame (empty when it cannot apply)."""
+        body = self.body
+        counts = [s for s in body if s.kind in ("count", "length")]
+        sections = [s for s in body if s.kind == "tag-section"]
+        return {
+            "hostile-count": counts, "negative-length": counts, "truncate": body,
+            "overlong-varint": [s for s in body if s.prefix.startswith("uvarint")],
+            "unknown-tag": sections, "truncated-tag": sections,
+            "invalid-utf8": [s for s in body if s.kind == "data" and s.prefix == "text" and s.size >= 2],
+            "duplicate-field": [s for s in body if s.kind in ("fixed", "data")],
+            "drop-field": [s for s in body if s.kind in ("fixed", "data")],
+            "swap-fields": [s for s in body if s.kind == "fixed"],
+        }
+
+
+def random_seed(rng, api_keys=None, version_ranges=None, fixup=None) -> Seed:
+    """A valid random request, traced. ``fixup(api_key, body)`` may adjust the body first (e.g. switch off topic
+    auto-creation)."""
     api_key, version, body = random_request(rng, api_keys, version_ranges)
     if fixup is not None:
         fixup(api_key, body)
     frame, spans = traced_request(api_key, version, rng.randint(0, 2**31 - 1), "wirecheck", body)
-    body_spans = [s for s in spans if s.path.startswith("body")]
-    counts = [s for s in body_spans if s.kind in ("count", "length")]
-    uvarints = [s for s in body_spans if s.prefix.startswith("uvarint")]
-    sections = [s for s in body_spans if s.kind == "tag-section"]
-    texts = [s for s in body_spans if s.kind == "data" and s.prefix == "text" and s.size >= 2]
-    choices = [op for op in ("frame-length", "trailing-bytes") if op in operators]
-    if counts:
-        choices += ["hostile-count", "negative-length"]
-    if body_spans:
-        choices.append("truncate")
-    if uvarints:
-        choices.append("overlong-varint")
-    if sections:
-        choices += ["unknown-tag", "truncated-tag"]
-    if texts:
-        choices.append("invalid-utf8")
-    choices = [op for op in choices if op in operators]
+    return Seed(frame, spans, api_key, version)
+
+
+#: Operators that rearrange whole fields: the result may still parse (as something else), so only survival is
+#: required. Not on Fetch or Metadata, where a shifted byte could start a long poll or create a topic.
+REARRANGING = ("duplicate-field", "drop-field", "swap-fields")
+REARRANGE_EXCLUDED = (1, 3)
+
+
+def mutate_seed(rng, seed: Seed, operators=OPERATORS, other: Seed | None = None) -> Mutant | None:
+    """One structural defect in ``seed`` (None when no operator applies to it)."""
+    frame, api_key, version, targets = seed.frame, seed.api_key, seed.version, seed.targets
+    choices = [op for op in operators if op in ("frame-length", "trailing-bytes")
+               or (op == "concatenated" and other is not None)
+               or (targets.get(op) and not (op in REARRANGING and api_key in REARRANGE_EXCLUDED))]
     if not choices:
-        return random_mutant(rng, api_keys, version_ranges, operators, fixup)
+        return None
     operator = rng.choice(choices)
     if operator == "hostile-count":
-        span = rng.choice(counts)
-        return mutate_hostile_count(frame, spans, span, rng.choice(binary.hostile_numbers(span.prefix)), api_key,
-                                    version)
+        span = rng.choice(targets[operator])
+        return mutate_hostile_count(frame, seed.spans, span, rng.choice(binary.hostile_numbers(span.prefix)),
+                                    api_key, version)
     if operator == "negative-length":
-        return mutate_negative_length(frame, rng.choice(counts), api_key, version)
+        return mutate_negative_length(frame, rng.choice(targets[operator]), api_key, version)
     if operator == "truncate":
-        cut = rng.randint(min(s.start for s in body_spans), len(frame) - 1)
-        target = next((s.path for s in body_spans if s.start <= cut < s.end), "body")
+        body = seed.body
+        cut = rng.randint(min(s.start for s in body), len(frame) - 1)
+        target = next((s.path for s in body if s.start <= cut < s.end), "body")
         return mutate_truncate(frame, cut, target, api_key, version)
     if operator == "overlong-varint":
-        return mutate_overlong_varint(frame, rng.choice(uvarints), api_key, version)
+        return mutate_overlong_varint(frame, rng.choice(targets[operator]), api_key, version)
     if operator == "unknown-tag":
-        return mutate_unknown_tag(frame, rng.choice(sections), api_key, version)
+        return mutate_unknown_tag(frame, rng.choice(targets[operator]), api_key, version)
     if operator == "truncated-tag":
-        return mutate_truncated_tag(frame, rng.choice(sections), api_key, version)
+        return mutate_truncated_tag(frame, rng.choice(targets[operator]), api_key, version)
     if operator == "invalid-utf8":
-        return mutate_invalid_utf8(frame, rng.choice(texts), api_key, version)
+        return mutate_invalid_utf8(frame, rng.choice(targets[operator]), api_key, version)
+    if operator in REARRANGING:
+        span = rng.choice(targets[operator])
+        new = _reframe(operators_registry.apply(operator, rng, frame, span))
+        return mutated(new, operator, span.path, reactions.answer_or_close(
+            "kafka.robustness.survives", f"{operator} of {span.path}: the body may still parse, as something else",
+            keeps_open=False), frame, api_key, version)
+    if operator == "concatenated":
+        new = operators_registry.concatenated(frame, other.frame)
+        return mutated(new, operator, "body", expect(
+            "kafka.robustness.survives", "a second request body after the first, under one length",
+            "answer", "close", f"error:{errors.INVALID_REQUEST}"), frame, api_key, version)
     if operator == "frame-length":
         return mutate_frame_length(frame, rng.choice([len(frame) - 3, len(frame) + 996, -1, -(2**31)]), api_key,
                                    version)
     return mutate_trailing_bytes(frame, rng.randbytes(rng.randint(1, 8)), api_key, version)
+
+
+def random_mutant(rng, api_keys=None, version_ranges=None, operators=OPERATORS, fixup=None) -> Mutant:
+    """One valid random request with one structural defect (the operators of :func:`mutated_requests`)."""
+    while True:
+        mutant = mutate_seed(rng, random_seed(rng, api_keys, version_ranges, fixup), operators)
+        if mutant is not None:
+            return mutant
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The adapter for the bulk engine
+
+operators_registry.register("unknown-tag", "unknown-enum", "an unknown tag added to a tagged-field section")
+operators_registry.register("truncated-tag", "truncation", "a tagged field whose size runs past the end of the frame")
+
+#: ApiVersions, Metadata, ListOffsets, Fetch, OffsetFetch, FindCoordinator, DescribeGroups, ListGroups,
+#: DescribeConfigs, DescribeCluster: reading APIs. Bulk mutants are drawn from these only (and Metadata without
+#: auto-creation), so that the valid-but-odd ones (unknown tags, trailing bytes) cannot change a live cluster.
+READ_ONLY = (18, 3, 2, 1, 9, 10, 15, 16, 32, 60)
+# frame-length lies make a conforming broker wait (a case of their own); overlong varints have their own case so
+# that a broker accepting them fails one clearly named case instead of the bulk one.
+BULK_OPERATORS = tuple(op for op in OPERATORS if op not in ("frame-length", "overlong-varint")) + (
+    "concatenated", *REARRANGING)
+CORPUS = 512  # valid seed requests kept for the bulk mutants; generating one costs more than mutating it
+
+#: Error codes that mean "your request was not understood": an answer carrying one rejects the request.
+REJECTIONS = {errors.INVALID_REQUEST, errors.UNSUPPORTED_VERSION, errors.UNKNOWN_SERVER_ERROR}
+
+
+def harmless(api_key: int, body: dict) -> None:
+    """Keep the valid part of a mutant valid and quick: no topic auto-creation, no Fetch long-poll, and a
+    client software name that passes ApiVersions v3+ validation (else 42 is the right answer)."""
+    if api_key == 3:
+        body["AllowAutoTopicCreation"] = False
+    elif api_key == 1:
+        body["MaxWaitMs"], body["MinBytes"] = 0, 0
+    elif api_key == 18:
+        body["ClientSoftwareName"], body["ClientSoftwareVersion"] = "wirecheck", "0.1.0"
+
+
+def read_only_ranges(advertised: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """Advertised versions of the read-only APIs that the definitions also know."""
+    ranges = {}
+    for key in READ_ONLY:
+        if key in advertised:
+            low = max(advertised[key][0], messages.versions(key)[0])
+            high = min(advertised[key][1], messages.versions(key)[1])
+            if low <= high:
+                ranges[key] = (low, high)
+    return ranges
+
+
+def error_codes(value) -> set[int]:
+    """Every ErrorCode anywhere in a decoded body (top level, per topic, per partition)."""
+    found = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "ErrorCode" and isinstance(item, int):
+                found.add(item)
+            else:
+                found |= error_codes(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= error_codes(item)
+    return found
+
+
+def _short(obj, limit: int = 300) -> str:
+    text = repr(obj)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class KafkaFuzz:
+    """Kafka for strategies/engine.py: structural mutants of read-only requests at advertised versions,
+    ApiVersions v0 as the keepalive, answers decoded at the request's version."""
+
+    name = "kafka"
+    catalogue = CATALOGUE
+    pipelining_clause = "kafka.framing.pipelining"
+    response_frame_clause = None  # an unframeable answer breaks the mutant's own clause
+
+    def __init__(self, ranges: dict[int, tuple[int, int]], operators=BULK_OPERATORS):
+        self.ranges = ranges
+        self.operators = operators
+        self.keepalive = SPEC.hello()
+
+    def mutants(self, rng: random.Random):
+        """Mutants of a growing corpus of valid seeds (a new seed for one mutant in four, up to CORPUS)."""
+        keys, corpus = list(self.ranges), []
+        while True:
+            if len(corpus) < CORPUS and (len(corpus) < 2 or rng.random() < 0.25):
+                corpus.append(random_seed(rng, keys, self.ranges, harmless))
+            mutant = mutate_seed(rng, rng.choice(corpus), self.operators, rng.choice(corpus))
+            if mutant is not None:
+                yield mutant
+
+    def is_keepalive_answer(self, frame: bytes) -> bool:
+        return SPEC.is_hello_answer(frame)
+
+    def classify(self, mutant: Mutant, frame: bytes) -> Observation:
+        request: KafkaRequest = mutant.context
+        try:
+            decoded = messages.decode_response(request.api_key, request.version, frame)
+        except messages.DecodeError as exc:
+            return Observation(UNREADABLE, detail=f"undecodable: {exc}")
+        if decoded["header"]["CorrelationId"] != request.correlation_id:
+            return Observation(UNREADABLE, detail=f"correlation id {decoded['header']['CorrelationId']}, "
+                                                  f"sent {request.correlation_id}")
+        codes = error_codes(decoded["body"]) - {errors.NONE}
+        if not codes:
+            return Observation(ANSWER, detail=_short(decoded["body"]))
+        code = errors.INVALID_REQUEST if errors.INVALID_REQUEST in codes else min(codes)
+        return Observation(ERROR, code=code, detail=_short(decoded["body"]), rejects=code in REJECTIONS)
+
+    def seeds(self) -> list[bytes]:
+        """One valid, harmless request per read-only API at its highest advertised version (raw replay)."""
+        frames = []
+        for key, (_, high) in sorted(self.ranges.items()):
+            body = random_value(random.Random(key), messages.request_codec(key, high))
+            harmless(key, body)
+            frames.append(messages.encode_request(key, high, key + 1, "wirecheck", body))
+        return frames
+
+
+def fuzz_setup(name: str) -> list[bytes]:
+    """Requests that prepare :func:`fuzz_adapter`: ApiVersions v0 (what the target advertises)."""
+    return [messages.encode_request(messages.API_VERSIONS, 0, 1, "wirecheck", {})]
+
+
+def fuzz_adapter(name: str, answers: list[bytes]) -> KafkaFuzz:
+    body = messages.decode_response(messages.API_VERSIONS, 0, answers[0])["body"]
+    advertised = {entry["ApiKey"]: (entry["MinVersion"], entry["MaxVersion"]) for entry in body["ApiKeys"]}
+    return KafkaFuzz(read_only_ranges(advertised))

@@ -3,42 +3,75 @@
 Two engines share the same knowledge:
 - Hypothesis strategies (``valid_request``, ``invalid_request``, ``hostile_frame``) for property-based cases,
   which shrink a failure to a minimal frame;
-- :class:`BulkMutator`, a seeded ``random.Random`` generator of plain bytes for the bulk fuzz case and the
-  benchmark, thousands of mutants per second (scapy and Hypothesis are too slow for that loop).
+- :class:`BulkMutator`, a seeded ``random.Random`` generator of plain bytes for the bulk engine
+  (strategies/engine.py), thousands of mutants per second (scapy and Hypothesis are too slow for that loop).
 
-Every mutant carries an :class:`Expect`: what the spec allows the target to do with it.
+Every mutant carries a :class:`~protocols.reactions.Reaction`: what the spec allows the target to do with it.
+:class:`RustLogFuzz` is the protocol's adapter for the bulk engine.
 """
 
 from __future__ import annotations
 
 import base64
-import enum
 import json
 import random
 import struct
-from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from protocols.rustlog.clauses import MAX_FRAME, MAX_PARTITIONS, MAX_RECORDS
-from protocols.rustlog.layers import REQUESTS, U32_MAX, U64_MAX, Kind, encode_frame, encode_payload
+from protocols import reactions
+from protocols.reactions import ANSWER, ERROR, MALFORMED, Observation
+from protocols.rustlog import PING, SPEC
+from protocols.rustlog.clauses import CATALOGUE, MAX_FRAME, MAX_PARTITIONS, MAX_RECORDS
+from protocols.rustlog.layers import (REQUESTS, U32_MAX, U64_MAX, FrameDecodeError, Kind, decode_frame,
+                                      encode_frame, encode_payload)
+from strategies import operators
+from strategies.engine import Mutant
 from strategies.mutations import invalid_utf8_variants, length_lies
 
-
-class Expect(enum.Enum):
-    ERROR_OPEN = "an Error (400) and the connection stays open"
-    CLOSE = "the connection closes (an Error frame first is optional)"
-    ERROR_OPEN_OR_CLOSE = "an Error and the connection stays open, or the connection closes"
-    ANSWER_OPEN = "any well-formed answer and the connection stays open"
-    CLOSE_SILENTLY = "no answer: the frame never completes and we close our side"
+NO_HANG = "rustlog.robustness.no-hang"
+STAYS_OPEN = "rustlog.request.stays-open"
+SILENT_WAIT = 0.25  # seconds we give a target to (wrongly) answer a frame that never completed
 
 
-@dataclass(frozen=True)
-class Mutant:
-    frame: bytes
-    operator: str
-    expect: Expect
-    clause: str  # the clause a wrong reaction violates
+# -- what the spec permits (seed §Connection Error Handling) -------------------------------------------------
+
+
+def error_400(clause: str) -> reactions.Reaction:
+    """An Error with code 400, the connection staying open (another code is NON-STRICT: invalid-code)."""
+    return reactions.error_answer(clause, {400}, clauses={"code": "rustlog.request.invalid-code",
+                                                          "silence": NO_HANG, "keepalive": STAYS_OPEN})
+
+
+def any_answer(clause: str = NO_HANG) -> reactions.Reaction:
+    return reactions.any_answer(clause, clauses={"silence": NO_HANG, "keepalive": STAYS_OPEN})
+
+
+def closes(clause: str) -> reactions.Reaction:
+    """The connection closes; an Error frame first is optional."""
+    return reactions.close(clause, errors_first=True)
+
+
+def error_or_close(clause: str) -> reactions.Reaction:
+    """An Error and the connection stays open (preferred), or the connection closes (NON-STRICT)."""
+    return reactions.error_or_close(clause, prefer={ERROR}, keeps_open=True,
+                                    clauses={"silence": NO_HANG, "keepalive": clause})
+
+
+def no_answer() -> reactions.Reaction:
+    """The frame never completes: no answer (we close our side; the target may close too)."""
+    clause = "rustlog.framing.partial-header"
+    return reactions.silence_allowed(clause, "a frame that never completed", patience=SILENT_WAIT)
+
+
+for _name, _family, _doc in (
+        ("bad-field", "wrong-type", "one request field missing or of the wrong JSON type or range"),
+        ("unknown-type", "unknown-enum", "an unknown message type"),
+        ("not-object", "wrong-type", "a JSON value that is not an object, or a type of the wrong JSON type"),
+        ("truncated-json", "truncation", "the JSON cut short, the frame length true"),
+        ("boundary-value", "boundary-int", "a value at or past a limit the spec states"),
+        ("deep-nesting", "nesting", "valid JSON nested absurdly deep")):
+    operators.register(_name, _family, _doc)
 
 
 # -- values of each kind -----------------------------------------------------------------------------------
@@ -139,27 +172,38 @@ def invalid_request(topic: str) -> st.SearchStrategy[dict]:
 
 @st.composite
 def hostile_frame(draw, topic: str = "t") -> Mutant:
-    """A whole frame broken at the framing level or the JSON level, with its expectation."""
+    """A whole frame broken at the framing level or the JSON level, with its reaction."""
     kind = draw(st.sampled_from(sorted(REQUESTS)))
     payload = encode_payload(sample_request(kind, topic))
     choice = draw(st.sampled_from(["truncate-json", "invalid-utf8", "not-object", "unknown-type", "bad-field"]))
     if choice == "truncate-json":
         cut = draw(st.integers(1, len(payload) - 1))
-        return Mutant(encode_frame(payload[:cut]), choice, Expect.CLOSE, "rustlog.framing.malformed-json")
+        return Mutant(encode_frame(payload[:cut]), "truncated-json", "body", closes("rustlog.framing.malformed-json"))
     if choice == "invalid-utf8":
         variant = draw(st.sampled_from(invalid_utf8_variants(payload)))
-        return Mutant(encode_frame(variant), choice, Expect.CLOSE, "rustlog.framing.invalid-utf8")
+        return Mutant(encode_frame(variant), choice, "body", closes("rustlog.framing.invalid-utf8"))
     if choice == "not-object":
         _, body = draw(st.sampled_from(NOT_OBJECTS))
-        return Mutant(encode_frame(body), choice, Expect.ERROR_OPEN_OR_CLOSE, "rustlog.request.not-object")
+        return Mutant(encode_frame(body), choice, "body", error_or_close("rustlog.request.not-object"))
     if choice == "unknown-type":
         name = draw(st.sampled_from(UNKNOWN_TYPES))
-        return Mutant(encode_frame({"type": name}), choice, Expect.ERROR_OPEN, "rustlog.request.unknown-type")
+        return Mutant(encode_frame({"type": name}), choice, "type", error_400("rustlog.request.unknown-type"))
     request = draw(invalid_request(topic))
-    return Mutant(encode_frame(request), choice, Expect.ERROR_OPEN, "rustlog.request.invalid-fields")
+    return Mutant(encode_frame(request), choice, request["type"], error_400("rustlog.request.invalid-fields"))
 
 
 # -- bulk mutation (no Hypothesis, no scapy) ---------------------------------------------------------------
+
+#: Reactions shared by many mutants (built once: the bulk loop makes thousands of mutants per second).
+INVALID_FIELDS = error_400("rustlog.request.invalid-fields")
+UNKNOWN_TYPE = error_400("rustlog.request.unknown-type")
+NOT_OBJECT = error_or_close("rustlog.request.not-object")
+MALFORMED_JSON = closes("rustlog.framing.malformed-json")
+INVALID_UTF8 = closes("rustlog.framing.invalid-utf8")
+OVERSIZE = closes("rustlog.framing.oversize")
+ZERO_LENGTH = closes("rustlog.framing.zero-length")
+NEVER_COMPLETES = no_answer()
+SURVIVES = any_answer()
 
 
 class BulkMutator:
@@ -198,62 +242,108 @@ class BulkMutator:
             {"type": "OffsetCommit", "group": "g", "topic": self.topic, "partition": 0, "offset": rng.randrange(9)},
             {"type": "Ping", "extra": rng.random()},  # unknown extra fields are ignored
         ])
-        return Mutant(encode_frame(request), "valid", Expect.ANSWER_OPEN, "rustlog.robustness.no-hang")
+        return Mutant(encode_frame(request), "valid", request["type"], SURVIVES)
 
     def _bad_field(self) -> Mutant:
         name, request = self.rng.choice(self._variants)
-        return Mutant(encode_frame(request), f"bad-field:{name}", Expect.ERROR_OPEN, "rustlog.request.invalid-fields")
+        return Mutant(encode_frame(request), f"bad-field:{name}", name, INVALID_FIELDS)
 
     def _unknown_type(self) -> Mutant:
-        return Mutant(encode_frame({"type": self.rng.choice(UNKNOWN_TYPES)}), "unknown-type", Expect.ERROR_OPEN,
-                      "rustlog.request.unknown-type")
+        return Mutant(encode_frame({"type": self.rng.choice(UNKNOWN_TYPES)}), "unknown-type", "type", UNKNOWN_TYPE)
 
     def _not_object(self) -> Mutant:
         name, body = self.rng.choice(NOT_OBJECTS)
-        return Mutant(encode_frame(body), f"not-object:{name}", Expect.ERROR_OPEN_OR_CLOSE,
-                      "rustlog.request.not-object")
+        return Mutant(encode_frame(body), f"not-object:{name}", "body", NOT_OBJECT)
 
     def _truncated_json(self) -> Mutant:
         payload = self._payload()
-        return Mutant(encode_frame(payload[: self.rng.randrange(1, len(payload))]), "truncated-json", Expect.CLOSE,
-                      "rustlog.framing.malformed-json")
+        return Mutant(encode_frame(payload[: self.rng.randrange(1, len(payload))]), "truncated-json", "body",
+                      MALFORMED_JSON)
 
     def _invalid_utf8(self) -> Mutant:
         variant = self.rng.choice(invalid_utf8_variants(self._payload()))
-        return Mutant(encode_frame(variant), "invalid-utf8", Expect.CLOSE, "rustlog.framing.invalid-utf8")
+        return Mutant(encode_frame(variant), "invalid-utf8", "body", INVALID_UTF8)
 
     def _boundary(self) -> Mutant:
         rng = self.rng
-        request = rng.choice([
-            {"type": "CreateTopic", "topic": self.topic, "partition_count": rng.choice([0, MAX_PARTITIONS + 1])},
-            {"type": "CreateTopic", "topic": rng.choice(["", "x" * 256, "a b", "a.b"]), "partition_count": 1},
-            {"type": "Produce", "topic": self.topic, "partition": 0, "records": ["AA=="] * (MAX_RECORDS + 1)},
-            {"type": "Produce", "topic": self.topic, "partition": 0, "records": [rng.choice(["A", "AA=", "A===",
-                                                                                               "@@@@"])]},
+        field, request = rng.choice([
+            ("CreateTopic.partition_count", {"type": "CreateTopic", "topic": self.topic,
+                                             "partition_count": rng.choice([0, MAX_PARTITIONS + 1])}),
+            ("CreateTopic.topic", {"type": "CreateTopic", "topic": rng.choice(["", "x" * 256, "a b", "a.b"]),
+                                   "partition_count": 1}),
+            ("Produce.records", {"type": "Produce", "topic": self.topic, "partition": 0,
+                                 "records": ["AA=="] * (MAX_RECORDS + 1)}),
+            ("Produce.records[0]", {"type": "Produce", "topic": self.topic, "partition": 0,
+                                    "records": [rng.choice(["A", "AA=", "A===", "@@@@"])]}),
         ])
-        return Mutant(encode_frame(request), "boundary", Expect.ERROR_OPEN, "rustlog.request.invalid-fields")
+        return Mutant(encode_frame(request), "boundary-value", field, INVALID_FIELDS)
 
     def _length_lie(self) -> Mutant:
         frame = encode_frame(self._payload())
         lie = self.rng.choice(length_lies(frame, header=4, fmt=">I", max_body=MAX_FRAME))
         # A shorter length frames a prefix of the JSON (malformed: close); a longer one never completes.
-        return Mutant(lie.data, f"length-lie:{lie.name}",
-                      Expect.CLOSE if lie.shorter else Expect.CLOSE_SILENTLY, "rustlog.framing.malformed-json")
+        if lie.shorter:
+            return Mutant(lie.data, f"length-lie:{lie.name}", "length", MALFORMED_JSON)
+        return Mutant(lie.data, f"length-lie:{lie.name}", "length", NEVER_COMPLETES, incomplete=True)
 
     def _oversize(self) -> Mutant:
         length = self.rng.choice([MAX_FRAME + 1, MAX_FRAME + 4096, 0x7FFFFFFF, 0xFFFFFFFF])
-        return Mutant(struct.pack(">I", length) + b"{}", "oversize", Expect.CLOSE, "rustlog.framing.oversize")
+        return Mutant(struct.pack(">I", length) + b"{}", "oversize", "length", OVERSIZE)
 
     def _zero_length(self) -> Mutant:
-        return Mutant(struct.pack(">I", 0), "zero-length", Expect.CLOSE, "rustlog.framing.zero-length")
+        return Mutant(struct.pack(">I", 0), "zero-length", "length", ZERO_LENGTH)
 
     def _deep_nesting(self) -> Mutant:
         depth = self.rng.choice([65, 1000, 100_000])
         body = b'{"type":"Ping","x":' + b"[" * depth + b"]" * depth + b"}"
-        return Mutant(encode_frame(body), f"deep-nesting:{depth}", Expect.ANSWER_OPEN, "rustlog.robustness.no-hang")
+        return Mutant(encode_frame(body), f"deep-nesting:{depth}", "x", SURVIVES)
 
 
-def to_json(mutant: Mutant) -> str:
-    """A mutant as one JSON line (for crash files and reproducers)."""
-    return json.dumps({"operator": mutant.operator, "expect": mutant.expect.name, "clause": mutant.clause,
-                       "frame_hex": mutant.frame.hex()})
+# -- the adapter for the bulk engine ---------------------------------------------------------------------------
+
+
+def _short(obj, limit: int = 300) -> str:
+    text = json.dumps(obj, separators=(",", ":"))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class RustLogFuzz:
+    """RustLog for strategies/engine.py: mutants on ``topic``, Ping as the keepalive, answers classified."""
+
+    name = "rustlog"
+    catalogue = CATALOGUE
+    keepalive = PING
+    pipelining_clause = "rustlog.framing.pipelining"
+    response_frame_clause = "rustlog.framing.response-frame"
+
+    def __init__(self, topic: str, partitions: int = 1):
+        self.topic, self.partitions = topic, partitions
+
+    def mutants(self, rng: random.Random) -> BulkMutator:
+        return BulkMutator(rng, self.topic, self.partitions)
+
+    def is_keepalive_answer(self, frame: bytes) -> bool:
+        return SPEC.is_hello_answer(frame)
+
+    def classify(self, mutant: Mutant, frame: bytes) -> Observation:
+        try:
+            obj = decode_frame(frame)
+        except FrameDecodeError as exc:
+            return Observation(MALFORMED, detail=str(exc), clause=self.response_frame_clause,
+                               expected="a well-formed response frame")
+        if obj["type"] == "Error":
+            return Observation(ERROR, code=obj.get("code"), detail=_short(obj))
+        return Observation(ANSWER, detail=_short(obj))
+
+    def seeds(self) -> list[bytes]:
+        """Valid requests for the raw-replay baseline (reads and a Ping; no topic is created)."""
+        return [encode_frame(sample_request(kind, self.topic)) for kind in REQUESTS if kind != "CreateTopic"]
+
+
+def fuzz_setup(topic: str) -> list[bytes]:
+    """Requests that prepare a target for :func:`fuzz_adapter` (a topic of two partitions)."""
+    return [encode_frame({"type": "CreateTopic", "topic": topic, "partition_count": 2})]
+
+
+def fuzz_adapter(topic: str, answers: list[bytes]) -> RustLogFuzz:
+    return RustLogFuzz(topic, partitions=2)

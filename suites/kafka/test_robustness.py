@@ -1,9 +1,9 @@
 """Hostile Kafka requests: lying counts and lengths, truncation, overlong varints, bad UTF-8, tagged-field
-tricks. Each mutant carries what a conforming broker may do with it (strategies.kafka); the target must do
-one of those, and still answer a known-good request afterwards (the plugin's liveness probe).
+tricks. Each mutant carries the reaction a conforming broker may have (strategies.kafka); the target must react
+so, and still answer a known-good request afterwards (the plugin's liveness probe).
 
-Mutants are drawn from read-only APIs only (and Metadata without auto-creation), so that the valid-but-odd
-ones (unknown tags, trailing bytes) cannot change a live cluster.
+Mutants are drawn from read-only APIs only (strategies.kafka.READ_ONLY, Metadata without auto-creation), so
+that the valid-but-odd ones (unknown tags, trailing bytes) cannot change a live cluster.
 """
 
 from __future__ import annotations
@@ -16,84 +16,42 @@ from hypothesis import given
 from protocols.kafka import messages
 from reports.model import Divergence
 from strategies import kafka as kafka_strategies
-from suites.kafka.client import C, Kafka, allowed, outcome, short
+from suites.kafka.client import C, Kafka
+from targets.fuzzing import fuzz_case, judge_one
 
 case = pytest.mark.case
 
-#: ApiVersions, Metadata, ListOffsets, Fetch, OffsetFetch, FindCoordinator, DescribeGroups, ListGroups,
-#: DescribeConfigs, DescribeCluster: reading APIs.
-READ_ONLY = (18, 3, 2, 1, 9, 10, 15, 16, 32, 60)
-# frame-length lies make a conforming broker wait (own case below); overlong varints have their own case so
-# that a broker accepting them fails one clearly named case instead of the bulk one.
-BULK_OPERATORS = tuple(op for op in kafka_strategies.OPERATORS if op not in ("frame-length", "overlong-varint"))
 MUTANT_DEADLINE = 1.0
 
 
-def _harmless(api_key: int, body: dict) -> None:
-    """Keep the valid part of a mutant valid and quick: no topic auto-creation, no Fetch long-poll, and a
-    client software name that passes ApiVersions v3+ validation (else 42 is the right answer)."""
-    if api_key == 3:
-        body["AllowAutoTopicCreation"] = False
-    elif api_key == 1:
-        body["MaxWaitMs"], body["MinBytes"] = 0, 0
-    elif api_key == 18:
-        body["ClientSoftwareName"], body["ClientSoftwareVersion"] = "wirecheck", "0.1.0"
-
-
-def _bulk_count(fuzz) -> int:
-    return max(20, min(fuzz.mutants // 30, 10_000))
-
-
-def read_only_ranges(client: Kafka) -> dict[int, tuple[int, int]]:
-    """Advertised versions of the read-only APIs that the definitions also know."""
-    advertised = client.advertised()
-    ranges = {}
-    for key in READ_ONLY:
-        if key in advertised:
-            low = max(advertised[key][0], messages.versions(key)[0])
-            high = min(advertised[key][1], messages.versions(key)[1])
-            if low <= high:
-                ranges[key] = (low, high)
-    return ranges
-
-
-def check_mutant(target, mutant, label: str) -> None:
-    """Send one mutant on a fresh connection; its outcome must be one the expectation permits."""
-    session = target.connect(deadline=MUTANT_DEADLINE)
-    session.transcript.note(f"{label}: {mutant.operator} at {mutant.target} "
-                            f"({messages.api_name(mutant.api_key)} v{mutant.version}); "
-                            f"permitted: {mutant.expectation}")
-    correlation_id = struct.unpack_from(">i", mutant.frame, 8)[0]
-    session.send(mutant.frame)
-    reply = session.recv()
-    observed, detail = outcome(reply, mutant.api_key, mutant.version, correlation_id)
-    session.close()
-    if not allowed(mutant.expectation, observed):
-        raise Divergence(C[mutant.expectation.clause], " or ".join(sorted(mutant.expectation.outcomes)),
-                         f"{observed}: {short(detail)}",
-                         note=f"{label}: {mutant.operator} at {mutant.target} of "
-                              f"{messages.api_name(mutant.api_key)} v{mutant.version}")
+def _adapter(target) -> kafka_strategies.KafkaFuzz:
+    return kafka_strategies.KafkaFuzz(kafka_strategies.read_only_ranges(Kafka(target).advertised()))
 
 
 @case("kafka.encoding.malformed-body", hostile=True)
 def test_structural_mutants_get_a_permitted_outcome(target, fuzz):
-    """Bulk: thousands of seeded mutants per second of generation; replay with the same --fuzz-seed."""
-    ranges = read_only_ranges(Kafka(target))
-    rng = fuzz.rng("kafka.encoding.malformed-body")
-    for index in range(_bulk_count(fuzz)):
-        mutant = kafka_strategies.random_mutant(rng, list(ranges), ranges, BULK_OPERATORS, _harmless)
-        check_mutant(target, mutant, f"mutant {index}")
+    """Bulk: seeded structural mutants, pipelined where the spec keeps the connection open; replay with the same
+    --fuzz-seed."""
+    adapter = _adapter(target)
+    fuzz_case(target, adapter, adapter.mutants(fuzz.rng("kafka.encoding.malformed-body")), fuzz.mutants,
+              connect=lambda: target.connect(deadline=MUTANT_DEADLINE))
 
 
 @case("kafka.encoding.malformed-body", hostile=True)
 def test_mutants_shrink_to_a_minimal_frame(target):
     """The same property under Hypothesis: a failure shrinks to a small request and prints its reproduce blob."""
-    ranges = read_only_ranges(Kafka(target))
+    adapter = _adapter(target)
     target.transcript.note("Hypothesis examples follow; the failing one is last")
 
-    @given(kafka_strategies.mutated_requests(list(ranges), BULK_OPERATORS, ranges, _harmless))
+    @given(kafka_strategies.mutated_requests(list(adapter.ranges), kafka_strategies.BULK_OPERATORS, adapter.ranges,
+                                             kafka_strategies.harmless))
     def check(mutant):
-        check_mutant(target, mutant, "example")
+        session = target.connect(deadline=MUTANT_DEADLINE)
+        session.transcript.note(f"example: {mutant.label()}; permitted: {mutant.reaction}")
+        try:
+            judge_one(session, adapter, mutant)
+        finally:
+            session.close()
 
     check()
 

@@ -8,9 +8,9 @@ from hypothesis import given
 
 from protocols.rustlog.layers import encode_frame
 from reports.model import Divergence
-from strategies.rustlog import BulkMutator, hostile_frame, to_json
+from strategies.rustlog import RustLogFuzz, hostile_frame
 from suites.rustlog.client import C, RustLog, new_topic, short
-from suites.rustlog.fuzzing import MutantFailed, run_mutants
+from targets.fuzzing import fuzz_case, judge_one
 
 case = pytest.mark.case
 
@@ -19,30 +19,18 @@ case = pytest.mark.case
 def test_bulk_mutants(target, fuzz):
     """Thousands of seeded mutants of valid requests; each reaction judged against what the spec permits."""
     _, topic = new_topic(target, partitions=2, stem="fuzz")
-    mutants = BulkMutator(fuzz.rng(f"rustlog-bulk/{topic.split('-')[-1]}"), topic, partitions=2)
-    try:
-        stats = run_mutants(target.connect, mutants, fuzz.mutants)
-    except MutantFailed as failed:
-        div = failed.divergence
-        raise Divergence(div.clause, div.expected, div.actual,
-                         note=f"mutant #{failed.index} of seed {fuzz.seed}: {to_json(failed.mutant)}"[:2000]) from None
-    target.transcript.note(f"{stats.cases} mutants, {stats.reconnects} connections, operators {dict(stats.operators)}")
-    if stats.non_strict:
-        first = stats.non_strict[0]
-        raise Divergence(first.clause, first.expected, first.actual,
-                         note=f"{len(stats.non_strict)} SHOULD-level divergences; the first shown")
+    adapter = RustLogFuzz(topic, partitions=2)
+    fuzz_case(target, adapter, adapter.mutants(fuzz.rng(f"rustlog-bulk/{topic.split('-')[-1]}")), fuzz.mutants)
 
 
 @case("rustlog.robustness.no-hang", hostile=True)
 @given(mutant=hostile_frame(topic="wirecheck-hostile"))
 def test_hostile_frames_property(target, mutant):
-    """Property: every hostile frame gets the reaction its expectation allows; failures shrink to one frame."""
-    from suites.rustlog.fuzzing import _judge
-
+    """Property: every hostile frame gets a reaction the spec permits; failures shrink to one frame."""
     target.transcript.clear()
     session = target.connect()
     try:
-        _judge(session, mutant)
+        judge_one(session, RustLogFuzz("wirecheck-hostile"), mutant)
     finally:
         session.close()
 

@@ -1,5 +1,5 @@
-"""The Kafka strategies: valid output is valid, each mutation breaks exactly what it says, expectations name
-real clauses. Our strict decoder stands in for a conforming broker's parser here."""
+"""The Kafka strategies: valid output is valid, each mutation breaks exactly what it says, reactions name real
+clauses. Our strict decoder stands in for a conforming broker's parser here."""
 
 from __future__ import annotations
 
@@ -8,35 +8,38 @@ from hypothesis import given, settings
 
 from protocols.kafka import errors, messages, records
 from protocols.kafka.clauses import CATALOGUE
+from protocols.reactions import ANSWER, CLOSE, ERROR, Observation
 from strategies import binary
 from strategies import kafka as kafka_strategies
 
 REJECTED = {"hostile-count", "negative-length", "truncate", "overlong-varint", "truncated-tag", "invalid-utf8"}
+CLOSED = Observation(CLOSE)
+AN_ANSWER = Observation(ANSWER)
 
 
 @settings(max_examples=150)
 @given(kafka_strategies.mutated_requests())
 def test_mutated_requests_break_what_they_say(mutated):
-    assert mutated.expectation.clause in CATALOGUE
-    assert mutated.expectation.outcomes
-    assert mutated.frame != mutated.original
+    assert mutated.reaction.clause in CATALOGUE
+    assert mutated.reaction.outcomes
+    assert mutated.frame != mutated.context.original
     if mutated.operator in REJECTED:
         with pytest.raises(messages.DecodeError):
             messages.decode_request(mutated.frame)
-        assert mutated.expectation.allows("close")
+        assert mutated.reaction.permits(CLOSED)
         # our decoder is strict about UTF-8; Kafka's is lenient, so a broker may also answer that one
-        assert mutated.expectation.allows("answer") == (mutated.operator == "invalid-utf8")
+        assert mutated.reaction.permits(AN_ANSWER) == (mutated.operator == "invalid-utf8")
     elif mutated.operator == "unknown-tag":
         messages.decode_request(mutated.frame)  # unknown tags are skipped: the frame still decodes
         assert bytes([0x8F, 0x4E, 3, 1, 2, 3]) in mutated.frame  # tag 9999, 3 bytes
-        assert mutated.expectation.outcomes == {"answer"}
+        assert mutated.reaction.outcomes == {"answer"} and mutated.reaction.pipelines
     elif mutated.operator == "frame-length":
         assert int.from_bytes(mutated.frame[:4], "big", signed=True) != len(mutated.frame) - 4
 
 
 @given(kafka_strategies.mutated_batches())
 def test_mutated_batches_are_rejected(mutation):
-    assert mutation.expectation.clause in CATALOGUE
+    assert mutation.reaction.clause in CATALOGUE
     with pytest.raises(records.DecodeError):
         batch, end = records.decode_batch(mutation.batch)
         if end != len(mutation.batch):
@@ -56,7 +59,8 @@ def test_traced_spans_cover_the_frame_exactly():
 def test_produce_crc_mutation_expects_corrupt_message():
     batch = records.build_batch([b"v"])
     mutation = kafka_strategies.corrupt_crc(batch)
-    assert mutation.expectation.allows(f"error:{errors.CORRUPT_MESSAGE}")
+    assert mutation.reaction.permits(Observation(ERROR, code=errors.CORRUPT_MESSAGE))
+    assert not mutation.reaction.permits(Observation(ERROR, code=errors.INVALID_REQUEST))
     body = kafka_strategies.produce_body(9, "t", 0, mutation.batch)
     frame = messages.encode_request(0, 9, 1, "c", body)
     sent = messages.decode_request(frame)["body"]["TopicData"][0]["PartitionData"][0]["Records"]
@@ -92,7 +96,7 @@ def test_bulk_generation_is_valid_and_mutants_are_rejected():
         assert messages.encode_request(api_key, version, 1, "c", messages.decode_request(frame)["body"]) == frame
     for _ in range(300):
         mutated = kafka_strategies.random_mutant(rng)
-        assert mutated.expectation.clause in CATALOGUE
+        assert mutated.reaction.clause in CATALOGUE
         if mutated.operator in REJECTED:
             with pytest.raises(messages.DecodeError):
                 messages.decode_request(mutated.frame)

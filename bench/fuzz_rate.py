@@ -1,0 +1,147 @@
+"""Benchmark: bulk-fuzz cases per second for any registered protocol, against its raw valid-replay rate.
+
+    python bench/fuzz_rate.py --protocol NAME --mutants N [--target host:port] [--pin] [--seed S] [--window W]
+
+Prints ``NAME: <cases/s> cases/s, raw replay <rt/s> rt/s``, then the ratio and where the time went.
+
+* cases/s: N seeded mutants through the bulk engine (strategies/engine.py + targets/fuzzing.py), each reaction
+  judged, pipelining, reconnecting and bisecting as the suite's bulk case does.
+* raw replay: the protocol's valid seed requests sent one at a time on one connection, each waiting for its
+  answer (one round trip per request), for as many requests as there are mutants (at most 20,000). This is the
+  baseline the speed goal is relative to: the engine must reach at least half of it, measured in the same run.
+
+Without ``--target`` the bundled reference broker is started (targets.launcher) with only that personality.
+``--pin`` puts this process on one core and the broker on another. CPU seconds of both processes are printed
+so a run shows which side was the bottleneck; ``--cprofile FILE`` writes a profile of the fuzzer side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from protocols.registry import all_specs  # noqa: E402
+from reports.transcript import Transcript  # noqa: E402
+from targets.fuzzing import WINDOW, MutantFailed, run  # noqa: E402
+from targets.launcher import launch  # noqa: E402
+from targets.session import Session  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from machine import machine_info  # noqa: E402
+
+MAX_REPLAYS = 20_000
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def raw_replay(connect, seeds: list[bytes], count: int) -> float:
+    """Round trips per second: valid requests, one at a time, each answer awaited."""
+    session = connect()
+    try:
+        started = time.perf_counter()
+        for index in range(count):
+            reply = session.request(seeds[index % len(seeds)])
+            if not reply.is_frame:
+                raise SystemExit(f"raw replay: seed request {index % len(seeds)} got {reply}")
+        return count / (time.perf_counter() - started)
+    finally:
+        session.close()
+
+
+def prepare(module, connect, name: str):
+    """The protocol's adapter, after sending the requests it needs (a topic, the advertised versions)."""
+    session = connect()
+    try:
+        answers = []
+        for frame in module.fuzz_setup(name):
+            reply = session.request(frame)
+            answers.append(reply.frame)
+        return module.fuzz_adapter(name, answers)
+    finally:
+        session.close()
+
+
+def main() -> None:
+    specs = all_specs()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--protocol", required=True, choices=sorted(specs))
+    parser.add_argument("--mutants", type=int, default=20_000)
+    parser.add_argument("--target", help="host:port of a running server (default: start the reference broker)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--window", type=int, default=WINDOW, help="batches in flight at once")
+    parser.add_argument("--pin", action="store_true", help="this process on one core, the broker on another")
+    parser.add_argument("--cprofile", help="write a cProfile of the measured fuzz run to this file")
+    args = parser.parse_args()
+
+    spec = specs[args.protocol]
+    module = importlib.import_module(f"strategies.{spec.name}")
+    print(f"machine: {machine_info()}")
+    broker = None
+    if args.target:
+        host, port = args.target.rsplit(":", 1)
+        address = (host, int(port))
+    else:
+        broker = launch([spec.name])
+        address = broker.address(spec.name)
+    try:
+        if args.pin:
+            cpus = sorted(os.sched_getaffinity(0))
+            os.sched_setaffinity(0, {cpus[0]})
+            if broker is not None and len(cpus) > 1:
+                os.sched_setaffinity(broker.process.pid, {cpus[1]})
+        transcript = Transcript(spec.name, spec.describe)
+
+        def connect():
+            return Session(address, spec, transcript, deadline=2.0)
+
+        adapter = prepare(module, connect, f"bench-{os.getpid()}-fuzz")
+        run(connect, adapter, adapter.mutants(random.Random(args.seed + 1)), 1_000, window=args.window)  # warm-up
+        rt_per_s = raw_replay(connect, adapter.seeds(), min(args.mutants, MAX_REPLAYS))
+
+        broker_cpu = cpu_seconds(broker.process.pid) if broker is not None else None
+        own_cpu = time.process_time()
+        profiler = None
+        if args.cprofile:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+        try:
+            progress = run(connect, adapter, adapter.mutants(random.Random(args.seed)), args.mutants,
+                           window=args.window)
+        except MutantFailed as failed:
+            raise SystemExit(f"{spec.name}: divergence at {failed.mutant.label()}: {failed.divergence}")
+        finally:
+            if profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(args.cprofile)
+        own_cpu = time.process_time() - own_cpu
+        cases_per_s = progress.cases / progress.seconds
+        print(f"{spec.name}: {cases_per_s:,.0f} cases/s, raw replay {rt_per_s:,.0f} rt/s")
+        cpu = f"fuzzer CPU {own_cpu / progress.seconds:.0%}"
+        if broker is not None:
+            cpu += f", broker CPU {(cpu_seconds(broker.process.pid) - broker_cpu) / progress.seconds:.0%}"
+        print(f"  {cases_per_s / rt_per_s:.0%} of raw replay; {progress.cases} mutants in {progress.seconds:.2f} s, "
+              f"{progress.connections} connections, {progress.batches} batches, generating "
+              f"{progress.generate_s / progress.seconds:.0%} of the time; {cpu}; "
+              f"{len(progress.non_strict)} SHOULD-level divergences; window {args.window}"
+              f"{'; pinned one core each' if args.pin else ''}")
+    finally:
+        if broker is not None:
+            broker.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""The protocol-neutral bulk fuzz engine, its pure half: mutants, the per-protocol adapter, batch planning and
+bisection. No I/O: targets/fuzzing.py sends the batches this module plans and feeds back what happened.
+
+A protocol plugs in with a small :class:`Adapter` (in ``strategies/<name>.py``): seeded mutants of its seed
+frames, each carrying the :class:`~protocols.reactions.Reaction` the spec permits; a cheap known-good
+*keepalive* request and its answer check; a classifier from a received frame to an
+:class:`~protocols.reactions.Observation`; and valid seed requests for the raw-replay baseline.
+
+Planning: mutants whose reaction keeps the connection open whatever a conforming target does are pipelined,
+up to ``BATCH`` in one write with the keepalive after them, so one round trip proves every reaction and that the
+connection survived. A mutant that may end the connection ends its batch. A batch that fails is bisected
+(:func:`bisect`) to the single mutant that diverges on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Generator, Iterable, Iterator, Protocol
+
+from protocols.clauses import Catalogue
+from protocols.reactions import Observation, Reaction
+
+BATCH = 64  # mutants pipelined in one write while the connection is expected to stay open
+HEX_SHOWN = 256  # bytes of a mutant's frame shown in a failure (the full frame is in the transcript)
+
+
+@dataclass
+class Mutant:
+    """One request to send and what the spec permits the target to do with it."""
+
+    frame: bytes
+    operator: str  # a name from strategies.operators.REGISTRY, optionally ":detail"
+    field: str  # the field path the operator broke ("frame" for the whole frame)
+    reaction: Reaction
+    context: object = None  # what the protocol's classifier needs to read the answer (api key, correlation id...)
+    incomplete: bool = False  # the frame never completes: we shut our write side so the target sees the end
+    index: int = -1  # its place in the run, set by the engine
+
+    @property
+    def family(self) -> str:
+        return self.operator.split(":", 1)[0]
+
+    def label(self) -> str:
+        """Mutant index, operator, field path and hex: enough to find and replay it."""
+        shown = self.frame[:HEX_SHOWN].hex()
+        more = f"... ({len(self.frame)} bytes)" if len(self.frame) > HEX_SHOWN else ""
+        return f"mutant #{self.index} {self.operator} at {self.field}: {shown}{more}"
+
+    def to_json(self) -> str:
+        """One JSON line (crash files, reproducers)."""
+        return json.dumps({"index": self.index, "operator": self.operator, "field": self.field,
+                           "clause": self.reaction.clause, "expected": self.reaction.expected,
+                           "frame_hex": self.frame.hex()})
+
+
+class Adapter(Protocol):
+    """What a protocol supplies to the engine (one small object per protocol, in strategies/<name>.py)."""
+
+    name: str
+    catalogue: Catalogue
+    keepalive: bytes  # a cheap, always-valid request
+    pipelining_clause: str  # violated when answers come out of order or the keepalive gets a wrong answer
+    response_frame_clause: str | None  # violated by an answer that cannot even be framed (None: the reaction's)
+
+    def mutants(self, rng: random.Random) -> Iterator[Mutant]: ...
+
+    def is_keepalive_answer(self, frame: bytes) -> bool: ...
+
+    def classify(self, mutant: Mutant, frame: bytes) -> Observation: ...
+
+    def seeds(self) -> list[bytes]: ...
+
+
+def numbered(mutants: Iterable[Mutant], count: int) -> Iterator[Mutant]:
+    """The first ``count`` mutants, each with its index set."""
+    for index, mutant in zip(range(count), mutants):
+        mutant.index = index
+        yield mutant
+
+
+def plan_batches(mutants: Iterable[Mutant], size: int = BATCH) -> Iterator[list[Mutant]]:
+    """Group mutants into pipelined batches: open-keeping mutants accumulate; one that may end it closes a batch."""
+    batch: list[Mutant] = []
+    for mutant in mutants:
+        batch.append(mutant)
+        if len(batch) >= size or not mutant.reaction.pipelines:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def wants_keepalive(batch: list[Mutant]) -> bool:
+    """Send the keepalive after this batch? Yes unless its last mutant may leave the target waiting for bytes,
+    or permits nothing but a close (a keepalive then proves nothing and races the close)."""
+    last = batch[-1].reaction
+    return not batch[-1].incomplete and "silence" not in last.outcomes and last.may_answer
+
+
+Probe = list[Mutant]
+
+
+def bisect(batch: list[Mutant], failure) -> Generator[Probe, object, tuple[list[Mutant], object]]:
+    """Narrow a failing batch to one culprit.
+
+    A generator: it yields probes (sub-batches to replay on a fresh connection) and is sent back each probe's
+    failure (None if the probe behaved). It returns (suspects, failure): one mutant and its own failure, or the
+    smallest batch that fails only when pipelined whole (failure None: each half behaves alone).
+    """
+    suspects = batch
+    while len(suspects) > 1:
+        half = len(suspects) // 2
+        for part in (suspects[:half], suspects[half:]):
+            result = yield part
+            if result is not None:
+                suspects, failure = part, result
+                break
+        else:
+            return suspects, None
+    return suspects, failure
+
+
+@dataclass
+class Progress:
+    """Counters for one run (filled by the I/O loop)."""
+
+    cases: int = 0
+    connections: int = 0
+    batches: int = 0
+    bisections: int = 0
+    generate_s: float = 0.0
+    seconds: float = 0.0
+    operators: dict = field(default_factory=dict)
+    non_strict: list = field(default_factory=list)  # (mutant, divergence) pairs at SHOULD level
+
+    def count(self, batch: list[Mutant]) -> None:
+        self.cases += len(batch)
+        for mutant in batch:
+            self.operators[mutant.family] = self.operators.get(mutant.family, 0) + 1
+
+    def summary(self) -> str:
+        rate = self.cases / self.seconds if self.seconds else 0.0
+        return (f"{self.cases} mutants, {self.connections} connections, {self.batches} batches, "
+                f"{self.bisections} bisections in {self.seconds:.2f}s ({rate:,.0f}/s); operators "
+                f"{dict(sorted(self.operators.items()))}")

@@ -1,0 +1,240 @@
+"""The bulk fuzz loop, its I/O half: send the batches strategies/engine.py plans, judge every reaction, reconnect
+only when the target ends a connection, and bisect a failing batch to its culprit.
+
+Several batches are in flight at once (``WINDOW``), each on its own connection: the target works on the next
+batch while we judge the previous one, which matters most for mutants that end their connection. Answers on
+one connection come back in request order, so each is paired with its mutant. The run stops at the first
+MUST-level divergence (:class:`MutantFailed`, naming the mutant); SHOULD-level ones are collected.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections import deque
+from typing import Callable, Iterable
+
+from protocols.reactions import CLOSE, ERROR, MALFORMED, RESET, SILENCE, Observation
+from reports.model import Divergence, Verdict
+from strategies.engine import Adapter, Mutant, Progress, bisect, numbered, plan_batches, wants_keepalive
+from targets.session import Outcome, Reply, Session
+
+WINDOW = 16  # batches in flight at once, each on its own connection
+KNOWN_ANSWERS = 64  # keepalive answers remembered byte for byte (the check decodes only the first of each)
+
+Connect = Callable[[], Session]
+
+
+class MutantFailed(Exception):
+    """A mutant drew a MUST-level divergence (bisected to that mutant when it was pipelined)."""
+
+    def __init__(self, mutant: Mutant, divergence: Divergence):
+        super().__init__(f"{mutant.label()}: {divergence}")
+        self.mutant, self.divergence = mutant, divergence
+
+
+def observe(adapter: Adapter, mutant: Mutant, reply: Reply) -> Observation:
+    """A reply, classified protocol-neutrally (frames by the protocol's own classifier)."""
+    if reply.is_frame:
+        return adapter.classify(mutant, reply.frame)
+    if reply.outcome is Outcome.UNFRAMEABLE:
+        return Observation(MALFORMED, detail=str(reply), clause=adapter.response_frame_clause,
+                           expected="a frame whose length the protocol allows")
+    kind = {Outcome.CLOSED: CLOSE, Outcome.RESET: RESET, Outcome.SILENT: SILENCE}[reply.outcome]
+    return Observation(kind, detail=str(reply) if reply.partial else "")
+
+
+class _Judge:
+    """Judges batches for one run: remembers keepalive answers and collects SHOULD-level divergences."""
+
+    def __init__(self, adapter: Adapter, non_strict: list):
+        self.adapter = adapter
+        self.catalogue = adapter.catalogue
+        self.non_strict = non_strict
+        self._known: set[bytes] = set()
+
+    def send(self, session: Session, batch: list[Mutant]) -> None:
+        data = b"".join(m.frame for m in batch)
+        if wants_keepalive(batch):
+            data += self.adapter.keepalive
+        session.send(data, decode=False)
+        if batch[-1].incomplete:  # the target must see the end of a frame that will never complete
+            try:
+                session.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def receive(self, session: Session, batch: list[Mutant]) -> tuple[tuple[Mutant, Divergence] | None, bool,
+                                                                        list[Mutant]]:
+        """Judge a sent batch: (first MUST-level failure, connection still usable, mutants left unjudged)."""
+        for position, mutant in enumerate(batch):
+            reaction = mutant.reaction
+            patience = reaction.patience if SILENCE in reaction.outcomes else None
+            obs = observe(self.adapter, mutant, session.recv(patience))
+            while obs.kind == ERROR and reaction.errors_before_close and ERROR not in reaction.outcomes:
+                obs = observe(self.adapter, mutant, session.recv(patience))
+            divergence = reaction.judge(obs, self.catalogue)
+            if divergence is not None:
+                if divergence.verdict is Verdict.FAILED:
+                    return (mutant, divergence), False, []
+                self.non_strict.append((mutant, divergence))
+            if not obs.answered:  # the connection is over (or stuck): what follows was never judged
+                return None, False, batch[position + 1:]
+        if not wants_keepalive(batch):
+            return None, False, []
+        failure, usable = self._keepalive(session, batch[-1])
+        return failure, usable, []
+
+    def _keepalive(self, session: Session, last: Mutant):
+        """The keepalive after a batch: (failure, connection usable)."""
+        reply = session.recv()
+        if reply.is_frame:
+            if reply.frame in self._known or self.adapter.is_keepalive_answer(reply.frame):
+                if len(self._known) < KNOWN_ANSWERS:
+                    self._known.add(reply.frame)
+                return None, True
+            return (last, Divergence(self.catalogue[self.adapter.pipelining_clause],
+                                     "the keepalive request after the batch answered in order",
+                                     f"another answer ({len(reply.frame)} bytes): {reply.frame[:64].hex()}")), False
+        reaction = last.reaction
+        if reaction.pipelines or reaction.keeps_open:
+            divergence = reaction.judge_keepalive_lost(str(reply), self.catalogue)
+            if divergence.verdict is Verdict.FAILED:
+                return (last, divergence), False
+            self.non_strict.append((last, divergence))
+        return None, False
+
+
+def _close(sessions: Iterable[Session]) -> None:
+    for session in sessions:
+        session.close()
+
+
+def run(connect: Connect, adapter: Adapter, mutants: Iterable[Mutant], count: int,
+        progress: Progress | None = None, window: int = WINDOW) -> Progress:
+    """Send ``count`` mutants; raise :class:`MutantFailed` at the first MUST-level divergence.
+
+    A sliding window: up to ``window`` batches are sent before the oldest is judged, each on a connection of its
+    own (an open one from an earlier batch when there is one, else a new one).
+    """
+    progress = progress or Progress()
+    judge = _Judge(adapter, progress.non_strict)
+    planned = plan_batches(numbered(mutants, count))
+    idle: list[Session] = []
+    flights: deque[tuple[Session, list[Mutant]]] = deque()
+    started = time.perf_counter()
+    try:
+        while True:
+            while len(flights) < window:
+                t0 = time.perf_counter()
+                batch = next(planned, None)
+                progress.generate_s += time.perf_counter() - t0
+                if batch is None:
+                    break
+                if idle:
+                    session = idle.pop()
+                else:
+                    session = connect()
+                    progress.connections += 1
+                judge.send(session, batch)
+                flights.append((session, batch))
+            if not flights:
+                break
+            session, batch = flights.popleft()
+            failure, usable, unjudged = judge.receive(session, batch)
+            progress.batches += 1
+            if failure is not None:
+                session.close()
+                _close(s for s, _ in flights)
+                flights.clear()
+                raise MutantFailed(*_pin(connect, judge, batch, failure, progress))
+            if usable:
+                idle.append(session)
+            else:
+                session.close()
+            for mutant in unjudged:  # the connection ended early without a MUST-level divergence
+                _replay_alone(connect, judge, mutant, progress)
+            progress.count(batch)
+    finally:
+        _close(idle)
+        _close(s for s, _ in flights)
+        progress.seconds += time.perf_counter() - started
+    return progress
+
+
+def _replay_alone(connect: Connect, judge: _Judge, mutant: Mutant, progress: Progress) -> None:
+    progress.connections += 1
+    failure = _probe(connect, judge, [mutant])
+    if failure is not None:
+        raise MutantFailed(*failure)
+
+
+def _probe(connect: Connect, judge: _Judge, batch: list[Mutant]):
+    """Replay a batch on a fresh connection: its first MUST-level failure, or None."""
+    session = connect()
+    try:
+        judge.send(session, batch)
+        failure, _, _ = judge.receive(session, batch)
+        return failure
+    finally:
+        session.close()
+
+
+def _pin(connect: Connect, judge: _Judge, batch: list[Mutant], failure, progress: Progress):
+    """The culprit of a failing batch: bisect it on fresh connections."""
+    if len(batch) == 1:
+        return failure
+    progress.bisections += 1
+    search = bisect(batch, failure)
+    probe = next(search)
+    try:
+        while True:
+            try:
+                result = _probe(connect, judge, probe)
+            except Divergence as lost:  # the target stopped accepting connections: it died on this batch
+                return batch[0], Divergence(lost.clause, lost.expected, lost.actual,
+                                            note=f"while replaying mutants #{batch[0].index}-#{batch[-1].index}")
+            probe = search.send(result)
+    except StopIteration as done:
+        suspects, found = done.value
+    if found is not None:
+        return found
+    first = suspects[0]
+    return first, Divergence(
+        judge.catalogue[judge.adapter.pipelining_clause],
+        "the same reactions when these mutants are pipelined on one connection",
+        f"a divergence only when mutants #{first.index}-#{suspects[-1].index} were sent back to back: "
+        f"{failure[1].actual}")
+
+
+def judge_one(session: Session, adapter: Adapter, mutant: Mutant) -> None:
+    """Send one mutant on ``session`` and raise the divergence of its reaction, whatever its level (property
+    cases: the plugin maps a SHOULD-level divergence to NON-STRICT)."""
+    non_strict: list = []
+    judge = _Judge(adapter, non_strict)
+    judge.send(session, [mutant])
+    failure, _, _ = judge.receive(session, [mutant])
+    if failure is not None:
+        raise failure[1]
+    if non_strict:
+        raise non_strict[0][1]
+
+
+def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, connect: Connect | None = None,
+              window: int = WINDOW) -> Progress:
+    """A bulk case: run the mutants, turn the first failure into the case's divergence (naming the mutant and
+    the seed), note the statistics in the transcript, and report SHOULD-level divergences as NON-STRICT."""
+    seed = getattr(getattr(target, "fuzz", None), "seed", None)
+    try:
+        progress = run(connect or target.connect, adapter, mutants, count, window=window)
+    except MutantFailed as failed:
+        div = failed.divergence
+        note = f"{failed.mutant.label()}; --fuzz-seed={seed}" + (f"; {div.note}" if div.note else "")
+        raise Divergence(div.clause, div.expected, div.actual, note=note[:2000]) from None
+    target.transcript.note(progress.summary())
+    if progress.non_strict:
+        mutant, first = progress.non_strict[0]
+        raise Divergence(first.clause, first.expected, first.actual,
+                         note=f"{len(progress.non_strict)} SHOULD-level divergences; the first shown, "
+                              f"{mutant.label()}; --fuzz-seed={seed}"[:2000])
+    return progress
