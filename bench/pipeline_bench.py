@@ -1,18 +1,24 @@
-"""Pipeline throughput: result records/s through the warehouse job, frames/s through capture analysis.
+"""Pipeline speed against plain Spark on the same data, in the same process: warehouse ingest, nightly
+(incremental) ingest, optionally the report and capture analysis.
 
-Each measurement runs in a fresh process per Spark master (``local[1]``, ``local[2]`` by default), so the cold
-start (JVM + SparkSession + first job) is measured too, and the scaling ratio local[2]/local[1] is printed.
+Each data set is measured in a fresh process per Spark master, in this order: warm-up job, plain baseline,
+``ingest``, plain baseline again (the ratio uses the mean of the two baselines, so neither side profits from
+a warm cache or JIT alone). The baseline is ``spark.read.json(case files).write.parquet(...)`` and, on
+realistic data, ``spark.read.format("binaryFile").load(transcript dirs).write.parquet(...)`` too.
 
-    python bench/pipeline_bench.py                     # 10,000,000 records, 40,000 frames
-    python bench/pipeline_bench.py --records 200000 --frames 8000   # a quick run
+    python bench/pipeline_bench.py --records 1000000                       # synthetic: 5 runs of 200,000
+    python bench/pipeline_bench.py --records 0 --realistic-runs 800        # 800 runs of 312 cases, transcripts
+    python bench/pipeline_bench.py --records 1000000 --report              # + report over the warehouse
+    python bench/pipeline_bench.py --records 0 --frames 40000              # capture frames/s only
 
-Input data is generated once (records with Spark, captures with reports.pcap) and is not timed.
+Input data is generated once (records with Spark, transcripts and captures in Python) and is not timed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import shutil
 import subprocess
 import sys
@@ -27,7 +33,16 @@ RECORDS_PER_RUN = 200_000
 VERDICTS = ["OK", "OK", "OK", "OK", "OK", "FAILED", "NON-STRICT", "UNIMPLEMENTED", "ERROR", "XFAIL"]
 
 
-def generate_runs(spark, root: Path, records: int) -> int:
+def _run_json(run_dir: Path, run_id: str, day: int) -> None:
+    (run_dir / "run.json").write_text(json.dumps({
+        "schema": "wirecheck.run/1", "run_id": run_id, "suite_version": "0.1.0",
+        "started_at": f"2026-11-{1 + day % 28:02d}T10:00:00Z", "finished_at": f"2026-11-{1 + day % 28:02d}T10:05:00Z",
+        "profile": "ci", "strict": False, "baseline": None,
+        "targets": {"*": {"address": "reference broker", "reference": True, "faults": []}}, "argv": [],
+        "totals": {}}))
+
+
+def generate_runs(spark, root: Path, records: int, prefix: str = "bench") -> int:
     """Run directories of synthetic case records (run.json + cases-*.jsonl), written by Spark."""
     from pyspark.sql import functions as F
 
@@ -36,7 +51,7 @@ def generate_runs(spark, root: Path, records: int) -> int:
     frame = (spark.range(records)
              .withColumn("run", (F.col("id") % runs).cast("int"))
              .select(F.lit("wirecheck.case/1").alias("schema"),
-                     F.format_string("bench-%04d", "run").alias("run_id"),
+                     F.format_string(f"{prefix}-%04d", "run").alias("run_id"),
                      F.format_string("rustlog.case.c%04d", (F.col("id") % 997).cast("int")).alias("case"),
                      F.format_string("suites/rustlog/test_bench.py::test_c[%d]", "id").alias("nodeid"),
                      F.lit("rustlog").alias("protocol"),
@@ -51,16 +66,44 @@ def generate_runs(spark, root: Path, records: int) -> int:
     staging = root / "_staging"
     frame.repartition(runs * 2, "run").write.partitionBy("run").json(str(staging))
     for run in range(runs):
-        run_dir = root / f"bench-{run:04d}"
+        run_dir = root / f"{prefix}-{run:04d}"
         run_dir.mkdir(parents=True)
         for i, part in enumerate(sorted((staging / f"run={run}").glob("part-*.json"))):
             part.rename(run_dir / f"cases-gw{i}.jsonl")
-        (run_dir / "run.json").write_text(json.dumps({
-            "schema": "wirecheck.run/1", "run_id": f"bench-{run:04d}", "suite_version": "0.1.0",
-            "started_at": f"2026-11-{1 + run % 28:02d}T10:00:00Z", "finished_at": None, "profile": "ci",
-            "strict": False, "baseline": None, "targets": {}, "argv": [], "totals": {}}))
+        _run_json(run_dir, f"{prefix}-{run:04d}", run)
     shutil.rmtree(staging)
     return runs
+
+
+def generate_realistic(root: Path, runs: int, cases: int = 312, failing: int = 100, workers: int = 2) -> int:
+    """Runs shaped like the suite's: ``cases`` records over ``workers`` files, a transcript per failing case."""
+    rng = random.Random(7)
+    hexes = [rng.randbytes(n).hex() for n in (16, 64, 300)]
+    for run in range(runs):
+        run_id = f"real-{run:04d}"
+        run_dir = root / run_id
+        (run_dir / "transcripts").mkdir(parents=True)
+        _run_json(run_dir, run_id, run)
+        files = [[] for _ in range(workers)]
+        for n in range(cases):
+            nodeid = f"suites/rustlog/test_c{n % 40}.py::test_{n}"
+            verdict = "FAILED" if n < failing else "OK"
+            transcript = f"transcripts/c{n}.json" if verdict != "OK" else None
+            files[n % workers].append(json.dumps({
+                "schema": "wirecheck.case/1", "run_id": run_id, "case": f"rustlog.c{n}", "nodeid": nodeid,
+                "protocol": "rustlog", "clause": f"rustlog.clause.c{n % 113:03d}", "requirement": "a requirement",
+                "source": "seed", "level": "MUST", "verdict": verdict, "message": "stayed open" if transcript else "",
+                "expected": "closed", "actual": "open", "duration_s": 0.01, "target": "127.0.0.1:40001",
+                "transcript": transcript, "reproduce": f"pytest '{nodeid}'", "worker": f"gw{n % workers}",
+                "finished_at": "2026-11-21T23:00:00Z"}))
+            if transcript:
+                events = [{"t": 0.001 * i, "conn": 1, "kind": "send" if i % 2 else "recv", "hex": hexes[i % 3],
+                           "decoded": "Produce {...}"} for i in range(12)]
+                (run_dir / transcript).write_text(json.dumps({"schema": "wirecheck.transcript/1", "nodeid": nodeid,
+                                                              "protocol": "rustlog", "events": events}))
+        for i, lines in enumerate(files):
+            (run_dir / f"cases-gw{i}.jsonl").write_text("\n".join(lines) + "\n")
+    return runs * cases
 
 
 def generate_captures(root: Path, frames: int, files: int = 8) -> int:
@@ -100,78 +143,149 @@ def generate_captures(root: Path, frames: int, files: int = 8) -> int:
     return total
 
 
-def measure(master: str, runs_root: Path, captures_root: Path, records: int, frames: int) -> dict:
-    """In a fresh process: cold start, warehouse ingest throughput, capture analysis throughput."""
-    t0 = time.perf_counter()
+def _timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def plain_baseline(spark, runs_glob: str, out: str, transcripts: bool) -> None:
+    """What any Spark user would write: JSON lines to Parquet (and transcript files to Parquet)."""
+    spark.read.json(f"{runs_glob}/cases-*.jsonl").write.mode("overwrite").parquet(f"{out}/cases")
+    if transcripts:
+        spark.read.format("binaryFile").load(f"{runs_glob}/transcripts/*.json").write.mode("overwrite") \
+            .parquet(f"{out}/transcripts")
+
+
+def measure_ingest(master: str, data: Path, records: int, transcripts: bool, report: bool) -> dict:
+    """In a fresh process: baseline, ingest, baseline; then a nightly ingest of one more run."""
+    from reports.pipeline import warehouse
     from reports.pipeline.session import get_session
 
+    t0 = time.perf_counter()
     spark = get_session(master, app_name="wirecheck-bench")
     spark.range(100).selectExpr("id % 3 as k").groupBy("k").count().collect()  # the first job pays the warm-up
     cold = time.perf_counter() - t0
+    out = Path(tempfile.mkdtemp(prefix="wirecheck-bench-out-"))
+    runs_glob = str(data / "runs" / "*")
+    try:
+        base1 = _timed(lambda: plain_baseline(spark, runs_glob, str(out / "plain"), transcripts))
+        stats = {}
+        ingest_s = _timed(lambda: stats.update(warehouse.ingest(spark, [runs_glob], str(out / "wh"))))
+        assert stats["cases"] == records, stats
+        base2 = _timed(lambda: plain_baseline(spark, runs_glob, str(out / "plain"), transcripts))
+        # the nightly case: one new run next to the ones already ingested
+        shutil.copytree(data / "extra" / "zz-new", data / "runs" / "zz-new")
+        nightly = {}
+        nightly_s = _timed(lambda: nightly.update(warehouse.ingest(spark, [runs_glob], str(out / "wh"))))
+        base_new = _timed(lambda: plain_baseline(spark, str(data / "runs" / "zz-new"), str(out / "plain-new"),
+                                                 transcripts))
+        result = {"master": master, "records": records, "cold_start_s": round(cold, 2),
+                  "baseline_s": [round(base1, 2), round(base2, 2)], "ingest_s": round(ingest_s, 2),
+                  "ratio": round(ingest_s / ((base1 + base2) / 2), 2),
+                  "nightly": {"ingest_s": round(nightly_s, 2), "baseline_one_run_s": round(base_new, 2),
+                              **nightly}}
+        if report:
+            from reports.pipeline.report import build_report
 
-    from reports.pipeline import warehouse
+            jobs_before = _jobs(spark)
+            report_s = _timed(lambda: build_report(spark, str(out / "wh"), str(out / "site")))
+            result["report_s"] = round(report_s, 2)
+            result["report_jobs"] = _jobs(spark) - jobs_before
+            result["site_mb"] = round(sum(p.stat().st_size for p in (out / "site").rglob("*") if p.is_file()) / 1e6, 2)
+    finally:
+        shutil.rmtree(data / "runs" / "zz-new", ignore_errors=True)
+        spark.stop()
+        shutil.rmtree(out, ignore_errors=True)
+    return result
+
+
+def _jobs(spark) -> int:
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
+
+
+def measure_captures(master: str, captures_root: Path, frames: int) -> dict:
     from reports.pipeline.captures.detect import default_ports
     from reports.pipeline.captures.job import analyze
+    from reports.pipeline.session import get_session
 
-    out = Path(tempfile.mkdtemp(prefix="wirecheck-bench-wh-"))
+    spark = get_session(master, app_name="wirecheck-bench")
+    spark.range(100).selectExpr("id % 3 as k").groupBy("k").count().collect()
     try:
-        t1 = time.perf_counter()
-        stats = warehouse.ingest(spark, [str(runs_root / "bench-*")], str(out / "wh"))
-        ingest_s = time.perf_counter() - t1
-        assert stats["cases"] == records, stats
-        t2 = time.perf_counter()
-        violations, flows, _ = analyze(spark, sorted(str(p) for p in captures_root.glob("*.pcap")), default_ports())
+        t = time.perf_counter()
+        _, flows, _ = analyze(spark, sorted(str(p) for p in captures_root.glob("*.pcap")), default_ports())
         counted = flows.selectExpr("sum(client_frames + server_frames) as n").first().n
-        n_violations = violations.count()
-        capture_s = time.perf_counter() - t2
+        capture_s = time.perf_counter() - t
         assert counted == frames, (counted, frames)
     finally:
         spark.stop()
-        shutil.rmtree(out, ignore_errors=True)
-    return {"master": master, "cold_start_s": round(cold, 2), "ingest_s": round(ingest_s, 2),
-            "records_per_s": round(records / ingest_s), "capture_s": round(capture_s, 2),
-            "frames_per_s": round(frames / capture_s), "violations": n_violations}
+    return {"master": master, "frames": frames, "capture_s": round(capture_s, 2),
+            "frames_per_s": round(frames / capture_s)}
+
+
+def _child(args: list[str]) -> dict:
+    child = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, cwd=ROOT)
+    if child.returncode != 0:
+        raise SystemExit(f"{args} failed:\n{child.stderr[-3000:]}")
+    return json.loads(child.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=10_000_000)
-    parser.add_argument("--frames", type=int, default=40_000)
-    parser.add_argument("--masters", default="local[1],local[2]")
-    parser.add_argument("--child", nargs=3, metavar=("MASTER", "RUNS", "CAPTURES"), help=argparse.SUPPRESS)
+    parser.add_argument("--records", type=int, default=1_000_000, help="synthetic case records (0: none)")
+    parser.add_argument("--realistic-runs", type=int, default=0, help="runs shaped like real ones (0: none)")
+    parser.add_argument("--frames", type=int, default=0, help="capture frames (0: no capture measurement)")
+    parser.add_argument("--masters", default="local[2]")
+    parser.add_argument("--report", action="store_true", help="also time the report over the warehouse")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        master, runs_root, captures_root = args.child
-        print(json.dumps(measure(master, Path(runs_root), Path(captures_root), args.records, args.frames)))
+        kind, master, data, count = args.child[:4]
+        if kind == "captures":
+            result = measure_captures(master, Path(data), int(count))
+        else:
+            result = measure_ingest(master, Path(data), int(count), kind == "realistic", args.report)
+        print(json.dumps(result))
         return
 
+    from bench.machine import machine_info
+
+    print(f"machine: {machine_info()}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="wirecheck-bench-"))
     try:
         from reports.pipeline.session import get_session
 
+        sets = []
         t = time.perf_counter()
-        spark = get_session("local[2]", app_name="wirecheck-bench-data")
-        runs = generate_runs(spark, work / "runs", args.records)
-        spark.stop()
-        frames = generate_captures(work / "captures", args.frames)
-        print(f"generated {args.records} records in {runs} runs and {frames} frames in "
-              f"{time.perf_counter() - t:.1f} s (not timed below)", flush=True)
-        results = []
-        for master in args.masters.split(","):
-            child = subprocess.run([sys.executable, __file__, "--records", str(args.records), "--frames",
-                                    str(frames), "--child", master, str(work / "runs"), str(work / "captures")],
-                                   capture_output=True, text=True, cwd=ROOT)
-            if child.returncode != 0:
-                raise SystemExit(f"{master} failed:\n{child.stderr[-3000:]}")
-            results.append(json.loads(child.stdout.strip().splitlines()[-1]))
-            print(json.dumps(results[-1]), flush=True)
-        print(f"\n{'master':10} {'cold start s':>12} {'records/s':>12} {'frames/s':>10}")
-        for r in results:
-            print(f"{r['master']:10} {r['cold_start_s']:>12} {r['records_per_s']:>12} {r['frames_per_s']:>10}")
-        if len(results) >= 2:
-            print(f"scaling {results[-1]['master']} / {results[0]['master']}: "
-                  f"records {results[-1]['records_per_s'] / results[0]['records_per_s']:.2f}x, "
-                  f"frames {results[-1]['frames_per_s'] / results[0]['frames_per_s']:.2f}x")
+        if args.records:
+            spark = get_session("local[2]", app_name="wirecheck-bench-data")
+            generate_runs(spark, work / "synthetic" / "runs", args.records)
+            generate_runs(spark, work / "synthetic" / "extra", RECORDS_PER_RUN, prefix="zz-new")
+            (work / "synthetic" / "extra" / "zz-new-0000").rename(work / "synthetic" / "extra" / "zz-new")
+            spark.stop()
+            sets.append(("synthetic", work / "synthetic", args.records))
+        if args.realistic_runs:
+            total = generate_realistic(work / "realistic" / "runs", args.realistic_runs)
+            generate_realistic(work / "realistic" / "extra", 1)
+            (work / "realistic" / "extra" / "real-0000").rename(work / "realistic" / "extra" / "zz-new")
+            # the extra run needs its own id
+            run_json = work / "realistic" / "extra" / "zz-new" / "run.json"
+            run_json.write_text(run_json.read_text().replace("real-0000", "zz-new"))
+            for f in (work / "realistic" / "extra" / "zz-new").glob("cases-*.jsonl"):
+                f.write_text(f.read_text().replace("real-0000", "zz-new"))
+            sets.append(("realistic", work / "realistic", total))
+        if args.frames:
+            frames = generate_captures(work / "captures", args.frames)
+        print(f"generated the data in {time.perf_counter() - t:.1f} s (not timed below)", flush=True)
+        for kind, data, count in sets:
+            for master in args.masters.split(","):
+                extra = ["--report"] if args.report else []
+                result = _child([*extra, "--child", kind, master, str(data), str(count)])
+                print(kind, json.dumps(result), flush=True)
+        if args.frames:
+            for master in args.masters.split(","):
+                print("captures", json.dumps(_child(["--child", "captures", master, str(work / "captures"),
+                                                     str(frames)])), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -58,14 +58,29 @@ def summarise(spark: SparkSession, cases: DataFrame, window: int = 10) -> tuple[
     return summary, failing
 
 
+def _attach_transcripts(spark: SparkSession, warehouse_path: str, failing: list[dict]) -> None:
+    """Add ``transcript_json`` to the failing rows, reading only their runs' transcripts."""
+    wanted = {(row["run_id"], row["transcript"]) for row in failing if row.get("transcript")}
+    texts = {}
+    if wanted:
+        keys = spark.createDataFrame(sorted(wanted), "run_id string, transcript string")
+        found = warehouse.with_transcripts(spark, warehouse_path, keys)
+        texts = {(r.run_id, r.transcript): r.transcript_json for r in found.collect()}
+    for row in failing:
+        row["transcript_json"] = texts.get((row["run_id"], row.get("transcript")))
+
+
 def build_report(spark: SparkSession, warehouse_path: str, out_dir: str, window: int = 10) -> dict:
+    """Write summary.json and the site to ``out_dir`` (a local directory or any Hadoop URI)."""
     from reports.html.conformance import case_page_name, write_site
+    from reports.pipeline import fs
 
     summary, failing = summarise(spark, warehouse.load_cases(spark, warehouse_path), window)
+    _attach_transcripts(spark, warehouse_path, failing)
     for entry, row in zip(summary["failing"], failing):
         entry["page"] = case_page_name(row)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    write_site(summary, failing, out)
+    with fs.local_output(spark, out_dir) as local:
+        out = Path(local)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+        write_site(summary, failing, out)
     return summary

@@ -35,6 +35,8 @@ CASE_RECORD = StructType([
     StructField("target", StringType()),
     StructField("api_version", LongType()),
     StructField("api", StringType()),
+    # newer writers name the versioned message "message"/"version" (warehouse.prepare_cases reads both)
+    StructField("version", LongType()),
     StructField("transcript", StringType()),
     StructField("reproduce", StringType()),
     StructField("worker", StringType()),

@@ -1,12 +1,16 @@
-"""The run warehouse: per-case records of many runs, as Parquet partitioned by date and target.
+"""The run warehouse: per-case records of many runs, as Parquet, one directory per run and partition.
 
-Layout under the warehouse root (any path Spark can write)::
+Layout under the warehouse root (any URI Hadoop can write)::
 
-    cases/date=YYYY-MM-DD/target=<name>/part-*.parquet   one row per (run_id, nodeid)
-    runs/date=YYYY-MM-DD/part-*.parquet                   one row per run_id
+    cases/date=YYYY-MM-DD/target=<name>/run_id=<id>/part-*.parquet   one row per (run_id, nodeid)
+    transcripts/run_id=<id>/part-*.parquet                            one row per transcript file
+    runs/date=YYYY-MM-DD/part-*.parquet                               one row per run_id
 
-Ingesting a run directory twice leaves the same rows: rows are keyed by (run_id, nodeid), the newest ingestion
-wins, and only the partitions the ingested runs touch are rewritten (dynamic partition overwrite).
+Ingestion is incremental: a run whose run.json (``run_id`` and a non-null ``finished_at``) is already in the
+warehouse is skipped, unless ``reingest``; directories without run.json are always read. Each ingested run is
+written to a staging directory first and then moved into place, replacing every directory the run had before,
+so ingesting a run twice leaves the same rows and a run never needs a merge with the rest of the table (no
+shuffle, no checkpoint). ``runs/`` is written last: a run that is in ``runs/`` is complete in ``cases/``.
 
 ``target`` is a stable name, not the address: the bundled reference broker listens on an ephemeral port, so
 its address changes every run. A case whose run.json marks its protocol's target as the reference broker gets
@@ -16,92 +20,120 @@ target keeps its ``host:port``. The raw address stays in ``target_address``.
 
 from __future__ import annotations
 
+import json
+import re
+import uuid
+from urllib.parse import unquote
+
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
 
+from reports.pipeline import fs
 from reports.pipeline.schema import CASE_RECORD, NO_TARGET, RUN_RECORD
 
 CASES = "cases"
 RUNS = "runs"
-CASE_PARTITIONS = ["date", "target"]
+TRANSCRIPTS = "transcripts"
+CASE_PARTITIONS = ["date", "target", "run_id"]
 
-
-# -- file system helpers (Hadoop's, so that any Spark-readable path works) ------------------------------------
-
-def _fs_path(spark: SparkSession, path: str):
-    jvm = spark.sparkContext._jvm
-    hpath = jvm.org.apache.hadoop.fs.Path(path)
-    return hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hpath
-
-
-def expand(spark: SparkSession, pattern: str) -> list[str]:
-    """Paths matching a glob (or the path itself if it exists); empty when nothing matches."""
-    fs, hpath = _fs_path(spark, pattern)
-    statuses = fs.globStatus(hpath)
-    return [] if statuses is None else sorted(str(s.getPath().toString()) for s in statuses)
-
-
-def exists(spark: SparkSession, path: str) -> bool:
-    fs, hpath = _fs_path(spark, path)
-    return bool(fs.exists(hpath))
+# kept for callers of the old module-level helpers
+expand = fs.expand
+exists = fs.exists
 
 
 def _table(warehouse: str, name: str) -> str:
-    return f"{warehouse.rstrip('/')}/{name}"
+    return fs.join(warehouse, name)
 
 
-# -- reading run directories -----------------------------------------------------------------------------------
+# -- finding run directories (driver, Hadoop FS: one glob per input and kind of file) --------------------------
 
-def _dir_of(column: str):
-    """The run directory a file belongs to: strip the file name (and ``/transcripts`` for transcripts).
+def _parent(path: str) -> str:
+    return path.rsplit("/", 1)[0]
 
-    input_file_name() spells local files ``file:///x`` and the binaryFile source ``file:/x``: normalise.
-    """
-    path = F.regexp_replace(F.col(column), "^file:///", "file:/")
+
+def _same(path: str) -> str:
+    """One spelling of a path for comparing Spark's file names with Hadoop's (``file:///x%20y`` = ``file:/x y``)."""
+    path = unquote(path)
+    return "file:/" + path[len("file:///"):] if path.startswith("file:///") else path
+
+
+def _read_run_files(spark: SparkSession, run_files: list[str]) -> list[dict]:
+    """run.json of each run directory, read on the driver; an unreadable or invalid file fails naming it."""
+    runs = []
+    for path in run_files:
+        text = fs.read_text(spark, path)
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"{path} is not valid JSON: {exc}") from None
+        if not isinstance(record, dict) or not record.get("run_id"):
+            raise ValueError(f"{path} has no run_id")
+        runs.append({**record, "run_dir": _parent(path)})
+    return runs
+
+
+def _stored_runs(spark: SparkSession, warehouse: str) -> dict[str, str | None]:
+    runs = load_runs(spark, warehouse)
+    return {} if runs is None else {r.run_id: r.finished_at for r in runs.select("run_id", "finished_at").collect()}
+
+
+def plan(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool = False) -> dict:
+    """Which run directories to read: {"runs": run.json dicts, "case_files", "transcript_dirs", "skipped"}."""
+    run_files, case_files, transcript_dirs = set(), set(), set()
+    for root in inputs:
+        run_files.update(fs.expand(spark, fs.join(root, "run.json")))
+        case_files.update(fs.expand(spark, fs.join(root, "cases-*.jsonl")))
+        transcript_dirs.update(fs.expand(spark, fs.join(root, "transcripts")))
+    # One directory per run id: the same run given twice (or copied) is read once, the last directory wins.
+    by_id = {run["run_id"]: run for run in _read_run_files(spark, sorted(run_files))}
+    stored = {} if reingest else _stored_runs(spark, warehouse)
+    skipped = {run_id for run_id, run in by_id.items()
+               if run_id in stored and stored[run_id] is not None and stored[run_id] == run.get("finished_at")}
+    runs = [run for run_id, run in sorted(by_id.items()) if run_id not in skipped]
+    dirs_with_run = {_parent(f) for f in run_files}
+    wanted = {run["run_dir"] for run in runs} | ({_parent(f) for f in case_files} - dirs_with_run)
+    return {"runs": runs, "skipped": sorted(skipped),
+            "case_files": sorted(f for f in case_files if _parent(f) in wanted),
+            "transcript_dirs": sorted(d for d in transcript_dirs if _parent(d) in wanted)}
+
+
+# -- shaping rows ----------------------------------------------------------------------------------------------
+
+def _dir_of(column):
+    """The run directory a file belongs to: strip the file name (and ``/transcripts`` for transcripts)."""
+    path = F.regexp_replace(column, "^file:///", "file:/")
     return F.regexp_replace(F.regexp_replace(path, "/[^/]+$", ""), "/transcripts$", "")
 
 
-def read_run_dirs(spark: SparkSession, inputs: list[str]) -> tuple[DataFrame | None, DataFrame | None, DataFrame | None]:
-    """(cases, runs, transcripts) found under run directories or globs of them; None where no file matched."""
-    def files(suffix: str) -> list[str]:
-        return [f for root in inputs for f in expand(spark, f"{root.rstrip('/')}/{suffix}")]
-
-    case_files, run_files, transcript_files = files("cases-*.jsonl"), files("run.json"), files("transcripts/*.json")
-    cases = runs = transcripts = None
-    if case_files:
-        cases = (spark.read.schema(CASE_RECORD).json(case_files)
-                 .withColumn("_file", F.input_file_name())
-                 .withColumn("run_dir", _dir_of("_file")).drop("_file"))
-    if run_files:
-        runs = (spark.read.schema(RUN_RECORD).option("multiLine", True).json(run_files)
-                .withColumn("_file", F.input_file_name())
-                .withColumn("run_dir", _dir_of("_file")).drop("_file"))
-    if transcript_files:
-        transcripts = (spark.read.format("binaryFile").load(transcript_files)
-                       .select(_dir_of("path").alias("run_dir"),
-                               F.regexp_extract("path", r"(transcripts/[^/]+)$", 1).alias("transcript"),
-                               F.col("content").cast("string").alias("transcript_json")))
-    return cases, runs, transcripts
-
-
-def _timestamp(column):
-    return F.to_timestamp(column)
-
-
-def prepare_runs(runs: DataFrame, ingested_at) -> DataFrame:
-    return (runs.filter(F.col("run_id").isNotNull())
-            .withColumn("started_ts", _timestamp("started_at"))
+def runs_frame(spark: SparkSession, runs: list[dict], ingested_at) -> DataFrame:
+    fields = [f.name for f in RUN_RECORD.fields]
+    rows = [tuple(run.get(name) for name in fields) + (_same(run["run_dir"]),) for run in runs]
+    frame = spark.createDataFrame(rows, StructType([*RUN_RECORD.fields, StructField("run_dir", StringType())]))
+    return (frame.withColumn("started_ts", F.to_timestamp("started_at"))
             .withColumn("date", F.coalesce(F.date_format("started_ts", "yyyy-MM-dd"), F.lit("unknown")))
             .withColumn("ingested_at", ingested_at))
 
 
-def prepare_cases(cases: DataFrame, runs: DataFrame | None, transcripts: DataFrame | None, ingested_at) -> DataFrame:
-    """Case rows enriched with their run's metadata, a stable target name and the transcript text."""
-    cases = cases.filter(F.col("run_id").isNotNull() & F.col("nodeid").isNotNull())
+def _message_and_version(cases: DataFrame) -> DataFrame:
+    """Records name a versioned message ``message``/``version`` (older ones: ``api``/``api_version``).
+
+    A record with ``version`` is of the new kind and its ``message`` is the message name; older records keep
+    their ``api``/``api_version``. The warehouse stores both kinds under ``api``/``api_version``.
+    """
+    new_kind = F.col("version").isNotNull()
+    return (cases.withColumn("api", F.when(new_kind, F.col("message")).otherwise(F.col("api")))
+            .withColumn("api_version", F.coalesce(F.col("version"), F.col("api_version")))
+            .drop("version"))
+
+
+def prepare_cases(cases: DataFrame, runs: DataFrame | None, ingested_at) -> DataFrame:
+    """Case rows enriched with their run's metadata and a stable target name (runs are few: broadcast)."""
+    cases = _message_and_version(cases.filter(F.col("run_id").isNotNull() & F.col("nodeid").isNotNull()))
     if runs is not None:
         run_cols = runs.select("run_id", "suite_version", F.col("started_at").alias("run_started_at"),
-                               F.col("targets").alias("_targets")).dropDuplicates(["run_id"])
-        cases = cases.join(run_cols, "run_id", "left")
+                               F.col("targets").alias("_targets"))
+        cases = cases.join(F.broadcast(run_cols), "run_id", "left")
     else:
         cases = (cases.withColumn("suite_version", F.lit(None).cast("string"))
                  .withColumn("run_started_at", F.lit(None).cast("string"))
@@ -120,61 +152,95 @@ def prepare_cases(cases: DataFrame, runs: DataFrame | None, transcripts: DataFra
                          .when(F.coalesce(is_reference, F.lit(False)), reference_name)
                          .otherwise(F.col("target")))
              .drop("_targets"))
-    if transcripts is not None:
-        cases = cases.join(transcripts.dropDuplicates(["run_dir", "transcript"]), ["run_dir", "transcript"], "left")
-    else:
-        cases = cases.withColumn("transcript_json", F.lit(None).cast("string"))
-    run_ts = F.coalesce(_timestamp("run_started_at"), _timestamp("finished_at"))
+    run_ts = F.coalesce(F.to_timestamp("run_started_at"), F.to_timestamp("finished_at"))
     return (cases.withColumn("run_ts", run_ts)
             .withColumn("date", F.coalesce(F.date_format(run_ts, "yyyy-MM-dd"), F.lit("unknown")))
             .withColumn("ingested_at", ingested_at))
 
 
-# -- idempotent merge ------------------------------------------------------------------------------------------
-
-def _merge_into(spark: SparkSession, new: DataFrame, path: str, keys: list[str], partitions: list[str]) -> None:
-    """Upsert ``new`` into the Parquet table at ``path``, rewriting only the partitions that change.
-
-    New rows win over stored rows with the same key (an anti-join, no sort of the whole table); duplicates
-    inside one ingestion (the same run directory given twice) are dropped.
-    """
-    merged = new.dropDuplicates(keys)
-    if exists(spark, path):
-        old = spark.read.parquet(path)
-        # Partitions holding the new rows, and any older home of the same runs (a run whose date changed).
-        touched = (new.select(*partitions)
-                   .unionByName(old.join(new.select("run_id").distinct(), "run_id", "left_semi").select(*partitions))
-                   .distinct())
-        kept = old.join(touched, partitions, "left_semi").join(new.select(*keys), keys, "left_anti")
-        merged = kept.unionByName(merged, allowMissingColumns=True)
-    # Spark reads lazily: never overwrite a table from a plan that still reads it. Materialise the merged rows
-    # first (a local checkpoint cuts the lineage to the old files), then swap them in.
-    merged = merged.localCheckpoint(eager=True)
-    (merged.write.mode("overwrite").partitionBy(*partitions)
-     .option("partitionOverwriteMode", "dynamic").parquet(path))
-    merged.unpersist()
+def read_cases(spark: SparkSession, case_files: list[str]) -> DataFrame:
+    return (spark.read.schema(CASE_RECORD).json(case_files)
+            .withColumn("run_dir", _dir_of(F.col("_metadata.file_path"))))
 
 
-def ingest(spark: SparkSession, inputs: list[str], warehouse: str) -> dict:
-    """Load run directories (paths or globs) into the warehouse; returns counts of what was read."""
-    cases, runs, transcripts = read_run_dirs(spark, inputs)
-    if cases is None and runs is None:
+def read_transcripts(spark: SparkSession, transcript_dirs: list[str], runs: DataFrame | None) -> DataFrame:
+    """(run_id, transcript, transcript_json, run_dir); the run id of a directory without run.json is its name."""
+    frame = (spark.read.format("binaryFile").option("pathGlobFilter", "*.json").load(transcript_dirs)
+             .select(_dir_of(F.col("path")).alias("run_dir"),
+                     F.regexp_extract("path", r"(transcripts/[^/]+)$", 1).alias("transcript"),
+                     F.col("content").cast("string").alias("transcript_json")))
+    frame = frame.withColumn("_dir", F.url_decode("run_dir"))
+    if runs is not None:
+        frame = frame.join(F.broadcast(runs.select(F.col("run_dir").alias("_dir"), "run_id")), "_dir", "left")
+    else:
+        frame = frame.withColumn("run_id", F.lit(None).cast("string"))
+    return (frame.withColumn("run_id", F.coalesce("run_id", F.regexp_extract("run_dir", r"([^/]+)$", 1)))
+            .drop("_dir"))
+
+
+# -- writing: stage, then move each run's directories into place ----------------------------------------------
+
+_GLOB_SPECIAL = re.compile(r"([\\{}\[\]*?,])")
+
+
+def _swap_runs(spark: SparkSession, staged: str, table: str, depth: int) -> None:
+    """Move the run directories (``.../run_id=X``, ``depth`` levels down) of ``staged`` into ``table``,
+    deleting every directory those runs had in ``table`` before."""
+    staged_dirs = fs.expand(spark, fs.join(staged, *["*"] * depth))
+    if not staged_dirs:
+        return
+    names = sorted({d.rsplit("/", 1)[1] for d in staged_dirs})
+    if fs.exists(spark, table):
+        choice = ",".join(_GLOB_SPECIAL.sub(r"\\\1", name) for name in names)
+        for old in fs.expand(spark, fs.join(table, *["*"] * (depth - 1), "{" + choice + "}")):
+            fs.delete(spark, old)
+    if not fs.exists(spark, table):  # the first ingestion: one rename
+        fs.move(spark, staged, table)
+        return
+    for directory in staged_dirs:
+        fs.move(spark, directory, fs.join(table, *directory.split("/")[-depth:]))
+
+
+def _replace_runs_table(spark: SparkSession, new: DataFrame, staging: str, table: str) -> None:
+    """runs/ is small (one row per run): rewrite it whole with the new rows replacing the stored ones."""
+    rows = new.drop("run_dir")
+    if fs.exists(spark, table):
+        old = spark.read.parquet(table)
+        rows = old.join(new.select("run_id"), "run_id", "left_anti").unionByName(rows, allowMissingColumns=True)
+    rows.coalesce(1).write.partitionBy("date").parquet(staging)
+    fs.delete(spark, table)
+    fs.move(spark, staging, table)
+
+
+def ingest(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool = False) -> dict:
+    """Load run directories (paths or globs, any URI) into the warehouse; returns counts of what was done."""
+    todo = plan(spark, inputs, warehouse, reingest)
+    if not todo["runs"] and not todo["case_files"] and not todo["skipped"]:
         raise FileNotFoundError(f"no run.json or cases-*.jsonl under {inputs}")
+    stats = {"runs": len(todo["runs"]), "cases": 0, "skipped": len(todo["skipped"])}
+    if not todo["runs"] and not todo["case_files"]:
+        return stats
     ingested_at = F.current_timestamp()
-    stats = {"runs": 0, "cases": 0}
-    if runs is not None:
-        runs = prepare_runs(runs, ingested_at).drop("run_dir").localCheckpoint(eager=True)
-        stats["runs"] = runs.count()
-        _merge_into(spark, runs, _table(warehouse, RUNS), ["run_id"], ["date"])
-    if cases is not None:
-        prepared = prepare_cases(cases, runs, transcripts, ingested_at).localCheckpoint(eager=True)
-        stats["cases"] = prepared.count()
-        _merge_into(spark, prepared, _table(warehouse, CASES), ["run_id", "nodeid"], CASE_PARTITIONS)
-        prepared.unpersist()
-    if runs is not None:
-        runs.unpersist()
+    staging = _table(warehouse, f"_staging/{uuid.uuid4().hex}")
+    runs = runs_frame(spark, todo["runs"], ingested_at) if todo["runs"] else None
+    try:
+        if todo["case_files"]:
+            cases = prepare_cases(read_cases(spark, todo["case_files"]), runs, ingested_at)
+            cases.write.partitionBy(*CASE_PARTITIONS).parquet(fs.join(staging, CASES))
+            stats["cases"] = spark.read.parquet(fs.join(staging, CASES)).count()  # Parquet footers only
+            _swap_runs(spark, fs.join(staging, CASES), _table(warehouse, CASES), len(CASE_PARTITIONS))
+        if todo["transcript_dirs"]:
+            transcripts = read_transcripts(spark, todo["transcript_dirs"], runs)
+            transcripts.write.partitionBy("run_id").parquet(fs.join(staging, TRANSCRIPTS))
+            _swap_runs(spark, fs.join(staging, TRANSCRIPTS), _table(warehouse, TRANSCRIPTS), 1)
+        if runs is not None:
+            _replace_runs_table(spark, runs, fs.join(staging, RUNS), _table(warehouse, RUNS))
+    finally:
+        fs.delete(spark, staging)
     return stats
 
+
+# -- reading the warehouse -------------------------------------------------------------------------------------
 
 def load_cases(spark: SparkSession, warehouse: str) -> DataFrame:
     return spark.read.parquet(_table(warehouse, CASES))
@@ -182,4 +248,13 @@ def load_cases(spark: SparkSession, warehouse: str) -> DataFrame:
 
 def load_runs(spark: SparkSession, warehouse: str) -> DataFrame | None:
     path = _table(warehouse, RUNS)
-    return spark.read.parquet(path) if exists(spark, path) else None
+    return spark.read.parquet(path) if fs.exists(spark, path) else None
+
+
+def with_transcripts(spark: SparkSession, warehouse: str, cases: DataFrame) -> DataFrame:
+    """``cases`` (a few rows, e.g. the failing ones) with ``transcript_json`` from the transcripts table."""
+    path = _table(warehouse, TRANSCRIPTS)
+    if not fs.exists(spark, path):
+        return cases.withColumn("transcript_json", F.lit(None).cast("string"))
+    transcripts = spark.read.parquet(path).select("run_id", "transcript", "transcript_json")
+    return cases.join(transcripts, ["run_id", "transcript"], "left")

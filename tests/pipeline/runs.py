@@ -37,8 +37,11 @@ def transcript(nodeid: str, port: int = 9092) -> dict:
 
 def write_run(root: Path, run_id: str, records: list[dict], *, started_at: str = "2026-11-21T23:30:00Z",
               suite_version: str = "0.1.0", targets: dict | None = None, transcripts: dict | None = None,
-              workers: int = 1) -> Path:
-    """Write one run directory; records are spread over ``workers`` cases-*.jsonl files like xdist would."""
+              workers: int = 1, finished_at: str | None | bool = True) -> Path:
+    """Write one run directory; records are spread over ``workers`` cases-*.jsonl files like xdist would.
+
+    ``finished_at`` True: the run finished when it started; None: it crashed (or is still running).
+    """
     run_dir = root / run_id
     (run_dir / "transcripts").mkdir(parents=True, exist_ok=True)
     if targets is None:
@@ -47,7 +50,7 @@ def write_run(root: Path, run_id: str, records: list[dict], *, started_at: str =
     for record in records:
         totals[record["verdict"]] = totals.get(record["verdict"], 0) + 1
     run = {"schema": "wirecheck.run/1", "run_id": run_id, "suite_version": suite_version, "started_at": started_at,
-           "finished_at": started_at, "profile": "ci", "strict": False, "baseline": None, "targets": targets,
+           "finished_at": started_at if finished_at is True else finished_at, "profile": "ci", "strict": False, "baseline": None, "targets": targets,
            "argv": ["suites/"], "totals": totals}
     (run_dir / "run.json").write_text(json.dumps(run, indent=2))
     names = ["main"] if workers == 1 else [f"gw{i}" for i in range(workers)]

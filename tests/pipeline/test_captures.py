@@ -95,3 +95,17 @@ def test_live_loopback_capture(spark, tmp_path):
             for name, f in flows.items()} == {"clean.pcap": ("rustlog", "port", "complete", 5, 5, 0),
                                               "faulted.pcap": ("rustlog", "port", "complete", 5, 5, 1)}
     assert _violations(spark, out) == {("rustlog", "server", "rustlog.fetch.next-offset")}
+
+
+def test_a_capture_pattern_that_matches_nothing_fails_naming_it(spark, tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere/x.pcap"):
+        run_capture_job(spark, [str(tmp_path / "nowhere" / "x.pcap")], str(tmp_path / "out"))
+
+
+def test_outputs_go_to_a_uri_and_files_are_named_by_uri(spark, analysed, tmp_path):
+    paths, _, _ = analysed
+    out = f"file://{tmp_path}/uri out"
+    run_capture_job(spark, [str(next(iter(paths.values())))], out)
+    files = spark.read.parquet(f"{out}/files.parquet").collect()
+    assert len(files) == 1 and files[0].file.startswith("file:")
+    assert (tmp_path / "uri out" / "index.html").is_file() and (tmp_path / "uri out" / "summary.json").is_file()

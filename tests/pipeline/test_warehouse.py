@@ -1,7 +1,10 @@
-"""Ingestion: run directories -> Parquet partitioned by date and target, idempotent on (run_id, nodeid)."""
+"""Ingestion: run directories -> Parquet by date, target and run; incremental and idempotent on (run_id, nodeid)."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
@@ -22,13 +25,14 @@ def _two_runs(root):
               targets={"*": {"address": "reference broker", "reference": True, "faults": ["zero-ok"]}})
 
 
-def test_ingest_partitions_by_date_and_stable_target_and_reingest_is_idempotent(spark, tmp_path):
+def test_ingest_partitions_by_date_target_and_run_and_reingest_is_idempotent(spark, tmp_path):
     _two_runs(tmp_path / "runs")
     wh = str(tmp_path / "wh")
     stats = warehouse.ingest(spark, [str(tmp_path / "runs" / "*")], wh)
-    assert stats == {"runs": 2, "cases": 3}
+    assert stats == {"runs": 2, "cases": 3, "skipped": 0}
     partitions = sorted(p.name for p in (tmp_path / "wh" / "cases").glob("date=*"))
     assert partitions == ["date=2026-11-21", "date=2026-11-22"]
+    assert len(list((tmp_path / "wh" / "cases").glob("date=*/target=*/run_id=r1"))) == 1
     expected = spark.createDataFrame(
         [("r1", "suites/rustlog/test_framing.py::test_zero[a]", "2026-11-21", VENDOR, VENDOR, False),
          ("r1", "suites/rustlog/test_framing.py::test_zero[b]", "2026-11-21", VENDOR, VENDOR, True),
@@ -37,28 +41,73 @@ def test_ingest_partitions_by_date_and_stable_target_and_reingest_is_idempotent(
         "run_id string, nodeid string, date string, target string, target_address string, has_transcript boolean not null")
 
     def current():
-        return warehouse.load_cases(spark, wh).select(
+        cases = warehouse.load_cases(spark, wh)
+        return warehouse.with_transcripts(spark, wh, cases).select(
             "run_id", "nodeid", "date", "target", "target_address",
             F.col("transcript_json").isNotNull().alias("has_transcript"))
 
     assertDataFrameEqual(current(), expected)
-    warehouse.ingest(spark, [str(tmp_path / "runs" / "r1")], wh)  # again, one run of the two
+    # the same runs again: skipped (incremental), and forced: the same rows
+    assert warehouse.ingest(spark, [str(tmp_path / "runs" / "*")], wh) == {"runs": 0, "cases": 0, "skipped": 2}
+    assert warehouse.ingest(spark, [str(tmp_path / "runs" / "r1")], wh, reingest=True)["cases"] == 2
     assertDataFrameEqual(current(), expected)
     assert warehouse.load_runs(spark, wh).count() == 2
 
 
-def test_reingest_replaces_a_rewritten_record(spark, tmp_path):
+def test_a_new_run_is_ingested_alone_and_old_ones_stay(spark, tmp_path):
+    root, wh = tmp_path / "runs", str(tmp_path / "wh")
+    write_run(root, "r1", [case("r1", "n::a", "OK")])
+    warehouse.ingest(spark, [str(root / "*")], wh)
+    write_run(root, "r2", [case("r2", "n::a", "FAILED")], started_at="2026-11-22T01:00:00Z")
+    assert warehouse.ingest(spark, [str(root / "*")], wh) == {"runs": 1, "cases": 1, "skipped": 1}
+    assert sorted((r.run_id, r.verdict) for r in warehouse.load_cases(spark, wh).collect()) == [
+        ("r1", "OK"), ("r2", "FAILED")]
+
+
+def test_an_unfinished_run_is_read_again_and_its_rows_replaced(spark, tmp_path):
     root = tmp_path / "runs"
     wh = str(tmp_path / "wh")
-    write_run(root, "r1", [case("r1", "n::a", "FAILED")])
+    write_run(root, "r1", [case("r1", "n::a", "FAILED"), case("r1", "n::b", "OK")], finished_at=None)  # crashed
     warehouse.ingest(spark, [str(root / "r1")], wh)
-    write_run(root, "r1", [case("r1", "n::a", "OK")])  # the writer finished the run after a crash
-    warehouse.ingest(spark, [str(root / "r1")], wh)
-    assert [r.verdict for r in warehouse.load_cases(spark, wh).collect()] == ["OK"]
+    for old in (root / "r1").glob("cases-*.jsonl"):
+        old.unlink()
+    write_run(root, "r1", [case("r1", "n::a", "OK")], started_at="2026-11-22T01:00:00Z")  # finished, other date
+    assert warehouse.ingest(spark, [str(root / "r1")], wh)["runs"] == 1
+    assert [(r.nodeid, r.verdict, r.date) for r in warehouse.load_cases(spark, wh).collect()] == [
+        ("n::a", "OK", "2026-11-22")]
+    assert [r.finished_at for r in warehouse.load_runs(spark, wh).collect()] == ["2026-11-22T01:00:00Z"]
+
+
+def test_old_and_new_names_of_the_versioned_message_both_load(spark, tmp_path):
+    root = tmp_path / "runs"
+    old = case("r1", "k::v3", "OK", protocol="kafka", api="Produce", api_version=3, message="fine")
+    new = {**case("r1", "k::v9", "FAILED", protocol="kafka"), "message": "Fetch", "version": 9}
+    for record in (new,):
+        record.pop("api"), record.pop("api_version")
+    write_run(root, "r1", [old, new])
+    warehouse.ingest(spark, [str(root / "r1")], str(tmp_path / "wh"))
+    rows = sorted((r.nodeid, r.api, r.api_version) for r in warehouse.load_cases(spark, str(tmp_path / "wh")).collect())
+    assert rows == [("k::v3", "Produce", 3), ("k::v9", "Fetch", 9)]
+
+
+def test_a_run_directory_with_a_space_keeps_its_transcripts(spark, tmp_path):
+    root = tmp_path / "nightly runs"
+    write_run(root, "r1", [case("r1", "n::a", "FAILED", transcript="transcripts/a.json")],
+              transcripts={"transcripts/a.json": transcript("n::a")})
+    wh = str(tmp_path / "wh")
+    warehouse.ingest(spark, [str(root / "*")], wh)
+    row = warehouse.with_transcripts(spark, wh, warehouse.load_cases(spark, wh)).first()
+    assert json.loads(row.transcript_json)["nodeid"] == "n::a"
+
+
+def test_an_unreadable_run_file_fails_the_ingestion_naming_it(spark, tmp_path):
+    root = tmp_path / "runs"
+    write_run(root, "r1", [case("r1", "n::a", "OK")])
+    (root / "r1" / "run.json").write_text("{not json")
+    with pytest.raises(ValueError, match=r"r1/run\.json"):
+        warehouse.ingest(spark, [str(root / "*")], str(tmp_path / "wh"))
 
 
 def test_ingest_of_nothing_is_an_error(spark, tmp_path):
-    import pytest
-
     with pytest.raises(FileNotFoundError):
         warehouse.ingest(spark, [str(tmp_path / "missing")], str(tmp_path / "wh"))

@@ -7,6 +7,7 @@ tables without Python-side schema inference. Nothing here raises on bad input: e
 from __future__ import annotations
 
 import functools
+import io
 from dataclasses import dataclass
 
 from protocols.capture import Finding
@@ -36,9 +37,9 @@ def _state(flow: Flow) -> str:
     return "open"
 
 
-def read_file(path: str, server_ports: set[int]) -> tuple[tuple, list[FlowStreams]]:
-    """Stage 1: (file row, flows) of one capture file."""
-    capture = read_capture(_local(path), server_ports)
+def read_file(path: str, server_ports: set[int], content: bytes | None = None) -> tuple[tuple, list[FlowStreams]]:
+    """Stage 1: (file row, flows) of one capture file; ``content``: its bytes, as Spark read them."""
+    capture = read_capture(_local(path) if content is None else io.BytesIO(content), server_ports)
     out = []
     for flow in capture.flows:
         client, client_problems = flow.to_server.assemble()

@@ -177,8 +177,8 @@ def _timestamp(reader, meta) -> float:
     return meta.sec + meta.usec / (1e9 if getattr(reader, "nano", False) else 1e6)
 
 
-def read_capture(path: str, server_ports: set[int] = frozenset()) -> Capture:
-    """Every TCP connection in the file. Client/server: who sent the SYN; else a known server port; else the
+def read_capture(path, server_ports: set[int] = frozenset()) -> Capture:
+    """Every TCP connection in the file (a local path or a binary file object). Client/server: who sent the SYN; else a known server port; else the
     lower port (servers usually listen on the lower, fixed port)."""
     flows: dict[tuple, Flow] = {}
     problems: list[str] = []

@@ -2,7 +2,9 @@
 
 Two stages, so that frame decoding parallelises even when the traffic sits in one big file: stage 1 reads
 and reassembles each file (one task per file, mapPartitions), stage 2 decodes and checks each flow
-(flows spread over the cluster, mapPartitions). Capture files are read from a local (or shared) filesystem.
+(flows spread over the cluster, mapPartitions). Capture files are read by Spark (``binaryFiles``, Hadoop's file system), so any
+URI Hadoop reads works (hdfs://, s3a://, file:); a pattern that matches nothing or a file that cannot be read
+fails the job naming it.
 
 Outputs under ``out``: ``violations.parquet`` (clause, flow, frame index, hex excerpt, ...),
 ``flows.parquet``, ``files.parquet``, ``summary.parquet`` (violations per protocol and clause),
@@ -12,7 +14,6 @@ Outputs under ``out``: ``violations.parquet`` (clause, flow, frame index, hex ex
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -20,7 +21,7 @@ from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, St
 
 from reports.pipeline.captures.analyze import analyze_flow, read_file
 from reports.pipeline.captures.detect import default_ports
-from reports.pipeline.warehouse import expand
+from reports.pipeline import fs
 
 VIOLATION = StructType([
     StructField("file", StringType()), StructField("flow", StringType()), StructField("protocol", StringType()),
@@ -50,10 +51,10 @@ def parse_ports(pairs: list[str]) -> dict[int, str]:
     return ports
 
 
-def _read_files(paths, server_ports):
-    for path in paths:
+def _read_files(files, server_ports):
+    for path, content in files:
         try:
-            file_row, flows = read_file(path, server_ports)
+            file_row, flows = read_file(path, server_ports, bytes(content))
         except Exception as exc:  # read_file handles bad captures; this guards against bugs, per file
             yield ("file", (path, 0, 0, False, f"analysis failed: {type(exc).__name__}: {exc}"))
             continue
@@ -78,7 +79,8 @@ def analyze(spark: SparkSession, paths: list[str], ports: dict[int, str]):
     """(violations, flows, files) DataFrames for the given capture files."""
     sc = spark.sparkContext
     server_ports = set(ports)
-    files = sc.parallelize(paths, max(1, len(paths)))
+    # About one task per file (a file is read whole), the bytes read by the JVM through Hadoop's file system.
+    files = sc.binaryFiles(",".join(paths), minPartitions=max(1, len(paths)))
     stage1 = files.mapPartitions(lambda it: _read_files(it, server_ports)).cache()
     flow_inputs = stage1.filter(lambda kv: kv[0] == "flow").map(lambda kv: kv[1])
     slices = max(1, min(flow_inputs.count(), sc.defaultParallelism * 4))
@@ -93,20 +95,24 @@ def run_capture_job(spark: SparkSession, inputs: list[str], out_dir: str, ports:
                     html: bool = True) -> dict:
     from reports.html.captures import write_capture_site
 
-    paths = sorted({p for pattern in inputs for p in expand(spark, pattern)})
+    paths = set()
+    for pattern in inputs:
+        found = fs.expand(spark, pattern)
+        if not found:
+            raise FileNotFoundError(f"no capture file matches {pattern}")
+        paths.update(found)
+    paths = sorted(paths)
     port_map = {**default_ports(), **(ports or {})}
     violations, flows, files = analyze(spark, paths, port_map)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    violations.write.mode("overwrite").parquet(str(out / "violations.parquet"))
-    flows.write.mode("overwrite").parquet(str(out / "flows.parquet"))
-    files.write.mode("overwrite").parquet(str(out / "files.parquet"))
-    violations = spark.read.parquet(str(out / "violations.parquet"))
-    flows = spark.read.parquet(str(out / "flows.parquet"))
+    violations.write.mode("overwrite").parquet(fs.join(out_dir, "violations.parquet"))
+    flows.write.mode("overwrite").parquet(fs.join(out_dir, "flows.parquet"))
+    files.write.mode("overwrite").parquet(fs.join(out_dir, "files.parquet"))
+    violations = spark.read.parquet(fs.join(out_dir, "violations.parquet"))
+    flows = spark.read.parquet(fs.join(out_dir, "flows.parquet"))
     summary = (violations.groupBy("protocol", "clause", "level")
                .agg(F.count("*").alias("violations"), F.countDistinct("flow").alias("flows"))
                .orderBy("protocol", "clause"))
-    summary.write.mode("overwrite").parquet(str(out / "summary.parquet"))
+    summary.write.mode("overwrite").parquet(fs.join(out_dir, "summary.parquet"))
     flow_totals = flows.agg(F.count("*").alias("flows"),
                             F.coalesce(F.sum(F.col("client_frames") + F.col("server_frames")), F.lit(0)).alias("frames")
                             ).first()
@@ -118,12 +124,15 @@ def run_capture_job(spark: SparkSession, inputs: list[str], out_dir: str, ports:
         "violations": violations.count(),
         "by_clause": [r.asDict() for r in summary.collect()],
     }
-    (out / "summary.json").write_text(json.dumps(result, indent=2))
-    if html:
-        write_capture_site(result, [r.asDict() for r in spark.read.parquet(str(out / "files.parquet")).collect()],
-                           [r.asDict() for r in flows.orderBy("file", "flow").collect()],
-                           [r.asDict() for r in violations.orderBy("file", "flow", "side", "frame_index")
-                            .limit(MAX_HTML_ROWS).collect()], out)
+    with fs.local_output(spark, out_dir) as local:
+        with open(f"{local}/summary.json", "w", encoding="utf-8") as out:  # the driver's own temporary dir
+            out.write(json.dumps(result, indent=2))
+        if html:
+            write_capture_site(result, [r.asDict() for r in spark.read.parquet(fs.join(out_dir, "files.parquet"))
+                                        .collect()],
+                               [r.asDict() for r in flows.orderBy("file", "flow").collect()],
+                               [r.asDict() for r in violations.orderBy("file", "flow", "side", "frame_index")
+                                .limit(MAX_HTML_ROWS).collect()], local)
     return result
 
 
