@@ -35,7 +35,8 @@ CASE_RECORD = StructType([
     StructField("target", StringType()),
     StructField("api_version", LongType()),
     StructField("api", StringType()),
-    # newer writers name the versioned message "message"/"version" (warehouse.prepare_cases reads both)
+    # wirecheck.case/2 names the versioned message "message_type"/"version" (the warehouse reads both kinds)
+    StructField("message_type", StringType()),
     StructField("version", LongType()),
     StructField("transcript", StringType()),
     StructField("reproduce", StringType()),

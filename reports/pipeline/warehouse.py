@@ -116,15 +116,11 @@ def runs_frame(spark: SparkSession, runs: list[dict], ingested_at) -> DataFrame:
 
 
 def _message_and_version(cases: DataFrame) -> DataFrame:
-    """Records name a versioned message ``message``/``version`` (older ones: ``api``/``api_version``).
-
-    A record with ``version`` is of the new kind and its ``message`` is the message name; older records keep
-    their ``api``/``api_version``. The warehouse stores both kinds under ``api``/``api_version``.
-    """
-    new_kind = F.col("version").isNotNull()
-    return (cases.withColumn("api", F.when(new_kind, F.col("message")).otherwise(F.col("api")))
+    """``wirecheck.case/2`` records name a versioned message ``message_type``/``version``; ``/1`` records
+    ``api``/``api_version``. The warehouse stores both kinds under ``api``/``api_version``."""
+    return (cases.withColumn("api", F.coalesce(F.col("message_type"), F.col("api")))
             .withColumn("api_version", F.coalesce(F.col("version"), F.col("api_version")))
-            .drop("version"))
+            .drop("message_type", "version"))
 
 
 def prepare_cases(cases: DataFrame, runs: DataFrame | None, ingested_at) -> DataFrame:

@@ -81,7 +81,8 @@ def test_an_unfinished_run_is_read_again_and_its_rows_replaced(spark, tmp_path):
 def test_old_and_new_names_of_the_versioned_message_both_load(spark, tmp_path):
     root = tmp_path / "runs"
     old = case("r1", "k::v3", "OK", protocol="kafka", api="Produce", api_version=3, message="fine")
-    new = {**case("r1", "k::v9", "FAILED", protocol="kafka"), "message": "Fetch", "version": 9}
+    new = {**case("r1", "k::v9", "FAILED", protocol="kafka"), "schema": "wirecheck.case/2", "message": "why",
+           "message_type": "Fetch", "version": 9}
     for record in (new,):
         record.pop("api"), record.pop("api_version")
     write_run(root, "r1", [old, new])
