@@ -797,21 +797,6 @@ def read_only_ranges(advertised: dict[int, tuple[int, int]]) -> dict[int, tuple[
     return ranges
 
 
-def error_codes(value) -> set[int]:
-    """Every ErrorCode anywhere in a decoded body (top level, per topic, per partition)."""
-    found = set()
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "ErrorCode" and isinstance(item, int):
-                found.add(item)
-            else:
-                found |= error_codes(item)
-    elif isinstance(value, list):
-        for item in value:
-            found |= error_codes(item)
-    return found
-
-
 def _short(obj, limit: int = 300) -> str:
     text = repr(obj)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -853,7 +838,7 @@ class KafkaFuzz:
         if decoded["header"]["CorrelationId"] != request.correlation_id:
             return Observation(UNREADABLE, detail=f"correlation id {decoded['header']['CorrelationId']}, "
                                                   f"sent {request.correlation_id}")
-        codes = error_codes(decoded["body"]) - {errors.NONE}
+        codes = errors.error_codes(decoded["body"]) - {errors.NONE}
         if not codes:
             return Observation(ANSWER, detail=_short(decoded["body"]))
         code = errors.INVALID_REQUEST if errors.INVALID_REQUEST in codes else min(codes)

@@ -208,3 +208,18 @@ def _check_constants() -> None:
 
 
 _check_constants()
+
+
+def error_codes(value) -> set[int]:
+    """Every ErrorCode anywhere in a decoded body (top level, per topic, per partition)."""
+    found = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "ErrorCode" and isinstance(item, int):
+                found.add(item)
+            else:
+                found |= error_codes(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= error_codes(item)
+    return found

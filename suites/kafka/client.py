@@ -12,9 +12,8 @@ import time
 
 from protocols.kafka import errors, messages
 from protocols.kafka.clauses import CATALOGUE
-from reports.model import Divergence, Unimplemented
+from reports.model import Divergence
 from targets.client import AdvertisedVersions, StrictClient, short
-from targets.session import Outcome, Reply
 
 C = CATALOGUE
 CLIENT_ID = "wirecheck"  # default when no case is known; cases stamp "wirecheck/<case id>" (see Kafka.client_id)
@@ -25,60 +24,6 @@ def top_level_error(body: dict) -> int | None:
     """The body's top-level ErrorCode, if the message has one."""
     code = body.get("ErrorCode")
     return code if isinstance(code, int) else None
-
-
-def error_codes(value) -> set[int]:
-    """Every ErrorCode anywhere in a decoded body (top level, per topic, per partition)."""
-    found = set()
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "ErrorCode" and isinstance(item, int):
-                found.add(item)
-            else:
-                found |= error_codes(item)
-    elif isinstance(value, list):
-        for item in value:
-            found |= error_codes(item)
-    return found
-
-
-def outcome(reply: Reply, api_key: int, version: int, correlation_id: int) -> tuple[str, object]:
-    """Classify a reply for an expectation: ("answer"|"error:N"|"close"|"silent"|"undecodable", detail)."""
-    if reply.ended:
-        return "close", str(reply)
-    if reply.outcome is Outcome.SILENT:
-        return "silent", str(reply)
-    if not reply.is_frame:
-        return "undecodable", str(reply)
-    try:
-        decoded = messages.decode_response(api_key, version, reply.frame)
-    except messages.DecodeError as exc:
-        return "undecodable", str(exc)
-    if decoded["header"]["CorrelationId"] != correlation_id:
-        return "undecodable", f"correlation id {decoded['header']['CorrelationId']}, sent {correlation_id}"
-    codes = error_codes(decoded["body"]) - {errors.NONE}
-    if errors.INVALID_REQUEST in codes:
-        return f"error:{errors.INVALID_REQUEST}", decoded["body"]
-    if codes:
-        return f"error:{min(codes)}", decoded["body"]
-    return "answer", decoded["body"]
-
-
-#: Error codes that mean "your request was not understood": an answer carrying one is a rejection, not an answer.
-REJECTIONS = {errors.INVALID_REQUEST, errors.UNSUPPORTED_VERSION, errors.UNKNOWN_SERVER_ERROR}
-
-
-def allowed(expectation, observed: str) -> bool:
-    """Does ``observed`` (from :func:`outcome`) satisfy an expectation from the strategies?
-
-    "answer" means a well-formed response to the request: it may carry ordinary per-topic errors (an unknown
-    topic, a missing group), but not a rejection of the request itself.
-    """
-    if expectation.allows(observed):
-        return True
-    if expectation.allows("answer") and observed.startswith("error:"):
-        return int(observed.split(":", 1)[1]) not in REJECTIONS
-    return False
 
 
 class Kafka(AdvertisedVersions, StrictClient):
@@ -132,7 +77,7 @@ class Kafka(AdvertisedVersions, StrictClient):
         if api_key is None:
             return None
         try:
-            return error_codes(messages.decode_response(api_key, version, frame)["body"])
+            return errors.error_codes(messages.decode_response(api_key, version, frame)["body"])
         except messages.DecodeError:
             return None
 
