@@ -18,7 +18,12 @@ pytestmark = pytest.mark.interop
 def test_kafka_python_and_confluent_share_a_group(kafka_bootstrap, unique):
     topic, group = unique("mixed"), unique("mixed-group")
     create_topic(kafka_bootstrap, topic, 4)
-    python_consumer = KafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=group, request_timeout_ms=10000)
+    # Auto-commit off: with it on, kafka-python's commit before rejoining sometimes fails with a membership error
+    # ("group membership out of date") and the group then does not settle within the deadline (about 1 run in 5;
+    # 0 in 12 with it off). Offsets are not what this test checks; the commit-during-rebalance path is an open
+    # question about the broker, to be pinned by a case of its own.
+    python_consumer = KafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=group, request_timeout_ms=10000,
+                                    enable_auto_commit=False)
     # kafka-python joins from its first poll(); if its metadata does not know the topic yet, the leader assigns
     # nothing ("No partition metadata for topic") and only rejoins if a later metadata update changes its
     # snapshot, which may never come (seen 1 in 3 runs on an idle machine, before and after broker changes).
