@@ -212,14 +212,18 @@ PROBES = {
     "kafka.hw-off-by-one": (with_wire(lambda w: (lambda n: (produce(w, n, record_batch([b"a"])),
                                                       fetch(w, n, 0).high_watermark)[1])(topic(w))), 1),
     "kafka.wrong-error-unknown-partition": (with_wire(lambda w: produce(w, topic(w), record_batch([b"a"]), 5)), 3),
-    "kafka.throttle-missing-metadata-v5": (with_wire(lambda w: raw_metadata_length(w, 5) - raw_metadata_length(w, 4)), 0),
+    "kafka.throttle-missing-metadata-v5":
+        (with_wire(lambda w: raw_metadata_length(w, 5) - raw_metadata_length(w, 4)), 0),
     "kafka.tagged-fields-misskipped": (with_wire(lambda w: outcome(w, metadata_v12_with_unknown_tag())), "answered"),
     "kafka.crash-on-hostile-array": (hostile_then_probe, "answered"),
     "kafka.generation-not-bumped": (with_wire(rebalance_generation), 2),
-    "kafka.leader-gets-no-metadata": (with_wire(lambda w: join_new(w, f"g{next(_names)}").members[0].metadata), b"meta"),
+    "kafka.leader-gets-no-metadata":
+        (with_wire(lambda w: join_new(w, f"g{next(_names)}").members[0].metadata), b"meta"),
     "kafka.acks0-responds": (with_wire(acks0), "silent"),
-    "kafka.apiversions-unsupported-not-v0": (with_wire(unsupported_api_versions), struct.pack(">ihihhh", 7, 35, 1, 18, 0, 4)),
-    "kafka.unknown-key-stays-open": (with_wire(lambda w: outcome(w, struct.pack(">ihhih", 10, 999, 0, 1, -1))), "closed"),
+    "kafka.apiversions-unsupported-not-v0":
+        (with_wire(unsupported_api_versions), struct.pack(">ihihhh", 7, 35, 1, 18, 0, 4)),
+    "kafka.unknown-key-stays-open":
+        (with_wire(lambda w: outcome(w, struct.pack(">ihhih", 10, 999, 0, 1, -1))), "closed"),
     "kafka.fetch-ignores-offset": (with_wire(fetch_middle), 1),
     "kafka.commit-not-stored": (with_wire(commit_then_fetch), 7),
     "kafka.correlation-id-wrong": (with_wire(correlation), 77),

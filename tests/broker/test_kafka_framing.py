@@ -39,6 +39,10 @@ CLASSES = {
     19: (kp_topics.CreateTopicsRequest, kp_topics.CreateTopicsResponse, {}),
     20: (kp_topics.DeleteTopicsRequest, kp_topics.DeleteTopicsResponse, {}),
     22: (kp_txn.InitProducerIdRequest, kp_txn.InitProducerIdResponse, {}),
+    24: (kp_txn.AddPartitionsToTxnRequest, kp_txn.AddPartitionsToTxnResponse, {}),
+    25: (kp_txn.AddOffsetsToTxnRequest, kp_txn.AddOffsetsToTxnResponse, {}),
+    26: (kp_txn.EndTxnRequest, kp_txn.EndTxnResponse, {}),
+    28: (kp_txn.TxnOffsetCommitRequest, kp_txn.TxnOffsetCommitResponse, {}),
 }
 ADVERTISED = [(key, v) for key, (_, low, high) in sorted(APIS.items()) for v in range(low, high + 1)]
 

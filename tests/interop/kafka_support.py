@@ -173,15 +173,16 @@ class Wire(RawClient):
 
 
 def record_batch(values: list[bytes], producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
-                 compression: int = 0, timestamps: list[int] | None = None) -> bytes:
+                 compression: int = 0, timestamps: list[int] | None = None, transactional: bool = False) -> bytes:
     """One RecordBatch v2 built by kafka-python (an encoder nobody here wrote).
 
     Snappy (2) is applied here with cramjam, xerial-framed as Java clients do, because kafka-python needs
     python-snappy for it.
     """
     if compression == 2:
-        return _snappy_xerial(record_batch(values, producer_id, producer_epoch, base_sequence, 0, timestamps))
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=compression, is_transactional=False,
+        return _snappy_xerial(record_batch(values, producer_id, producer_epoch, base_sequence, 0, timestamps,
+                                           transactional))
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=compression, is_transactional=transactional,
                                         producer_id=producer_id, producer_epoch=producer_epoch,
                                         base_sequence=base_sequence, batch_size=1 << 30)
     now = int(time.time() * 1000)

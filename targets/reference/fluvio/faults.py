@@ -1,4 +1,4 @@
-"""The clauses the Fluvio personality can be told to break (``--fault NAME``), one line each.
+"""The clauses the Fluvio personality can be told to break (``--fault fluvio.NAME``), one line each.
 
 Each description names the clause and where it is stated: the seed (fluvio-protocol-reference.md), the byte-level
 notes (specs/fluvio.md §n, An = ambiguity n of §11) or the upstream file the notes cite.

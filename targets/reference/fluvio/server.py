@@ -1,10 +1,10 @@
 """The Fluvio SPU personality: framing, request headers, dispatch, and the handlers of the public APIs.
 
 Connection rules (notes §2, §7; decisions marked D are implementation-defined, the SPU takes another path):
-- Every frame is ``i32 size`` + ``size`` bytes (read by framed.serve_frames). D1: a size below 10 (the smallest
-  header: api_key, api_version, correlation_id, empty client_id) or above the frame limit (64 MiB, §12;
-  ``--max-frame``) closes the connection before any body byte is read. The SPU has no limit, panics on sizes -4..-1 and waits for ever on
-  smaller ones (§7).
+- Every frame is ``i32 size`` + ``size`` bytes (read by framed.serve_frames). D1: a size below 10 (the
+  smallest header: api_key, api_version, correlation_id, empty client_id) or above the frame limit (64 MiB,
+  §12; ``--max-frame``) closes the connection before any body byte is read. The SPU has no limit, panics on
+  sizes -4..-1 and waits for ever on smaller ones (§7).
 - Unknown api keys (including the SPU's own 1006-1008 and 2000, which this broker does not implement, and the
   server-to-client key 1001) close the connection without a response, as the SPU does for unknown keys (A16).
 - D2: a version outside the advertised range closes the connection without a response; the SPU decodes any

@@ -5,6 +5,10 @@ Options (:class:`KafkaOptions`, flags ``--kafka-<option>``); shared settings com
 Storage is in memory; with ``--data-dir`` batches and topics are also written to a durable log and replayed on
 start (``--fsync batch|none``; see durable.py for what is and is not kept).
 
+Transactions (KIP-98): transactions.py is the coordinator (transactional InitProducerId, AddPartitionsToTxn,
+AddOffsetsToTxn, EndTxn, TxnOffsetCommit); markers are control batches in the log, and read_committed Fetch and
+ListOffsets stop at the last stable offset, with the aborted transactions listed.
+
 Topic configs in CreateTopics: ``message.timestamp.type`` (CreateTime or LogAppendTime: the broker then stamps
 each batch and recomputes its CRC-32C) is honoured; every other config is accepted and ignored.
 """

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from targets.reference.kafka import groups, records
 from targets.reference.kafka.storage import Storage, valid_topic_name
+from targets.reference.kafka.transactions import Transactions
 
 NONE = 0
 OFFSET_OUT_OF_RANGE = 1
@@ -71,6 +72,7 @@ class Broker:
         self.storage = storage
         self.coordinator = coordinator
         self.producers = producers
+        self.transactions = Transactions(producers, storage, coordinator)
 
     # ------------------------------------------------------------------------------------------ helpers
 
@@ -180,8 +182,11 @@ class Broker:
             return Appended(error, message=message)
         if batch.attributes & 0x07 == 4 and version < 7:
             return Appended(UNSUPPORTED_COMPRESSION_TYPE, message="zstd needs Produce v7+ (KIP-110)")
-        if batch.is_transactional:  # no transaction coordinator here: no partition is ever in a transaction
-            return Appended(INVALID_TXN_STATE, message="transactions are not supported by this broker")
+        if batch.is_transactional:
+            error = self.transactions.check_produce(topic_name, index, batch.producer_id, batch.producer_epoch)
+            if error:
+                return Appended(error, message="the partition is not in the producer's ongoing transaction"
+                                if error == INVALID_TXN_STATE else None)
         idempotent = batch.producer_id >= 0
         if idempotent:
             check = "sequence-not-checked" not in self.faults
@@ -253,7 +258,8 @@ class Broker:
                     continue
                 partition = self.storage.partition(name, p["Partition"])
                 hw = partition.high_watermark + (1 if "hw-off-by-one" in self.faults else 0)
-                out.update(HighWatermark=hw, LastStableOffset=hw, LogStartOffset=partition.log_start)
+                lso = partition.last_stable_offset if partition.open_transactions else hw
+                out.update(HighWatermark=hw, LastStableOffset=lso, LogStartOffset=partition.log_start)
                 offset = p["FetchOffset"]
                 if "fetch-ignores-offset" in self.faults:
                     offset = partition.log_start
@@ -263,9 +269,15 @@ class Broker:
                         has_error = True
                     continue
                 limit = min(p["PartitionMaxBytes"], budget - total)
-                batches = partition.read(offset, max(limit, 0), at_least_one=(total == 0))
+                end = partition.last_stable_offset if read_committed else None
+                batches = partition.read(offset, max(limit, 0), at_least_one=(total == 0), end=end)
                 data = b"".join(batches)
                 out["Records"] = data
+                if read_committed and batches:
+                    last = records.parse_header(batches[-1])
+                    upper = last.base_offset + last.last_offset_delta + 1
+                    out["AbortedTransactions"] = [{"ProducerId": pid, "FirstOffset": first}
+                                                  for pid, first in partition.aborted_between(offset, upper)]
                 total += len(data)
             responses.append({"Topic": name if not by_id else None, "TopicId": t.get("TopicId"),
                               "Partitions": parts})
@@ -287,7 +299,9 @@ class Broker:
                     continue
                 partition = self.storage.partition(t["Name"], p["PartitionIndex"])
                 ts = p["Timestamp"]
-                if ts == LATEST:
+                if ts == LATEST and req.get("IsolationLevel", 0) == 1 and partition.open_transactions:
+                    out.update(Offset=partition.last_stable_offset)  # read_committed: the LSO
+                elif ts == LATEST:
                     offset = partition.high_watermark + (1 if "listoffsets-latest-off-by-one" in self.faults else 0)
                     out.update(Offset=offset)
                 elif ts in (EARLIEST, EARLIEST_LOCAL):
@@ -381,9 +395,44 @@ class Broker:
     # ------------------------------------------------------------------------------------------ producers
 
     def init_producer_id(self, req: dict, version: int) -> dict:
-        error, pid, epoch = self.producers.init(req["TransactionalId"], req.get("ProducerId", -1),
-                                                req.get("ProducerEpoch", -1))
+        error, pid, epoch = self.transactions.init_producer_id(
+            req["TransactionalId"], req["TransactionTimeoutMs"], req.get("ProducerId", -1),
+            req.get("ProducerEpoch", -1))
         return {"ThrottleTimeMs": 0, "ErrorCode": error, "ProducerId": pid, "ProducerEpoch": epoch}
+
+    # ------------------------------------------------------------------------------------------ transactions
+
+    def add_partitions_to_txn(self, req: dict, version: int) -> dict:
+        wanted = [(t["Name"], index) for t in req["V3AndBelowTopics"] for index in t["Partitions"]]
+        results = self.transactions.add_partitions(req["V3AndBelowTransactionalId"], req["V3AndBelowProducerId"],
+                                                   req["V3AndBelowProducerEpoch"], version, wanted)
+        by_topic: dict[str, list] = {}
+        for (name, index), error in results.items():
+            by_topic.setdefault(name, []).append({"PartitionIndex": index, "PartitionErrorCode": error})
+        return {"ThrottleTimeMs": 0, "ResultsByTopicV3AndBelow": [
+            {"Name": name, "ResultsByPartition": parts} for name, parts in by_topic.items()]}
+
+    def add_offsets_to_txn(self, req: dict, version: int) -> dict:
+        error = self.transactions.add_offsets(req["TransactionalId"], req["ProducerId"], req["ProducerEpoch"],
+                                              version, req["GroupId"])
+        return {"ThrottleTimeMs": 0, "ErrorCode": error}
+
+    def end_txn(self, req: dict, version: int) -> dict:
+        error = self.transactions.end(req["TransactionalId"], req["ProducerId"], req["ProducerEpoch"], version,
+                                      req["Committed"])
+        return {"ThrottleTimeMs": 0, "ErrorCode": error}
+
+    def txn_offset_commit(self, req: dict, version: int) -> dict:
+        offsets = {(t["Name"], p["PartitionIndex"]): groups.CommittedOffset(
+                       p["CommittedOffset"], p.get("CommittedLeaderEpoch", -1), p["CommittedMetadata"])
+                   for t in req["Topics"] for p in t["Partitions"]}
+        results = self.transactions.commit_offsets(req["TransactionalId"], req["ProducerId"], req["ProducerEpoch"],
+                                                   version, req["GroupId"], offsets)
+        by_topic: dict[str, list] = {}
+        for (name, index), error in results.items():
+            by_topic.setdefault(name, []).append({"PartitionIndex": index, "ErrorCode": error})
+        return {"ThrottleTimeMs": 0, "Topics": [{"Name": name, "Partitions": parts}
+                                                for name, parts in by_topic.items()]}
 
     # ------------------------------------------------------------------------------------------ groups
 

@@ -1,4 +1,4 @@
-"""The clauses the Kafka personality can be told to break (``--fault NAME``), one line each.
+"""The clauses the Kafka personality can be told to break (``--fault kafka.NAME``), one line each.
 
 Each description names the clause and where the spec states it: the Kafka protocol guide
 (kafka.apache.org/protocol), a message definition (clients/src/main/resources/common/message/*.json),

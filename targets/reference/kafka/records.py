@@ -168,6 +168,47 @@ def assign(data: bytes, base_offset: int, leader_epoch: int = 0, append_time_ms:
     return bytes(out)
 
 
+TRANSACTIONAL_FLAG, CONTROL_FLAG = 0x10, 0x20  # attributes bits 4 and 5
+ABORT_MARKER, COMMIT_MARKER = 0, 1  # ControlRecordType
+
+
+def _varint(n: int) -> bytes:
+    z = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while z > 0x7F:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def control_batch(producer_id: int, producer_epoch: int, commit: bool, timestamp_ms: int,
+                  coordinator_epoch: int = 0) -> tuple[bytes, Batch]:
+    """A transaction marker: one control record in a transactional control batch (ControlRecordType,
+    EndTransactionMarker; protocol guide "Control Batches"). Key: version 0, type (0 abort, 1 commit);
+    value: version 0, coordinator epoch. baseOffset 0: the partition assigns it on append."""
+    key = struct.pack(">hh", 0, COMMIT_MARKER if commit else ABORT_MARKER)
+    value = struct.pack(">hi", 0, coordinator_epoch)
+    body = b"\x00" + _varint(0) + _varint(0) + _varint(len(key)) + key + _varint(len(value)) + value + _varint(0)
+    record = _varint(len(body)) + body
+    attributes = TRANSACTIONAL_FLAG | CONTROL_FLAG
+    covered = struct.pack(">hiqqqhii", attributes, 0, timestamp_ms, timestamp_ms, producer_id, producer_epoch, -1, 1)
+    covered += record
+    crc = crc32c.crc32c(covered)
+    data = struct.pack(">qiibI", 0, len(covered) + 9, 0, 2, crc) + covered
+    return data, parse_header(data)
+
+
+def control_type(data: bytes) -> int:
+    """The ControlRecordType of a control batch's (first) record: ABORT_MARKER or COMMIT_MARKER."""
+    _, pos = _read_varint(data, HEADER_SIZE)  # record length
+    pos += 1  # attributes
+    _, pos = _read_varint(data, pos)  # timestamp delta
+    _, pos = _read_varint(data, pos)  # offset delta
+    _, pos = _read_varint(data, pos)  # key length
+    return struct.unpack_from(">h", data, pos + 2)[0]  # after the key's version
+
+
 MAX_DECOMPRESSED = 64 << 20  # bound on one batch's decompressed records (a decompression bomb costs no more)
 
 

@@ -58,6 +58,10 @@ APIS: dict[int, tuple[str, int, int]] = {
     19: ("CreateTopics", 2, 7),
     20: ("DeleteTopics", 1, 6),
     22: ("InitProducerId", 0, 5),
+    24: ("AddPartitionsToTxn", 0, 3),  # v4+: the broker-to-broker batched form (KIP-890), not implemented
+    25: ("AddOffsetsToTxn", 0, 3),  # v4+ (and EndTxn/TxnOffsetCommit v4+) belong to KIP-890's TRANSACTION_ABORTABLE
+    26: ("EndTxn", 0, 3),
+    28: ("TxnOffsetCommit", 0, 3),
 }
 
 INVALID_REQUEST = 42
@@ -204,6 +208,14 @@ class KafkaPersonality:
             return b.delete_topics(req, version)
         if key == 22:
             return b.init_producer_id(req, version)
+        if key == 24:
+            return b.add_partitions_to_txn(req, version)
+        if key == 25:
+            return b.add_offsets_to_txn(req, version)
+        if key == 26:
+            return b.end_txn(req, version)
+        if key == 28:
+            return b.txn_offset_commit(req, version)
         raise AssertionError(f"no handler for advertised key {key}")
 
     # ------------------------------------------------------------------------------------------ encoding

@@ -33,10 +33,33 @@ class Partition:
     max_timestamps: list[int] = field(default_factory=list)
     log_start: int = 0
     next_offset: int = 0  # log end offset == high watermark on a single replica
+    open_transactions: dict[int, int] = field(default_factory=dict)  # producer id -> first offset of its txn
+    aborted: list[tuple[int, int, int]] = field(default_factory=list)  # (producer id, first offset, marker offset)
 
     @property
     def high_watermark(self) -> int:
         return self.next_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The first offset of the oldest open transaction, or the high watermark (KIP-98 LSO)."""
+        return min(self.open_transactions.values(), default=self.next_offset)
+
+    def _track_transactions(self, data: bytes, batch: records.Batch, base: int) -> None:
+        """Keep the LSO and the aborted-transaction index up to date: a transactional batch opens its producer's
+        transaction here (if not open yet), a marker closes it, and an abort marker is indexed."""
+        if not batch.is_transactional:
+            return
+        if not batch.is_control:
+            self.open_transactions.setdefault(batch.producer_id, base)
+            return
+        first = self.open_transactions.pop(batch.producer_id, None)
+        if first is not None and records.control_type(data) == records.ABORT_MARKER:
+            self.aborted.append((batch.producer_id, first, base))
+
+    def aborted_between(self, start: int, end: int) -> list[tuple[int, int]]:
+        """(producer id, first offset) of aborted transactions with records in [start, end) (FetchResponse)."""
+        return [(pid, first) for pid, first, marker in self.aborted if first < end and marker >= start]
 
     def append(self, data: bytes, batch: records.Batch, append_time_ms: int | None = None) -> int:
         """Store a validated batch at the log end; append_time_ms: the topic uses LogAppendTime."""
@@ -46,6 +69,7 @@ class Partition:
         self.lasts.append(base + batch.last_offset_delta)
         self.max_timestamps.append(batch.max_timestamp if append_time_ms is None else append_time_ms)
         self.next_offset = base + batch.last_offset_delta + 1
+        self._track_transactions(data, batch, base)
         return base
 
     def restore(self, stored: bytes, batch: records.Batch) -> None:
@@ -55,6 +79,7 @@ class Partition:
         self.lasts.append(batch.base_offset + batch.last_offset_delta)
         self.max_timestamps.append(batch.max_timestamp)
         self.next_offset = batch.base_offset + batch.last_offset_delta + 1
+        self._track_transactions(stored, batch, batch.base_offset)
 
     def trim(self, keep_records: int) -> None:
         """Drop whole batches from the front while at least ``keep_records`` records would remain."""
@@ -66,11 +91,12 @@ class Partition:
                 del column[:drop]
             self.log_start = self.bases[0]
 
-    def read(self, offset: int, max_bytes: int, at_least_one: bool) -> list[bytes]:
-        """Whole batches from the one holding ``offset`` on, within max_bytes (KIP-74: the first may exceed)."""
+    def read(self, offset: int, max_bytes: int, at_least_one: bool, end: int | None = None) -> list[bytes]:
+        """Whole batches from the one holding ``offset`` on, within max_bytes (KIP-74: the first may exceed);
+        with ``end`` (read_committed: the LSO) only batches that start below it."""
         i = bisect.bisect_left(self.lasts, offset)
         out, size = [], 0
-        while i < len(self.batches):
+        while i < len(self.batches) and (end is None or self.bases[i] < end):
             batch = self.batches[i]
             if size + len(batch) > max_bytes and (out or not at_least_one):
                 break

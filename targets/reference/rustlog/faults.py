@@ -1,12 +1,13 @@
 """The named faults of the RustLog personality: each breaks exactly one clause of the spec on purpose.
 
-The suite's quality tests start the broker with ``--fault NAME`` and check that the suite notices. Every fault
-must therefore change what a client can observe on the wire.
+The suite's quality tests start the broker with ``--fault rustlog.NAME`` and check that the suite notices.
+Every fault must therefore change what a client can observe on the wire.
 """
 
 FAULTS: dict[str, str] = {
     "rustlog.zero-length-ignored": "framing: a zero-length frame is silently skipped (no Error, connection stays open)",
-    "rustlog.oversize-kept-open": "framing: a frame above MAX_FRAME gets Error 413 but the body is drained and the connection stays open",
+    "rustlog.oversize-kept-open":
+        "framing: a frame above MAX_FRAME gets Error 413 but the body is drained and the connection stays open",
     "rustlog.max-frame-rejected": "framing: a frame of exactly MAX_FRAME is rejected as too large",
     "rustlog.malformed-json-kept-open": "framing: malformed JSON gets Error 400 but the connection stays open",
     "rustlog.invalid-utf8-accepted": "framing: invalid UTF-8 is decoded with replacement characters and processed",
@@ -21,12 +22,14 @@ FAULTS: dict[str, str] = {
     "rustlog.commit-unknown-topic-succeeds": "commit: OffsetCommit to an unknown topic answers success true",
     "rustlog.offset-fetch-zero": "commit: OffsetFetch with nothing committed answers 0 instead of null",
     "rustlog.fetch-uses-group-offset": "fetch: a committed offset of group_id replaces the requested offset",
-    "rustlog.batch-not-atomic": "produce: records of one batch interleave with concurrent batches (yields between records)",
+    "rustlog.batch-not-atomic":
+        "produce: records of one batch interleave with concurrent batches (yields between records)",
     "rustlog.crash-on-deep-json": "robustness: JSON nested deeper than 64 kills the whole broker process (exit 70)",
     "rustlog.fetch-exceeds-frame": "fetch: the response ignores the frame cap and may exceed MAX_FRAME",
     "rustlog.pong-wrong-type": "ping: Ping is answered with type PingResponse instead of Pong",
     "rustlog.error-details-missing": "errors: Error frames omit the details key",
     "rustlog.length-counts-header": "framing: the response length prefix counts its own 4 bytes",
-    "rustlog.produce-base-offset-off-by-one": "produce: base_offset is reported as HW + 1 while records are stored from HW",
+    "rustlog.produce-base-offset-off-by-one":
+        "produce: base_offset is reported as HW + 1 while records are stored from HW",
     "rustlog.float-accepted": "request: integral floats such as 1.0 are accepted where integers are required",
 }

@@ -1,0 +1,158 @@
+"""The transaction coordinator (KIP-98, KIP-447 client side): one state machine per transactional id.
+
+Follows TransactionCoordinator / TransactionStateManager (Kafka 3.x), transaction protocol version 1 (the
+producer calls AddPartitionsToTxn itself; no ``transaction.version`` feature is advertised):
+- InitProducerId with a transactional id bumps the epoch (producers.py fences the old one); an ongoing
+  transaction is aborted first (markers written), as the coordinator does before answering;
+- AddPartitionsToTxn / AddOffsetsToTxn move Empty or Complete* to Ongoing; TxnOffsetCommit stashes offsets that
+  EndTxn(commit) applies and EndTxn(abort) drops;
+- EndTxn writes a control batch (transaction marker) to every partition of the transaction and completes it at
+  once (one broker: there is no PrepareCommit/PrepareAbort window, so CONCURRENT_TRANSACTIONS never arises);
+  EndTxn with no transaction is INVALID_TXN_STATE, a retried EndTxn of the same outcome is NONE;
+- a producer id or epoch that is not the transactional id's current one: INVALID_PRODUCER_ID_MAPPING (49) or
+  PRODUCER_FENCED (90), which request versions below 2 get as INVALID_PRODUCER_EPOCH (47), as KafkaApis
+  converts it for older clients.
+Decision: the transaction timeout is not enforced (a transaction stays open until EndTxn or the next
+InitProducerId); transaction state is in memory, while the markers themselves are in the (durable) log.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from targets.reference.kafka import groups, records
+
+NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE = 0, 3, 47, 48
+INVALID_PRODUCER_ID_MAPPING, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 49, 55, 90
+
+EMPTY, ONGOING, COMPLETE_COMMIT, COMPLETE_ABORT = "Empty", "Ongoing", "CompleteCommit", "CompleteAbort"
+
+
+@dataclass
+class Transaction:
+    transactional_id: str
+    producer_id: int
+    epoch: int
+    timeout_ms: int
+    state: str = EMPTY
+    partitions: set[tuple[str, int]] = field(default_factory=set)
+    groups: set[str] = field(default_factory=set)
+    offsets: dict[str, dict[tuple[str, int], groups.CommittedOffset]] = field(default_factory=dict)
+
+
+class Transactions:
+    def __init__(self, producers, storage, coordinator: groups.Coordinator):
+        self.producers = producers
+        self.storage = storage
+        self.coordinator = coordinator
+        self.by_id: dict[str, Transaction] = {}
+        self.by_producer: dict[int, Transaction] = {}
+
+    # ------------------------------------------------------------------------------------------ requests
+
+    def init_producer_id(self, transactional_id: str | None, timeout_ms: int, producer_id: int,
+                         epoch: int) -> tuple[int, int, int]:
+        txn = self.by_id.get(transactional_id) if transactional_id else None
+        if txn is not None and txn.state == ONGOING:
+            self._complete(txn, commit=False)
+        error, pid, new_epoch = self.producers.init(transactional_id, producer_id, epoch)
+        if error or not transactional_id:
+            return error, pid, new_epoch
+        if txn is None:
+            txn = self.by_id[transactional_id] = Transaction(transactional_id, pid, new_epoch, timeout_ms)
+            self.by_producer[pid] = txn
+        txn.epoch, txn.timeout_ms, txn.state = new_epoch, timeout_ms, EMPTY
+        return NONE, pid, new_epoch
+
+    def add_partitions(self, transactional_id: str, producer_id: int, epoch: int, version: int,
+                       wanted: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        error, txn = self._current(transactional_id, producer_id, epoch, version)
+        if error:
+            return {tp: error for tp in wanted}
+        unknown = {tp for tp in wanted if self.storage.partition(*tp) is None}
+        if unknown:  # all or nothing: the others are not attempted
+            return {tp: UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else OPERATION_NOT_ATTEMPTED for tp in wanted}
+        self._begin(txn)
+        txn.partitions.update(wanted)
+        return {tp: NONE for tp in wanted}
+
+    def add_offsets(self, transactional_id: str, producer_id: int, epoch: int, version: int, group: str) -> int:
+        error, txn = self._current(transactional_id, producer_id, epoch, version)
+        if error:
+            return error
+        self._begin(txn)
+        txn.groups.add(group)
+        return NONE
+
+    def commit_offsets(self, transactional_id: str, producer_id: int, epoch: int, version: int, group: str,
+                       offsets: dict[tuple[str, int], groups.CommittedOffset]) -> dict[tuple[str, int], int]:
+        """TxnOffsetCommit: held until EndTxn. The group must have been added with AddOffsetsToTxn."""
+        error, txn = self._current(transactional_id, producer_id, epoch, version)
+        if not error and (txn.state != ONGOING or group not in txn.groups):
+            error = INVALID_TXN_STATE
+        results = {}
+        for tp, committed in offsets.items():
+            partition_error = error or (UNKNOWN_TOPIC_OR_PARTITION if self.storage.partition(*tp) is None else NONE)
+            if not partition_error:
+                txn.offsets.setdefault(group, {})[tp] = committed
+            results[tp] = partition_error
+        return results
+
+    def end(self, transactional_id: str, producer_id: int, epoch: int, version: int, commit: bool) -> int:
+        error, txn = self._current(transactional_id, producer_id, epoch, version)
+        if error:
+            return error
+        if txn.state == ONGOING:
+            self._complete(txn, commit)
+            return NONE
+        if txn.state == (COMPLETE_COMMIT if commit else COMPLETE_ABORT):
+            return NONE  # a retry of the EndTxn that completed it
+        return INVALID_TXN_STATE
+
+    def check_produce(self, topic: str, partition: int, producer_id: int, epoch: int) -> int:
+        """A transactional batch is accepted only for a partition its producer's ongoing transaction added."""
+        txn = self.by_producer.get(producer_id)
+        if txn is None or epoch < txn.epoch:
+            return INVALID_PRODUCER_EPOCH if txn is not None else INVALID_TXN_STATE
+        if txn.state != ONGOING or (topic, partition) not in txn.partitions:
+            return INVALID_TXN_STATE
+        return NONE
+
+    # ------------------------------------------------------------------------------------------ state
+
+    def _current(self, transactional_id: str, producer_id: int, epoch: int,
+                 version: int) -> tuple[int, Transaction | None]:
+        txn = self.by_id.get(transactional_id)
+        if txn is None or txn.producer_id != producer_id:
+            return INVALID_PRODUCER_ID_MAPPING, None
+        if epoch != txn.epoch:
+            return (PRODUCER_FENCED if version >= 2 else INVALID_PRODUCER_EPOCH), None
+        return NONE, txn
+
+    @staticmethod
+    def _begin(txn: Transaction) -> None:
+        if txn.state != ONGOING:
+            txn.state = ONGOING
+            txn.partitions.clear()
+            txn.groups.clear()
+            txn.offsets.clear()
+
+    def _complete(self, txn: Transaction, commit: bool) -> None:
+        now = int(time.time() * 1000)
+        for topic_name, index in sorted(txn.partitions):
+            topic = self.storage.topics.get(topic_name)
+            partition = self.storage.partition(topic_name, index)
+            if partition is None:
+                continue  # deleted since (every other added partition gets its marker, written to or not)
+            data, batch = records.control_batch(txn.producer_id, txn.epoch, commit, now)
+            self.storage.append(topic, partition, data, batch, None)
+        if commit:
+            for group, offsets in txn.offsets.items():
+                for (topic_name, index), committed in offsets.items():
+                    self.coordinator.commit(group, topic_name, index, committed)
+        txn.state = COMPLETE_COMMIT if commit else COMPLETE_ABORT
+        txn.partitions.clear()
+        txn.groups.clear()
+        txn.offsets.clear()
+        self.storage.notify_append()
