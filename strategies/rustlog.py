@@ -20,7 +20,7 @@ import struct
 from hypothesis import strategies as st
 
 from protocols import reactions
-from protocols.reactions import ANSWER, ERROR, MALFORMED, Observation
+from protocols.reactions import ANSWER, ERROR, MALFORMED, Lazy, Observation
 from protocols.rustlog import PING, SPEC
 from protocols.rustlog.clauses import CATALOGUE, MAX_FRAME, MAX_PARTITIONS, MAX_RECORDS
 from protocols.rustlog.layers import (REQUESTS, U32_MAX, U64_MAX, FrameDecodeError, Kind, decode_frame,
@@ -332,8 +332,8 @@ class RustLogFuzz:
             return Observation(MALFORMED, detail=str(exc), clause=self.response_frame_clause,
                                expected="a well-formed response frame")
         if obj["type"] == "Error":
-            return Observation(ERROR, code=obj.get("code"), detail=_short(obj))
-        return Observation(ANSWER, detail=_short(obj))
+            return Observation(ERROR, code=obj.get("code"), detail=Lazy(_short, obj))
+        return Observation(ANSWER, detail=Lazy(_short, obj))
 
     def seeds(self) -> list[bytes]:
         """Valid requests for the raw-replay baseline (reads and a Ping; no topic is created)."""
