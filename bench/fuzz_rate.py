@@ -11,8 +11,9 @@ Prints ``NAME: <cases/s> cases/s, raw replay <rt/s> rt/s``, then the ratio and w
   baseline the speed goal is relative to: the engine must reach at least half of it, measured in the same run.
 
 Without ``--target`` the bundled reference broker is started (targets.launcher) with only that personality.
-``--pin`` puts this process on one core and the broker on another. CPU seconds of both processes are printed
-so a run shows which side was the bottleneck; ``--cprofile FILE`` writes a profile of the fuzzer side.
+``--pin`` puts this process on one core and the broker on another. The CPU share of both processes is printed
+so a run shows which side was the bottleneck (and the broker's peak memory); ``--cprofile FILE`` writes a
+profile of the fuzzer side. It replaces the former per-protocol scripts (rustlog_, kafka_, fluvio_fuzz_rate.py).
 """
 
 from __future__ import annotations
@@ -44,6 +45,13 @@ def cpu_seconds(pid: int) -> float:
     """utime + stime of a process, from /proc (Linux)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def raw_replay(connect, seeds: list[bytes], count: int) -> float:
@@ -138,6 +146,8 @@ def main() -> None:
               f"{progress.generate_s / progress.seconds:.0%} of the time; {cpu}; "
               f"{len(progress.non_strict)} SHOULD-level divergences; window {args.window}"
               f"{'; pinned one core each' if args.pin else ''}")
+        if broker is not None:
+            print(f"  broker peak RSS (VmHWM): {peak_rss_mb(broker.process.pid):.1f} MB")
     finally:
         if broker is not None:
             broker.stop()
