@@ -246,7 +246,7 @@ class BulkMutator:
 
     def _bad_field(self) -> Mutant:
         name, request = self.rng.choice(self._variants)
-        return Mutant(encode_frame(request), f"bad-field:{name}", name, INVALID_FIELDS)
+        return Mutant(encode_frame(request), f"bad-field:{name}", name.rsplit("-", 1)[0], INVALID_FIELDS)
 
     def _unknown_type(self) -> Mutant:
         return Mutant(encode_frame({"type": self.rng.choice(UNKNOWN_TYPES)}), "unknown-type", "type", UNKNOWN_TYPE)
