@@ -58,10 +58,6 @@ class Observation:
         return CLOSE if self.kind == RESET else self.kind
 
     @property
-    def ends(self) -> bool:
-        return self.kind in (CLOSE, RESET)
-
-    @property
     def answered(self) -> bool:
         return self.kind in (ANSWER, ERROR)
 
