@@ -11,8 +11,9 @@ Prints ``NAME: <cases/s> cases/s, raw replay <rt/s> rt/s``, then the ratio and w
   baseline the speed goal is relative to: the engine must reach at least half of it, measured in the same run.
 
 Without ``--target`` the bundled reference broker is started (targets.launcher) with only that personality.
-``--pin`` puts this process on one core and the broker on another. CPU seconds of both processes are printed
-so a run shows which side was the bottleneck; ``--cprofile FILE`` writes a profile of the fuzzer side.
+``--pin`` puts this process on one core and the broker on another. The CPU time per case of both processes is
+printed, with the rate they would reach with a full core each: on a shared machine the wall-clock rate depends
+on the neighbours, the CPU time per case much less. ``--cprofile FILE`` writes a profile of the fuzzer side. It replaces the former per-protocol scripts (rustlog_, kafka_, fluvio_fuzz_rate.py).
 """
 
 from __future__ import annotations
@@ -44,6 +45,13 @@ def cpu_seconds(pid: int) -> float:
     """utime + stime of a process, from /proc (Linux)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def raw_replay(connect, seeds: list[bytes], count: int) -> float:
@@ -131,13 +139,21 @@ def main() -> None:
         cases_per_s = progress.cases / progress.seconds
         print(f"{spec.name}: {cases_per_s:,.0f} cases/s, raw replay {rt_per_s:,.0f} rt/s")
         cpu = f"fuzzer CPU {own_cpu / progress.seconds:.0%}"
+        per_case = {"fuzzer": own_cpu / progress.cases}
         if broker is not None:
-            cpu += f", broker CPU {(cpu_seconds(broker.process.pid) - broker_cpu) / progress.seconds:.0%}"
+            broker_cpu = cpu_seconds(broker.process.pid) - broker_cpu
+            cpu += f", broker CPU {broker_cpu / progress.seconds:.0%}"
+            per_case["broker"] = broker_cpu / progress.cases
         print(f"  {cases_per_s / rt_per_s:.0%} of raw replay; {progress.cases} mutants in {progress.seconds:.2f} s, "
               f"{progress.connections} connections, {progress.batches} batches, generating "
               f"{progress.generate_s / progress.seconds:.0%} of the time; {cpu}; "
               f"{len(progress.non_strict)} SHOULD-level divergences; window {args.window}"
               f"{'; pinned one core each' if args.pin else ''}")
+        costs = ", ".join(f"{side} {seconds * 1e6:.0f} us" for side, seconds in per_case.items())
+        print(f"  CPU time per case: {costs}; with a full core each: {1 / max(per_case.values()):,.0f} cases/s "
+              f"(the {max(per_case, key=per_case.get)} is the bound)")
+        if broker is not None:
+            print(f"  broker peak RSS (VmHWM): {peak_rss_mb(broker.process.pid):.1f} MB")
     finally:
         if broker is not None:
             broker.stop()

@@ -24,6 +24,18 @@ ANSWER, ERROR, CLOSE, RESET, SILENCE, MALFORMED = "answer", "error", "close", "r
 OUTCOMES = (ANSWER, ERROR, CLOSE, SILENCE)  # what a reaction may permit (a reset counts as a close)
 
 
+class Lazy:
+    """Text rendered only when shown: classifiers describe every answer, reports read few of them."""
+
+    __slots__ = ("render", "value")
+
+    def __init__(self, render, value):
+        self.render, self.value = render, value
+
+    def __str__(self) -> str:
+        return self.render(self.value)
+
+
 @dataclass(frozen=True)
 class Observation:
     """What the target did with one request.
@@ -35,7 +47,7 @@ class Observation:
 
     kind: str
     code: int | None = None
-    detail: str = ""
+    detail: str | Lazy = ""
     rejects: bool = True
     clause: str | None = None
     expected: str = ""
@@ -44,10 +56,6 @@ class Observation:
     def outcome(self) -> str:
         """The outcome a reaction is asked about: a reset is a close."""
         return CLOSE if self.kind == RESET else self.kind
-
-    @property
-    def ends(self) -> bool:
-        return self.kind in (CLOSE, RESET)
 
     @property
     def answered(self) -> bool:
@@ -119,7 +127,7 @@ class Reaction:
             if not self.may_answer:  # it answered where no answer is permitted: that is the divergence
                 return Divergence(catalogue[self.clause_for(ANSWER)], self.expected, str(obs), note=self.why)
             return Divergence(catalogue[obs.clause or self.clause_for(MALFORMED)],
-                              obs.expected or "a well-formed answer", obs.detail or str(obs))
+                              obs.expected or "a well-formed answer", str(obs.detail) or str(obs))
         if not self.permits(obs):
             if obs.kind == ERROR and ERROR in self.outcomes:  # an error, but with a code the spec does not allow
                 return Divergence(catalogue[self.clause_for("code")], self.code_text(), str(obs), note=self.why)

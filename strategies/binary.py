@@ -13,8 +13,6 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from hypothesis import strategies as st
-
 from protocols.fields import uvarint_bytes
 
 INT16_MAX, INT32_MAX = 2**15 - 1, 2**31 - 1
@@ -85,10 +83,6 @@ def overlong_uvarint(value: int, total_bytes: int) -> bytes:
     return bytes([g | 0x80 for g in groups[:-1]] + [groups[-1]])
 
 
-def truncate_at(data: bytes, cut: int) -> bytes:
-    return data[:cut]
-
-
 def flip_bit(data: bytes, position: int, bit: int = 0) -> bytes:
     return data[:position] + bytes([data[position] ^ (1 << bit)]) + data[position + 1 :]
 
@@ -100,9 +94,3 @@ def reframe_i32(body: bytes) -> bytes:
 
 def spans_of(spans, *kinds: str) -> list[Span]:
     return [s for s in spans if s.kind in kinds]
-
-
-def pick_span(spans, *kinds: str):
-    """A strategy choosing one span of the given kinds (none if there is none)."""
-    candidates = spans_of(spans, *kinds)
-    return st.sampled_from(candidates) if candidates else st.nothing()

@@ -14,7 +14,6 @@ connection survived. A mutant that may end the connection ends its batch. A batc
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass, field
 from typing import Generator, Iterable, Iterator, Protocol
@@ -47,12 +46,6 @@ class Mutant:
         shown = self.frame[:HEX_SHOWN].hex()
         more = f"... ({len(self.frame)} bytes)" if len(self.frame) > HEX_SHOWN else ""
         return f"mutant #{self.index} {self.operator} at {self.field}: {shown}{more}"
-
-    def to_json(self) -> str:
-        """One JSON line (crash files, reproducers)."""
-        return json.dumps({"index": self.index, "operator": self.operator, "field": self.field,
-                           "clause": self.reaction.clause, "expected": self.reaction.expected,
-                           "frame_hex": self.frame.hex()})
 
 
 class Adapter(Protocol):

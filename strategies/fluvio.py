@@ -208,11 +208,15 @@ class BulkMutator:
                  "compression-bits", "bad-crc", "isolation", "smartmodules-trailer", "wide-varints", "hostile-count",
                  "option-tag", "unknown-key", "trailing-bytes", "valid")
 
+    POOL = 256  # valid batches kept and reused: encoding one costs more than mutating it
+
     def __init__(self, rng: random.Random, topic: str, operators=OPERATORS):
         self.rng = rng
         self.topic = topic
         self.operators = tuple(operators)
         self.correlation = 0
+        self._pool: list[bytes] = []
+        self._frames: dict[tuple[int, int], bytes] = {}  # (pool index, version) -> an encoded Produce frame
 
     def __iter__(self):
         return self
@@ -227,11 +231,24 @@ class BulkMutator:
         values = [rng.randbytes(rng.randint(0, 24)) for _ in range(rng.randint(1, 3))]
         return records.build_batch(values, **options)
 
+    def _pooled(self) -> int:
+        """Index of a valid batch from the pool (grown by one batch in four draws until it is full)."""
+        if len(self._pool) < self.POOL and (not self._pool or self.rng.random() < 0.25):
+            self._pool.append(self._batch())
+        return self.rng.randrange(len(self._pool))
+
     def _frame(self, record_set: bytes | None = None, version: int | None = None, **options) -> tuple[bytes, int]:
         self.correlation = (self.correlation + 1) & 0x7FFFFFFF
-        data = self._batch() if record_set is None else record_set
-        return produce_frame(self.topic, data, self.correlation, 25 if version is None else version,
-                             **options), self.correlation
+        version = 25 if version is None else version
+        if record_set is not None or options:
+            data = self._pool[self._pooled()] if record_set is None else record_set
+            return produce_frame(self.topic, data, self.correlation, version, **options), self.correlation
+        key = (self._pooled(), version)
+        frame = self._frames.get(key)
+        if frame is None:
+            frame = self._frames[key] = produce_frame(self.topic, self._pool[key[0]], 0, version)
+        # size (4), api key (2), version (2), then the correlation id
+        return frame[:8] + struct.pack(">i", self.correlation) + frame[12:], self.correlation
 
     def mutant(self, operator: str) -> Mutant:
         rng = self.rng

@@ -23,7 +23,7 @@ from protocols.kafka import compression, errors, messages, records
 from protocols.kafka.codec import TAGGED, NullableStruct, StructCodec, _Sized
 from protocols.kafka import SPEC
 from protocols.kafka.clauses import CATALOGUE
-from protocols.reactions import ANSWER, ERROR, MALFORMED as UNREADABLE, SILENCE, Observation, Reaction
+from protocols.reactions import ANSWER, ERROR, MALFORMED as UNREADABLE, SILENCE, Lazy, Observation, Reaction
 from protocols import reactions
 from strategies import binary
 from strategies import operators as operators_registry
@@ -679,9 +679,9 @@ class Seed:
             "overlong-varint": [s for s in body if s.prefix.startswith("uvarint")],
             "unknown-tag": sections, "truncated-tag": sections,
             "invalid-utf8": [s for s in body if s.kind == "data" and s.prefix == "text" and s.size >= 2],
-            "duplicate-field": [s for s in body if s.kind in ("fixed", "data")],
-            "drop-field": [s for s in body if s.kind in ("fixed", "data")],
-            "swap-fields": [s for s in body if s.kind == "fixed"],
+            "duplicate-field": operators_registry.get("duplicate-field").applicable(body),
+            "drop-field": operators_registry.get("drop-field").applicable(body),
+            "swap-fields": operators_registry.get("swap-fields").applicable(body),
         }
 
 
@@ -840,9 +840,9 @@ class KafkaFuzz:
                                                   f"sent {request.correlation_id}")
         codes = errors.error_codes(decoded["body"]) - {errors.NONE}
         if not codes:
-            return Observation(ANSWER, detail=_short(decoded["body"]))
+            return Observation(ANSWER, detail=Lazy(_short, decoded["body"]))
         code = errors.INVALID_REQUEST if errors.INVALID_REQUEST in codes else min(codes)
-        return Observation(ERROR, code=code, detail=_short(decoded["body"]), rejects=code in REJECTIONS)
+        return Observation(ERROR, code=code, detail=Lazy(_short, decoded["body"]), rejects=code in REJECTIONS)
 
     def seeds(self) -> list[bytes]:
         """One valid, harmless request per read-only API at its highest advertised version (raw replay)."""

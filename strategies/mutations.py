@@ -54,19 +54,3 @@ def length_lies(frame: bytes, header: int, fmt: str, max_body: int, offset: int 
         lies.append(LengthLie(name, frame[:offset] + struct.pack(fmt, value) + frame[offset + struct.calcsize(fmt):],
                               shorter))
     return lies
-
-
-def truncations(frame: bytes, points: int = 4) -> list[bytes]:
-    """Prefixes of ``frame``: inside the header, just after it, inside the body, one byte short."""
-    cuts = sorted({1, 3, 4, 5, len(frame) // 2, len(frame) - 1} | set(range(0, len(frame), max(1, len(frame) // points))))
-    return [frame[:c] for c in cuts if 0 < c < len(frame)]
-
-
-BOUNDARY_INTS = {
-    "u8": [0, 1, 0x7F, 0x80, 0xFF],
-    "u16": [0, 1, 0x7FFF, 0x8000, 0xFFFF],
-    "u32": [0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF],
-    "i32": [-(2**31), -2, -1, 0, 1, 2**31 - 1],
-    "u64": [0, 1, 2**53, 2**53 + 1, 2**63 - 1, 2**63, 2**64 - 1],
-    "i64": [-(2**63), -1, 0, 1, 2**63 - 1],
-}

@@ -35,7 +35,7 @@ class Operator:
     apply: Apply | None = None  # None: the protocol builds the mutant itself
 
     def applicable(self, spans) -> list[binary.Span]:
-        return [s for s in spans if s.kind in self.kinds]
+        return [s for s in spans if s.kind in self.kinds and s.end > s.start]
 
 
 REGISTRY: dict[str, Operator] = {}

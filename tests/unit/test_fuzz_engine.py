@@ -1,0 +1,258 @@
+"""The bulk fuzz engine against a toy protocol served from a thread: pipelining, reconnecting only on a close,
+bisection to the culprit, seed reproducibility; and, for every registered protocol's adapter, that every operator
+gives a sendable frame and every mutant a reaction."""
+
+from __future__ import annotations
+
+import importlib
+import random
+import socket
+import struct
+import threading
+
+import pytest
+
+from protocols import reactions
+from protocols.clauses import Catalogue, Clause, Level
+from protocols.framing import U32_PREFIX
+from protocols.reactions import ANSWER, ERROR, Observation
+from protocols.registry import Endpoint, ProtocolSpec, all_specs
+from reports.transcript import Transcript
+from strategies import engine, operators
+from strategies.engine import Mutant, bisect, plan_batches
+from targets.fuzzing import MutantFailed, judge_one, run
+from targets.session import Session
+
+# -- a toy protocol: u32-length frames; "ok" is answered "ok", "err" with "E400", "bye" closes, "ping" -> "pong";
+# -- "bad" is (wrongly) answered "ok"; "stall" ends the connection when another request (not a ping) follows it in
+# -- the same write.
+
+CATALOGUE = Catalogue("toy", [
+    Clause("toy.answer", "answer", "toy"), Clause("toy.error", "error", "toy"), Clause("toy.close", "close", "toy"),
+    Clause("toy.pipelining", "in order", "toy"), Clause("toy.frame", "frames", "toy"),
+    Clause("toy.odd", "odd", "toy", Level.SHOULD),
+])
+
+
+def frame(body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + body
+
+
+SPEC = ProtocolSpec("toy", CATALOGUE, (Endpoint("server", default_port=1, framing=U32_PREFIX, max_body=1 << 20,
+                                                hello=lambda: frame(b"ping"), is_hello_answer=lambda f: f[4:] == b"pong",
+                                                describe=lambda f: f[4:].decode(errors="replace")),))
+
+ANSWERED = reactions.answer("toy.answer")
+REJECTED = reactions.error_answer("toy.error", {400})
+CLOSES = reactions.close("toy.close")
+
+
+class ToyServer:
+    def __init__(self):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    @staticmethod
+    def _handle(conn):
+        buffer = b""
+        with conn:
+            while True:
+                try:
+                    chunk = conn.recv(65536)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                buffer += chunk
+                out = b""
+                while len(buffer) >= 4 and len(buffer) >= 4 + struct.unpack(">I", buffer[:4])[0]:
+                    size = struct.unpack(">I", buffer[:4])[0]
+                    body, buffer = buffer[4:4 + size], buffer[4 + size:]
+                    if body == b"bye":
+                        conn.sendall(out)
+                        return
+                    if body == b"stall" and buffer and not buffer.startswith(frame(b"ping")):
+                        conn.sendall(out)
+                        return
+                    out += frame({b"ping": b"pong", b"err": b"E400", b"stall": b"ok"}.get(body, b"ok"))
+                conn.sendall(out)
+
+    def stop(self):
+        self.sock.close()
+
+
+class ToyAdapter:
+    name = "toy"
+    catalogue = CATALOGUE
+    keepalive = frame(b"ping")
+    pipelining_clause = "toy.pipelining"
+    response_frame_clause = "toy.frame"
+
+    def __init__(self, script):
+        self.script = script  # (body, reaction) pairs, cycled through
+
+    def mutants(self, rng):
+        while True:
+            for body, reaction in self.script:
+                yield Mutant(frame(body), "valid", body.decode(), reaction)
+
+    def is_keepalive_answer(self, f):
+        return f[4:] == b"pong"
+
+    def classify(self, mutant, f):
+        return Observation(ERROR, code=400) if f[4:] == b"E400" else Observation(ANSWER, detail=f[4:].decode())
+
+    def seeds(self):
+        return [frame(b"ok")]
+
+
+@pytest.fixture
+def server():
+    srv = ToyServer()
+    yield srv
+    srv.stop()
+
+
+def connector(server):
+    transcript = Transcript("toy", SPEC.describe)
+    return lambda: Session(("127.0.0.1", server.port), SPEC, transcript, deadline=2.0)
+
+
+def test_open_keeping_mutants_share_one_connection(server):
+    adapter = ToyAdapter([(b"ok", ANSWERED), (b"err", REJECTED)])
+    progress = run(connector(server), adapter, adapter.mutants(None), 300, window=1)
+    assert progress.cases == 300 and progress.connections == 1
+    assert progress.batches == 300 // engine.BATCH + 1
+    assert server.connections == 1
+
+
+def test_reconnects_only_when_the_target_closes(server):
+    adapter = ToyAdapter([(b"ok", ANSWERED), (b"ok", ANSWERED), (b"bye", CLOSES)])
+    progress = run(connector(server), adapter, adapter.mutants(None), 30, window=4)
+    assert progress.cases == 30
+    assert progress.connections == 10  # one per closing mutant: the two answered ones ride along before it
+
+
+def test_a_failing_batch_is_bisected_to_its_culprit(server):
+    script = [(b"ok", ANSWERED)] * 40 + [(b"bad", REJECTED)] + [(b"ok", ANSWERED)] * 30
+    adapter = ToyAdapter(script)
+    with pytest.raises(MutantFailed) as failed:
+        run(connector(server), adapter, adapter.mutants(None), 200)
+    assert failed.value.mutant.index == 40 and failed.value.mutant.field == "bad"
+    assert failed.value.divergence.clause.id == "toy.error"
+    label = failed.value.mutant.label()
+    assert label.startswith("mutant #40 valid at bad: ") and frame(b"bad").hex() in label
+
+
+def test_a_batch_that_fails_only_when_pipelined_is_reported_as_such(server):
+    # "stall" is answered alone, but ends the connection when more requests follow it in the same write
+    adapter = ToyAdapter([(b"ok", ANSWERED), (b"stall", ANSWERED), (b"ok", ANSWERED)])
+    with pytest.raises(MutantFailed) as failed:
+        run(connector(server), adapter, adapter.mutants(None), 3)
+    assert failed.value.divergence.clause.id == "toy.pipelining"
+    assert failed.value.mutant.index == 1 and "#1-#2 were sent back to back" in failed.value.divergence.actual
+
+
+def test_judge_one_raises_any_level(server):
+    session = connector(server)()
+    with pytest.raises(AssertionError) as raised:
+        judge_one(session, ToyAdapter([]), Mutant(frame(b"ok"), "valid", "ok",
+                                                  reactions.error_or_close("toy.odd", prefer={ERROR})))
+    assert raised.value.clause.id == "toy.odd"
+    session.close()
+
+
+def test_plan_batches_and_bisect_are_pure():
+    make = lambda r: Mutant(b"x", "valid", "f", r)  # noqa: E731
+    batches = list(plan_batches([make(ANSWERED)] * 5 + [make(CLOSES)] + [make(ANSWERED)] * 3, size=4))
+    assert [len(b) for b in batches] == [4, 2, 3]
+    batch = [make(ANSWERED) for _ in range(8)]
+    search = bisect(batch, "failure")
+    probes = [next(search)]
+    try:
+        while True:  # the culprit is batch[5]: a probe fails when it contains it
+            probes.append(search.send("fails" if batch[5] in probes[-1] else None))
+    except StopIteration as done:
+        suspects, failure = done.value
+    assert suspects == [batch[5]] and failure == "fails" and len(probes) <= 6
+
+
+# -- every registered protocol's adapter ------------------------------------------------------------------------
+
+
+def adapters():
+    """(name, adapter) for every registered protocol with a bulk adapter (found by name, like the bench)."""
+    from protocols.kafka import messages
+
+    found = []
+    for name in sorted(all_specs()):
+        module = importlib.import_module(f"strategies.{name}")
+        if name == "kafka":
+            answer = messages.encode_response(18, 0, 1, {"ErrorCode": 0, "ApiKeys": [
+                {"ApiKey": key, "MinVersion": 0, "MaxVersion": messages.versions(key)[1]}
+                for key in messages.api_keys()]})
+            found.append((name, module.fuzz_adapter("wc-topic", [answer])))
+        else:
+            found.append((name, module.fuzz_adapter("wc-topic", [])))
+    return found
+
+
+@pytest.mark.parametrize("name,adapter", adapters(), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_mutant_is_sendable_and_has_a_reaction(name, adapter):
+    mutants = adapter.mutants(random.Random(1))
+    seen = set()
+    for index in range(1500):
+        mutant = next(mutants)
+        assert isinstance(mutant.frame, bytes) and mutant.frame, mutant
+        assert operators.get(mutant.operator).name == mutant.family
+        reaction = mutant.reaction
+        assert isinstance(reaction, reactions.Reaction) and reaction.clause in adapter.catalogue
+        for kind in ("answer", "error", "code", "close", "silence", "malformed", "keepalive"):
+            assert reaction.clause_for(kind) in adapter.catalogue
+        if reaction.prefer is not None:  # a permitted but not preferred outcome may only be NON-STRICT
+            for outcome in reaction.outcomes - reaction.prefer:
+                assert adapter.catalogue[reaction.clause_for(outcome)].level is Level.SHOULD, (mutant.label(), outcome)
+        seen.add(mutant.family)
+    assert len(seen) >= 8, seen
+    assert adapter.seeds() and all(isinstance(f, bytes) for f in adapter.seeds())
+    assert adapter.is_keepalive_answer(b"\x00\x00\x00\x00") is False
+
+
+@pytest.mark.parametrize("name,adapter", adapters(), ids=lambda v: v if isinstance(v, str) else "")
+def test_the_same_seed_gives_the_same_mutants(name, adapter):
+    first = [m.frame for m, _ in zip(adapter.mutants(random.Random(7)), range(300))]
+    again = [m.frame for m, _ in zip(adapter.mutants(random.Random(7)), range(300))]
+    other = [m.frame for m, _ in zip(adapter.mutants(random.Random(8)), range(300))]
+    assert first == again and first != other
+
+
+def test_every_span_operator_gives_bytes_on_a_traced_frame():
+    from strategies import kafka
+
+    seeds = [kafka.random_seed(random.Random(n)) for n in range(60)]
+    for op in operators.REGISTRY.values():
+        if op.apply is None:
+            continue
+        applied = 0
+        for seed in seeds:
+            for span in op.applicable(seed.body)[:3]:
+                if op.name == "invalid-utf8" and (span.prefix != "text" or span.size < 2):
+                    continue
+                if op.name == "overlong-varint" and not span.prefix.startswith("uvarint"):
+                    continue
+                out = operators.apply(op.name, random.Random(0), seed.frame, span)
+                assert isinstance(out, bytes) and out != seed.frame or op.name in ("boundary-int", "swap-fields")
+                applied += 1
+        assert applied or op.kinds == ("crc",), op.name
