@@ -826,10 +826,19 @@ class KafkaFuzz:
     pipelining_clause = "kafka.framing.pipelining"
     response_frame_clause = None  # an unframeable answer breaks the mutant's own clause
 
+    KEEPALIVE_CORRELATION_ID = 0x57C1
+
     def __init__(self, ranges: dict[int, tuple[int, int]], operators=BULK_OPERATORS):
         self.ranges = ranges
         self.operators = operators
-        self.keepalive = SPEC.hello()
+        # Metadata v1+ for no topic: its answer is a fraction of ApiVersions' (the broker encodes it per batch)
+        if 3 in ranges and ranges[3][1] >= 1:
+            self._keepalive_version = max(1, ranges[3][0])
+            self.keepalive = messages.encode_request(3, self._keepalive_version, self.KEEPALIVE_CORRELATION_ID,
+                                                     "wirecheck", {"Topics": [], "AllowAutoTopicCreation": False})
+        else:
+            self._keepalive_version = None
+            self.keepalive = SPEC.hello()
 
     def mutants(self, rng: random.Random):
         """Mutants of a growing corpus of valid seeds (a new seed for one mutant in four, up to CORPUS)."""
@@ -842,7 +851,13 @@ class KafkaFuzz:
                 yield mutant
 
     def is_keepalive_answer(self, frame: bytes) -> bool:
-        return SPEC.is_hello_answer(frame)
+        if self._keepalive_version is None:
+            return SPEC.is_hello_answer(frame)
+        try:
+            decoded = messages.decode_response(3, self._keepalive_version, frame)
+        except messages.DecodeError:
+            return False
+        return decoded["header"]["CorrelationId"] == self.KEEPALIVE_CORRELATION_ID and decoded["body"]["Topics"] == []
 
     def classify(self, mutant: Mutant, frame: bytes) -> Observation:
         request: KafkaRequest = mutant.context
