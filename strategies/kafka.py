@@ -899,3 +899,8 @@ def fuzz_adapter(name: str, answers: list[bytes]) -> KafkaFuzz:
     body = messages.decode_response(messages.API_VERSIONS, 0, answers[0])["body"]
     advertised = {entry["ApiKey"]: (entry["MinVersion"], entry["MaxVersion"]) for entry in body["ApiKeys"]}
     return KafkaFuzz(read_only_ranges(advertised))
+
+
+def offline_adapter() -> KafkaFuzz:
+    """An adapter built without a target: every read-only API at every version the definitions know."""
+    return KafkaFuzz(read_only_ranges({key: messages.versions(key) for key in messages.api_keys()}))
