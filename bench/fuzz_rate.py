@@ -13,7 +13,10 @@ Prints ``NAME: <cases/s> cases/s, raw replay <rt/s> rt/s``, then the ratio and w
 Without ``--target`` the bundled reference broker is started (targets.launcher) with only that personality.
 ``--pin`` puts this process on one core and the broker on another. The CPU time per case of both processes is
 printed, with the rate they would reach with a full core each: on a shared machine the wall-clock rate depends
-on the neighbours, the CPU time per case much less. ``--cprofile FILE`` writes a profile of the fuzzer side. It replaces the former per-protocol scripts (rustlog_, kafka_, fluvio_fuzz_rate.py).
+on the neighbours, the CPU time per case much less. ``--cprofile FILE`` writes a profile of the fuzzer side.
+
+A protocol takes part through ``strategies/<name>.py``: ``fuzz_setup(name)`` (requests that prepare the target),
+``fuzz_adapter(name, answers)`` (the engine's adapter) and the adapter's ``seeds()`` (the raw-replay requests).
 """
 
 from __future__ import annotations

@@ -401,3 +401,8 @@ def fuzz_setup(topic: str) -> list[bytes]:
 
 def fuzz_adapter(topic: str, answers: list[bytes]) -> FluvioFuzz:
     return FluvioFuzz(topic)
+
+
+def offline_adapter() -> FluvioFuzz:
+    """An adapter built without a target (for checks of the mutants themselves)."""
+    return FluvioFuzz("wirecheck-offline")

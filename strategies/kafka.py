@@ -325,6 +325,7 @@ def traced_request(api_key: int, version: int, correlation_id: int, client_id, b
 # Mutations and what a conforming broker may do with them
 
 
+@functools.lru_cache(maxsize=8192)  # mutants of one corpus repeat their reactions; a Reaction is immutable
 def expect(clause: str, why: str, *outcomes: str) -> Reaction:
     """A reaction from Kafka's outcome names: ``answer`` (a response that decodes at the request's version; it may
     carry ordinary per-topic errors), ``close``, ``silent`` (no answer before the deadline, e.g. the broker waits
@@ -701,6 +702,12 @@ REARRANGING = ("duplicate-field", "drop-field", "swap-fields")
 REARRANGE_EXCLUDED = (1, 3)
 
 
+@functools.lru_cache(maxsize=8192)
+def _survives(why: str) -> Reaction:
+    """Any answer, any error, or a close: only survival is required."""
+    return reactions.answer_or_close("kafka.robustness.survives", why, keeps_open=False)
+
+
 def mutate_seed(rng, seed: Seed, operators=OPERATORS, other: Seed | None = None) -> Mutant | None:
     """One structural defect in ``seed`` (None when no operator applies to it)."""
     frame, api_key, version, targets = seed.frame, seed.api_key, seed.version, seed.targets
@@ -732,9 +739,8 @@ def mutate_seed(rng, seed: Seed, operators=OPERATORS, other: Seed | None = None)
     if operator in REARRANGING:
         span = rng.choice(targets[operator])
         new = _reframe(operators_registry.apply(operator, rng, frame, span))
-        return mutated(new, operator, span.path, reactions.answer_or_close(
-            "kafka.robustness.survives", f"{operator} of {span.path}: the body may still parse, as something else",
-            keeps_open=False), frame, api_key, version)
+        return mutated(new, operator, span.path, _survives(f"{operator} of {span.path}: the body may still parse, "
+                                                          "as something else"), frame, api_key, version)
     if operator == "concatenated":
         new = operators_registry.concatenated(frame, other.frame)
         return mutated(new, operator, "body", expect(
@@ -811,10 +817,19 @@ class KafkaFuzz:
     pipelining_clause = "kafka.framing.pipelining"
     response_frame_clause = None  # an unframeable answer breaks the mutant's own clause
 
+    KEEPALIVE_CORRELATION_ID = 0x57C1
+
     def __init__(self, ranges: dict[int, tuple[int, int]], operators=BULK_OPERATORS):
         self.ranges = ranges
         self.operators = operators
-        self.keepalive = SPEC.hello()
+        # Metadata v1+ for no topic: its answer is a fraction of ApiVersions' (the broker encodes it per batch)
+        if 3 in ranges and ranges[3][1] >= 1:
+            self._keepalive_version = max(1, ranges[3][0])
+            self.keepalive = messages.encode_request(3, self._keepalive_version, self.KEEPALIVE_CORRELATION_ID,
+                                                     "wirecheck", {"Topics": [], "AllowAutoTopicCreation": False})
+        else:
+            self._keepalive_version = None
+            self.keepalive = SPEC.hello()
 
     def mutants(self, rng: random.Random):
         """Mutants of a growing corpus of valid seeds (a new seed for one mutant in four, up to CORPUS)."""
@@ -827,7 +842,13 @@ class KafkaFuzz:
                 yield mutant
 
     def is_keepalive_answer(self, frame: bytes) -> bool:
-        return SPEC.is_hello_answer(frame)
+        if self._keepalive_version is None:
+            return SPEC.is_hello_answer(frame)
+        try:
+            decoded = messages.decode_response(3, self._keepalive_version, frame)
+        except messages.DecodeError:
+            return False
+        return decoded["header"]["CorrelationId"] == self.KEEPALIVE_CORRELATION_ID
 
     def classify(self, mutant: Mutant, frame: bytes) -> Observation:
         request: KafkaRequest = mutant.context
@@ -863,3 +884,8 @@ def fuzz_adapter(name: str, answers: list[bytes]) -> KafkaFuzz:
     body = messages.decode_response(messages.API_VERSIONS, 0, answers[0])["body"]
     advertised = {entry["ApiKey"]: (entry["MinVersion"], entry["MaxVersion"]) for entry in body["ApiKeys"]}
     return KafkaFuzz(read_only_ranges(advertised))
+
+
+def offline_adapter() -> KafkaFuzz:
+    """An adapter built without a target: every read-only API at every version the definitions know."""
+    return KafkaFuzz(read_only_ranges({key: messages.versions(key) for key in messages.api_keys()}))

@@ -3,7 +3,7 @@
 Operators work over the spans of a frame (``strategies.binary.Span``: where each field sits and what kind it
 is). Each takes a seeded ``random.Random``, the frame and one span, and returns new bytes; the protocol re-frames
 the result (fixing the outer length unless the outer length is the lie being told) and states the reaction the
-spec permits. The byte-level pieces come from ``strategies.mutations`` and ``strategies.binary``.
+spec permits. The byte-level pieces come from ``strategies.binary`` (and ``strategies.mutations`` for JSON-level ones).
 
 Protocols also register the operators only they can apply (a JSON field of the wrong type, an unknown message
 type, a compression flag): every mutant names a registered operator, so reports and statistics speak one
@@ -17,7 +17,7 @@ import struct
 from dataclasses import dataclass
 from typing import Callable
 
-from strategies import binary, mutations
+from strategies import binary
 
 FAMILIES = ("length-lie", "truncation", "boundary-int", "overlong-varint", "invalid-utf8", "bad-crc",
             "unknown-enum", "hostile-count", "duplicate-field", "drop-field", "swap-fields", "concatenation",
@@ -143,10 +143,6 @@ register("zero-length", "length-lie", "the outer length is zero")
 register("trailing-bytes", "concatenation", "bytes after the body, inside the frame")
 register("concatenated", "concatenation", "two request bodies under one length prefix")
 register("valid", "valid", "a valid request (the target must still answer it correctly)")
-
-
-def length_lies(frame: bytes, header: int, fmt: str, max_body: int, offset: int = 0):
-    return mutations.length_lies(frame, header, fmt, max_body, offset)
 
 
 def concatenated(frame: bytes, other: bytes, header: int = 4, fmt: str = ">i") -> bytes:

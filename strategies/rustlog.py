@@ -315,3 +315,8 @@ def fuzz_setup(topic: str) -> list[bytes]:
 
 def fuzz_adapter(topic: str, answers: list[bytes]) -> RustLogFuzz:
     return RustLogFuzz(topic, partitions=2)
+
+
+def offline_adapter() -> RustLogFuzz:
+    """An adapter built without a target (for checks of the mutants themselves)."""
+    return RustLogFuzz("wirecheck-offline", partitions=2)
