@@ -23,11 +23,9 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from urllib.parse import unquote
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
 
 from reports.pipeline import fs
 from reports.pipeline.schema import CASE_RECORD, NO_TARGET, RUN_RECORD
@@ -52,12 +50,6 @@ def _parent(path: str) -> str:
     return path.rsplit("/", 1)[0]
 
 
-def _same(path: str) -> str:
-    """One spelling of a path for comparing Spark's file names with Hadoop's (``file:///x%20y`` = ``file:/x y``)."""
-    path = unquote(path)
-    return "file:/" + path[len("file:///"):] if path.startswith("file:///") else path
-
-
 def _read_run_files(spark: SparkSession, run_files: list[str]) -> list[dict]:
     """run.json of each run directory, read on the driver; an unreadable or invalid file fails naming it."""
     runs = []
@@ -69,7 +61,7 @@ def _read_run_files(spark: SparkSession, run_files: list[str]) -> list[dict]:
             raise ValueError(f"{path} is not valid JSON: {exc}") from None
         if not isinstance(record, dict) or not record.get("run_id"):
             raise ValueError(f"{path} has no run_id")
-        runs.append({**record, "run_dir": _parent(path)})
+        runs.append({**record, "run_dir": _parent(path), "run_file": path})
     return runs
 
 
@@ -106,11 +98,37 @@ def _dir_of(column):
     return F.regexp_replace(F.regexp_replace(path, "/[^/]+$", ""), "/transcripts$", "")
 
 
-def runs_frame(spark: SparkSession, runs: list[dict], ingested_at) -> DataFrame:
-    fields = [f.name for f in RUN_RECORD.fields]
-    rows = [tuple(run.get(name) for name in fields) + (_same(run["run_dir"]),) for run in runs]
-    frame = spark.createDataFrame(rows, StructType([*RUN_RECORD.fields, StructField("run_dir", StringType())]))
-    return (frame.withColumn("started_ts", F.to_timestamp("started_at"))
+def _parent_of(column: str):
+    """The directory of a file, without a regular expression (this runs once per case record)."""
+    return F.expr(f"left({column}, length({column}) - length(substring_index({column}, '/', -1)) - 1)")
+
+
+HOST_PORT = r"^[^:\s]+:[0-9]+$"
+
+
+def _target_names(targets):
+    """run.json ``targets`` -> protocol -> how its cases' target is named (computed per run, not per record).
+
+    An address that is not host:port (e.g. "reference broker", written before the ephemeral ports were known)
+    marks the protocol's target as the reference broker whatever address its records name.
+    """
+    def name(_, info):
+        faults = F.array_join(F.array_sort(F.coalesce(info["faults"], F.array().cast("array<string>"))), ",")
+        return F.struct(info["address"].alias("address"),
+                        F.coalesce(info["reference"], F.lit(False)).alias("reference"),
+                        (~F.coalesce(info["address"].rlike(HOST_PORT), F.lit(False))).alias("any_address"),
+                        F.when(faults == "", F.lit("reference")).otherwise(F.concat(F.lit("reference+"), faults))
+                        .alias("name"))
+
+    return F.transform_values(targets, name)
+
+
+def runs_frame(spark: SparkSession, run_files: list[str], ingested_at) -> DataFrame:
+    """The run.json files (already checked on the driver), read by Spark: no Python worker involved."""
+    frame = (spark.read.schema(RUN_RECORD).option("multiLine", True).json(run_files)
+             .withColumn("run_dir", _dir_of(F.col("_metadata.file_path")))
+             .withColumn("_names", _target_names(F.col("targets"))))
+    return (frame.withColumn("started_ts", F.try_to_timestamp("started_at"))
             .withColumn("date", F.coalesce(F.date_format("started_ts", "yyyy-MM-dd"), F.lit("unknown")))
             .withColumn("ingested_at", ingested_at))
 
@@ -128,39 +146,39 @@ def _message_and_version(cases: DataFrame) -> DataFrame:
 
 
 def prepare_cases(cases: DataFrame, runs: DataFrame | None, ingested_at) -> DataFrame:
-    """Case rows enriched with their run's metadata and a stable target name (runs are few: broadcast)."""
+    """Case rows with their run's metadata and a stable target name (runs are few: a broadcast join)."""
     cases = _message_and_version(cases.filter(F.col("run_id").isNotNull() & F.col("nodeid").isNotNull()))
     if runs is not None:
         run_cols = runs.select("run_id", "suite_version", F.col("started_at").alias("run_started_at"),
-                               F.col("targets").alias("_targets"))
+                               F.col("started_ts").alias("_run_ts"),
+                               F.when(F.col("started_ts").isNotNull(), F.col("date")).alias("_run_date"), "_names")
         cases = cases.join(F.broadcast(run_cols), "run_id", "left")
     else:
         cases = (cases.withColumn("suite_version", F.lit(None).cast("string"))
                  .withColumn("run_started_at", F.lit(None).cast("string"))
-                 .withColumn("_targets", F.lit(None).cast("map<string,struct<address:string,reference:boolean,faults:array<string>>>")))
-    # run.json names targets per protocol; a "*" entry (one target for every protocol) is the fallback. An
-    # address that is not host:port (e.g. "reference broker", written before the ephemeral ports were known)
-    # still marks the protocol's target as the reference broker.
-    info = F.coalesce(F.col("_targets")[F.col("protocol")], F.col("_targets")[F.lit("*")])
-    is_reference = info["reference"] & ((info["address"] == F.col("target"))
-                                        | ~info["address"].rlike(r"^[^:\s]+:[0-9]+$"))
-    faults = F.array_join(F.array_sort(F.coalesce(info["faults"], F.array().cast("array<string>"))), ",")
-    reference_name = F.when(faults == "", F.lit("reference")).otherwise(F.concat(F.lit("reference+"), faults))
-    cases = (cases
-             .withColumn("target_address", F.col("target"))
-             .withColumn("target", F.when(F.col("target").isNull(), F.lit(NO_TARGET))
-                         .when(F.coalesce(is_reference, F.lit(False)), reference_name)
-                         .otherwise(F.col("target")))
-             .drop("_targets"))
-    run_ts = F.coalesce(F.to_timestamp("run_started_at"), F.to_timestamp("finished_at"))
-    return (cases.withColumn("run_ts", run_ts)
-            .withColumn("date", F.coalesce(F.date_format(run_ts, "yyyy-MM-dd"), F.lit("unknown")))
-            .withColumn("ingested_at", ingested_at))
+                 .withColumn("_run_ts", F.lit(None).cast("timestamp"))
+                 .withColumn("_run_date", F.lit(None).cast("string"))
+                 .withColumn("_names", F.lit(None).cast(
+                     "map<string,struct<address:string,reference:boolean,any_address:boolean,name:string>>")))
+    # run.json names targets per protocol; a "*" entry (one target for every protocol) is the fallback.
+    info = F.coalesce(F.col("_names")[F.col("protocol")], F.col("_names")[F.lit("*")])
+    is_reference = info["reference"] & (info["any_address"] | (info["address"] == F.col("target")))
+    run_ts = F.coalesce(F.col("_run_ts"), F.try_to_timestamp(F.col("finished_at")))
+    return (cases
+            .withColumn("target_address", F.col("target"))
+            .withColumn("target", F.when(F.col("target").isNull(), F.lit(NO_TARGET))
+                        .when(F.coalesce(is_reference, F.lit(False)), info["name"])
+                        .otherwise(F.col("target")))
+            .withColumn("run_ts", run_ts)
+            # the run's date is formatted once per run; only records without run.json format their own
+            .withColumn("date", F.coalesce(F.col("_run_date"), F.date_format(run_ts, "yyyy-MM-dd"), F.lit("unknown")))
+            .withColumn("ingested_at", ingested_at)
+            .drop("_names", "_run_ts", "_run_date"))
 
 
 def read_cases(spark: SparkSession, case_files: list[str]) -> DataFrame:
     return (spark.read.schema(CASE_RECORD).json(case_files)
-            .withColumn("run_dir", _dir_of(F.col("_metadata.file_path"))))
+            .withColumn("run_dir", _parent_of("_metadata.file_path")))
 
 
 def read_transcripts(spark: SparkSession, transcript_dirs: list[str], runs: DataFrame | None) -> DataFrame:
@@ -169,13 +187,11 @@ def read_transcripts(spark: SparkSession, transcript_dirs: list[str], runs: Data
              .select(_dir_of(F.col("path")).alias("run_dir"),
                      F.regexp_extract("path", r"(transcripts/[^/]+)$", 1).alias("transcript"),
                      F.col("content").cast("string").alias("transcript_json")))
-    frame = frame.withColumn("_dir", F.url_decode("run_dir"))
     if runs is not None:
-        frame = frame.join(F.broadcast(runs.select(F.col("run_dir").alias("_dir"), "run_id")), "_dir", "left")
+        frame = frame.join(F.broadcast(runs.select("run_dir", "run_id")), "run_dir", "left")
     else:
         frame = frame.withColumn("run_id", F.lit(None).cast("string"))
-    return (frame.withColumn("run_id", F.coalesce("run_id", F.regexp_extract("run_dir", r"([^/]+)$", 1)))
-            .drop("_dir"))
+    return frame.withColumn("run_id", F.coalesce("run_id", F.regexp_extract("run_dir", r"([^/]+)$", 1)))
 
 
 # -- writing: stage, then move each run's directories into place ----------------------------------------------
@@ -203,7 +219,7 @@ def _swap_runs(spark: SparkSession, staged: str, table: str, depth: int) -> None
 
 def _replace_runs_table(spark: SparkSession, new: DataFrame, staging: str, table: str) -> None:
     """runs/ is small (one row per run): rewrite it whole with the new rows replacing the stored ones."""
-    rows = new.drop("run_dir")
+    rows = new.drop("run_dir", "_names")
     if fs.exists(spark, table):
         old = spark.read.parquet(table)
         rows = old.join(new.select("run_id"), "run_id", "left_anti").unionByName(rows, allowMissingColumns=True)
@@ -222,7 +238,7 @@ def ingest(spark: SparkSession, inputs: list[str], warehouse: str, reingest: boo
         return stats
     ingested_at = F.current_timestamp()
     staging = _table(warehouse, f"_staging/{uuid.uuid4().hex}")
-    runs = runs_frame(spark, todo["runs"], ingested_at) if todo["runs"] else None
+    runs = runs_frame(spark, [run["run_file"] for run in todo["runs"]], ingested_at) if todo["runs"] else None
     try:
         if todo["case_files"]:
             cases = prepare_cases(read_cases(spark, todo["case_files"]), runs, ingested_at)
