@@ -34,7 +34,7 @@ def copy_assets(out_dir: Path) -> None:
             (target / asset.name).write_bytes(asset.read_bytes())
 
 
-def page(title: str, body: str, depth: int = 0, filterable: bool = False) -> str:
+def page(title: str, body: str, depth: int = 0, filterable: bool = False, charts: bool = False) -> str:
     """A whole page; ``depth`` is how many folders below the report root it lives (for asset links)."""
     up = "../" * depth
     filter_box = ('<input id="filter" type="search" placeholder="filter rows" aria-label="filter rows">'
@@ -43,6 +43,7 @@ def page(title: str, body: str, depth: int = 0, filterable: bool = False) -> str
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{esc(title)}</title>"
             f'<link rel="stylesheet" href="{up}assets/report.css">'
+            + (f'<script src="{up}assets/plotly.min.js"></script>' if charts else "") +
             f'<script src="{up}assets/report.js" defer></script></head>'
             f"<body><h1>{esc(title)}</h1>{filter_box}{body}</body></html>\n")
 

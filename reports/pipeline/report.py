@@ -1,4 +1,9 @@
-"""The conformance report job: warehouse -> summary.json (SCHEMA.md) + static HTML site."""
+"""The conformance report job: warehouse -> summary.json (SCHEMA.md) + static HTML site with charts.
+
+The rows of each target's ``window`` newest runs are computed once and cached; every view reads them. The
+output is bounded: at most ``max_case_pages`` failing cases per run get a page (and an entry in
+summary.json); the warehouse's Parquet tables keep every record.
+"""
 
 from __future__ import annotations
 
@@ -6,54 +11,88 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from reports.pipeline import conformance, warehouse
+from reports.pipeline import conformance, history, warehouse
 from reports.pipeline.catalogue import catalogue_frame
 
 SUMMARY_SCHEMA = "wirecheck.summary/1"
+MAX_CASE_PAGES = 200
+FAILING = ("FAILED", "ERROR", "XPASS", "NON-STRICT")
 
 
 def _rows(frame: DataFrame) -> list[dict]:
-    return [row.asDict(recursive=True) for row in frame.collect()]
+    return [{k: _iso(v) for k, v in row.asDict(recursive=True).items()} for row in frame.collect()]
 
 
 def _iso(value):
     return value.isoformat().replace("+00:00", "Z") if isinstance(value, dt.datetime) else value
 
 
-def summarise(spark: SparkSession, cases: DataFrame, window: int = 10) -> tuple[dict, list[dict]]:
-    """(summary, failing case rows of each target's latest run)."""
+def _pairs(spark: SparkSession, runs: list[dict], compare: tuple[str, str] | None):
+    """(target, old_run_id, new_run_id): each target's two newest runs, or the two runs asked for."""
+    if compare:
+        return spark.createDataFrame([("*", *compare)], "target string, old_run_id string, new_run_id string")
+    newest = {(r["target"], r["run_rank"]): r["run_id"] for r in runs}
+    rows = [(t, newest[(t, 2)], run_id) for (t, rank), run_id in newest.items() if rank == 1 and (t, 2) in newest]
+    return spark.createDataFrame(sorted(rows) or [("", "", "")], "target string, old_run_id string, new_run_id string")
+
+
+def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_pages: int = MAX_CASE_PAGES,
+              compare: tuple[str, str] | None = None, run_info: DataFrame | None = None) -> tuple[dict, list[dict]]:
+    """(summary, failing case rows of each target's latest run, at most ``max_case_pages`` per run)."""
     cases = cases.cache()
+    recent = conformance.in_window(cases, window).cache()
     protocols = [r.protocol for r in cases.select("protocol").distinct().collect() if r.protocol]
     catalogue = catalogue_frame(spark, protocols)
     runs = _rows(conformance.runs_of(cases).filter(F.col("run_rank") <= window).orderBy("target", "run_rank"))
-    for run in runs:
-        run["run_ts"] = _iso(run["run_ts"])
     latest = sorted({r["run_id"] for r in runs if r["run_rank"] == 1})
+    latest_pairs = {(r["target"], r["run_id"]) for r in runs if r["run_rank"] == 1}
     regressions = []
     for run_id in latest:
         regressions += _rows(conformance.regressions(cases, run_id))
+    compared = cases
+    if compare:  # an explicit pair compares the same cases whatever their targets are called
+        compared = cases.filter(F.col("run_id").isin(*compare)).withColumn("target", F.lit("*"))
     summary = {
         "schema": SUMMARY_SCHEMA,
         "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "window": window,
         "targets": sorted({r["target"] for r in runs}),
         "runs": runs,
+        "run_info": [] if run_info is None else _rows(run_info.filter(F.col("run_id").isin(
+            *{r["run_id"] for r in runs} or {""})).orderBy(F.col("started_ts").desc_nulls_last())),
+        "trend": _rows(history.trend(recent).orderBy("target", "run_rank")),
+        "verdict_totals": _rows(history.verdict_totals(recent).orderBy("target", "run_rank", "protocol", "verdict")),
         "matrix": _rows(conformance.matrix(cases, window).orderBy("protocol", "clause", "target")),
         "coverage": _rows(conformance.coverage(cases, catalogue)),
         "uncatalogued": _rows(conformance.uncatalogued(cases, catalogue).orderBy("protocol", "clause")),
         "regressions": regressions,
+        "comparison": _rows(history.compare(compared, _pairs(spark, runs, compare))
+                            .orderBy("target", "change", "nodeid")),
         "flaky": _rows(conformance.flaky(cases)),
         "versions": _rows(conformance.version_matrix(cases, window).orderBy("target", "protocol", "api",
                                                                               "api_version")),
     }
-    latest_pairs = {(r["target"], r["run_id"]) for r in runs if r["run_rank"] == 1}
-    failing = [row for row in _rows(conformance.failing_cases(cases, latest)) if (row["target"], row["run_id"])
-               in latest_pairs]
+    by_run = Window.partitionBy("target", "run_id").orderBy("protocol", "clause", "nodeid")
+    failing_rows = (conformance.failing_cases(cases, latest)
+                    .withColumn("_n", F.row_number().over(by_run))
+                    .withColumn("_total", F.count("*").over(Window.partitionBy("target", "run_id"))))
+    failing = [row for row in _rows(failing_rows.filter(F.col("_n") <= max_case_pages))
+               if (row["target"], row["run_id"]) in latest_pairs]
+    summary["failing_total"] = {f"{row['target']} {row['run_id']}": row["_total"] for row in failing}
+    keys = sorted({(row["target"], row["nodeid"]) for row in failing})
+    case_runs: dict[tuple, list[dict]] = {}
+    if keys:
+        keyframe = spark.createDataFrame(keys, "target string, nodeid string")
+        for row in _rows(history.case_history(recent, keyframe).orderBy("run_rank")):
+            case_runs.setdefault((row["target"], row["nodeid"]), []).append(row)
+    for row in failing:
+        row["history"] = case_runs.get((row["target"], row["nodeid"]), [])
     summary["failing"] = [{k: row[k] for k in ("target", "run_id", "nodeid", "case", "clause", "verdict")}
                           for row in failing]
+    recent.unpersist()
     cases.unpersist()
     return summary, failing
 
@@ -70,12 +109,17 @@ def _attach_transcripts(spark: SparkSession, warehouse_path: str, failing: list[
         row["transcript_json"] = texts.get((row["run_id"], row.get("transcript")))
 
 
-def build_report(spark: SparkSession, warehouse_path: str, out_dir: str, window: int = 10) -> dict:
+def build_report(spark: SparkSession, warehouse_path: str, out_dir: str, window: int = 10,
+                 max_case_pages: int = MAX_CASE_PAGES, compare: tuple[str, str] | None = None) -> dict:
     """Write summary.json and the site to ``out_dir`` (a local directory or any Hadoop URI)."""
     from reports.html.conformance import case_page_name, write_site
     from reports.pipeline import fs
 
-    summary, failing = summarise(spark, warehouse.load_cases(spark, warehouse_path), window)
+    runs = warehouse.load_runs(spark, warehouse_path)
+    run_info = None if runs is None else runs.select("run_id", "suite_version", "started_at", "finished_at",
+                                                     "started_ts", "profile", "strict", "argv", "targets", "totals")
+    summary, failing = summarise(spark, warehouse.load_cases(spark, warehouse_path), window, max_case_pages,
+                                 compare, run_info)
     _attach_transcripts(spark, warehouse_path, failing)
     for entry, row in zip(summary["failing"], failing):
         entry["page"] = case_page_name(row)
