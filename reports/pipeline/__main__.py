@@ -55,12 +55,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Exit code when Spark cannot start: different from a gate failure (1) and a usage error (2).
+BROKEN_ENVIRONMENT = 3
+
+
 def main(argv: list[str] | None = None, spark=None) -> int:
     args = build_parser().parse_args(argv)
     if spark is None:
         from reports.pipeline.session import get_session
 
-        spark = get_session(args.master, app_name=f"wirecheck-{args.job}")
+        try:
+            spark = get_session(args.master, app_name=f"wirecheck-{args.job}")
+        except Exception as exc:  # no Java, a bad master URL, ...: not a verdict about any run
+            print(f"wirecheck-pipeline: cannot start Spark ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
+                  "is Java 17+ installed?", file=sys.stderr)
+            return BROKEN_ENVIRONMENT
     if args.job == "ingest":
         from reports.pipeline.warehouse import ingest
 
