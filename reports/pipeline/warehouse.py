@@ -20,9 +20,9 @@ target keeps its ``host:port``. The raw address stays in ``target_address``.
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
+from urllib.parse import unquote
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -50,18 +50,25 @@ def _parent(path: str) -> str:
     return path.rsplit("/", 1)[0]
 
 
-def _read_run_files(spark: SparkSession, run_files: list[str]) -> list[dict]:
-    """run.json of each run directory, read on the driver; an unreadable or invalid file fails naming it."""
+def _same(path: str) -> str:
+    """Hadoop's spelling of a file name Spark gives (``file:///x%20y`` -> ``file:/x y``)."""
+    path = unquote(path)
+    return "file:/" + path[len("file:///"):] if path.startswith("file:///") else path
+
+
+def _read_run_ids(spark: SparkSession, run_files: list[str]) -> list[dict]:
+    """run_id and finished_at of every run.json, in one Spark job; a file without run_id fails naming it."""
+    if not run_files:
+        return []
+    rows = (spark.read.schema(RUN_RECORD).option("multiLine", True).json(run_files)
+            .select("run_id", "finished_at", F.col("_metadata.file_path").alias("file")).collect())
     runs = []
-    for path in run_files:
-        text = fs.read_text(spark, path)
-        try:
-            record = json.loads(text)
-        except ValueError as exc:
-            raise ValueError(f"{path} is not valid JSON: {exc}") from None
-        if not isinstance(record, dict) or not record.get("run_id"):
-            raise ValueError(f"{path} has no run_id")
-        runs.append({**record, "run_dir": _parent(path), "run_file": path})
+    for row in rows:
+        if not row.run_id:
+            raise ValueError(f"{_same(row.file)} is not valid JSON or has no run_id")
+        path = _same(row.file)
+        runs.append({"run_id": row.run_id, "finished_at": row.finished_at, "run_dir": _parent(path),
+                     "run_file": path})
     return runs
 
 
@@ -78,7 +85,7 @@ def plan(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool 
         case_files.update(fs.expand(spark, fs.join(root, "cases-*.jsonl")))
         transcript_dirs.update(fs.expand(spark, fs.join(root, "transcripts")))
     # One directory per run id: the same run given twice (or copied) is read once, the last directory wins.
-    by_id = {run["run_id"]: run for run in _read_run_files(spark, sorted(run_files))}
+    by_id = {run["run_id"]: run for run in sorted(_read_run_ids(spark, sorted(run_files)), key=lambda r: r["run_dir"])}
     stored = {} if reingest else _stored_runs(spark, warehouse)
     skipped = {run_id for run_id, run in by_id.items()
                if run_id in stored and stored[run_id] is not None and stored[run_id] == run.get("finished_at")}
