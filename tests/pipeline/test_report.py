@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from reports.pipeline.__main__ import main
 
 
@@ -29,22 +31,26 @@ def test_comparison_of_each_targets_two_newest_runs(report):
     assert "Regressed (1)" in page and "Fixed (1)" in page and "test_oversize" in page
 
 
-def test_explicit_comparison_ignores_target_names(spark, history, tmp_path):
-    out = tmp_path / "site"
-    assert main(["report", "--warehouse", str(history / "wh"), "--out", str(out), "--compare", "r1", "r2"],
-                spark=spark) == 0
-    changes = {(c["nodeid"].split("::")[1], c["change"]) for c in _summary(out)["comparison"]}
-    assert ("test_oversize", "regressed") in changes
+@pytest.fixture(scope="module")
+def bounded(spark, history, tmp_path_factory):
+    """One more report: an explicit pair of runs to compare and one case page per run."""
+    out = tmp_path_factory.mktemp("bounded") / "site"
+    assert main(["report", "--warehouse", str(history / "wh"), "--out", str(out), "--compare", "r1", "r2",
+                 "--max-case-pages", "1"], spark=spark) == 0
+    return out
 
 
-def test_case_pages_are_bounded_per_run_and_show_history(spark, history, tmp_path):
-    out = tmp_path / "site"
-    assert main(["report", "--warehouse", str(history / "wh"), "--out", str(out), "--max-case-pages", "1"],
-                spark=spark) == 0
+def test_explicit_comparison_ignores_target_names(bounded):
+    changes = {(c["target"], c["nodeid"].split("::")[1], c["change"]) for c in _summary(bounded)["comparison"]}
+    assert ("*", "test_oversize", "regressed") in changes and ("*", "test_utf8", "fixed") in changes
+
+
+def test_case_pages_are_bounded_per_run_and_show_history(bounded):
+    out = bounded
     summary = _summary(out)
     vendor = [f for f in summary["failing"] if f["run_id"] == "r2"]
     assert len(vendor) == 1 and summary["failing_total"]["127.0.0.1:9092 r2"] == 2
     assert len(list((out / "cases").glob("*.html"))) == len(summary["failing"])
-    assert "failing" in (out / "index.html").read_text()  # the note that pages were cut
+    assert "2 failing" in (out / "index.html").read_text()  # the note that pages were cut
     page = (out / vendor[0]["page"]).read_text()
-    assert "<h2>History</h2>" in page and "r1" in page
+    assert "<h2>History</h2>" in page and "<th>r1</th>" in page
