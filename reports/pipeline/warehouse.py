@@ -35,10 +35,6 @@ RUNS = "runs"
 TRANSCRIPTS = "transcripts"
 CASE_PARTITIONS = ["date", "target", "run_id"]
 
-# kept for callers of the old module-level helpers
-expand = fs.expand
-exists = fs.exists
-
 
 def _table(warehouse: str, name: str) -> str:
     return fs.join(warehouse, name)

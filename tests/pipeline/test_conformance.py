@@ -96,8 +96,7 @@ def test_report_writes_summary_and_pages(report):
 
 def test_gate_with_an_explicit_baseline_compares_the_same_cases_whatever_the_target(spark, tmp_path, capsys):
     """A run against a faulted reference broker, gated against a clean one: the targets' names differ."""
-    from reports.pipeline import warehouse
-    from tests.pipeline.runs import REFERENCE_ADDRESS, case, write_run
+    from tests.pipeline.runs import REFERENCE_ADDRESS
 
     clean = {"*": {"address": "reference broker", "reference": True, "faults": []}}
     faulted = {"*": {"address": "reference broker", "reference": True, "faults": ["zero-ok"]}}
@@ -120,9 +119,6 @@ def test_gate_with_an_explicit_baseline_compares_the_same_cases_whatever_the_tar
 
 
 def test_ok_then_error_or_target_down_is_a_regression_not_run_is_not(spark, tmp_path, capsys):
-    from reports.pipeline import warehouse
-    from tests.pipeline.runs import case, write_run
-
     nodes = [f"{FRAMING}::test_{n}" for n in ("a", "b", "c")]
     write_run(tmp_path / "runs", "before", [case("before", n, "OK") for n in nodes], started_at="2026-11-21T10:00:00Z")
     write_run(tmp_path / "runs", "after", [case("after", nodes[0], "ERROR"), case("after", nodes[1], "TARGET-DOWN"),
