@@ -218,7 +218,9 @@ def _compare_page(summary: dict) -> str:
                        verdict_cell(r["old_verdict"], f"{r['old_verdict'] or '—'} ({r['old_run_id']})"),
                        verdict_cell(r["new_verdict"], f"{r['new_verdict'] or '—'} ({r['new_run_id']})")]
                       for r in rows], css=f"filterable compare-{change}") if rows else "<p>None.</p>"
-        sections.append(f'<h2 id="{change}">{change.capitalize()} ({len(rows)})</h2>{body}')
+        total = sum(n for key, n in summary.get("comparison_total", {}).items() if key.endswith(f" {change}"))
+        shown = "" if total <= len(rows) else f'<p class="muted">The first {len(rows)} per target.</p>'
+        sections.append(f'<h2 id="{change}">{change.capitalize()} ({total})</h2>{shown}{body}')
     intro = ('<p><a href="index.html">matrix</a></p><p class="muted">Each target\'s newest run against its '
              "previous one (or the two runs given with <code>--compare</code>). Regressed: held before, does not "
              "hold now (FAILED, ERROR, XPASS or any other verdict). Fixed: the other way round.</p>")

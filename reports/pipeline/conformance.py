@@ -180,8 +180,7 @@ def flaky(cases: DataFrame) -> DataFrame:
     return (counts.groupBy("suite_version", "target", "protocol", "nodeid")
             .agg(F.map_from_entries(F.collect_list(F.struct("verdict", "n"))).alias("verdicts"),
                  F.count("verdict").alias("distinct_verdicts"), F.sum("n").alias("records"))
-            .filter(F.col("distinct_verdicts") > 1)
-            .orderBy("target", "nodeid"))
+            .filter(F.col("distinct_verdicts") > 1))
 
 
 def failing_cases(cases: DataFrame, run_ids: list[str]) -> DataFrame:

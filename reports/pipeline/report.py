@@ -19,6 +19,8 @@ from reports.pipeline.catalogue import catalogue_frame
 
 SUMMARY_SCHEMA = "wirecheck.summary/1"
 MAX_CASE_PAGES = 200
+#: Rows per group (target, kind of change) in the summary's long lists; the totals are always complete.
+MAX_LIST_ROWS = 1000
 FAILING = ("FAILED", "ERROR", "XPASS", "NON-STRICT")
 
 
@@ -28,6 +30,19 @@ def _rows(frame: DataFrame) -> list[dict]:
 
 def _iso(value):
     return value.isoformat().replace("+00:00", "Z") if isinstance(value, dt.datetime) else value
+
+
+def _bounded(frame: DataFrame, groups: list[str], order: list[str], limit: int) -> tuple[list[dict], dict]:
+    """(at most ``limit`` rows per group, {"<group values>": total rows}) in one job."""
+    by_group = Window.partitionBy(*groups)
+    ranked = (frame.withColumn("_n", F.row_number().over(by_group.orderBy(*order)))
+              .withColumn("_total", F.count("*").over(by_group)).filter(F.col("_n") <= limit))
+    rows, totals = [], {}
+    for row in _rows(ranked.orderBy(*groups, "_n")):
+        totals[" ".join(str(row[g]) for g in groups)] = row.pop("_total")
+        row.pop("_n")
+        rows.append(row)
+    return rows, totals
 
 
 def _pairs(spark: SparkSession, runs: list[dict], compare: tuple[str, str] | None):
@@ -69,12 +84,14 @@ def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_
         "coverage": _rows(conformance.coverage(cases, catalogue)),
         "uncatalogued": _rows(conformance.uncatalogued(cases, catalogue).orderBy("protocol", "clause")),
         "regressions": regressions,
-        "comparison": _rows(history.compare(compared, _pairs(spark, runs, compare))
-                            .orderBy("target", "change", "nodeid")),
         "flaky": _rows(conformance.flaky(cases)),
         "versions": _rows(conformance.version_matrix(cases, window).orderBy("target", "protocol", "api",
                                                                               "api_version")),
     }
+    summary["comparison"], summary["comparison_total"] = _bounded(
+        history.compare(compared, _pairs(spark, runs, compare)), ["target", "change"], ["nodeid"], MAX_LIST_ROWS)
+    summary["flaky"], summary["flaky_total"] = _bounded(conformance.flaky(cases), ["target"], ["nodeid"],
+                                                        MAX_LIST_ROWS)
     by_run = Window.partitionBy("target", "run_id").orderBy("protocol", "clause", "nodeid")
     failing_rows = (conformance.failing_cases(cases, latest)
                     .withColumn("_n", F.row_number().over(by_run))
