@@ -21,7 +21,9 @@ SUMMARY_SCHEMA = "wirecheck.summary/1"
 MAX_CASE_PAGES = 200
 #: Rows per group (target, kind of change) in the summary's long lists; the totals are always complete.
 MAX_LIST_ROWS = 1000
-FAILING = ("FAILED", "ERROR", "XPASS", "NON-STRICT")
+#: The columns the views read: only these are cached (the long texts of failing cases are read by partition).
+VIEW_COLUMNS = ("target", "run_id", "run_ts", "nodeid", "case", "protocol", "clause", "level", "requirement",
+                "verdict", "message", "suite_version", "api", "api_version")
 
 
 def _rows(frame: DataFrame) -> list[dict]:
@@ -57,7 +59,8 @@ def _pairs(spark: SparkSession, runs: list[dict], compare: tuple[str, str] | Non
 def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_pages: int = MAX_CASE_PAGES,
               compare: tuple[str, str] | None = None, run_info: DataFrame | None = None) -> tuple[dict, list[dict]]:
     """(summary, failing case rows of each target's latest run, at most ``max_case_pages`` per run)."""
-    cases = cases.cache()
+    full = cases
+    cases = cases.select(*VIEW_COLUMNS).cache()
     recent = conformance.in_window(cases, window).cache()
     protocols = [r.protocol for r in cases.select("protocol").distinct().collect() if r.protocol]
     catalogue = catalogue_frame(spark, protocols)
@@ -93,7 +96,7 @@ def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_
     summary["flaky"], summary["flaky_total"] = _bounded(conformance.flaky(cases), ["target"], ["nodeid"],
                                                         MAX_LIST_ROWS)
     by_run = Window.partitionBy("target", "run_id").orderBy("protocol", "clause", "nodeid")
-    failing_rows = (conformance.failing_cases(cases, latest)
+    failing_rows = (conformance.failing_cases(full, latest)
                     .withColumn("_n", F.row_number().over(by_run))
                     .withColumn("_total", F.count("*").over(Window.partitionBy("target", "run_id"))))
     failing = [row for row in _rows(failing_rows.filter(F.col("_n") <= max_case_pages))
