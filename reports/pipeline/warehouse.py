@@ -90,6 +90,7 @@ def plan(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool 
     wanted = {run["run_dir"] for run in runs} | ({_parent(f) for f in case_files} - dirs_with_run)
     return {"runs": runs, "skipped": sorted(skipped),
             "case_files": sorted(f for f in case_files if _parent(f) in wanted),
+            "without_run": sorted(f for f in case_files if _parent(f) not in dirs_with_run),
             "transcript_dirs": sorted(d for d in transcript_dirs if _parent(d) in wanted)}
 
 
@@ -154,20 +155,25 @@ def prepare_cases(cases: DataFrame, runs: DataFrame | None, ingested_at) -> Data
     if runs is not None:
         run_cols = runs.select("run_id", "suite_version", F.col("started_at").alias("run_started_at"),
                                F.col("started_ts").alias("_run_ts"),
-                               F.when(F.col("started_ts").isNotNull(), F.col("date")).alias("_run_date"), "_names")
+                               F.when(F.col("started_ts").isNotNull(), F.col("date")).alias("_run_date"), "_names",
+                               F.col("run_dir").alias("_run_dir"))
         cases = cases.join(F.broadcast(run_cols), "run_id", "left")
     else:
         cases = (cases.withColumn("suite_version", F.lit(None).cast("string"))
                  .withColumn("run_started_at", F.lit(None).cast("string"))
                  .withColumn("_run_ts", F.lit(None).cast("timestamp"))
                  .withColumn("_run_date", F.lit(None).cast("string"))
+                 .withColumn("_run_dir", F.lit(None).cast("string"))
                  .withColumn("_names", F.lit(None).cast(
                      "map<string,struct<address:string,reference:boolean,any_address:boolean,name:string>>")))
     # run.json names targets per protocol; a "*" entry (one target for every protocol) is the fallback.
-    info = F.coalesce(F.col("_names")[F.col("protocol")], F.col("_names")[F.lit("*")])
+    cases = cases.withColumn("_info", F.coalesce(F.col("_names")[F.col("protocol")], F.col("_names")[F.lit("*")]))
+    info = F.col("_info")
     is_reference = info["reference"] & (info["any_address"] | (info["address"] == F.col("target")))
     run_ts = F.coalesce(F.col("_run_ts"), F.try_to_timestamp(F.col("finished_at")))
     return (cases
+            # the run's directory comes with its run.json; only records without one work it out per row
+            .withColumn("run_dir", F.coalesce(F.col("_run_dir"), _parent_of("_file")))
             .withColumn("target_address", F.col("target"))
             .withColumn("target", F.when(F.col("target").isNull(), F.lit(NO_TARGET))
                         .when(F.coalesce(is_reference, F.lit(False)), info["name"])
@@ -176,12 +182,21 @@ def prepare_cases(cases: DataFrame, runs: DataFrame | None, ingested_at) -> Data
             # the run's date is formatted once per run; only records without run.json format their own
             .withColumn("date", F.coalesce(F.col("_run_date"), F.date_format(run_ts, "yyyy-MM-dd"), F.lit("unknown")))
             .withColumn("ingested_at", ingested_at)
-            .drop("_names", "_run_ts", "_run_date"))
+            .drop("_names", "_info", "_run_ts", "_run_date", "_run_dir", "_file"))
 
 
-def read_cases(spark: SparkSession, case_files: list[str]) -> DataFrame:
-    return (spark.read.schema(CASE_RECORD).json(case_files)
-            .withColumn("run_dir", _parent_of("_metadata.file_path")))
+def read_cases(spark: SparkSession, case_files: list[str], without_run: list[str] = ()) -> DataFrame:
+    """Case records; ``without_run`` (files in directories without run.json) also carry their file name, the
+    only way to know their run directory (asking every row for its file costs about 10 % of the read)."""
+    without_run = set(without_run)
+    with_run = [f for f in case_files if f not in without_run]
+    frames = []
+    if with_run:
+        frames.append(spark.read.schema(CASE_RECORD).json(with_run).withColumn("_file", F.lit(None).cast("string")))
+    if without_run:
+        frames.append(spark.read.schema(CASE_RECORD).json(sorted(without_run))
+                      .withColumn("_file", F.col("_metadata.file_path")))
+    return frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
 
 
 def read_transcripts(spark: SparkSession, transcript_dirs: list[str], runs: DataFrame | None) -> DataFrame:
@@ -244,7 +259,7 @@ def ingest(spark: SparkSession, inputs: list[str], warehouse: str, reingest: boo
     runs = runs_frame(spark, [run["run_file"] for run in todo["runs"]], ingested_at) if todo["runs"] else None
     try:
         if todo["case_files"]:
-            cases = prepare_cases(read_cases(spark, todo["case_files"]), runs, ingested_at)
+            cases = prepare_cases(read_cases(spark, todo["case_files"], todo["without_run"]), runs, ingested_at)
             cases.write.partitionBy(*CASE_PARTITIONS).parquet(fs.join(staging, CASES))
             stats["cases"] = spark.read.parquet(fs.join(staging, CASES)).count()  # Parquet footers only
             _swap_runs(spark, fs.join(staging, CASES), _table(warehouse, CASES), len(CASE_PARTITIONS))
