@@ -80,8 +80,8 @@ def _latest_and_rate(cases: DataFrame, keys: list[str], window: int, extra: list
 def matrix(cases: DataFrame, window: int = 10) -> DataFrame:
     """target x protocol x clause -> latest verdict and pass rate over the window."""
     return _latest_and_rate(cases, ["target", "protocol", "clause"], window,
-                            extra=[F.first("level", ignorenulls=True).alias("level"),
-                                   F.first("requirement", ignorenulls=True).alias("requirement")])
+                            # min, not first: the same answer whatever order the rows arrive in (MUST before SHOULD)
+                            extra=[F.min("level").alias("level"), F.min("requirement").alias("requirement")])
 
 
 def version_matrix(cases: DataFrame, window: int = 10) -> DataFrame:

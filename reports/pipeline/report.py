@@ -99,7 +99,8 @@ def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_
     failing_rows = (conformance.failing_cases(full, latest)
                     .withColumn("_n", F.row_number().over(by_run))
                     .withColumn("_total", F.count("*").over(Window.partitionBy("target", "run_id"))))
-    failing = [row for row in _rows(failing_rows.filter(F.col("_n") <= max_case_pages))
+    failing = [row for row in _rows(failing_rows.filter(F.col("_n") <= max_case_pages)
+                                    .orderBy("target", "protocol", "clause", "nodeid"))
                if (row["target"], row["run_id"]) in latest_pairs]
     summary["failing_total"] = {f"{row['target']} {row['run_id']}": row["_total"] for row in failing}
     keys = sorted({(row["target"], row["nodeid"]) for row in failing})
