@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from reports.html import charts
 from reports.html.site import copy_assets, esc, page, pct, slug, table, verdict_cell, write
 
 LEGEND = ["OK", "XFAIL", "NON-STRICT", "XPASS", "FAILED", "ERROR", "UNIMPLEMENTED", "NOT-RUN"]
@@ -106,6 +107,17 @@ def _transcript_rows(transcript_json: str | None) -> tuple[str, dict | None]:
     return table(["t (s)", "conn", "event", "bytes (hex)", "decoded"], rows, css="transcript"), transcript
 
 
+def _history(case: dict) -> str:
+    """The case's verdict in each run of the window, oldest first."""
+    runs = sorted(case.get("history") or [], key=lambda r: -r["run_rank"])
+    if not runs:
+        return ""
+    head = "".join(f"<th>{esc(r['run_id'])}</th>" for r in runs)
+    cells = "".join(verdict_cell(r["verdict"]) for r in runs)
+    return (f'<h2>History</h2><table class="history"><thead><tr>{head}</tr></thead>'
+            f"<tbody><tr>{cells}</tr></tbody></table>")
+
+
 def _case_page(case: dict, pcap_name: str | None) -> str:
     transcript_html, _ = _transcript_rows(case.get("transcript_json"))
     facts = [["case", f"<code>{esc(case['case'])}</code>"], ["node", f"<code>{esc(case['nodeid'])}</code>"],
@@ -120,7 +132,7 @@ def _case_page(case: dict, pcap_name: str | None) -> str:
         facts.append(["capture", f'<a href="{esc(pcap_name)}">{esc(pcap_name)}</a> (open with Wireshark)'])
     body = (f'<p><a href="../index.html">matrix</a> · <a href="../{esc(target_page_name(case["target"]))}">'
             f'{esc(case["target"])}</a></p>'
-            + table(["", ""], facts, css="facts") + "<h2>Transcript</h2>" + transcript_html)
+            + table(["", ""], facts, css="facts") + _history(case) + "<h2>Transcript</h2>" + transcript_html)
     return page(f"{case['case']}: {case['verdict']}", body, depth=1)
 
 
@@ -143,10 +155,73 @@ def write_site(summary: dict, failing: list[dict], out_dir: Path) -> Path:
         write(out_dir / name, _case_page(case, pcap_name))
     for target in summary["targets"]:
         write(out_dir / target_page_name(target), _target_page(target, summary, failing))
+    charts.write_plotly(out_dir)
+    write(out_dir / "compare.html", _compare_page(summary))
     runs = ", ".join(sorted({r["run_id"] for r in summary["runs"] if r["run_rank"] == 1}))
     body = (f'<p class="muted">Latest verdict per clause and target, and the pass rate over each target\'s '
             f'{esc(summary["window"])} most recent runs. Latest runs: {esc(runs)}. '
+            f'<a href="compare.html">What changed since the previous run</a>. '
             f'Machine-readable: <a href="summary.json">summary.json</a>.</p>'
-            + _legend() + _matrix(summary, failing_link) + _sections(summary))
-    write(out_dir / "index.html", page("wirecheck conformance matrix", body, filterable=True))
+            + _charts(summary) + _run_info(summary)
+            + "<h2>Matrix</h2>" + _legend() + _matrix(summary, failing_link) + _bounded_note(summary)
+            + _sections(summary))
+    write(out_dir / "index.html", page("wirecheck conformance matrix", body, filterable=True, charts=True))
     return out_dir / "index.html"
+
+
+def _charts(summary: dict) -> str:
+    if not summary.get("trend"):
+        return ""
+    latest = [r for r in summary["verdict_totals"] if r["run_rank"] == 1]
+    per_run = [{**r, "run": f"{r['target']} · {r['run_id']}"} for r in summary["verdict_totals"]]
+    return ('<div class="charts">' + charts.trend(summary["trend"])
+            + charts.verdicts_stacked(per_run, "run", "Verdicts per run", "chart-runs")
+            + charts.verdicts_stacked(latest, "protocol", "Verdicts per protocol (latest runs)", "chart-protocols")
+            + charts.heatmap(summary["matrix"]) + "</div>")
+
+
+def _run_info(summary: dict) -> str:
+    rows = []
+    for r in summary.get("run_info", []):
+        targets = "; ".join(f"{k}: {v.get('address')}" + (" (reference" + (f", faults {', '.join(v['faults'])}"
+                                                                             if v.get("faults") else "") + ")"
+                                                          if v.get("reference") else "")
+                            for k, v in sorted((r.get("targets") or {}).items()))
+        totals = ", ".join(f"{k} {v}" for k, v in sorted((r.get("totals") or {}).items()))
+        rows.append([esc(r["run_id"]), esc(r.get("started_at")), esc(r.get("finished_at") or "unfinished"),
+                     esc(r.get("suite_version")), esc(r.get("profile")), "yes" if r.get("strict") else "no",
+                     esc(targets), esc(totals), f"<code>{esc(' '.join(r.get('argv') or []))}</code>"])
+    if not rows:
+        return ""
+    return "<h2>Runs</h2>" + table(["run", "started", "finished", "suite", "profile", "strict", "targets",
+                                    "totals", "arguments"], rows, css="runs")
+
+
+def _bounded_note(summary: dict) -> str:
+    cut = {k: v for k, v in summary.get("failing_total", {}).items()
+           if v > sum(1 for f in summary["failing"] if f"{f['target']} {f['run_id']}" == k)}
+    if not cut:
+        return ""
+    return ('<p class="muted">Case pages are limited per run; the warehouse has every record. '
+            + "; ".join(f"{esc(k)}: {v} failing" for k, v in sorted(cut.items())) + ".</p>")
+
+
+def _compare_page(summary: dict) -> str:
+    groups = {}
+    for row in summary.get("comparison", []):
+        groups.setdefault(row["change"], []).append(row)
+    sections = []
+    for change in ("regressed", "fixed", "new", "gone"):
+        rows = groups.get(change, [])
+        body = table(["target", "case", "clause", "old run", "new run"],
+                     [[esc(r["target"]), f"<code>{esc(r['nodeid'])}</code>", esc(r["clause"]),
+                       verdict_cell(r["old_verdict"], f"{r['old_verdict'] or '—'} ({r['old_run_id']})"),
+                       verdict_cell(r["new_verdict"], f"{r['new_verdict'] or '—'} ({r['new_run_id']})")]
+                      for r in rows], css=f"filterable compare-{change}") if rows else "<p>None.</p>"
+        total = sum(n for key, n in summary.get("comparison_total", {}).items() if key.endswith(f" {change}"))
+        shown = "" if total <= len(rows) else f'<p class="muted">The first {len(rows)} per target.</p>'
+        sections.append(f'<h2 id="{change}">{change.capitalize()} ({total})</h2>{shown}{body}')
+    intro = ('<p><a href="index.html">matrix</a></p><p class="muted">Each target\'s newest run against its '
+             "previous one (or the two runs given with <code>--compare</code>). Regressed: held before, does not "
+             "hold now (FAILED, ERROR, XPASS or any other verdict). Fixed: the other way round.</p>")
+    return page("wirecheck: what changed", intro + "".join(sections), filterable=True)

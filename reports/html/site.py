@@ -8,10 +8,10 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-import shutil
+from importlib import resources
 from pathlib import Path
 
-ASSETS = Path(__file__).parent / "assets"
+ASSETS = "assets"  # package data of reports.html (read through importlib.resources: also from a zip)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -27,14 +27,14 @@ def slug(*parts) -> str:
 
 
 def copy_assets(out_dir: Path) -> None:
-    target = out_dir / "assets"
+    target = Path(out_dir) / "assets"
     target.mkdir(parents=True, exist_ok=True)
-    for asset in ASSETS.iterdir():
+    for asset in resources.files("reports.html").joinpath(ASSETS).iterdir():
         if asset.is_file():
-            shutil.copyfile(asset, target / asset.name)
+            (target / asset.name).write_bytes(asset.read_bytes())
 
 
-def page(title: str, body: str, depth: int = 0, filterable: bool = False) -> str:
+def page(title: str, body: str, depth: int = 0, filterable: bool = False, charts: bool = False) -> str:
     """A whole page; ``depth`` is how many folders below the report root it lives (for asset links)."""
     up = "../" * depth
     filter_box = ('<input id="filter" type="search" placeholder="filter rows" aria-label="filter rows">'
@@ -43,6 +43,7 @@ def page(title: str, body: str, depth: int = 0, filterable: bool = False) -> str
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{esc(title)}</title>"
             f'<link rel="stylesheet" href="{up}assets/report.css">'
+            + (f'<script src="{up}assets/plotly.min.js"></script>' if charts else "") +
             f'<script src="{up}assets/report.js" defer></script></head>'
             f"<body><h1>{esc(title)}</h1>{filter_box}{body}</body></html>\n")
 

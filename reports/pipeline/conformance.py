@@ -80,8 +80,8 @@ def _latest_and_rate(cases: DataFrame, keys: list[str], window: int, extra: list
 def matrix(cases: DataFrame, window: int = 10) -> DataFrame:
     """target x protocol x clause -> latest verdict and pass rate over the window."""
     return _latest_and_rate(cases, ["target", "protocol", "clause"], window,
-                            extra=[F.first("level", ignorenulls=True).alias("level"),
-                                   F.first("requirement", ignorenulls=True).alias("requirement")])
+                            # min, not first: the same answer whatever order the rows arrive in (MUST before SHOULD)
+                            extra=[F.min("level").alias("level"), F.min("requirement").alias("requirement")])
 
 
 def version_matrix(cases: DataFrame, window: int = 10) -> DataFrame:
@@ -138,21 +138,32 @@ def baseline_runs(cases: DataFrame, run_id: str) -> DataFrame:
     return earlier.select("target", F.col("run_id").alias("baseline_run_id"))
 
 
-def regressions(cases: DataFrame, run_id: str, baseline_run_id: str | None = None) -> DataFrame:
-    """Cases (target, nodeid) that were OK in the baseline and are FAILED in ``run_id``.
+#: Verdicts that are no answer about the target (a case not run, or not written yet): never a regression.
+NO_ANSWER = ("NOT-RUN", "UNIMPLEMENTED")
 
-    Without an explicit baseline each target is compared with its own previous run.
+
+def regressions(cases: DataFrame, run_id: str, baseline_run_id: str | None = None) -> DataFrame:
+    """Cases that were OK in the baseline and do not hold now: FAILED, ERROR, XPASS or any other verdict
+    (TARGET-DOWN, BLOCKED, ...) but a passing one or NOT-RUN/UNIMPLEMENTED. ``verdict`` says which kind.
+
+    Without an explicit baseline each target is compared with its own previous run. An explicit baseline
+    compares the same cases (by nodeid) whatever the target is called in either run: a run against a faulted
+    reference broker (``reference+fault``) against a clean one (``reference``) is exactly that case.
     """
     current = cases.filter(F.col("run_id") == run_id)
     if baseline_run_id is None:
-        pairs = baseline_runs(cases, run_id)
+        pairs = baseline_runs(cases, run_id).withColumnRenamed("target", "_target")
+        before = (cases.join(pairs, (F.col("target") == F.col("_target"))
+                             & (F.col("run_id") == F.col("baseline_run_id")))
+                  .select("target", "nodeid", F.col("verdict").alias("baseline_verdict"), "baseline_run_id"))
+        joined = current.join(before, ["target", "nodeid"])
     else:
-        pairs = current.select("target").distinct().withColumn("baseline_run_id", F.lit(baseline_run_id))
-    pairs = pairs.withColumnRenamed("target", "_target")
-    before = (cases.join(pairs, (F.col("target") == F.col("_target")) & (F.col("run_id") == F.col("baseline_run_id")))
-              .select("target", "nodeid", F.col("verdict").alias("baseline_verdict"), "baseline_run_id"))
-    return (current.join(before, ["target", "nodeid"])
-            .filter((F.col("baseline_verdict") == "OK") & (F.col("verdict") == "FAILED"))
+        before = (cases.filter(F.col("run_id") == baseline_run_id)
+                  .select("nodeid", F.col("verdict").alias("baseline_verdict"),
+                          F.col("run_id").alias("baseline_run_id")))
+        joined = current.join(before, ["nodeid"])
+    return (joined
+            .filter((F.col("baseline_verdict") == "OK") & ~F.col("verdict").isin(*PASSING, *NO_ANSWER))
             .select("target", "protocol", "clause", "case", "nodeid", "baseline_run_id", "baseline_verdict",
                     F.col("run_id"), "verdict", "message")
             .orderBy("target", "nodeid"))
@@ -169,8 +180,7 @@ def flaky(cases: DataFrame) -> DataFrame:
     return (counts.groupBy("suite_version", "target", "protocol", "nodeid")
             .agg(F.map_from_entries(F.collect_list(F.struct("verdict", "n"))).alias("verdicts"),
                  F.count("verdict").alias("distinct_verdicts"), F.sum("n").alias("records"))
-            .filter(F.col("distinct_verdicts") > 1)
-            .orderBy("target", "nodeid"))
+            .filter(F.col("distinct_verdicts") > 1))
 
 
 def failing_cases(cases: DataFrame, run_ids: list[str]) -> DataFrame:

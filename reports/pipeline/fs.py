@@ -78,9 +78,9 @@ def _java_message(exc: Exception) -> str:
 def local_output(spark: SparkSession, destination: str):
     """A local directory to write into; its files are copied to ``destination`` (any URI) at the end.
 
-    A plain local path (or ``file:``) is written in place.
+    A plain local path is written in place; a URI (``file:`` included) goes through Hadoop's file system.
     """
-    local = _as_local(destination)
+    local = None if ":" in destination.split("/", 1)[0] else destination
     if local is not None:
         os.makedirs(local, exist_ok=True)
         yield local
@@ -96,11 +96,3 @@ def local_output(spark: SparkSession, destination: str):
                                  target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-
-
-def _as_local(path: str) -> str | None:
-    if path.startswith("file://"):
-        return path[len("file://"):]
-    if path.startswith("file:"):
-        return path[len("file:"):]
-    return None if "://" in path else path

@@ -12,7 +12,7 @@ from pyspark.sql import SparkSession
 
 from reports.pipeline import conformance, warehouse
 
-OK, FAILED, USAGE = 0, 1, 2
+OK, FAILED, USAGE, BROKEN = 0, 1, 2, 3
 
 
 @dataclass
@@ -30,8 +30,8 @@ class GateResult:
         if self.executed == 0:
             out.append("FAIL: the run executed no case")
         for r in self.regressions:
-            out.append(f"REGRESSION {r['target']} {r['nodeid']} [{r['clause']}]: {r['baseline_verdict']} in "
-                       f"{r['baseline_run_id']}, {r['verdict']} now: {r['message']}")
+            out.append(f"REGRESSION ({r['verdict']}) {r['target']} {r['nodeid']} [{r['clause']}]: "
+                       f"{r['baseline_verdict']} in {r['baseline_run_id']}, {r['verdict']} now: {r['message']}")
         return out
 
 

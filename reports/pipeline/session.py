@@ -1,8 +1,8 @@
 """One place that builds the SparkSession every job and test uses.
 
-The master is, in order: ``--master`` of our command line, the one spark-submit (or ``spark-defaults.conf``)
-was given, else ``local[*]``. Every setting below is a default: a key that spark-submit's ``--conf``,
-``spark-defaults.conf`` or ``PYSPARK_SUBMIT_ARGS`` already set is never overridden. The local-mode settings
+The master is, in order: ``--master`` of our command line, the one spark-submit (or its
+``spark-defaults.conf``) was given, else ``local[*]``. Every setting below is a default: under spark-submit a
+key that ``--conf`` or ``spark-defaults.conf`` already set is never overridden. The local-mode settings
 (loopback driver, no UI, small shuffles) apply only when the master is ``local``; a cluster keeps its own.
 """
 

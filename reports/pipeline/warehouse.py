@@ -20,14 +20,12 @@ target keeps its ``host:port``. The raw address stays in ``target_address``.
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from urllib.parse import unquote
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
 
 from reports.pipeline import fs
 from reports.pipeline.schema import CASE_RECORD, NO_TARGET, RUN_RECORD
@@ -36,10 +34,6 @@ CASES = "cases"
 RUNS = "runs"
 TRANSCRIPTS = "transcripts"
 CASE_PARTITIONS = ["date", "target", "run_id"]
-
-# kept for callers of the old module-level helpers
-expand = fs.expand
-exists = fs.exists
 
 
 def _table(warehouse: str, name: str) -> str:
@@ -53,23 +47,24 @@ def _parent(path: str) -> str:
 
 
 def _same(path: str) -> str:
-    """One spelling of a path for comparing Spark's file names with Hadoop's (``file:///x%20y`` = ``file:/x y``)."""
+    """Hadoop's spelling of a file name Spark gives (``file:///x%20y`` -> ``file:/x y``)."""
     path = unquote(path)
     return "file:/" + path[len("file:///"):] if path.startswith("file:///") else path
 
 
-def _read_run_files(spark: SparkSession, run_files: list[str]) -> list[dict]:
-    """run.json of each run directory, read on the driver; an unreadable or invalid file fails naming it."""
+def _read_run_ids(spark: SparkSession, run_files: list[str]) -> list[dict]:
+    """run_id and finished_at of every run.json, in one Spark job; a file without run_id fails naming it."""
+    if not run_files:
+        return []
+    rows = (spark.read.schema(RUN_RECORD).option("multiLine", True).json(run_files)
+            .select("run_id", "finished_at", F.col("_metadata.file_path").alias("file")).collect())
     runs = []
-    for path in run_files:
-        text = fs.read_text(spark, path)
-        try:
-            record = json.loads(text)
-        except ValueError as exc:
-            raise ValueError(f"{path} is not valid JSON: {exc}") from None
-        if not isinstance(record, dict) or not record.get("run_id"):
-            raise ValueError(f"{path} has no run_id")
-        runs.append({**record, "run_dir": _parent(path)})
+    for row in rows:
+        if not row.run_id:
+            raise ValueError(f"{_same(row.file)} is not valid JSON or has no run_id")
+        path = _same(row.file)
+        runs.append({"run_id": row.run_id, "finished_at": row.finished_at, "run_dir": _parent(path),
+                     "run_file": path})
     return runs
 
 
@@ -86,7 +81,7 @@ def plan(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool 
         case_files.update(fs.expand(spark, fs.join(root, "cases-*.jsonl")))
         transcript_dirs.update(fs.expand(spark, fs.join(root, "transcripts")))
     # One directory per run id: the same run given twice (or copied) is read once, the last directory wins.
-    by_id = {run["run_id"]: run for run in _read_run_files(spark, sorted(run_files))}
+    by_id = {run["run_id"]: run for run in sorted(_read_run_ids(spark, sorted(run_files)), key=lambda r: r["run_dir"])}
     stored = {} if reingest else _stored_runs(spark, warehouse)
     skipped = {run_id for run_id, run in by_id.items()
                if run_id in stored and stored[run_id] is not None and stored[run_id] == run.get("finished_at")}
@@ -95,6 +90,7 @@ def plan(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool 
     wanted = {run["run_dir"] for run in runs} | ({_parent(f) for f in case_files} - dirs_with_run)
     return {"runs": runs, "skipped": sorted(skipped),
             "case_files": sorted(f for f in case_files if _parent(f) in wanted),
+            "without_run": sorted(f for f in case_files if _parent(f) not in dirs_with_run),
             "transcript_dirs": sorted(d for d in transcript_dirs if _parent(d) in wanted)}
 
 
@@ -106,11 +102,37 @@ def _dir_of(column):
     return F.regexp_replace(F.regexp_replace(path, "/[^/]+$", ""), "/transcripts$", "")
 
 
-def runs_frame(spark: SparkSession, runs: list[dict], ingested_at) -> DataFrame:
-    fields = [f.name for f in RUN_RECORD.fields]
-    rows = [tuple(run.get(name) for name in fields) + (_same(run["run_dir"]),) for run in runs]
-    frame = spark.createDataFrame(rows, StructType([*RUN_RECORD.fields, StructField("run_dir", StringType())]))
-    return (frame.withColumn("started_ts", F.to_timestamp("started_at"))
+def _parent_of(column: str):
+    """The directory of a file, without a regular expression (this runs once per case record)."""
+    return F.expr(f"left({column}, length({column}) - length(substring_index({column}, '/', -1)) - 1)")
+
+
+HOST_PORT = r"^[^:\s]+:[0-9]+$"
+
+
+def _target_names(targets):
+    """run.json ``targets`` -> protocol -> how its cases' target is named (computed per run, not per record).
+
+    An address that is not host:port (e.g. "reference broker", written before the ephemeral ports were known)
+    marks the protocol's target as the reference broker whatever address its records name.
+    """
+    def name(_, info):
+        faults = F.array_join(F.array_sort(F.coalesce(info["faults"], F.array().cast("array<string>"))), ",")
+        return F.struct(info["address"].alias("address"),
+                        F.coalesce(info["reference"], F.lit(False)).alias("reference"),
+                        (~F.coalesce(info["address"].rlike(HOST_PORT), F.lit(False))).alias("any_address"),
+                        F.when(faults == "", F.lit("reference")).otherwise(F.concat(F.lit("reference+"), faults))
+                        .alias("name"))
+
+    return F.transform_values(targets, name)
+
+
+def runs_frame(spark: SparkSession, run_files: list[str], ingested_at) -> DataFrame:
+    """The run.json files (already checked on the driver), read by Spark: no Python worker involved."""
+    frame = (spark.read.schema(RUN_RECORD).option("multiLine", True).json(run_files)
+             .withColumn("run_dir", _dir_of(F.col("_metadata.file_path")))
+             .withColumn("_names", _target_names(F.col("targets"))))
+    return (frame.withColumn("started_ts", F.try_to_timestamp("started_at"))
             .withColumn("date", F.coalesce(F.date_format("started_ts", "yyyy-MM-dd"), F.lit("unknown")))
             .withColumn("ingested_at", ingested_at))
 
@@ -124,39 +146,53 @@ def _message_and_version(cases: DataFrame) -> DataFrame:
 
 
 def prepare_cases(cases: DataFrame, runs: DataFrame | None, ingested_at) -> DataFrame:
-    """Case rows enriched with their run's metadata and a stable target name (runs are few: broadcast)."""
+    """Case rows with their run's metadata and a stable target name (runs are few: a broadcast join)."""
     cases = _message_and_version(cases.filter(F.col("run_id").isNotNull() & F.col("nodeid").isNotNull()))
     if runs is not None:
         run_cols = runs.select("run_id", "suite_version", F.col("started_at").alias("run_started_at"),
-                               F.col("targets").alias("_targets"))
+                               F.col("started_ts").alias("_run_ts"),
+                               F.when(F.col("started_ts").isNotNull(), F.col("date")).alias("_run_date"), "_names",
+                               F.col("run_dir").alias("_run_dir"))
         cases = cases.join(F.broadcast(run_cols), "run_id", "left")
     else:
         cases = (cases.withColumn("suite_version", F.lit(None).cast("string"))
                  .withColumn("run_started_at", F.lit(None).cast("string"))
-                 .withColumn("_targets", F.lit(None).cast("map<string,struct<address:string,reference:boolean,faults:array<string>>>")))
-    # run.json names targets per protocol; a "*" entry (one target for every protocol) is the fallback. An
-    # address that is not host:port (e.g. "reference broker", written before the ephemeral ports were known)
-    # still marks the protocol's target as the reference broker.
-    info = F.coalesce(F.col("_targets")[F.col("protocol")], F.col("_targets")[F.lit("*")])
-    is_reference = info["reference"] & ((info["address"] == F.col("target"))
-                                        | ~info["address"].rlike(r"^[^:\s]+:[0-9]+$"))
-    faults = F.array_join(F.array_sort(F.coalesce(info["faults"], F.array().cast("array<string>"))), ",")
-    reference_name = F.when(faults == "", F.lit("reference")).otherwise(F.concat(F.lit("reference+"), faults))
-    cases = (cases
-             .withColumn("target_address", F.col("target"))
-             .withColumn("target", F.when(F.col("target").isNull(), F.lit(NO_TARGET))
-                         .when(F.coalesce(is_reference, F.lit(False)), reference_name)
-                         .otherwise(F.col("target")))
-             .drop("_targets"))
-    run_ts = F.coalesce(F.to_timestamp("run_started_at"), F.to_timestamp("finished_at"))
-    return (cases.withColumn("run_ts", run_ts)
-            .withColumn("date", F.coalesce(F.date_format(run_ts, "yyyy-MM-dd"), F.lit("unknown")))
-            .withColumn("ingested_at", ingested_at))
+                 .withColumn("_run_ts", F.lit(None).cast("timestamp"))
+                 .withColumn("_run_date", F.lit(None).cast("string"))
+                 .withColumn("_run_dir", F.lit(None).cast("string"))
+                 .withColumn("_names", F.lit(None).cast(
+                     "map<string,struct<address:string,reference:boolean,any_address:boolean,name:string>>")))
+    # run.json names targets per protocol; a "*" entry (one target for every protocol) is the fallback.
+    cases = cases.withColumn("_info", F.coalesce(F.col("_names")[F.col("protocol")], F.col("_names")[F.lit("*")]))
+    info = F.col("_info")
+    is_reference = info["reference"] & (info["any_address"] | (info["address"] == F.col("target")))
+    run_ts = F.coalesce(F.col("_run_ts"), F.try_to_timestamp(F.col("finished_at")))
+    return (cases
+            # the run's directory comes with its run.json; only records without one work it out per row
+            .withColumn("run_dir", F.coalesce(F.col("_run_dir"), _parent_of("_file")))
+            .withColumn("target_address", F.col("target"))
+            .withColumn("target", F.when(F.col("target").isNull(), F.lit(NO_TARGET))
+                        .when(F.coalesce(is_reference, F.lit(False)), info["name"])
+                        .otherwise(F.col("target")))
+            .withColumn("run_ts", run_ts)
+            # the run's date is formatted once per run; only records without run.json format their own
+            .withColumn("date", F.coalesce(F.col("_run_date"), F.date_format(run_ts, "yyyy-MM-dd"), F.lit("unknown")))
+            .withColumn("ingested_at", ingested_at)
+            .drop("_names", "_info", "_run_ts", "_run_date", "_run_dir", "_file"))
 
 
-def read_cases(spark: SparkSession, case_files: list[str]) -> DataFrame:
-    return (spark.read.schema(CASE_RECORD).json(case_files)
-            .withColumn("run_dir", _dir_of(F.col("_metadata.file_path"))))
+def read_cases(spark: SparkSession, case_files: list[str], without_run: list[str] = ()) -> DataFrame:
+    """Case records; ``without_run`` (files in directories without run.json) also carry their file name, the
+    only way to know their run directory (asking every row for its file costs about 10 % of the read)."""
+    without_run = set(without_run)
+    with_run = [f for f in case_files if f not in without_run]
+    frames = []
+    if with_run:
+        frames.append(spark.read.schema(CASE_RECORD).json(with_run).withColumn("_file", F.lit(None).cast("string")))
+    if without_run:
+        frames.append(spark.read.schema(CASE_RECORD).json(sorted(without_run))
+                      .withColumn("_file", F.col("_metadata.file_path")))
+    return frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
 
 
 def read_transcripts(spark: SparkSession, transcript_dirs: list[str], runs: DataFrame | None) -> DataFrame:
@@ -165,13 +201,11 @@ def read_transcripts(spark: SparkSession, transcript_dirs: list[str], runs: Data
              .select(_dir_of(F.col("path")).alias("run_dir"),
                      F.regexp_extract("path", r"(transcripts/[^/]+)$", 1).alias("transcript"),
                      F.col("content").cast("string").alias("transcript_json")))
-    frame = frame.withColumn("_dir", F.url_decode("run_dir"))
     if runs is not None:
-        frame = frame.join(F.broadcast(runs.select(F.col("run_dir").alias("_dir"), "run_id")), "_dir", "left")
+        frame = frame.join(F.broadcast(runs.select("run_dir", "run_id")), "run_dir", "left")
     else:
         frame = frame.withColumn("run_id", F.lit(None).cast("string"))
-    return (frame.withColumn("run_id", F.coalesce("run_id", F.regexp_extract("run_dir", r"([^/]+)$", 1)))
-            .drop("_dir"))
+    return frame.withColumn("run_id", F.coalesce("run_id", F.regexp_extract("run_dir", r"([^/]+)$", 1)))
 
 
 # -- writing: stage, then move each run's directories into place ----------------------------------------------
@@ -199,7 +233,7 @@ def _swap_runs(spark: SparkSession, staged: str, table: str, depth: int) -> None
 
 def _replace_runs_table(spark: SparkSession, new: DataFrame, staging: str, table: str) -> None:
     """runs/ is small (one row per run): rewrite it whole with the new rows replacing the stored ones."""
-    rows = new.drop("run_dir")
+    rows = new.drop("run_dir", "_names")
     if fs.exists(spark, table):
         old = spark.read.parquet(table)
         rows = old.join(new.select("run_id"), "run_id", "left_anti").unionByName(rows, allowMissingColumns=True)
@@ -218,10 +252,10 @@ def ingest(spark: SparkSession, inputs: list[str], warehouse: str, reingest: boo
         return stats
     ingested_at = F.current_timestamp()
     staging = _table(warehouse, f"_staging/{uuid.uuid4().hex}")
-    runs = runs_frame(spark, todo["runs"], ingested_at) if todo["runs"] else None
+    runs = runs_frame(spark, [run["run_file"] for run in todo["runs"]], ingested_at) if todo["runs"] else None
     try:
         if todo["case_files"]:
-            cases = prepare_cases(read_cases(spark, todo["case_files"]), runs, ingested_at)
+            cases = prepare_cases(read_cases(spark, todo["case_files"], todo["without_run"]), runs, ingested_at)
             cases.write.partitionBy(*CASE_PARTITIONS).parquet(fs.join(staging, CASES))
             stats["cases"] = spark.read.parquet(fs.join(staging, CASES)).count()  # Parquet footers only
             _swap_runs(spark, fs.join(staging, CASES), _table(warehouse, CASES), len(CASE_PARTITIONS))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
@@ -70,7 +71,7 @@ def test_coverage_per_level_tolerates_missing_catalogues(spark, history):
 def test_gate_fails_on_regression_and_on_an_empty_run(spark, history, capsys):
     wh = str(history / "wh")
     assert main(["gate", "--warehouse", wh, "--run", "r2"], spark=spark) == 1
-    assert "REGRESSION 127.0.0.1:9092" in capsys.readouterr().out
+    assert "REGRESSION (FAILED) 127.0.0.1:9092" in capsys.readouterr().out
     assert main(["gate", "--warehouse", wh, "--run", "r3"], spark=spark) == 0
     assert main(["gate", "--warehouse", wh], spark=spark) == 1  # newest is r4: only NOT-RUN
     assert "executed no case" in capsys.readouterr().out
@@ -91,3 +92,55 @@ def test_report_writes_summary_and_pages(report):
     assert (out / failing[f"{FRAMING}::test_oversize"]["page"]).with_suffix(".pcap").exists()
     index = (out / "index.html").read_text()
     assert "http://" not in index and "https://" not in index
+
+
+def test_gate_with_an_explicit_baseline_compares_the_same_cases_whatever_the_target(spark, tmp_path, capsys):
+    """A run against a faulted reference broker, gated against a clean one: the targets' names differ."""
+    from tests.pipeline.runs import REFERENCE_ADDRESS
+
+    clean = {"*": {"address": "reference broker", "reference": True, "faults": []}}
+    faulted = {"*": {"address": "reference broker", "reference": True, "faults": ["zero-ok"]}}
+    nodes = [f"{FRAMING}::test_{n}" for n in ("a", "b", "c")]
+    write_run(tmp_path / "runs", "clean", [case("clean", n, "OK", target=REFERENCE_ADDRESS) for n in nodes],
+              started_at="2026-11-21T10:00:00Z", targets=clean)
+    write_run(tmp_path / "runs", "faulted",
+              [case("faulted", nodes[0], "FAILED", target=REFERENCE_ADDRESS),
+               case("faulted", nodes[1], "ERROR", target=REFERENCE_ADDRESS),
+               case("faulted", nodes[2], "OK", target=REFERENCE_ADDRESS)],
+              started_at="2026-11-21T11:00:00Z", targets=faulted)
+    wh = str(tmp_path / "wh")
+    warehouse.ingest(spark, [str(tmp_path / "runs" / "*")], wh)
+    capsys.readouterr()
+    assert main(["gate", "--warehouse", wh, "--run", "faulted", "--baseline", "clean"], spark=spark) == 1
+    out = capsys.readouterr().out
+    assert "2 regression(s)" in out
+    assert f"REGRESSION (FAILED) reference+zero-ok {nodes[0]}" in out
+    assert f"REGRESSION (ERROR) reference+zero-ok {nodes[1]}" in out
+
+
+def test_ok_then_error_or_target_down_is_a_regression_not_run_is_not(spark, tmp_path, capsys):
+    nodes = [f"{FRAMING}::test_{n}" for n in ("a", "b", "c")]
+    write_run(tmp_path / "runs", "before", [case("before", n, "OK") for n in nodes], started_at="2026-11-21T10:00:00Z")
+    write_run(tmp_path / "runs", "after", [case("after", nodes[0], "ERROR"), case("after", nodes[1], "TARGET-DOWN"),
+                                           case("after", nodes[2], "NOT-RUN")], started_at="2026-11-21T11:00:00Z")
+    wh = str(tmp_path / "wh")
+    warehouse.ingest(spark, [str(tmp_path / "runs" / "*")], wh)
+    capsys.readouterr()
+    assert main(["gate", "--warehouse", wh], spark=spark) == 1
+    out = capsys.readouterr().out
+    assert "(ERROR)" in out and "(TARGET-DOWN)" in out and nodes[2] not in out
+
+
+def test_gate_without_java_exits_3_with_one_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    result = subprocess.run([sys.executable, "-m", "reports.pipeline", "gate", "--warehouse", str(tmp_path / "wh")],
+                            env=env, capture_output=True, text=True, timeout=120,
+                            cwd=Path(__file__).resolve().parents[2])
+    assert result.returncode == 3, result.stderr[-2000:]
+    lines = [line for line in result.stderr.splitlines() if line.startswith("wirecheck-pipeline:")]
+    assert len(lines) == 1 and "Java" in lines[0] and "Traceback" not in result.stderr

@@ -72,3 +72,24 @@ def test_capture_report_renders_without_console_errors(tmp_path):
     assert 'data-rendered="yes"' in dom and "kafka.header.correlation-id" in dom
     assert "<script>alert(1)</script>" not in dom  # messages from the wire are escaped
     assert _console_problems(log) == []
+
+
+def test_the_charts_are_drawn_by_plotly_in_the_browser(report, tmp_path):
+    dom, log = _render(report / "index.html", tmp_path / "profile")
+    charts = re.findall(r'data-chart="([^"]+)"', dom)
+    assert charts == ["chart-trend", "chart-runs", "chart-protocols", "chart-heatmap"]
+    # plotly.newPlot marks each drawn div and fills it with its SVG layers; an undrawn div stays empty
+    assert dom.count("js-plotly-plot") >= len(charts), dom[:2000]
+    assert dom.count('class="main-svg"') >= len(charts)
+    assert 'class="hm"' in dom or "heatmaplayer" in dom  # the heatmap trace itself was drawn
+    assert "http://" not in dom.split("<body", 1)[0] and "https://" not in dom.split("<body", 1)[0]
+    assert _console_problems(log) == [], log[-3000:]
+
+
+def test_the_chart_check_can_fail(report, tmp_path):
+    """Without plotly.js the chart divs stay empty and the test above would see it."""
+    broken = tmp_path / "site"
+    shutil.copytree(report, broken)
+    (broken / "assets" / "plotly.min.js").write_text("")
+    dom, _ = _render(broken / "index.html", tmp_path / "profile")
+    assert "js-plotly-plot" not in dom and 'class="main-svg"' not in dom

@@ -112,3 +112,15 @@ def test_an_unreadable_run_file_fails_the_ingestion_naming_it(spark, tmp_path):
 def test_ingest_of_nothing_is_an_error(spark, tmp_path):
     with pytest.raises(FileNotFoundError):
         warehouse.ingest(spark, [str(tmp_path / "missing")], str(tmp_path / "wh"))
+
+
+def test_records_without_run_json_are_ingested_with_their_directory(spark, tmp_path):
+    root = tmp_path / "runs"
+    write_run(root, "r1", [case("r1", "n::a", "OK")])
+    write_run(root, "crashed", [case("crashed", "n::b", "FAILED", finished_at="2026-11-23T08:00:00Z")])
+    (root / "crashed" / "run.json").unlink()  # the writer died before writing it
+    wh = str(tmp_path / "wh")
+    assert warehouse.ingest(spark, [str(root / "*")], wh) == {"runs": 1, "cases": 2, "skipped": 0}
+    rows = {r.run_id: r for r in warehouse.load_cases(spark, wh).collect()}
+    assert rows["crashed"].date == "2026-11-23" and rows["crashed"].run_dir.endswith("/runs/crashed")
+    assert rows["r1"].run_dir.endswith("/runs/r1") and rows["r1"].date == "2026-11-21"

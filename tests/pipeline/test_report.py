@@ -1,0 +1,56 @@
+"""The report's views across runs: trend, two-run comparison, case history, run metadata, bounded pages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from reports.pipeline.__main__ import main
+
+
+def _summary(out):
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_trend_and_run_metadata(report):
+    summary = _summary(report)
+    vendor = {r["run_id"]: r for r in summary["trend"] if r["target"] == "127.0.0.1:9092"}
+    assert vendor["r1"]["passing"] == 2 and vendor["r1"]["executed"] == 3  # OK, OK, FAILED
+    assert vendor["r2"]["pass_rate"] == 0.75  # OK, NON-STRICT, OK pass; FAILED does not
+    info = {r["run_id"]: r for r in summary["run_info"]}
+    assert info["r3"]["targets"]["kafka"]["reference"] is True and info["r1"]["profile"] == "ci"
+    per_run = {(r["run_id"], r["verdict"]): r["records"] for r in summary["verdict_totals"]}
+    assert per_run[("r2", "OK")] == 2 and per_run[("r2", "FAILED")] == 1
+
+
+def test_comparison_of_each_targets_two_newest_runs(report):
+    changes = {(c["nodeid"].split("::")[1], c["change"]) for c in _summary(report)["comparison"]}
+    assert changes == {("test_oversize", "regressed"), ("test_utf8", "fixed"), ("test_zero[b]", "new")}
+    page = (report / "compare.html").read_text()
+    assert "Regressed (1)" in page and "Fixed (1)" in page and "test_oversize" in page
+
+
+@pytest.fixture(scope="module")
+def bounded(spark, history, tmp_path_factory):
+    """One more report: an explicit pair of runs to compare and one case page per run."""
+    out = tmp_path_factory.mktemp("bounded") / "site"
+    assert main(["report", "--warehouse", str(history / "wh"), "--out", str(out), "--compare", "r1", "r2",
+                 "--max-case-pages", "1"], spark=spark) == 0
+    return out
+
+
+def test_explicit_comparison_ignores_target_names(bounded):
+    changes = {(c["target"], c["nodeid"].split("::")[1], c["change"]) for c in _summary(bounded)["comparison"]}
+    assert ("*", "test_oversize", "regressed") in changes and ("*", "test_utf8", "fixed") in changes
+
+
+def test_case_pages_are_bounded_per_run_and_show_history(bounded):
+    out = bounded
+    summary = _summary(out)
+    vendor = [f for f in summary["failing"] if f["run_id"] == "r2"]
+    assert len(vendor) == 1 and summary["failing_total"]["127.0.0.1:9092 r2"] == 2
+    assert len(list((out / "cases").glob("*.html"))) == len(summary["failing"])
+    assert "2 failing" in (out / "index.html").read_text()  # the note that pages were cut
+    page = (out / vendor[0]["page"]).read_text()
+    assert "<h2>History</h2>" in page and "<th>r1</th>" in page
