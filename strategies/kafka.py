@@ -19,7 +19,8 @@ from typing import NamedTuple
 from hypothesis import strategies as st
 
 from protocols import fields as f
-from protocols.kafka import compression, errors, messages, records
+from protocols import compression
+from protocols.kafka import errors, messages, records
 from protocols.kafka.codec import TAGGED, NullableStruct, StructCodec, _Sized
 from protocols.kafka import SPEC
 from protocols.kafka.clauses import CATALOGUE

@@ -2,8 +2,8 @@
 ``fluvio-protocol/src/record/{batch,data}.rs``).
 
 The batch header is byte-for-byte Kafka's record batch v2 up to ``first_sequence`` (base offset, length,
-leader epoch, magic, CRC-32C over attributes..end), so the offsets and the CRC fix-up come from
-``protocols.kafka.records``. What differs, and is named here:
+leader epoch, magic, CRC-32C over attributes..end), so the offsets and the CRC fix-up come from the shared
+``protocols.batches``, and gzip/lz4/zstd from ``protocols.compression``. What differs, and is named here:
 
 * ``schema_id`` (u32) follows ``first_sequence`` when ``attributes & 0x10`` (Kafka: bit 4 = transactional);
 * the records region is ``Vec<Record>``: an **i32 record count then the records**, and when compressed the
@@ -28,8 +28,8 @@ import cramjam
 
 from protocols import fields as f
 from protocols.fields import DecodeError
-from protocols.kafka import compression as kafka_compression
-from protocols.kafka.records import ATTRIBUTES_OFFSET, CRC_OFFSET, LENGTH_OFFSET, MAGIC_OFFSET, recompute_crc
+from protocols import compression
+from protocols.batches import ATTRIBUTES_OFFSET, CRC_OFFSET, LENGTH_OFFSET, MAGIC_OFFSET, recompute_crc
 
 __all__ = ["ATTRIBUTES_OFFSET", "CRC_OFFSET", "LENGTH_OFFSET", "MAGIC_OFFSET", "recompute_crc"]
 
@@ -138,21 +138,21 @@ def build_batch(values, keys=None, **options) -> bytes:
 def compress(codec: int, data: bytes) -> bytes:
     if codec == SNAPPY:
         return bytes(cramjam.snappy.compress(data))  # the framed format, as upstream's snap::FrameEncoder
-    return kafka_compression.compress(codec, data)  # gzip, lz4 frame, zstd: the same as Kafka's
+    return compression.compress(codec, data)  # gzip, lz4 frame, zstd: the same as Kafka's
 
 
-def decompress(codec: int, data: bytes, limit: int = kafka_compression.DEFAULT_LIMIT) -> bytes:
+def decompress(codec: int, data: bytes, limit: int = compression.DEFAULT_LIMIT) -> bytes:
     if codec == SNAPPY:
         try:
             decompressor = cramjam.snappy.Decompressor()
             decompressor.decompress(bytes(data))
             out = bytes(decompressor.finish())
         except Exception as exc:  # cramjam raises its own error types
-            raise kafka_compression.CompressionError(f"snappy frame: {exc}") from None
+            raise compression.CompressionError(f"snappy frame: {exc}") from None
         if len(out) > limit:
-            raise kafka_compression.CompressionError(f"snappy output over the limit {limit}")
+            raise compression.CompressionError(f"snappy output over the limit {limit}")
         return out
-    return kafka_compression.decompress(codec, data, limit)
+    return compression.decompress(codec, data, limit)
 
 
 # -- reading ------------------------------------------------------------------------------------------------
@@ -234,7 +234,7 @@ def decode_batch(buf: bytes, pos: int = 0, verify_crc: bool = True, parse_record
             raise DecodeError(f"unknown compression {codec}", pos + ATTRIBUTES_OFFSET, ["attributes"])
         try:
             plain = decompress(codec, region)
-        except kafka_compression.CompressionError as exc:
+        except compression.CompressionError as exc:
             raise DecodeError(str(exc), at, ["records"]) from None
         count, rpos = f.INT32.read(plain, 0) if len(plain) >= 4 else (None, 0)
         if count is None:

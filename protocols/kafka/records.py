@@ -34,14 +34,11 @@ from dataclasses import dataclass, field
 
 from protocols import fields as f
 from protocols.fields import DecodeError
-from protocols.kafka import compression
+from protocols import compression
+from protocols.batches import ATTRIBUTES_OFFSET, CRC_OFFSET, LENGTH_OFFSET, MAGIC_OFFSET, recompute_crc  # noqa: F401 (re-exported)
 
 BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")  # base offset .. record count: 61 bytes
 BATCH_OVERHEAD = BATCH_HEADER.size  # 61
-LENGTH_OFFSET = 8  # batchLength
-MAGIC_OFFSET = 16
-CRC_OFFSET = 17
-ATTRIBUTES_OFFSET = 21  # the CRC covers from here to the end
 MIN_BATCH_LENGTH = BATCH_OVERHEAD - 12  # 49: batchLength's value for an empty batch
 
 COMPRESSION_MASK = 0x07
@@ -152,12 +149,6 @@ def control_batch(commit: bool, producer_id: int, producer_epoch: int, base_offs
     return encode_batch(RecordBatch(records=[Record(key=key, value=value)], base_offset=base_offset,
                                     transactional=True, control=True, producer_id=producer_id,
                                     producer_epoch=producer_epoch, base_timestamp=timestamp))
-
-
-def recompute_crc(batch: bytes) -> bytes:
-    """Fix the CRC of a batch edited by hand (mutators use it to keep only the intended defect)."""
-    crc = f.crc32c(batch[ATTRIBUTES_OFFSET:])
-    return batch[:CRC_OFFSET] + struct.pack(">I", crc) + batch[ATTRIBUTES_OFFSET:]
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from protocols.kafka import compression, errors, records
+from protocols import compression
+from protocols.kafka import errors, records
 from reports.model import Divergence
 from strategies import kafka as kafka_strategies
 from suites.kafka.client import C, DataPath, short

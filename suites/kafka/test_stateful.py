@@ -12,7 +12,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
-from protocols.kafka import compression, errors, records
+from protocols import compression
+from protocols.kafka import errors, records
 from reports.model import Divergence
 from suites.kafka.client import C, DataPath, short
 from suites.kafka.test_topics_groups import commit, fetch_committed, find_coordinator

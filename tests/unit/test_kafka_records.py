@@ -7,7 +7,8 @@ import struct
 import pytest
 from hypothesis import given
 
-from protocols.kafka import compression, records
+from protocols import compression
+from protocols.kafka import records
 from protocols.kafka.records import CorruptBatch, DecodeError, Record, RecordBatch
 from strategies import kafka as kafka_strategies
 

@@ -1,5 +1,7 @@
-"""Kafka's record compression codecs (attributes bits 0-2), each through its well-kept library.
+"""Record-batch compression codecs (attributes bits 0-2), each through its well-kept library.
 
+Kafka defined them; Fluvio's batches use the same codes and, for gzip, lz4 and zstd, the same framings (its
+snappy framing differs and is Fluvio's own, in protocols/fluvio/records.py). Kafka's framings:
 Codes (protocol guide, "Record Batch"): 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd (zstd only in magic 2,
 KIP-110). Framings:
 
