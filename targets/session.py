@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from protocols.spec import Endpoint, ProtocolSpec
 from reports.transcript import Transcript
 from targets.transport import endpoint_of
-from targets.transport.stream import PeerGone, Stream
+from targets.transport.stream import PeerGone, StreamSession
 
 LOOPBACK_PREFIXES = ("127.", "::1", "localhost")
 
@@ -65,7 +65,7 @@ def check_loopback(host: str) -> None:
         raise ValueError(f"{host} is not a loopback address")
 
 
-class Session:
+class Session(StreamSession):
     """A framed endpoint's connection (a ``ProtocolSpec`` means its primary endpoint)."""
 
     def __init__(self, address: tuple[str, int], spec: ProtocolSpec | Endpoint, transcript: Transcript,
@@ -75,17 +75,13 @@ class Session:
         if endpoint.transport != "framed":
             raise ValueError(f"endpoint {endpoint.name} speaks {endpoint.transport}, not framed TCP: "
                              "use targets.transport.open_session")
+        super().__init__(address, endpoint, transcript, deadline, connect_timeout, tls, server_hostname)
         self.address = address
         self.spec = spec
-        self.endpoint = endpoint
         self.framing = endpoint.framing
         self.max_body = endpoint.max_body
-        self.transcript = transcript
-        self.deadline = deadline
         self._buffer = bytearray()
         self._ended: Reply | None = None
-        self.stream = Stream(address, transcript, connect_timeout, tls, server_hostname)
-        self.conn = self.stream.conn
         self.sock = self.stream.sock  # callers may half-close it (shutdown(SHUT_WR))
 
     # -- sending ------------------------------------------------------------------------------------------
@@ -171,15 +167,3 @@ class Session:
                 reply.frame = last
                 return reply
             last = reply.frame
-
-    def close(self) -> None:
-        try:
-            self.stream.close()
-        finally:
-            self.transcript.add(self.conn, "close", detail="by us")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

@@ -20,9 +20,8 @@ import h2.exceptions
 from protocols.spec import Endpoint, ProtocolSpec
 from reports.transcript import Transcript
 from targets.session import Outcome
-from targets.transport import endpoint_of
 from targets.transport.http import Headers, HttpReply, as_bytes, record_reply, record_request
-from targets.transport.stream import PeerGone, Stream
+from targets.transport.stream import PeerGone, StreamSession
 
 
 @dataclass
@@ -33,16 +32,12 @@ class _Pending:
     reply: HttpReply | None = None  # set when the stream is over
 
 
-class H2Session:
+class H2Session(StreamSession):
     def __init__(self, address: tuple[str, int], endpoint: ProtocolSpec | Endpoint, transcript: Transcript,
                  deadline: float = 2.0, connect_timeout: float = 3.0, tls: ssl.SSLContext | None = None,
                  server_hostname: str | None = None):
-        self.endpoint = endpoint_of(endpoint)
-        self.transcript = transcript
-        self.deadline = deadline
+        super().__init__(address, endpoint, transcript, deadline, connect_timeout, tls, server_hostname)
         self.authority = server_hostname or f"{address[0]}:{address[1]}"
-        self.stream = Stream(address, transcript, connect_timeout, tls, server_hostname)
-        self.conn = self.stream.conn
         self.scheme = "https" if self.stream.tls else "http"
         self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding=None))
         self._streams: dict[int, _Pending] = {}
@@ -195,18 +190,7 @@ class H2Session:
         except OSError as exc:
             self._end_all(Outcome.RESET, f"send failed: {exc}")
 
-    def close(self) -> None:
-        try:
-            if self._ended is None:
-                self.h2.close_connection()
-                self._flush()
-            self.stream.close()
-        finally:
-            self.transcript.add(self.conn, "close", detail="by us")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
+    def _before_close(self) -> None:
+        if self._ended is None:
+            self.h2.close_connection()
+            self._flush()

@@ -15,21 +15,16 @@ import h11
 from protocols.spec import Endpoint, ProtocolSpec
 from reports.transcript import Transcript
 from targets.session import Outcome
-from targets.transport import endpoint_of
 from targets.transport.http import Headers, HttpReply, as_bytes, record_reply, record_request
-from targets.transport.stream import CLOSED, PeerGone, Stream
+from targets.transport.stream import CLOSED, PeerGone, StreamSession
 
 
-class Http1Session:
+class Http1Session(StreamSession):
     def __init__(self, address: tuple[str, int], endpoint: ProtocolSpec | Endpoint, transcript: Transcript,
                  deadline: float = 2.0, connect_timeout: float = 3.0, tls: ssl.SSLContext | None = None,
                  server_hostname: str | None = None):
-        self.endpoint = endpoint_of(endpoint)
-        self.transcript = transcript
-        self.deadline = deadline
+        super().__init__(address, endpoint, transcript, deadline, connect_timeout, tls, server_hostname)
         self.host = server_hostname or f"{address[0]}:{address[1]}"
-        self.stream = Stream(address, transcript, connect_timeout, tls, server_hostname)
-        self.conn = self.stream.conn
         self.h11 = h11.Connection(h11.CLIENT)
         self._ended: HttpReply | None = None  # set once the connection can carry no more requests
 
@@ -120,16 +115,3 @@ class Http1Session:
         self._ended = HttpReply(reply.outcome, detail=reply.detail)
         record_reply(self.transcript, self.conn, reply)
         return reply
-
-    def close(self) -> None:
-        try:
-            self.stream.close()
-        finally:
-            self.transcript.add(self.conn, "close", detail="by us")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-

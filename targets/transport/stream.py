@@ -68,3 +68,35 @@ class Stream:
 
     def close(self) -> None:
         self.sock.close()
+
+
+class StreamSession:
+    """What every session shares: its endpoint, transcript, default deadline and one :class:`Stream`; closing
+    is recorded. Subclasses speak the endpoint's transport over ``self.stream``."""
+
+    def __init__(self, address: tuple[str, int], spec_or_endpoint, transcript: Transcript, deadline: float = 2.0,
+                 connect_timeout: float = 3.0, tls: ssl.SSLContext | None = None,
+                 server_hostname: str | None = None):
+        from targets.transport import endpoint_of
+
+        self.endpoint = endpoint_of(spec_or_endpoint)
+        self.transcript = transcript
+        self.deadline = deadline
+        self.stream = Stream(address, transcript, connect_timeout, tls, server_hostname)
+        self.conn = self.stream.conn
+
+    def _before_close(self) -> None:
+        """A last goodbye in the transport's own terms (e.g. HTTP/2 GOAWAY); nothing by default."""
+
+    def close(self) -> None:
+        try:
+            self._before_close()
+            self.stream.close()
+        finally:
+            self.transcript.add(self.conn, "close", detail="by us")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
