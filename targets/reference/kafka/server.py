@@ -105,6 +105,13 @@ class KafkaPersonality:
                 for partition in topic.partitions:
                     partition.trim(settings.retention_records)
         self.broker = Broker(settings, self.active, coordinator, Producers(), storage)
+        b = self.broker
+        self._plain_handlers = {
+            0: b.produce, 2: b.list_offsets, 8: b.offset_commit, 9: b.offset_fetch, 12: b.heartbeat,
+            13: b.leave_group, 15: b.describe_groups, 16: b.list_groups, 19: b.create_topics, 20: b.delete_topics,
+            22: b.init_producer_id, 24: b.add_partitions_to_txn, 25: b.add_offsets_to_txn, 26: b.end_txn,
+            28: b.txn_offset_commit,
+        }
         self.requests, self.responses = _messages("tagged-fields-misskipped" in self.active)
         self.ranges = {key: (low, high) for key, (_, low, high) in APIS.items()}
         if "advertise-unimplemented" in self.active:
@@ -173,49 +180,20 @@ class KafkaPersonality:
 
     async def _dispatch(self, key: int, version: int, req: dict, client_id: str, host: str, port: int,
                         client_host: str) -> dict | None:
+        handler = self._plain_handlers.get(key)  # most APIs need only the request and its version
+        if handler is not None:
+            return handler(req, version)
         b = self.broker
-        if key == 0:
-            return b.produce(req, version)
         if key == 1:
             return await b.fetch(req, max(version, 4))  # v3 only reaches here under advertise-unimplemented
-        if key == 2:
-            return b.list_offsets(req, version)
-        if key == 3:
-            return b.metadata(req, version, host, port)
-        if key == 8:
-            return b.offset_commit(req, version)
-        if key == 9:
-            return b.offset_fetch(req, version)
-        if key == 10:
-            return b.find_coordinator(req, version, host, port)
+        if key in (3, 10):  # Metadata and FindCoordinator name this listener's own address
+            return (b.metadata if key == 3 else b.find_coordinator)(req, version, host, port)
         if key == 11:
             return await b.join_group(req, version, client_id, client_host)
-        if key == 12:
-            return b.heartbeat(req, version)
-        if key == 13:
-            return b.leave_group(req, version)
         if key == 14:
             return await b.sync_group(req, version)
-        if key == 15:
-            return b.describe_groups(req, version)
-        if key == 16:
-            return b.list_groups(req, version)
         if key == 18:
             return self._api_versions(req, version)
-        if key == 19:
-            return b.create_topics(req, version)
-        if key == 20:
-            return b.delete_topics(req, version)
-        if key == 22:
-            return b.init_producer_id(req, version)
-        if key == 24:
-            return b.add_partitions_to_txn(req, version)
-        if key == 25:
-            return b.add_offsets_to_txn(req, version)
-        if key == 26:
-            return b.end_txn(req, version)
-        if key == 28:
-            return b.txn_offset_commit(req, version)
         raise AssertionError(f"no handler for advertised key {key}")
 
     # ------------------------------------------------------------------------------------------ encoding
