@@ -3,6 +3,8 @@ event stream; does nothing when allure-pytest is not installed)."""
 
 from __future__ import annotations
 
+from reports.events import CaseStarted, VerdictReached
+
 try:
     import allure
 except ImportError:  # pragma: no cover - allure-pytest is a core dependency, but the suite runs without it
@@ -11,8 +13,6 @@ except ImportError:  # pragma: no cover - allure-pytest is a core dependency, bu
 
 class AllureReporter:
     def handle(self, event) -> None:
-        from targets.runner.events import CaseStarted, VerdictReached
-
         if allure is None:
             return
         if isinstance(event, CaseStarted):

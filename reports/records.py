@@ -1,10 +1,12 @@
 """The run directory: run.json, one JSON-lines file of case records per worker, transcripts.
 
 Schema: docs/report-schema.md (``wirecheck.run/1``, ``wirecheck.case/2``, ``wirecheck.transcript/1``).
-The writer is a subscriber of the runner's event stream (targets/runner/events.py).
+The writer is a subscriber of the runner's event stream (reports/events.py).
 """
 
 from __future__ import annotations
+
+from reports.events import RunFinished, VerdictReached
 
 import datetime as dt
 import json
@@ -56,8 +58,6 @@ class RunWriter:
     # -- the event stream
 
     def handle(self, event) -> None:
-        from targets.runner.events import RunFinished, VerdictReached
-
         if isinstance(event, VerdictReached):
             self.write_case(self.case_record(event))
         elif isinstance(event, RunFinished) and event.controller:

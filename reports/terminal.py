@@ -3,6 +3,8 @@ did not fail the run, verdict totals and the per-version matrix (advertised equa
 
 from __future__ import annotations
 
+from reports.events import VerdictReached
+
 MATRIX_MARK = {"OK": "ok", "NON-STRICT": "ns", "UNIMPLEMENTED": "--", "FAILED": "FAIL", "ERROR": "ERR",
                "XFAIL": "xf", "XPASS": "XP", "NOT-RUN": ".."}
 
@@ -12,8 +14,6 @@ class TerminalSummary:
         self.non_strict: list[str] = []
 
     def handle(self, event) -> None:
-        from targets.runner.events import VerdictReached
-
         if isinstance(event, VerdictReached) and event.verdict.value == "NON-STRICT":
             self.non_strict.append(f"{event.case.case_id} ({event.case.nodeid}): {event.message}")
 

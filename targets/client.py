@@ -91,8 +91,7 @@ class StrictClient:
 
     def show(self, frame: bytes) -> str:
         """An answer frame as text for a divergence (the endpoint's describer)."""
-        describer = getattr(self.session, "endpoint", None) or self.session.spec  # the session's endpoint
-        return short(describer.describe(frame))
+        return short(self.session.endpoint.describe(frame))
 
     def close(self) -> None:
         self.session.close()

@@ -22,7 +22,7 @@ from reports.terminal import TerminalSummary
 from reports.transcript import Transcript
 from targets.fuzz import FuzzBudget, register_hypothesis_profiles
 from targets.runner.case import CaseState, Target, survives_clause
-from targets.runner.events import CaseStarted, Exchange, RunFinished, VerdictReached
+from reports.events import CaseStarted, Exchange, RunFinished, VerdictReached
 from targets.runner.run import Run, RunOptions, UsageProblem
 from targets.runner.verdicts import NOT_RUN, apply_baseline, classify, unwrap
 

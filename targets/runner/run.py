@@ -16,7 +16,7 @@ from targets import probe
 from targets.fuzz import FuzzBudget
 from targets.transport import client_context
 from targets.runner.case import CaseState
-from targets.runner.events import EventStream
+from reports.events import EventStream
 
 
 class UsageProblem(HarnessError):
@@ -71,6 +71,8 @@ class Run:
         self.is_controller = run_id is None
         self.run_id = run_id or new_run_id()
         self.events = EventStream()
+        self.writer = None  # reports.records.RunWriter, subscribed by the plugin
+        self.summary = None  # reports.terminal.TerminalSummary, subscribed by the plugin
         self.nonce = secrets.token_hex(3)
         self._counter = itertools.count()
         self._targets: dict[str, TargetInfo] | None = None
