@@ -77,9 +77,12 @@ class ProtocolSpec:
     #: fields of a case's parameters that name the message and its version in records (e.g. "api", "api_version")
     message_param: str = "message"
     version_param: str = "version"
-    #: where the protocol's cases and strategies live (by convention suites.<name> and strategies.<name>)
+    #: where the protocol's cases, strategies and scapy layers live (by convention suites.<name>,
+    #: strategies.<name> and protocols.<name>.layers). The layers module exposes ``message_layers()`` (name ->
+    #: layer class, every message); the strategies module ``layer_examples()`` (name -> strategy of built layers).
     suite: str = ""
     strategies: str = ""
+    layers: str = ""
 
     def __post_init__(self):
         if not self.endpoints:
@@ -89,6 +92,7 @@ class ProtocolSpec:
             raise ValueError(f"{self.name}: duplicate endpoint names {names}")
         object.__setattr__(self, "suite", self.suite or f"suites.{self.name}")
         object.__setattr__(self, "strategies", self.strategies or f"strategies.{self.name}")
+        object.__setattr__(self, "layers", self.layers or f"protocols.{self.name}.layers")
 
     def endpoint(self, name: str | None = None) -> Endpoint:
         """The named endpoint, or the primary (first) one."""

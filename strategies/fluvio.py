@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from protocols import reactions
 from protocols.fields import DecodeError
-from protocols.fluvio import SPEC, hello, messages, records
+from protocols.fluvio import SPEC, errors, hello, messages, records, wire
 from protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
 from protocols.reactions import ANSWER, CLOSE, ERROR, MALFORMED, SILENCE, Observation
 from strategies import operators
@@ -127,6 +127,48 @@ def batches(draw, codecs=tuple(records.CODECS), schema: bool | None = None, wide
 
 def record_sets(max_batches: int = 3, **options):
     return st.lists(batches(**options), min_size=0, max_size=max_batches).map(b"".join)
+
+
+def codec_values(codec, version: int, max_items: int = 3):
+    """Values the codec writes at ``version`` and reads back unchanged (one per codec kind of protocols.fluvio)."""
+    if isinstance(codec, wire.Plain):
+        return st.integers(codec.codec.low, codec.codec.high)
+    if codec is wire.BOOL:
+        return st.booleans()
+    if codec is wire.STRING:
+        return st.text(max_size=24)
+    if codec in (wire.BYTES, errors.RECORD_DATA):
+        return _sized_binary(32)
+    if codec is wire.RECORD_SET:
+        return record_sets(max_batches=2)
+    if codec is errors.ERROR_CODE:
+        return st.sampled_from(sorted(errors.VARIANTS)).flatmap(lambda code: st.fixed_dictionaries(
+            {name: codec_values(inner, version) for name, inner in errors.VARIANTS[code][1]}
+        ).map(lambda payload: errors.ErrorValue(code, payload)))
+    if isinstance(codec, wire.FluvioVec):
+        return st.lists(codec_values(codec.item, version, max(1, max_items - 1)), max_size=max_items)
+    if isinstance(codec, wire.FluvioOption):
+        return st.none() | codec_values(codec.item, version, max_items)
+    if isinstance(codec, wire.StringMap):
+        return st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=max_items)
+    if isinstance(codec, wire.Struct):
+        return st.fixed_dictionaries({fl.name: codec_values(fl.codec, version, max_items)
+                                      for fl in codec.fields if fl.present(version)})
+    if isinstance(codec, wire.Union):
+        return st.one_of([st.tuples(st.just(name), st.none() if inner is None else codec_values(inner, version))
+                          for name, inner in codec.variants.values()])
+    raise TypeError(f"no strategy for codec {codec!r}")
+
+
+def layer_examples() -> dict:
+    """Every message layer (protocols.fluvio.layers.message_layers) -> a strategy of built body layers."""
+    from protocols.fluvio import layers
+
+    def built(cls, codec, version):
+        return codec_values(codec, version).map(lambda value: cls(**value))
+
+    return {cls.__name__: built(cls, (messages.REQUESTS if kind == "request" else messages.RESPONSES)[key], version)
+            for (kind, key, version), cls in layers.LAYERS.items()}
 
 
 @st.composite

@@ -150,6 +150,14 @@ def bodies(api_key: int, version: int, kind: str = "request", **options):
     return value_strategy(codec, **options)
 
 
+def layer_examples() -> dict:
+    """Every message layer (protocols.kafka.layers.message_layers) -> a strategy of built body layers."""
+    from protocols.kafka import layers
+
+    return {cls.__name__: bodies(api_key, version, kind, unknown_tags=True).map(cls.from_value)
+            for api_key, version, kind, cls in layers.body_classes()}
+
+
 @dataclass(frozen=True)
 class Message:
     api_key: int

@@ -23,7 +23,7 @@ from protocols import reactions
 from protocols.reactions import ANSWER, ERROR, MALFORMED, Lazy, Observation
 from protocols.rustlog import PING, SPEC
 from protocols.rustlog.clauses import CATALOGUE, MAX_FRAME, MAX_PARTITIONS, MAX_RECORDS
-from protocols.rustlog.layers import (REQUESTS, U32_MAX, U64_MAX, FrameDecodeError, Kind, decode_frame,
+from protocols.rustlog.layers import (REQUESTS, TOPIC_RE, U32_MAX, U64_MAX, FrameDecodeError, Kind, decode_frame,
                                       encode_frame, encode_payload)
 from strategies import operators
 from strategies.engine import Mutant
@@ -90,6 +90,33 @@ WRONG_VALUES: dict[str, list] = {
     "topic": ["", "a" * 256, "bad topic", "bad/topic", "bad.topic", "caf\u00e9", 0, None, [], {}],
     "b64list": ["SGVsbG8=", [0], ["SGVsbG8"], ["SGVs bG8="], ["SGVsbG8=="], ["S-_y"], [None], {}, None],
 }
+
+
+_INTEGER_MAX = {"u16": 0xFFFF, "u32": U32_MAX, "u64": U64_MAX, "usize": U64_MAX}
+
+
+def kind_values(kind: Kind) -> st.SearchStrategy:
+    """Valid JSON values of a wire kind (what ``Kind.problems`` accepts)."""
+    if kind.nullable:
+        return st.none() | kind_values(Kind(kind.name, items=kind.items, struct=kind.struct))
+    if kind.name in _INTEGER_MAX:
+        return st.integers(0, _INTEGER_MAX[kind.name])
+    simple = {"string": st.text(max_size=24), "topic": st.from_regex(TOPIC_RE, fullmatch=True),
+              "bool": st.booleans(), "b64": st.binary(max_size=24).map(b64),
+              "any-object": st.dictionaries(st.text(max_size=8), st.integers() | st.text(max_size=8), max_size=3)}
+    if kind.name in simple:
+        return simple[kind.name]
+    if kind.name == "list":
+        return st.lists(kind_values(kind.items), max_size=3)
+    return st.fixed_dictionaries({field.name: kind_values(field.kind) for field in kind.struct})
+
+
+def layer_examples() -> dict:
+    """Every message layer (protocols.rustlog.layers.message_layers) -> a strategy of built layers."""
+    from protocols.rustlog import layers
+
+    return {name: st.fixed_dictionaries({field.name: kind_values(field.kind) for field in cls.fields_desc})
+            .map(lambda values, cls=cls: cls(**values)) for name, cls in layers.message_layers().items()}
 
 
 def _kind_key(kind: Kind) -> str:

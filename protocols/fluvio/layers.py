@@ -86,6 +86,11 @@ for (_kind, _key, _version), _layer in LAYERS.items():
 
 
 
+def message_layers() -> dict[str, type[Packet]]:
+    """Every message layer by name (the contract tests round-trip each one)."""
+    return {cls.__name__: cls for cls in LAYERS.values()}
+
+
 @functools.cache
 def response_frame_class(api_key: int, version: int) -> type[Packet]:
     """The frame class of one response: ``i32 size | i32 correlation_id`` then that response's body layer."""

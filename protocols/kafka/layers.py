@@ -207,6 +207,19 @@ def body_class(api_key: int, version: int, kind: str) -> type:
     return _struct_class(codec, True)
 
 
+def body_classes():
+    """(api key, version, kind, body class) for every request and response at every encodable version."""
+    for api_key in messages.api_keys():
+        for version in messages.encodable_versions(api_key):
+            for kind in ("request", "response"):
+                yield api_key, version, kind, body_class(api_key, version, kind)
+
+
+def message_layers() -> dict[str, type]:
+    """Every message layer by name (the contract tests round-trip each one)."""
+    return {cls.__name__: cls for *_, cls in body_classes()}
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Frames
 

@@ -262,6 +262,11 @@ Error = _message("Error", F("code", 400, U16), F("message", "", STRING), F("deta
 ANSWERS = {name: ("Pong" if name == "Ping" else f"{name}Response") for name in REQUESTS}
 
 
+def message_layers() -> dict[str, type[JsonMessage]]:
+    """Every message layer by name (the contract tests round-trip each one)."""
+    return {**REQUESTS, **RESPONSES}
+
+
 def _message_class(payload: bytes) -> type[JsonMessage] | None:
     try:
         obj = json.loads(payload)

@@ -1,9 +1,15 @@
 """The toy protocol's conformance cases (run by tests/unit/test_new_protocol.py with the toy registered)."""
 
 import pytest
+from hypothesis import strategies as st
 
 from reports.model import Divergence
-from tests.toy.spec import PING, PONG
+from tests.toy.spec import PING, PONG, ToyFrame
+
+
+def layer_examples() -> dict:
+    """The toy's strategies live beside its cases: ASCII text of any length its u16 prefix can state."""
+    return {"ToyFrame": st.binary(max_size=64).map(lambda text: ToyFrame(text=text))}
 
 
 @pytest.mark.case("toy.ping.pong", hostile=True)

@@ -6,6 +6,9 @@ plugin, the prober, the reports and the contract tests without any change to sha
 
 from __future__ import annotations
 
+from scapy.fields import FieldLenField, StrLenField
+from scapy.packet import Packet
+
 from protocols.clauses import Catalogue, Clause, Level
 from protocols.framing import Framing
 from protocols.spec import Endpoint, ProtocolSpec
@@ -13,6 +16,20 @@ from protocols.spec import Endpoint, ProtocolSpec
 U16_PREFIX = Framing(header_size=2, length_offset=0, length_format=">H")
 PING = b"\x00\x04PING"
 PONG = b"\x00\x04PONG"
+
+
+
+class ToyFrame(Packet):
+    """The one message layer: u16 length, then ASCII text."""
+
+    name = "Toy frame"
+    fields_desc = [FieldLenField("length", None, length_of="text", fmt="!H"),
+                   StrLenField("text", b"PING", length_from=lambda pkt: pkt.length)]
+
+
+def message_layers() -> dict:
+    return {"ToyFrame": ToyFrame}
+
 
 CATALOGUE = Catalogue("toy", [
     Clause("toy.ping.pong", "A PING frame is answered with a PONG frame.", "tests/toy/spec.py", Level.MUST),
@@ -28,4 +45,5 @@ SPEC = ProtocolSpec(
                         describe=lambda frame: frame[2:].decode("ascii", "replace")),),
     suite="tests.toy.cases",
     strategies="tests.toy.cases",
+    layers="tests.toy.spec",
 )

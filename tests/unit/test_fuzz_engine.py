@@ -1,10 +1,9 @@
 """The bulk fuzz engine against a toy protocol served from a thread: pipelining, reconnecting only on a close,
-bisection to the culprit, seed reproducibility; and, for every registered protocol's adapter, that every operator
-gives a sendable frame and every mutant a reaction."""
+bisection to the culprit, seed reproducibility; and that the span operators apply to traced frames. (That every
+registered protocol's mutants are sendable and carry a reaction is a contract test: tests/contract/test_mutants.py.)"""
 
 from __future__ import annotations
 
-import importlib
 import random
 import socket
 import struct
@@ -16,7 +15,7 @@ from protocols import reactions
 from protocols.clauses import Catalogue, Clause, Level
 from protocols.framing import U32_PREFIX
 from protocols.reactions import ANSWER, ERROR, Observation
-from protocols.registry import Endpoint, ProtocolSpec, all_specs
+from protocols.registry import Endpoint, ProtocolSpec
 from reports.transcript import Transcript
 from strategies import engine, operators
 from strategies.engine import Mutant, bisect, plan_batches
@@ -187,43 +186,6 @@ def test_plan_batches_and_bisect_are_pure():
     except StopIteration as done:
         suspects, failure = done.value
     assert suspects == [batch[5]] and failure == "fails" and len(probes) <= 6
-
-
-# -- every registered protocol's adapter ------------------------------------------------------------------------
-
-
-def adapters():
-    """(name, adapter) for every registered protocol (found by name, like the bench), built without a target."""
-    return [(name, importlib.import_module(f"strategies.{name}").offline_adapter()) for name in sorted(all_specs())]
-
-
-@pytest.mark.parametrize("name,adapter", adapters(), ids=lambda v: v if isinstance(v, str) else "")
-def test_every_mutant_is_sendable_and_has_a_reaction(name, adapter):
-    mutants = adapter.mutants(random.Random(1))
-    seen = set()
-    for index in range(1500):
-        mutant = next(mutants)
-        assert isinstance(mutant.frame, bytes) and mutant.frame, mutant
-        assert operators.get(mutant.operator).name == mutant.family
-        reaction = mutant.reaction
-        assert isinstance(reaction, reactions.Reaction) and reaction.clause in adapter.catalogue
-        for kind in ("answer", "error", "code", "close", "silence", "malformed", "keepalive"):
-            assert reaction.clause_for(kind) in adapter.catalogue
-        if reaction.prefer is not None:  # a permitted but not preferred outcome may only be NON-STRICT
-            for outcome in reaction.outcomes - reaction.prefer:
-                assert adapter.catalogue[reaction.clause_for(outcome)].level is Level.SHOULD, (mutant.label(), outcome)
-        seen.add(mutant.family)
-    assert len(seen) >= 8, seen
-    assert adapter.seeds() and all(isinstance(f, bytes) for f in adapter.seeds())
-    assert adapter.is_keepalive_answer(b"\x00\x00\x00\x00") is False
-
-
-@pytest.mark.parametrize("name,adapter", adapters(), ids=lambda v: v if isinstance(v, str) else "")
-def test_the_same_seed_gives_the_same_mutants(name, adapter):
-    first = [m.frame for m, _ in zip(adapter.mutants(random.Random(7)), range(300))]
-    again = [m.frame for m, _ in zip(adapter.mutants(random.Random(7)), range(300))]
-    other = [m.frame for m, _ in zip(adapter.mutants(random.Random(8)), range(300))]
-    assert first == again and first != other
 
 
 def test_every_span_operator_gives_bytes_on_a_traced_frame():
