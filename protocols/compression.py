@@ -72,21 +72,27 @@ def _snappy_raw(block: bytes, limit: int) -> bytes:
         raise CompressionError(f"snappy: {exc}") from None
 
 
+def _bounded(name: str, run, decompressor, limit: int, errors) -> bytes:
+    """One streaming decompressor call asked for at most ``limit`` + 1 bytes: more is over the limit, and a
+    decompressor that has not reached the end of its stream saw truncated input."""
+    try:
+        out = run()
+    except errors as exc:
+        raise CompressionError(f"{name}: {exc}") from None
+    if len(out) > limit:
+        raise CompressionError(f"{name} output over the limit {limit}")
+    if not decompressor.eof:
+        raise CompressionError(f"{name}: truncated stream")
+    return out
+
+
 def decompress(codec: int, data: bytes, limit: int = DEFAULT_LIMIT) -> bytes:
     data = bytes(data)
     if codec == NONE:
         return data
     if codec == GZIP:
         decompressor = zlib.decompressobj(47)  # 32+15: gzip or zlib header, auto-detected
-        try:
-            out = decompressor.decompress(data, limit + 1)
-        except zlib.error as exc:
-            raise CompressionError(f"gzip: {exc}") from None
-        if len(out) > limit:
-            raise CompressionError(f"gzip output over the limit {limit}")
-        if not decompressor.eof:
-            raise CompressionError("gzip: truncated stream")
-        return out
+        return _bounded("gzip", lambda: decompressor.decompress(data, limit + 1), decompressor, limit, zlib.error)
     if codec == SNAPPY:
         if not data.startswith(XERIAL_MAGIC):
             return _snappy_raw(data, limit)
@@ -104,15 +110,8 @@ def decompress(codec: int, data: bytes, limit: int = DEFAULT_LIMIT) -> bytes:
         return bytes(out)
     if codec == LZ4:
         decompressor = lz4.frame.LZ4FrameDecompressor()
-        try:
-            out = decompressor.decompress(data, max_length=limit + 1)
-        except RuntimeError as exc:
-            raise CompressionError(f"lz4: {exc}") from None
-        if len(out) > limit:
-            raise CompressionError(f"lz4 output over the limit {limit}")
-        if not decompressor.eof:
-            raise CompressionError("lz4: truncated frame")
-        return out
+        return _bounded("lz4", lambda: decompressor.decompress(data, max_length=limit + 1), decompressor, limit,
+                        RuntimeError)
     if codec == ZSTD:
         try:
             reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True)

@@ -71,7 +71,9 @@ class ProtocolSpec:
     name: str
     catalogue: Catalogue
     endpoints: tuple[Endpoint, ...]
-    #: reference-broker fault (namespaced "<protocol>.<fault>") -> the clause the suite reports it under
+    #: reference-broker fault (namespaced "<protocol>.<fault>", the name --fault and --reference-fault take) -> the
+    #: clause the suite reports FAILED when the broker runs with it; tests/quality checks that the broker's list
+    #: and this one agree and that the suite catches each fault under this clause
     faults: Mapping[str, str] = field(default_factory=dict)
     capture: CaptureSupport | None = None
     #: fields of a case's parameters that name the message and its version in records (e.g. "api", "api_version")

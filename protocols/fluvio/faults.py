@@ -1,9 +1,5 @@
-"""What the Fluvio suite must report when the reference broker runs with each of its faults.
-
-Namespaced fault name (``--fault``, ``--reference-fault``) -> the clause the suite reports FAILED. The faults
-themselves are the broker's (targets/reference/fluvio/faults.py); tests/quality checks that both lists agree
-and that the suite catches each fault naming this clause.
-"""
+"""The reference broker's Fluvio faults (targets/reference/fluvio/faults.py) and the clause the suite must report
+each under (see ``ProtocolSpec.faults``)."""
 
 FAULTS: dict[str, str] = {
     "fluvio.apiversions-overadvertise": "fluvio.versions.every-version",

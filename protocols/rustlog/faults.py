@@ -1,9 +1,5 @@
-"""What the RustLog suite must report when the reference broker runs with each of its faults.
-
-Namespaced fault name (``--fault``, ``--reference-fault``) -> the clause the suite reports FAILED. The faults
-themselves are the broker's (targets/reference/rustlog/faults.py); tests/quality checks that both lists agree
-and that the suite catches each fault naming this clause.
-"""
+"""The reference broker's RustLog faults (targets/reference/rustlog/faults.py) and the clause the suite must report
+each under (see ``ProtocolSpec.faults``)."""
 
 FAULTS: dict[str, str] = {
     "rustlog.batch-not-atomic": "rustlog.produce.batch-atomic",
