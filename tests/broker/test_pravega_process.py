@@ -85,3 +85,25 @@ def test_auth_cases_pass_against_a_broker_requiring_a_token(tmp_path):
         broker.stop()
     assert run.returncode == 0, run.output
     assert set(run.by_verdict()) == {"OK"}, run.by_verdict()
+
+
+def test_a_parked_read_outlives_the_idle_timeout(tmp_path):
+    broker = launch(["pravega"], extra_args=["--idle-timeout", "0.5"], workdir=tmp_path / "broker")
+    try:
+        reader, writer = Client(broker.address("pravega")), Client(broker.address("pravega"))
+        writer.call("CreateSegment", request_id=1, segment="s/idle/0", target_rate=0, scale_type=0,
+                    delegation_token="")
+        reader.sock.sendall(cmd.encode("ReadSegment", segment="s/idle/0", offset=0, suggested_length=100,
+                                       delegation_token="", request_id=2))
+        import time
+
+        time.sleep(1.5)  # three idle timeouts: the writer's idle connection is gone, the reader's is not
+        writer, w = Client(broker.address("pravega")), uuid.uuid4()
+        writer.call("SetupAppend", request_id=3, writer_id=w, segment="s/idle/0", delegation_token="")
+        writer.call("AppendBlockEnd", writer_id=w, size_of_whole_events=13, data=cmd.event(b"hello"), num_events=1,
+                    last_event_number=1, request_id=4)
+        header = reader._read(8)
+        answer = cmd.decode(header + reader._read(struct.unpack(">ii", header)[1]))
+        assert (answer.name, answer["request_id"], answer["data"]) == ("SegmentRead", 2, cmd.event(b"hello"))
+    finally:
+        broker.stop()

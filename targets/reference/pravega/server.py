@@ -22,7 +22,8 @@ unsealed source first. D3 a missing table key read with ReadTable comes back wit
 value. D4 table iteration orders keys by their bytes; the continuation token is the last key returned. D5
 ReadTableEntriesDelta returns entries whose version is at or after ``fromPosition``, in version order, and
 ``lastPosition`` is the table length after the last one returned. D6 table operations on a stream segment, and
-stream reads or appends on a table segment, answer OperationUnsupported.
+stream reads or appends on a table segment, answer OperationUnsupported. D7 the idle timeout
+(``--idle-timeout``) does not end a connection while one of its reads is parked.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import asyncio
 import logging
 import struct
 
-from targets.reference.core import BrokerConfig, Connection
+from targets.reference.core import BrokerConfig, Connection, FrameTimeout, IdleTimeout
 from targets.reference.framed import BadLength, FrameShape, serve_frames
 from targets.reference.pravega.faults import FAULTS
 from targets.reference.pravega.options import PravegaOptions
@@ -155,7 +156,15 @@ class PravegaPersonality:
             return False
 
         try:
-            await serve_frames(conn, self.shape, handle)
+            while True:
+                try:
+                    await serve_frames(conn, self.shape, handle)
+                    return
+                except IdleTimeout as exc:
+                    # D7: a connection whose reads are parked at a tail is waiting, not idle (upstream has no idle
+                    # timeout at all); a frame left half-sent still ends it.
+                    if isinstance(exc, FrameTimeout) or not state.parked:
+                        raise
         finally:
             for task in state.parked:
                 task.cancel()
