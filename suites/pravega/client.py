@@ -18,7 +18,6 @@ import uuid
 from protocols.fields import DecodeError
 from protocols.pravega import commands as cmd
 from protocols.pravega.clauses import CATALOGUE
-from reports.model import Divergence
 from targets.client import StrictClient, short
 from targets.session import Reply
 
@@ -75,7 +74,7 @@ class Pravega(StrictClient):
         answer = decoded or self.receive(clause_id, deadline, " or ".join(names))
         if rid is not None and answer.get("request_id") is not None and answer["request_id"] != rid:
             raise self.diverge("pravega.request-id.echo", f"requestId {rid} in the {answer.name}",
-                               f"requestId {answer['request_id']}: {cmd.describe(cmd.encode(answer.code, answer.fields))}")
+                               f"requestId {answer['request_id']}: {self._text(answer)}")
         if answer.name not in names:
             raise self.diverge(clause_id, " or ".join(names), short(self._text(answer)))
         return answer

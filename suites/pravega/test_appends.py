@@ -129,7 +129,7 @@ def test_malformed_event_bytes_are_stored_verbatim(target):
         raise client.diverge("pravega.append.stored-verbatim", junk.hex(), client.read_all(name).hex())
 
 
-# -- block shapes -----------------------------------------------------------------------------------------------------
+# -- block shapes ---------------------------------------------------------------------------------------------------
 
 
 @case("pravega.append.ack")
@@ -200,7 +200,7 @@ def test_block_rule_violation_closes(target, violation):
     client.closes("pravega.append.block-rules")
 
 
-# -- event numbers ------------------------------------------------------------------------------------------------------
+# -- event numbers --------------------------------------------------------------------------------------------------
 
 
 @case("pravega.append.event-number-lower", hostile=True)
@@ -261,7 +261,7 @@ def test_writer_moved_by_another_connection(target):
     client.closes("pravega.append.invalid-event-number")
 
 
-# -- sealed -------------------------------------------------------------------------------------------------------------
+# -- sealed ---------------------------------------------------------------------------------------------------------
 
 
 @case("pravega.append.sealed")
@@ -295,7 +295,7 @@ def test_setup_on_sealed_segment_still_answers(target):
     client.setup_append(name, uuid.uuid4())
 
 
-# -- conditional ------------------------------------------------------------------------------------------------------------
+# -- conditional ----------------------------------------------------------------------------------------------------
 
 
 @case("pravega.append.conditional")

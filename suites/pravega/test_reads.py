@@ -1,8 +1,6 @@
 """ReadSegment: in range, suggested lengths, long polls at the tail, sealed and truncated segments
 (notes §7.4)."""
 
-import threading
-import time
 import uuid
 
 import pytest

@@ -168,7 +168,7 @@ def test_locate_offset(target, wanted):
         raise client.diverge("pravega.segment.locate-offset", "an offset in 0..16", client._text(answer))
 
 
-# -- attributes ----------------------------------------------------------------------------------------------------------
+# -- attributes -----------------------------------------------------------------------------------------------------
 
 
 @case("pravega.attribute.unset")

@@ -33,7 +33,7 @@ import logging
 import struct
 
 from targets.reference.core import BrokerConfig, Connection, FrameTimeout, IdleTimeout
-from targets.reference.framed import BadLength, FrameShape, serve_frames
+from targets.reference.framed import FrameShape, serve_frames
 from targets.reference.pravega.faults import FAULTS
 from targets.reference.pravega.options import PravegaOptions
 from targets.reference.pravega.store import NOT_EXISTS, NULL_VALUE, Segment, Store, StoreFull, wait_for_change
@@ -202,10 +202,6 @@ class PravegaPersonality:
 
     def _simple(self, code: int, rid: int, name: str) -> bytes:
         return self._w().i64(rid).utf(name).frame(code)
-
-    def _segment(self, name: str, table: bool = False) -> Segment | None:
-        segment = self.store.segments.get(name)
-        return segment
 
     def _lookup(self, rid: int, name: str, table: bool, operation: str) -> Segment | bytes:
         """The segment, or the error reply: NoSuchSegment, or OperationUnsupported for the wrong kind (D6)."""
@@ -706,7 +702,8 @@ class PravegaPersonality:
             page.append(key)
         return rid, name, table, page
 
-    def _continuation(self, page: list[bytes], r_token: bytes = b"") -> bytes:
+    @staticmethod
+    def _continuation(page: list[bytes]) -> bytes:
         return b"\x01" + page[-1] if page else b""  # D4: a marker byte, then the last key returned
 
     def _read_keys(self, state, r: Reader):
