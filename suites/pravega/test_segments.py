@@ -204,3 +204,17 @@ def test_writer_attribute_is_the_event_number(target):
     client.append(writer, [b"x"], 12)
     if client.get_attribute(name, writer) != 12:
         raise client.diverge("pravega.attribute.cas", "the writer's attribute holds event number 12", "another")
+
+
+@case("pravega.segment.merge")
+def test_merge_into_itself_is_refused(target):
+    client, name = new_segment(target, data=[b"x"])
+    client.seal(name)
+    rid = client.send("MergeSegments", target=name, source=name)
+    reply = client.session.recv()
+    if not reply.ended:
+        client.expect("pravega.segment.merge", rid, ("ErrorMessage", "SegmentIsSealed", "OperationUnsupported"),
+                      decoded=client.decode(reply, "pravega.segment.merge"))
+    check = Pravega(target)
+    if check.read_all(name, clause_id="pravega.segment.merge") != cmd.event(b"x"):
+        raise check.diverge("pravega.segment.merge", "the segment unchanged", "other bytes")

@@ -200,6 +200,10 @@ class PravegaPersonality:
     def _unsupported(self, rid: int, operation: str) -> bytes:
         return self._w().i64(rid).utf(operation).utf("").frame(OPERATION_UNSUPPORTED)
 
+    def _illegal(self, rid: int, name: str, message: str) -> bytes:
+        """ErrorMessage with ILLEGAL_ARGUMENT (0), what an IllegalArgumentException becomes (PRP:1218-1222)."""
+        return self._w().i64(rid).utf(name).utf(message).i32(0).frame(ERROR_MESSAGE)
+
     def _simple(self, code: int, rid: int, name: str) -> bytes:
         return self._w().i64(rid).utf(name).frame(code)
 
@@ -382,8 +386,7 @@ class PravegaPersonality:
         if segment.sealed and offset == segment.length:
             return self._segment_read(name, offset, False, True, b"", rid)
         if segment.sealed or offset < 0:  # D1
-            return self._w().i64(rid).utf(name).utf(f"offset {offset} is outside the segment (length "
-                                                    f"{segment.length})").i32(0).frame(ERROR_MESSAGE)
+            return self._illegal(rid, name, f"offset {offset} is outside the segment (length {segment.length})")
         return None
 
     def _segment_read(self, name, offset, at_tail, end, data, rid) -> bytes:
@@ -498,6 +501,8 @@ class PravegaPersonality:
         source = self._lookup(rid, source_name, False, "mergeSegments")
         if isinstance(source, bytes):
             return source
+        if source is target:
+            return self._illegal(rid, target_name, "a segment cannot be merged into itself")
         if target.sealed:
             return self._w().i64(rid).utf(target_name).utf("").i64(-1).frame(IS_SEALED)
         for attribute, kind, new, old in updates:  # 4 ReplaceIfEquals must match; 1 Replace always applies
@@ -524,6 +529,8 @@ class PravegaPersonality:
             source = self._lookup(rid, name, False, "mergeSegmentsBatch")
             if isinstance(source, bytes):
                 return source
+            if source is target or source in found:
+                return self._illegal(rid, name, "a segment cannot be merged into itself or twice")
             found.append(source)
         w = self._w().i64(rid).utf(target_name).i32(len(found))
         for source in found:
