@@ -1,7 +1,7 @@
 """The controller's link to the segment store: the segment-lifecycle wire commands, over loopback TCP.
 
 The controller is a client of the segment store, as in Pravega: it creates a stream's segments with CreateSegment,
-seals them with SealSegment, truncates and deletes them, and reads a segment's length with GetStreamSegmentInfo.
+seals them with SealSegment, truncates and deletes them.
 Speaking the wire protocol (rather than calling the store's objects) keeps the two halves independent and lets the
 controller front any segment store. Layouts: type:i32, length:i32, payload; strings are a u16 length and
 (modified) UTF-8 bytes, which for the ASCII names the controller produces is plain UTF-8.
@@ -18,7 +18,6 @@ CREATE_SEGMENT, SEGMENT_CREATED = 20, 21
 SEAL_SEGMENT, SEGMENT_SEALED = 28, 29
 DELETE_SEGMENT, SEGMENT_DELETED = 30, 31
 TRUNCATE_SEGMENT, SEGMENT_TRUNCATED = 38, 39
-GET_STREAM_SEGMENT_INFO, STREAM_SEGMENT_INFO = 11, 12
 SEGMENT_IS_SEALED, SEGMENT_ALREADY_EXISTS, NO_SUCH_SEGMENT = 51, 52, 53
 KEEP_ALIVE = 100
 # The answers that count as done for an idempotent lifecycle step (e.g. sealing a segment already sealed).
@@ -27,7 +26,6 @@ ACCEPTED = {
     SEAL_SEGMENT: {SEGMENT_SEALED, SEGMENT_IS_SEALED},
     DELETE_SEGMENT: {SEGMENT_DELETED, NO_SUCH_SEGMENT},
     TRUNCATE_SEGMENT: {SEGMENT_TRUNCATED},
-    GET_STREAM_SEGMENT_INFO: {STREAM_SEGMENT_INFO},
 }
 MAX_REPLY = 1 << 20  # the controller's replies are tiny; anything longer is a broken store
 TIMEOUT = 10.0
@@ -42,7 +40,6 @@ class SegmentStore(Protocol):
     async def seal_segment(self, name: str) -> None: ...
     async def truncate_segment(self, name: str, offset: int) -> None: ...
     async def delete_segment(self, name: str) -> None: ...
-    async def segment_length(self, name: str) -> int: ...
 
 
 def _string(text: str) -> bytes:
@@ -74,13 +71,6 @@ class WireSegmentStore:
 
     async def delete_segment(self, name: str) -> None:
         await self._call(DELETE_SEGMENT, lambda rid: struct.pack(">q", rid) + _string(name) + _string(""))
-
-    async def segment_length(self, name: str) -> int:
-        payload = await self._call(GET_STREAM_SEGMENT_INFO,
-                                   lambda rid: struct.pack(">q", rid) + _string(name) + _string(""))
-        # requestId, name, exists, sealed, deleted, lastModified, writeOffset, ...
-        (name_len,) = struct.unpack_from(">H", payload, 8)
-        return struct.unpack_from(">q", payload, 10 + name_len + 3 + 8)[0]
 
     async def _call(self, command: int, build) -> bytes:
         async with self._lock:
