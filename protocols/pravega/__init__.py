@@ -1,0 +1,48 @@
+"""Pravega segment store wire protocol (wire version 17, oldest compatible 5): every wire command as a struct
+codec and as scapy layers, the clause catalogue, the reference broker's faults and capture checks.
+
+Modules: ``mutf8`` (Java modified UTF-8), ``commands`` (the command table and the hot-path codec), ``layers``
+(scapy packets for humans), ``clauses``, ``faults``, ``capture``.
+"""
+
+from __future__ import annotations
+
+from protocols.fields import DecodeError
+from protocols.framing import Framing
+from protocols.pravega import commands, layers
+from protocols.pravega.clauses import CATALOGUE
+from protocols.pravega.faults import FAULTS
+from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
+
+DEFAULT_PORT = 12345  # service.listener.port (ServiceConfig.java:47)
+#: ``i32 type | i32 length`` then the payload (notes §1)
+TYPE_LENGTH = Framing(header_size=8, length_offset=4, length_format=">i")
+HELLO = commands.encode("Hello", high_version=commands.WIRE_VERSION, low_version=commands.OLDEST_COMPATIBLE_VERSION)
+
+
+def hello() -> bytes:
+    """Hello(17, 5), what the Java client sends first on every connection."""
+    return HELLO
+
+
+def is_hello_answer(frame: bytes) -> bool:
+    try:
+        decoded = commands.decode(frame)
+    except DecodeError:
+        return False
+    return (decoded.name == "Hello" and decoded["low_version"] <= decoded["high_version"]
+            and decoded["low_version"] <= commands.WIRE_VERSION
+            and decoded["high_version"] >= commands.OLDEST_COMPATIBLE_VERSION)
+
+
+SPEC = ProtocolSpec(
+    name="pravega",
+    catalogue=CATALOGUE,
+    endpoints=(Endpoint("segmentstore", default_port=DEFAULT_PORT, framing=TYPE_LENGTH,
+                        max_body=commands.MAX_REPLY_PAYLOAD, hello=hello, is_hello_answer=is_hello_answer,
+                        describe=commands.describe, dissect=layers.dissect),),
+    message_param="command",
+    version_param="version",
+    capture=CaptureSupport("protocols.pravega.capture", unframeable_clause="pravega.framing.reply"),
+    faults=FAULTS,
+)

@@ -1,0 +1,327 @@
+"""Pravega segment-store clause catalogue (wire version 17, oldest compatible 5).
+
+Sources: the byte-level research notes (specs/pravega.md, cited "notes §N"; "A<n>" is ambiguity n of §11) which
+cite upstream files by abbreviation (WC WireCommands.java, CD CommandDecoder, AD AppendDecoder, AP
+AppendProcessor, PRP PravegaRequestProcessor, SCIH ServerConnectionInboundHandler, SSRI StreamSegmentReadIndex,
+WS WriterState); the published wire-protocol page (the seed, "DOC"). Where DOC and the code disagree the code is
+the wire truth and the clause says so in ``decision``: VARLONG (A1: every long is a fixed 8-byte writeLong),
+strings (A2: modified UTF-8), the frame limit (A3), AppendBlock without a requestId (A4), Event never a
+top-level frame (A5), DataAppended's fifth field (A6), exactly one SegmentRead per ReadSegment (A8). Where the
+code's path is implementation-defined (a read beyond a sealed end, an equal event number), the clause is SHOULD
+or lists every outcome the code can take.
+"""
+
+from protocols.clauses import Catalogue, Clause, Level
+from protocols.pravega.commands import MAX_PAYLOAD
+
+MUST, SHOULD = Level.MUST, Level.SHOULD
+
+_C = [
+    # -- framing ---------------------------------------------------------------------------------------------
+    Clause("pravega.framing.reply",
+           "Every reply is an i32 type, an i32 length and exactly that many payload bytes, and decodes as the "
+           "command its type names (fixed-width longs, modified UTF-8 strings).",
+           "notes §1, §2, §4; WC writeFields/readFrom",
+           decision="A1: DOC lists VARLONG; no command uses a varint, every long is an 8-byte writeLong. We "
+                    "decode fixed-width longs only."),
+    Clause("pravega.framing.unknown-type",
+           "A frame whose type is no wire command (unassigned or retired codes, e.g. 6, 54, 72, 73) closes the "
+           "connection without a reply.",
+           "notes §1 Type lookup, §3, §8; CD:77-84, SCIH:74-77"),
+    Clause("pravega.framing.not-a-request",
+           "A reply-only command, a top-level Event (0) or PartialEvent (-2), or an admin-port command sent to the "
+           "segment store's port closes the connection without a reply.",
+           "notes §4.1, §8; WCT:41 (Event has no reader), SCIH:51 (ClassCastException), WC:801",
+           decision="A5: DOC lists Event as a request; in the code it exists only inside append blocks."),
+    Clause("pravega.framing.oversize",
+           f"A length above {MAX_PAYLOAD:,} (header plus payload above 0xFFFFFF), or a negative one (read unsigned), "
+           "closes the connection without reading the payload.",
+           "notes §1 Server frame limit, §9; PCL:176-183 LengthFieldBasedFrameDecoder(0xFFFFFF, 4, 4)",
+           decision="A3: DOC says 'less than 2^24'; the server counts the 8-byte header in the limit."),
+    Clause("pravega.framing.max-payload",
+           f"A frame whose payload is exactly {MAX_PAYLOAD:,} bytes is accepted.",
+           "notes §1, §9, A3; PCL:180"),
+    Clause("pravega.framing.truncated",
+           "A payload shorter than its command's required fields (a length or count running past it included) "
+           "closes the connection without a reply.",
+           "notes §1 Short payload, §8; SCIH:74-77"),
+    Clause("pravega.framing.trailing-bytes",
+           "Bytes after the last field a reader knows, inside the frame's length, are skipped: the command is "
+           "answered as if they were absent.",
+           "notes §0, §1 Surplus payload; CD:58-62; CommandDecoderTest.testUnknownFields"),
+    Clause("pravega.framing.optional-fields",
+           "Optional trailing fields (an older version's shape) may be absent and take their defaults: "
+           "ReadSegment without requestId, CreateSegment without rolloverSizeBytes, MergeSegments without its "
+           "attribute list.",
+           "notes §1 Optional trailing fields, §4; WC readFrom available() tests"),
+    Clause("pravega.framing.partial",
+           "A frame arriving in several TCP segments (the header split too) is processed once complete, and not "
+           "before.",
+           "notes §1 (LengthFieldBasedFrameDecoder buffers until length + 8 bytes)"),
+    Clause("pravega.framing.pipelined",
+           "Many frames in one write are each processed; replies to different requests may come in any order "
+           "but each carries its own requestId.",
+           "notes §7.1 (the server is asynchronous; acks for one writer are in order)"),
+    Clause("pravega.framing.padding",
+           "A top-level Padding frame is accepted and not answered.",
+           "notes §5.3 rule 7; AD:113-115"),
+    Clause("pravega.strings.modified-utf8",
+           "Strings are Java modified UTF-8 with a u16 byte count: U+0000 travels as C0 80 and a character "
+           "outside the BMP as two 3-byte surrogates, in requests and replies alike.",
+           "notes §2 str; JDK DataOutput.writeUTF",
+           decision="A2: DOC says UTF-8; the code uses writeUTF/readUTF (modified UTF-8)."),
+    Clause("pravega.strings.invalid",
+           "A string holding a 4-byte UTF-8 sequence or a stray continuation byte closes the connection without "
+           "a reply (readUTF throws).",
+           "notes §2 (readUTF rejects F0-F7 and 10xxxxxx leads), §8"),
+    # -- handshake ----------------------------------------------------------------------------------------------
+    Clause("pravega.hello.reply",
+           "Hello is answered with a Hello carrying the server's own version range.",
+           "notes §6; AP:157-164"),
+    Clause("pravega.hello.versions",
+           "The server's Hello has lowVersion <= highVersion and highVersion >= 5, the oldest version the "
+           "current clients speak.",
+           "notes §6, §9 (WIRE_VERSION 17, OLDEST_COMPATIBLE_VERSION 5)"),
+    Clause("pravega.hello.incompatible",
+           "A Hello whose range does not meet the server's (client low above the server's high, or client high "
+           "below the server's low) is answered with the server's Hello, then the connection closes.",
+           "notes §6; AP:157-164, SCIH close() flushes first"),
+    Clause("pravega.hello.not-required",
+           "Commands are served without a prior Hello (there is no negotiated state).",
+           "notes §6 (the server never requires Hello)"),
+    Clause("pravega.keepalive.echo",
+           "KeepAlive is answered with KeepAlive, the connection staying open.",
+           "notes §4.1, §6; AP:167-170"),
+    Clause("pravega.request-id.echo",
+           "Every reply to a request carrying a requestId carries the same requestId, error replies included.",
+           "notes §7.1; PRP, AP"),
+    # -- appends ------------------------------------------------------------------------------------------------
+    Clause("pravega.append.setup",
+           "SetupAppend on an existing segment is answered with AppendSetup(requestId, segment, writerId, "
+           "lastEventNumber), Long.MIN_VALUE for a writer the segment has never seen.",
+           "notes §4.2, §7.2; AP:179-233; APTest testEventNumbers",
+           decision="A7: DOC calls it the stream's last event number; it is this writer's last event number on "
+                    "this segment."),
+    Clause("pravega.append.setup-no-segment",
+           "SetupAppend on a missing segment is answered with NoSuchSegment, the connection staying open.",
+           "notes §7.2; AP handleException"),
+    Clause("pravega.append.without-setup",
+           "An AppendBlock, AppendBlockEnd, ConditionalAppend or ConditionalBlockEnd for a writerId without a "
+           "SetupAppend on this connection closes the connection without a reply.",
+           "notes §5.3 rule 2, §8; AD:242-248; AEDTest testAppendWithoutSetup"),
+    Clause("pravega.append.ack",
+           "An append is acknowledged with DataAppended(writerId, eventNumber = the block's lastEventNumber, "
+           "previousEventNumber, requestId of the AppendBlockEnd, currentSegmentWriteOffset).",
+           "notes §0, §4.2, §7.2; AP:358-410",
+           decision="A6: DOC lists four fields; the code writes currentSegmentWriteOffset as a fifth."),
+    Clause("pravega.append.ack-previous",
+           "A DataAppended's previousEventNumber is the previous ack's eventNumber, and for the first ack after "
+           "SetupAppend the AppendSetup's lastEventNumber: acks strictly increase.",
+           "notes §7.2 Ack invariants; WS:191-197; SegmentOutputStreamImpl:493-502"),
+    Clause("pravega.append.write-offset",
+           "DataAppended.currentSegmentWriteOffset is the segment's length after the append.",
+           "notes §7.2; SegmentApi.java:49-52; APTest"),
+    Clause("pravega.append.stored-verbatim",
+           "Appended block bytes (whole Event frames, headers included) are stored verbatim and read back as "
+           "they were sent.",
+           "notes §5.1; AD, EventSegmentReaderImpl:108-117"),
+    Clause("pravega.append.partial-event",
+           "An event split between an AppendBlock (PartialEvent trailer) and its AppendBlockEnd's data is stored "
+           "whole: block[0:sizeOfWholeEvents] ++ partial ++ blockEnd.data.",
+           "notes §5.2 (B2), §5.3 rule 4; AD:215-241; AEDTest testAppendSpanningBlockBound",
+           decision="A4: DOC gives AppendBlock a requestId and no trailer; the code has neither requestId nor "
+                    "an untrailed open block."),
+    Clause("pravega.append.padding",
+           "A block ended by a Padding trailer stores only its whole events.",
+           "notes §5.2 (B1), §5.3 rule 4; CE:396-408"),
+    Clause("pravega.append.standalone-block-end",
+           "An AppendBlockEnd without a preceding AppendBlock appends its own data (the Rust client's only "
+           "shape), whatever sizeOfWholeEvents says.",
+           "notes §5.2 (C); AD:191-193"),
+    Clause("pravega.append.block-rules",
+           "numEvents <= 0, a writerId other than the open block's, sizeOfWholeEvents outside 0..block length, "
+           "or a second AppendBlock before the AppendBlockEnd close the connection without an ack.",
+           "notes §5.3 rules 1, 3; AD:106-110, 167-188; AEDTest testAppendDecoderInvalidAppendBlockEnd*"),
+    Clause("pravega.append.event-number-lower",
+           "An append whose event number is lower than the last one stored for the writer closes the connection "
+           "without an ack.",
+           "notes §7.2 (WS:125 'Event was already appended'), §8; AD:170-176"),
+    Clause("pravega.append.event-number-equal",
+           "An append whose event number equals the writer's last is not acknowledged again.",
+           "notes §7.2 Equal event number, A24 (AP:366-367)", SHOULD,
+           decision="Derived from the code (no upstream test): the data is appended and no DataAppended sent. "
+                    "Closing the connection instead is NON-STRICT; a second ack for the same number is "
+                    "always wrong (the client requires strictly increasing acks)."),
+    Clause("pravega.append.resetup",
+           "A new SetupAppend for a writer (e.g. after a reconnect) returns the event number of its last "
+           "acknowledged append, so the writer resends only later events.",
+           "notes §7.2 Client numbering; SegmentOutputStreamImpl:432-460"),
+    Clause("pravega.append.invalid-event-number",
+           "When another connection moved the writer's event number after this connection's SetupAppend, the "
+           "append is answered with InvalidEventNumber(writerId, requestId, eventNumber) and the connection "
+           "closes.",
+           "notes §7.2 InvalidEventNumber, §7.6; AP:479-482; APTest testBadAttributeException"),
+    Clause("pravega.append.sealed",
+           "An append to a sealed segment is answered with SegmentIsSealed (offset carrying the event number) "
+           "and nothing is appended; a later append for that writer on the same connection closes it.",
+           "notes §7.2, A15; AP:471-474; pravega#3694"),
+    Clause("pravega.append.conditional",
+           "A ConditionalAppend or ConditionalBlockEnd at the segment's current length is appended and "
+           "acknowledged with DataAppended; at any other offset it is answered with ConditionalCheckFailed("
+           "writerId, eventNumber, requestId), nothing is appended and the connection stays usable.",
+           "notes §7.3; AP:383-390; APTest testConditionalAppendSuccess/Failure"),
+    Clause("pravega.append.conditional-event-type",
+           "A ConditionalAppend whose nested event type is not 0 closes the connection.",
+           "notes §4.2 ConditionalAppend (InvalidMessageException)"),
+    Clause("pravega.append.transient",
+           "CreateTransientSegment is answered with SegmentCreated naming a new segment that exists and can be "
+           "appended to by that writer.",
+           "notes §4.2 CreateTransientSegment; AP createTransientSegment"),
+    # -- reads --------------------------------------------------------------------------------------------------
+    Clause("pravega.read.in-range",
+           "ReadSegment inside [startOffset, length) is answered with one SegmentRead(segment, offset = the "
+           "requested offset, data) whose data is non-empty, at most 2 MiB and exactly the segment's bytes from "
+           "that offset.",
+           "notes §7.4; PRP:222-371",
+           decision="A8: DOC says one or more replies; the code sends exactly one, possibly short."),
+    Clause("pravega.read.suggested-length",
+           "suggestedLength is a hint clamped to [8, 2 MiB]: 0, negative and huge values still get a "
+           "SegmentRead with data when data exists.",
+           "notes §7.4 Size, A9; PRP:160, 232"),
+    Clause("pravega.read.long-poll",
+           "A read at or beyond the tail of an unsealed segment is parked: no reply until data reaches the "
+           "offset, then one SegmentRead from that offset.",
+           "notes §7.4 (FutureReadResultEntry, no timeout); SSRI:739-812"),
+    Clause("pravega.read.long-poll-sealed",
+           "A read parked at the tail is answered once the segment is sealed: SegmentIsSealed, or an empty "
+           "SegmentRead with endOfSegment.",
+           "notes §7.4 (triggerFutureReads fails parked reads with StreamSegmentSealedException)"),
+    Clause("pravega.read.end-of-segment",
+           "A read at the length of a sealed segment is answered with an empty SegmentRead with endOfSegment "
+           "true.",
+           "notes §7.4; SSRI:920-934; PRPTest testReadSegmentEmptySealed"),
+    Clause("pravega.read.beyond-sealed",
+           "A read beyond the end of a sealed segment, or at a negative offset, gets ErrorMessage(code 0, "
+           "ILLEGAL_ARGUMENT) or closes the connection.",
+           "notes §7.4 (IllegalArgumentException; which path depends on metadata state)",
+           decision="Both paths are the upstream server's, so both are conformant; a SegmentRead is never right."),
+    Clause("pravega.read.truncated",
+           "A read below the segment's start offset is answered with SegmentIsTruncated(requestId, segment, "
+           "startOffset, '', offset).",
+           "notes §7.4; PRP:289-297; PRPTest testReadSegmentTruncated"),
+    Clause("pravega.read.no-such-segment",
+           "A read of a missing segment is answered with NoSuchSegment(requestId, segment, '', offset = the "
+           "requested offset).",
+           "notes §7.4; PRP:240-241, 1169-1172"),
+    # -- segment lifecycle --------------------------------------------------------------------------------------
+    Clause("pravega.segment.create",
+           "CreateSegment is answered with SegmentCreated(requestId, segment); the segment then exists, empty "
+           "and unsealed.",
+           "notes §7.5; PRP:470-503"),
+    Clause("pravega.segment.create-exists",
+           "Creating a segment that exists is answered with SegmentAlreadyExists.",
+           "notes §7.5, §7.6"),
+    Clause("pravega.segment.info",
+           "GetStreamSegmentInfo is answered with StreamSegmentInfo(exists, isSealed, isDeleted, lastModified, "
+           "writeOffset = length, startOffset) matching the segment's state; a missing segment gets "
+           "NoSuchSegment (or exists=false).",
+           "notes §7.5; PRP:445-467"),
+    Clause("pravega.segment.seal",
+           "SealSegment is answered with SegmentSealed and the segment is sealed; sealing it again is answered "
+           "with SegmentIsSealed.",
+           "notes §7.5; SMUT:360-363"),
+    Clause("pravega.segment.truncate",
+           "TruncateSegment within [startOffset, length] is answered with SegmentTruncated and moves the start "
+           "offset; outside it is answered with SegmentIsTruncated(startOffset = the current start, offset = "
+           "the requested one).",
+           "notes §7.5; SMUT:378-384; PRPTest testCreateSealTruncateDelete"),
+    Clause("pravega.segment.delete",
+           "DeleteSegment is answered with SegmentDeleted and the segment is gone; deleting a missing segment is "
+           "answered with NoSuchSegment.",
+           "notes §7.5"),
+    Clause("pravega.segment.merge",
+           "MergeSegments of a sealed source is answered with SegmentsMerged(target, source, newTargetWriteOffset "
+           "= the target's new length); the target ends with the source's bytes and the source is gone.",
+           "notes §4.4, §7.5; PRP:522-576"),
+    Clause("pravega.segment.merge-batch",
+           "MergeSegmentsBatch is answered with SegmentsBatchMerged listing each source with the target's "
+           "length after it.",
+           "notes §4.4 (WC:1634-1709)"),
+    Clause("pravega.segment.policy",
+           "UpdateSegmentPolicy on an existing segment is answered with SegmentPolicyUpdated.",
+           "notes §7.5"),
+    Clause("pravega.segment.locate-offset",
+           "LocateOffset (v17) is answered with OffsetLocated(requestId, segment, offset) where 0 <= offset <= "
+           "length.",
+           "notes §4.3, §7.5 (without an index segment the offset is the length)"),
+    Clause("pravega.segment.no-such-segment",
+           "Segment operations (seal, truncate, delete, info, attributes, policy, merge) on a missing segment are "
+           "answered with NoSuchSegment, the connection staying open.",
+           "notes §7.5, §7.6"),
+    # -- attributes ---------------------------------------------------------------------------------------------
+    Clause("pravega.attribute.unset",
+           "GetSegmentAttribute of an attribute never set is answered with Long.MIN_VALUE.",
+           "notes §4.3, §7.5; WC:72"),
+    Clause("pravega.attribute.cas",
+           "UpdateSegmentAttribute succeeds (true) only when the current value equals expectedValue (an unset "
+           "attribute equals Long.MIN_VALUE); otherwise it answers false and changes nothing.",
+           "notes §7.5; PRP:382-415"),
+    # -- tables -------------------------------------------------------------------------------------------------
+    Clause("pravega.table.create",
+           "CreateTableSegment is answered with SegmentCreated; creating it again is answered with "
+           "SegmentAlreadyExists.",
+           "notes §4.6, §7.6"),
+    Clause("pravega.table.update",
+           "UpdateTableEntries is answered with TableEntriesUpdated holding one new version per entry, in order; "
+           "the entries then read back with those versions.",
+           "notes §4.6; PRP updateTableEntries"),
+    Clause("pravega.table.version-bump",
+           "Every update of a key gives it a new version, greater than its previous one.",
+           "notes §4.6 (versions are segment offsets)"),
+    Clause("pravega.table.conditional",
+           "A conditional update or removal whose key version differs from the current one is answered with "
+           "TableKeyBadVersion (NOT_EXISTS on an existing key included) or, for a key that does not exist, "
+           "TableKeyDoesNotExist, and changes none of the batch's keys.",
+           "notes §4.6, §7.6; PRP handleException:1206-1217"),
+    Clause("pravega.table.read",
+           "ReadTable returns every requested key with its current version and value; a missing key comes back "
+           "with version NOT_EXISTS (-1) and an empty value.",
+           "notes §4.6 TableRead; PRP getTableEntriesCommand"),
+    Clause("pravega.table.remove",
+           "RemoveTableKeys is answered with TableKeysRemoved and the keys then read as missing.",
+           "notes §4.6"),
+    Clause("pravega.table.iterate",
+           "ReadTableKeys / ReadTableEntries page through every live key exactly once, following the "
+           "continuation token, and end with an empty page.",
+           "notes §4.6 (TableIteratorArgs, MAX_READ_SIZE)"),
+    Clause("pravega.table.delta",
+           "ReadTableEntriesDelta from position 0 returns the live entries (at most suggestedEntryCount) with a "
+           "lastPosition from which a later call returns only later changes.",
+           "notes §4.6 (88/87)"),
+    Clause("pravega.table.info",
+           "GetTableSegmentInfo is answered with TableSegmentInfo whose entryCount is the number of live keys.",
+           "notes §4.6 (68/69)"),
+    Clause("pravega.table.delete",
+           "DeleteTableSegment with mustBeEmpty on a table holding keys is answered with TableSegmentNotEmpty; "
+           "otherwise with SegmentDeleted.",
+           "notes §4.6, §7.6"),
+    # -- auth ---------------------------------------------------------------------------------------------------
+    Clause("pravega.auth.token-rejected",
+           "A server that requires delegation tokens answers a request with a wrong token with "
+           "AuthTokenCheckFailed(requestId, '', errorCode 0 or 1) and keeps the connection open.",
+           "notes §7.2, §7.6; PRP:228, AP handleException",
+           decision="A16: on ReadSegment upstream puts the read offset in the requestId field; we accept either "
+                    "the requestId or the offset there."),
+    Clause("pravega.capture.request-decodes",
+           "Every frame a client sends decodes as a known wire command (captures of real clients).",
+           "notes §3, §4"),
+    # -- robustness -------------------------------------------------------------------------------------------
+    Clause("pravega.robustness.survives",
+           "After any input, however hostile, the server still answers a new connection's Hello.",
+           "ARCHITECTURE 'Fuzzing' (liveness probe); notes §8"),
+    Clause("pravega.robustness.no-hang",
+           "A request that permits an answer is answered (or the connection closed) before the deadline.",
+           "notes §8 (the server answers or closes; only reads at the tail park)"),
+]
+
+CATALOGUE = Catalogue("pravega", _C)

@@ -1,0 +1,32 @@
+"""The Pravega segment store personality of the reference broker (``python -m targets.reference --protocols
+pravega``).
+
+It serves the segment store's wire protocol, version 17 (oldest compatible 5), from the byte-level notes
+(specs/pravega.md): Hello, KeepAlive, the append path (SetupAppend, AppendBlock/AppendBlockEnd with PartialEvent
+and Padding trailers, ConditionalAppend, ConditionalBlockEnd, CreateTransientSegment), reads with long polls at
+the tail, segment create/info/seal/truncate/delete/merge/merge-batch/policy/locate-offset, segment attributes
+with compare-and-set, and table segments with versioned keys (update, remove, read, key and entry iteration,
+delta reads). Every decision where upstream is implementation-defined is written in server.py (D1-D6).
+
+Options (:class:`PravegaOptions`, flags ``--pravega-<option>``): auth_token (empty: any delegation token is
+accepted, as a segment store with auth off; set: requests carrying another token get AuthTokenCheckFailed),
+max_store_bytes, max_parked_reads. From ``BrokerConfig``: ``--data-dir`` (a journal replayed on start, see
+store.py), ``--fsync``, ``--max-frame``. Default port 12345 (service.listener.port).
+"""
+
+from targets.reference.core import BrokerConfig
+from targets.reference.personality import PersonalityInfo
+from targets.reference.pravega.faults import FAULTS
+from targets.reference.pravega.options import PravegaOptions
+from targets.reference.pravega.server import PravegaPersonality
+
+DEFAULT_PORT = 12345
+
+
+def create(config: BrokerConfig, options: PravegaOptions | None = None) -> PravegaPersonality:
+    return PravegaPersonality(config, options or PravegaOptions())
+
+
+PERSONALITY = PersonalityInfo("pravega", DEFAULT_PORT, FAULTS, PravegaOptions, create)
+
+__all__ = ["DEFAULT_PORT", "FAULTS", "PERSONALITY", "PravegaOptions", "create"]

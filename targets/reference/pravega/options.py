@@ -1,0 +1,13 @@
+"""The Pravega personality's own options (flags ``--pravega-<option>``, see targets/reference/personality.py)."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class PravegaOptions:
+    auth_token: str = field(default="", metadata={
+        "help": "the delegation token every request must carry (empty: any token is accepted, as with auth off)"})
+    max_store_bytes: int = field(default=1 << 30, metadata={
+        "help": "bytes all segments and tables may hold together; an append past it closes the connection"})
+    max_parked_reads: int = field(default=1024, metadata={
+        "help": "reads parked at a segment's tail per connection; one more closes the connection"})
