@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import grpc
 
 from targets.reference.pravega.controller import controller_pb2_grpc as pb_grpc
@@ -9,6 +11,16 @@ from targets.reference.pravega.controller.service import ControllerService
 from targets.reference.pravega.controller.store_link import WireSegmentStore
 
 DEFAULT_PORT = 9090  # Pravega's controller port
+
+log = logging.getLogger("wirecheck.broker.pravega.controller")
+
+
+class CallLog(grpc.aio.ServerInterceptor):
+    """Logs each call's method at DEBUG: which calls a client makes is what an interop failure asks first."""
+
+    async def intercept_service(self, continuation, handler_call_details):
+        log.debug("call %s", handler_call_details.method.rsplit("/", 1)[-1])
+        return await continuation(handler_call_details)
 
 
 class ControllerServer:
@@ -23,7 +35,7 @@ class ControllerServer:
 
     async def start(self, port: int) -> int:
         """Listen on ``port`` (0: ephemeral) and return the port bound."""
-        self._server = grpc.aio.server()
+        self._server = grpc.aio.server(interceptors=[CallLog()])
         self.port = self._server.add_insecure_port(f"{self.host}:{port}")
         if self.port == 0:
             raise OSError(f"cannot bind the controller to {self.host}:{port}")
