@@ -108,3 +108,13 @@ def test_byte_stream_round_trip(manager, scope):
     stream.seek(100, 0)
     part = bytearray(50)
     assert stream.readinto(part) == 50 and bytes(part) == data[100:150]
+
+
+def test_seal_and_delete_a_stream(manager, scope):
+    manager.create_stream(scope, "doomed", 2)
+    writer = manager.create_writer(scope, "doomed")
+    writer.write_event("before the seal")
+    writer.flush()
+    assert manager.seal_stream(scope, "doomed")
+    assert manager.delete_stream(scope, "doomed")
+    assert manager.delete_scope(scope)
