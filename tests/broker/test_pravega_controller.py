@@ -272,3 +272,39 @@ def test_wire_link_sends_the_spec_layouts_and_accepts_idempotent_answers():
     assert received[0].hex() == "000000140000001a" "0000000000000004" "000178" "00000000" "00" "0000" "0000000000000000"
     assert received[1].hex() == "0000001e0000000d" "0000000000000005" "000178" "0000"
     assert received[2].hex() == "0000001c0000000d" "0000000000000006" "000178" "0000"
+
+
+# ---- beside the segment store, in the broker ----
+
+def test_the_broker_starts_the_controller_beside_the_store(tmp_path):
+    """Ephemeral like the store when the store is; getURI names the store; a stream's segments exist in the store
+    (the controller created them over the wire: creating one again is SegmentAlreadyExists)."""
+    from targets.launcher import launch
+
+    broker = launch(["pravega"], workdir=tmp_path / "on")
+    try:
+        store_port, port = broker.ports["pravega"], broker.ports["pravega-controller"]
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.ControllerServiceStub(channel)
+            stub.createScope(pb.ScopeInfo(scope="sc"), timeout=5)
+            assert create_stream(stub, 1) == pb.CreateStreamStatus.SUCCESS
+            uri = stub.getURI(pb.SegmentId(streamInfo=stream_info(), segmentId=0), timeout=5)
+            assert (uri.endpoint, uri.port) == ("127.0.0.1", store_port)
+
+        async def create_again():
+            reader, writer = await asyncio.open_connection("127.0.0.1", store_port)
+            name = b"sc/st/0.#epoch.0"
+            payload = struct.pack(">qH", 9, len(name)) + name + struct.pack(">ibHq", 0, 0, 0, 0)
+            writer.write(struct.pack(">ii", 20, len(payload)) + payload)
+            kind, _ = struct.unpack(">ii", await asyncio.wait_for(reader.readexactly(8), 5))
+            writer.close()
+            return kind
+
+        assert asyncio.run(create_again()) == 52  # SegmentAlreadyExists
+    finally:
+        broker.stop()
+    off = launch(["pravega"], workdir=tmp_path / "off", extra_args=["--pravega-controller-port", "-1"])
+    try:
+        assert set(off.ports) == {"pravega"}
+    finally:
+        off.stop()
