@@ -1,0 +1,1 @@
+"""Pravega segment-store conformance cases."""

@@ -1,0 +1,300 @@
+"""Framing, strings, Hello, KeepAlive and requestId echo (notes §1, §2, §6, §7.1, §8)."""
+
+import struct
+import uuid
+
+import pytest
+
+from protocols.pravega import commands as cmd
+from protocols.pravega import mutf8
+from suites.pravega.client import Pravega, new_segment, segment_name
+
+case = pytest.mark.case
+
+
+def raw(code: int, payload: bytes) -> bytes:
+    return struct.pack(">ii", code, len(payload)) + payload
+
+
+# -- Hello and KeepAlive -----------------------------------------------------------------------------------------
+
+
+@case("pravega.hello.reply")
+@pytest.mark.parametrize("high,low", [(17, 5), (15, 5), (17, 17), (5, 5), (100, 5)])
+def test_hello_is_answered_with_hello(target, high, low):
+    Pravega(target).hello(high, low)
+
+
+@case("pravega.hello.versions")
+def test_server_hello_carries_a_usable_range(target):
+    answer = Pravega(target).hello()
+    low, high = answer["low_version"], answer["high_version"]
+    if not (low <= high and high >= cmd.OLDEST_COMPATIBLE_VERSION):
+        raise Pravega(target).diverge("pravega.hello.versions", "lowVersion <= highVersion, highVersion >= 5",
+                                      f"Hello({high}, {low})")
+
+
+@case("pravega.hello.incompatible", hostile=True)
+@pytest.mark.parametrize("high,low", [(4, 1), (2, 2), (200, 18), (2**31 - 1, 2**31 - 1)],
+                         ids=["too-old", "ancient", "too-new", "far-future"])
+def test_incompatible_hello_is_answered_then_closed(target, high, low):
+    client = Pravega(target)
+    client.send("Hello", high_version=high, low_version=low)
+    seen = client.closes("pravega.hello.incompatible", allowed=("Hello",))
+    if not seen:
+        raise client.diverge("pravega.hello.incompatible", "the server's Hello, then the close",
+                             "the connection closed without a Hello")
+
+
+@case("pravega.hello.not-required")
+def test_commands_work_without_hello(target):
+    client = Pravega(target)
+    name = segment_name(target)
+    client.create(name, clause_id="pravega.hello.not-required")
+    client.info(name, clause_id="pravega.hello.not-required")
+
+
+@case("pravega.hello.not-required")
+def test_hello_after_other_commands(target):
+    client, name = new_segment(target)
+    client.hello(clause_id="pravega.hello.not-required")
+    client.info(name, clause_id="pravega.hello.not-required")
+
+
+@case("pravega.keepalive.echo")
+@pytest.mark.parametrize("count", [1, 3])
+def test_keepalive_is_echoed(target, count):
+    client = Pravega(target)
+    for _ in range(count):
+        client.stays_open("pravega.keepalive.echo")
+
+
+# -- requestId ----------------------------------------------------------------------------------------------------
+
+
+@case("pravega.request-id.echo")
+@pytest.mark.parametrize("rid", [0, 1, 2**63 - 1, -1, -(2**63), 0x0000000100000002],
+                         ids=["0", "1", "max", "-1", "min", "flow"])
+def test_request_id_is_echoed(target, rid):
+    client = Pravega(target)
+    client.call("CreateSegment", "pravega.request-id.echo", ("SegmentCreated",), request_id=rid,
+                segment=segment_name(target), target_rate=0, scale_type=0)
+
+
+@case("pravega.request-id.echo")
+@pytest.mark.parametrize("command", ["GetStreamSegmentInfo", "SealSegment", "DeleteSegment", "CreateSegment"])
+def test_request_id_is_echoed_on_errors(target, command):
+    client, name = new_segment(target)
+    values = {"target_rate": 0, "scale_type": 0} if command == "CreateSegment" else {}
+    segment = name if command == "CreateSegment" else name + "-absent"
+    replies = ("SegmentAlreadyExists",) if command == "CreateSegment" else ("NoSuchSegment",)
+    client.call(command, "pravega.request-id.echo", replies, request_id=0x5EED, segment=segment, **values)
+
+
+@case("pravega.request-id.echo")
+def test_read_request_id_is_echoed(target):
+    client, name = new_segment(target, data=[b"x"])
+    client.call("ReadSegment", "pravega.request-id.echo", ("SegmentRead",), segment=name, offset=0,
+                suggested_length=100, request_id=77)
+
+
+# -- frames -------------------------------------------------------------------------------------------------------
+
+
+@case("pravega.framing.reply")
+def test_replies_decode_exactly(target):
+    client, name = new_segment(target, data=[b"a", b"bc"])
+    for answer in (client.info(name), client.read(name, 0), client.hello()):
+        if answer.trailing:
+            raise client.diverge("pravega.framing.reply", "no bytes after the reply's fields",
+                                 f"{answer.trailing} trailing bytes in {answer.name}")
+
+
+@case("pravega.framing.unknown-type", hostile=True)
+@pytest.mark.parametrize("code", [6, 13, 22, 54, 72, 73, 92, 99, 101, 127, -7, -126, -128, 2**31 - 1, -(2**31)])
+def test_unknown_type_closes(target, code):
+    client = Pravega(target)
+    client.send_frame(raw(code, struct.pack(">q", 1)))
+    client.closes("pravega.framing.unknown-type")
+
+
+@case("pravega.framing.not-a-request", hostile=True)
+@pytest.mark.parametrize("name", ["Event", "PartialEvent", "DataAppended", "AppendSetup", "SegmentRead",
+                                  "ErrorMessage", "NoSuchSegment", "TableRead", "FlushToStorage"])
+def test_reply_only_or_embedded_command_closes(target, name):
+    values = {f.name: _zero(f.codec) for f in cmd.BY_NAME[name].fields}
+    client = Pravega(target)
+    client.send_frame(cmd.encode(name, values))
+    client.closes("pravega.framing.not-a-request")
+
+
+def _zero(codec):
+    if codec is cmd.STR:
+        return "x"
+    if codec in (cmd.BLOB, cmd.LENIENT_BLOB, cmd.REST, cmd.EVENT):
+        return b"\0" * 8
+    if codec is cmd.UUID:
+        return uuid.UUID(int=1)
+    if isinstance(codec, cmd.ListOf):
+        return []
+    return 0
+
+
+@case("pravega.framing.oversize", hostile=True)
+@pytest.mark.parametrize("length", [cmd.MAX_PAYLOAD + 1, 0x00FFFFFF, 2**31 - 1, -1, -(2**31)],
+                         ids=["limit+1", "0xffffff", "max", "-1", "min"])
+def test_oversize_length_closes(target, length):
+    client = Pravega(target)
+    client.send_frame(struct.pack(">ii", cmd.CODE["KeepAlive"], length) + b"\0" * 16)
+    client.closes("pravega.framing.oversize")
+
+
+@case("pravega.framing.max-payload")
+def test_largest_payload_is_accepted(target):
+    client = Pravega(target, target.connect(deadline=max(target.deadline, 10)))
+    client.send_frame(raw(cmd.CODE["Padding"], bytes(cmd.MAX_PAYLOAD)), decode=False)
+    client.stays_open("pravega.framing.max-payload")
+
+
+@case("pravega.framing.truncated", hostile=True)
+@pytest.mark.parametrize("cut", [0, 4, 9, 12, 20])
+def test_truncated_payload_closes(target, cut):
+    frame = cmd.encode("GetStreamSegmentInfo", request_id=1, segment="wirecheck/x/0", delegation_token="")
+    payload = frame[8:][:cut]
+    client = Pravega(target)
+    client.send_frame(raw(cmd.CODE["GetStreamSegmentInfo"], payload))
+    client.closes("pravega.framing.truncated")
+
+
+@case("pravega.framing.truncated", hostile=True)
+@pytest.mark.parametrize("count", [1, 1000, 2**31 - 1, -1])
+def test_lying_list_count_closes(target, count):
+    frame = cmd.encode("ReadTable", request_id=1, segment="wirecheck/x/t", delegation_token="", keys=[])
+    client = Pravega(target)
+    client.send_frame(frame[:-4] + struct.pack(">i", count))
+    client.closes("pravega.framing.truncated")
+
+
+@case("pravega.framing.truncated", hostile=True)
+def test_short_append_block_closes(target):
+    client = Pravega(target)
+    client.send_frame(raw(cmd.CODE["AppendBlock"], b"\1" * 15))
+    client.closes("pravega.framing.truncated")
+
+
+@case("pravega.framing.trailing-bytes")
+@pytest.mark.parametrize("extra", [1, 24, 1000])
+def test_trailing_bytes_are_skipped(target, extra):
+    client, name = new_segment(target)
+    frame = cmd.encode("GetStreamSegmentInfo", request_id=9, segment=name, delegation_token="")
+    client.send_frame(raw(cmd.CODE["GetStreamSegmentInfo"], frame[8:] + b"\xAB" * extra))
+    client.expect("pravega.framing.trailing-bytes", 9, ("StreamSegmentInfo",))
+
+
+@case("pravega.framing.trailing-bytes")
+def test_hello_with_unknown_fields(target):
+    client = Pravega(target)
+    client.send_frame(raw(cmd.CODE["Hello"], struct.pack(">ii", 17, 5) + bytes(24)))
+    client.expect("pravega.framing.trailing-bytes", None, ("Hello",))
+
+
+@case("pravega.framing.optional-fields")
+def test_read_without_request_id(target):
+    client, name = new_segment(target, data=[b"abc"])
+    payload = cmd.encode_payload(cmd.CODE["ReadSegment"], {"segment": name, "offset": 0, "suggested_length": 100,
+                                                           "delegation_token": client.token}, omit_optional=True)
+    client.send_frame(raw(cmd.CODE["ReadSegment"], payload))
+    answer = client.expect("pravega.framing.optional-fields", None, ("SegmentRead",))
+    if answer["data"] != cmd.event(b"abc"):
+        raise client.diverge("pravega.framing.optional-fields", "the segment's bytes", repr(answer["data"]))
+
+
+@case("pravega.framing.optional-fields")
+@pytest.mark.parametrize("name", ["CreateSegment", "CreateTableSegment"])
+def test_create_without_trailing_options(target, name):
+    client = Pravega(target)
+    values = {"request_id": 31, "segment": segment_name(target), "delegation_token": client.token}
+    if name == "CreateSegment":
+        values.update(target_rate=0, scale_type=0)
+    client.send_frame(raw(cmd.CODE[name], cmd.encode_payload(cmd.CODE[name], values, omit_optional=True)))
+    client.expect("pravega.framing.optional-fields", 31, ("SegmentCreated",))
+
+
+@case("pravega.framing.partial")
+@pytest.mark.parametrize("split", [1, 4, 7, 8, 9, 20])
+def test_frame_split_across_segments(target, split):
+    client, name = new_segment(target)
+    frame = cmd.encode("GetStreamSegmentInfo", request_id=5, segment=name, delegation_token="")
+    client.session.send(frame[:split])
+    client.silent("pravega.framing.partial", 0.2, "no reply before the frame is complete")
+    client.session.send(frame[split:])
+    client.expect("pravega.framing.partial", 5, ("StreamSegmentInfo",))
+
+
+@case("pravega.framing.pipelined")
+def test_pipelined_requests_each_answered(target):
+    client, name = new_segment(target)
+    data = b"".join(cmd.encode("GetStreamSegmentInfo", request_id=100 + i, segment=name, delegation_token="")
+                    for i in range(10)) + cmd.encode("KeepAlive")
+    client.session.send(data)
+    seen = set()
+    for _ in range(11):
+        answer = client.receive("pravega.framing.pipelined")
+        seen.add(answer.get("request_id", "keepalive"))
+    if seen != set(range(100, 110)) | {"keepalive"}:
+        raise client.diverge("pravega.framing.pipelined", "requestIds 100..109 and the KeepAlive", str(sorted(
+            map(str, seen))))
+
+
+@case("pravega.framing.padding")
+@pytest.mark.parametrize("size", [0, 1, 100])
+def test_top_level_padding_is_ignored(target, size):
+    client = Pravega(target)
+    client.send_frame(raw(cmd.CODE["Padding"], bytes(size)))
+    client.stays_open("pravega.framing.padding")
+
+
+# -- strings ------------------------------------------------------------------------------------------------------
+
+
+@case("pravega.strings.modified-utf8")
+@pytest.mark.parametrize("suffix", ["\0", "é", "\u20ac", "\U0001F600", "a\0\U0001F600é"],
+                         ids=["nul", "2-byte", "3-byte", "supplementary", "mixed"])
+def test_names_travel_as_modified_utf8(target, suffix):
+    client = Pravega(target)
+    name = segment_name(target) + suffix
+    rid = client.send("CreateSegment", segment=name, target_rate=0, scale_type=0)
+    frame = client.frame("pravega.strings.modified-utf8")
+    wanted = len(mutf8.encode(name)).to_bytes(2, "big") + mutf8.encode(name)
+    if frame[16:16 + len(wanted)] != wanted:
+        raise client.diverge("pravega.strings.modified-utf8", f"SegmentCreated naming the segment as {wanted.hex()}",
+                             f"{frame[16:16 + len(wanted) + 4].hex()} ({client.show(frame)})")
+    client.expect("pravega.strings.modified-utf8", rid, ("SegmentCreated",), decoded=cmd.decode(frame))
+    client.info(name, clause_id="pravega.strings.modified-utf8")
+
+
+@case("pravega.strings.modified-utf8")
+def test_raw_nul_byte_is_accepted(target):
+    client = Pravega(target)
+    name = segment_name(target)
+    payload = struct.pack(">q", 3) + struct.pack(">H", len(name) + 1) + name.encode() + b"\0" + \
+        struct.pack(">ibH", 0, 0, 0)
+    client.send_frame(raw(cmd.CODE["CreateSegment"], payload))
+    client.expect("pravega.strings.modified-utf8", 3, ("SegmentCreated",))
+
+
+@case("pravega.strings.invalid", hostile=True)
+@pytest.mark.parametrize("bad", [b"\xf0\x9f\x98\x80", b"\x80", b"\xbf\xbf", b"\xc3", b"\xe2\x82", b"\xff"],
+                         ids=["4-byte", "continuation", "two-continuations", "cut-2", "cut-3", "ff"])
+def test_invalid_modified_utf8_closes(target, bad):
+    client = Pravega(target)
+    payload = struct.pack(">q", 4) + struct.pack(">H", len(bad) + 1) + b"a" + bad + struct.pack(">ibH", 0, 0, 0)
+    client.send_frame(raw(cmd.CODE["CreateSegment"], payload))
+    client.closes("pravega.strings.invalid")
+
+
+@case("pravega.framing.truncated", hostile=True)
+def test_string_length_past_payload_closes(target):
+    client = Pravega(target)
+    client.send_frame(raw(cmd.CODE["GetStreamSegmentInfo"], struct.pack(">qH", 1, 500) + b"abc"))
+    client.closes("pravega.framing.truncated")
