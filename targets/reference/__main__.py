@@ -115,7 +115,13 @@ async def run(args, personalities: dict[str, PersonalityInfo]) -> None:
     ports = {}
     try:
         for listener in listeners:
+            ephemeral = listener.port == 0
             ports[listener.personality.name] = await listener.start()
+            # A personality may serve more than its main listener (e.g. a control plane of its own); those
+            # listeners follow the main one (ephemeral when it is) and are named in the ready file.
+            start_side = getattr(listener.personality, "start_side_listeners", None)
+            if start_side is not None:
+                ports.update(await start_side(listener.port, ephemeral))
     except OSError as exc:
         for listener in listeners:
             await listener.stop()

@@ -142,8 +142,12 @@ class Personality(Protocol):
         ...
 
     async def close(self) -> None:
-        """Flush and release storage on shutdown."""
+        """Flush and release storage on shutdown (and stop any side listeners)."""
         ...
+
+    # Optional: ``async def start_side_listeners(self, main_port: int, ephemeral: bool) -> dict[str, int]`` starts
+    # listeners beyond the main one once it is bound at main_port (ephemeral: the main port was asked as 0), and
+    # returns their {name: port} for the ready file; close() stops them.
 
 
 class Listener:

@@ -10,21 +10,22 @@ delta reads). Every decision where upstream is implementation-defined is written
 
 Options (:class:`PravegaOptions`, flags ``--pravega-<option>``): auth_token (empty: any delegation token is
 accepted, as a segment store with auth off; set: requests carrying another token get AuthTokenCheckFailed),
-max_store_bytes, max_parked_reads. From ``BrokerConfig``: ``--data-dir`` (a journal replayed on start, see
-store.py), ``--fsync``, ``--max-frame``. Default port 12345 (service.listener.port).
+max_store_bytes, max_parked_reads, controller_port (the gRPC controller beside the store, controller/). From
+``BrokerConfig``: ``--data-dir`` (a journal replayed on start, see store.py), ``--fsync``, ``--max-frame``. Default port 12345 (service.listener.port).
 """
 
 from targets.reference.core import BrokerConfig
 from targets.reference.personality import PersonalityInfo
 from targets.reference.pravega.faults import FAULTS
 from targets.reference.pravega.options import PravegaOptions
+from targets.reference.pravega.controller.attach import PravegaWithController
 from targets.reference.pravega.server import PravegaPersonality
 
 DEFAULT_PORT = 12345
 
 
 def create(config: BrokerConfig, options: PravegaOptions | None = None) -> PravegaPersonality:
-    return PravegaPersonality(config, options or PravegaOptions())
+    return PravegaWithController(config, options or PravegaOptions())
 
 
 PERSONALITY = PersonalityInfo("pravega", DEFAULT_PORT, FAULTS, PravegaOptions, create)

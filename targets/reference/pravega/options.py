@@ -11,3 +11,6 @@ class PravegaOptions:
         "help": "bytes all segments and tables may hold together; an append past it closes the connection"})
     max_parked_reads: int = field(default=1024, metadata={
         "help": "reads parked at a segment's tail per connection; one more closes the connection"})
+    controller_port: int | None = field(default=None, metadata={
+        "parse": int, "help": "the controller's gRPC port (unset: 9090, or ephemeral when --pravega-port is 0; "
+                              "0: ephemeral; -1: no controller)"})
