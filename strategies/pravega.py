@@ -137,6 +137,14 @@ def command_values(name: str):
     return st.fixed_dictionaries({f.name: _codec_strategy(f.codec) for f in command.fields})
 
 
+def layer_examples() -> dict:
+    """Every message layer (protocols.pravega.layers.message_layers) -> a strategy of built payload layers."""
+    from protocols.pravega import layers
+
+    return {name: command_values(name).map(lambda values, cls=cls: cls(**values))
+            for name, cls in layers.message_layers().items()}
+
+
 @st.composite
 def request_frames(draw, segment: str, table: str) -> tuple[str, bytes]:
     """(command name, frame) of a harmless valid request about ``segment`` / ``table`` (no state changes)."""

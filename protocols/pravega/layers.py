@@ -82,6 +82,11 @@ for _command in commands.COMMANDS.values():
     globals()[_command.name] = _cls
 
 
+def message_layers() -> dict[str, type[Packet]]:
+    """Every message layer by name (the contract tests round-trip each one)."""
+    return dict(LAYERS)
+
+
 def dissect(answer: bytes, request: bytes | None = None) -> Packet:
     """A whole frame as layers; the type code names the command (a Pravega reply says what it is)."""
     return PravegaFrame(answer)
