@@ -111,21 +111,31 @@ async def run(args, personalities: dict[str, PersonalityInfo]) -> None:
         info = personalities[name]
         port = getattr(args, f"{name}_port")
         personality = info.create(config, info.options_from(args))
+        extra = []
+        for endpoint, default in info.endpoints.items():
+            given = getattr(args, info.port_dest(endpoint))
+            extra.append(Listener(personality, config, default if given is None else given, endpoint))
+        # extra endpoints stop first: the primary listener closes the personality's storage
+        listeners[:0] = extra
         listeners.append(Listener(personality, config, info.default_port if port is None else port))
-    ports = {}
+    ports, endpoints = {}, {}
     try:
         for listener in listeners:
-            ports[listener.personality.name] = await listener.start()
+            bound = await listener.start()
+            if listener.endpoint is None:
+                ports[listener.personality.name] = bound
+            else:
+                endpoints.setdefault(listener.personality.name, {})[listener.endpoint] = bound
     except OSError as exc:
         for listener in listeners:
             await listener.stop()
         raise SystemExit(f"cannot listen: {exc}") from None
     if args.ready_file:
         tmp = args.ready_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "host": args.host, "ports": ports,
+        tmp.write_text(json.dumps({"pid": os.getpid(), "host": args.host, "ports": ports, "endpoints": endpoints,
                                    "tls": config.tls is not None}))
         tmp.replace(args.ready_file)  # atomic: a reader never sees half a file
-    logging.getLogger("wirecheck.broker").info("listening on %s %s%s", args.host, ports,
+    logging.getLogger("wirecheck.broker").info("listening on %s %s %s%s", args.host, ports, endpoints,
                                                " (TLS)" if config.tls else "")
 
     stop = asyncio.Event()

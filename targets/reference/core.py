@@ -145,6 +145,9 @@ class Personality(Protocol):
         """Flush and release storage on shutdown."""
         ...
 
+    # A personality with extra endpoints (PersonalityInfo.endpoints) also has
+    # ``async def serve_endpoint(self, endpoint: str, conn: Connection) -> None``.
+
 
 class Listener:
     """One TCP listener for one personality, with a connection limit and task tracking.
@@ -154,8 +157,9 @@ class Listener:
     ``max_connections`` connections wait; one more, or one whose wait runs out, is closed.
     """
 
-    def __init__(self, personality: Personality, config: BrokerConfig, port: int):
+    def __init__(self, personality: Personality, config: BrokerConfig, port: int, endpoint: str | None = None):
         self.personality = personality
+        self.endpoint = endpoint  # None: the personality's primary endpoint (serve); else serve_endpoint(endpoint)
         self.config = config
         self.port = port
         self._server: asyncio.base_events.Server | None = None
@@ -184,7 +188,10 @@ class Listener:
                             self.config.max_connections, conn.peer)
                 return
             self._active += 1
-            await self.personality.serve(conn)
+            if self.endpoint is None:
+                await self.personality.serve(conn)
+            else:
+                await self.personality.serve_endpoint(self.endpoint, conn)
         except (EOFError, IdleTimeout, ConnectionError, ssl.SSLError) as exc:
             log.debug("%s %s: %s", self.personality.name, conn.peer, exc)
         except asyncio.CancelledError:
@@ -227,4 +234,5 @@ class Listener:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._server is not None:
             await self._server.wait_closed()
-        await self.personality.close()
+        if self.endpoint is None:  # the primary listener owns the personality's storage
+            await self.personality.close()
