@@ -72,7 +72,7 @@ SPEC = ProtocolSpec(
         _http("discovery", DISCOVERY_PORT, hello=_brokers_path, is_hello_answer=_is_brokers),
         _http("producer-http", PRODUCER_PORT, hello=status_path, is_hello_answer=_status_answer(("producer",))),
         _http("consumer", CONSUMER_PORT, hello=status_path, is_hello_answer=_status_answer(("consumer",))),
-        _http("consumer-h2c", CONSUMER_PORT, transport="h2c", hello=status_path,
+        _http("consumer-h2c", CONSUMER_PORT, transport="h2c", shares_port_with="consumer", hello=status_path,
               is_hello_answer=_status_answer(("consumer",))),
         Endpoint("producer", default_port=PRODUCER_BINARY_PORT, framing=FRAMING, max_body=wire.MAX_BODY,
                  hello=hello, is_hello_answer=is_hello_answer, describe=wire.describe, dissect=layers.dissect),
