@@ -146,7 +146,8 @@ class Personality(Protocol):
         ...
 
     # A personality with extra endpoints (PersonalityInfo.endpoints) also has
-    # ``async def serve_endpoint(self, endpoint: str, conn: Connection) -> None``.
+    # ``async def serve_endpoint(self, endpoint: str, conn: Connection) -> None``; one that announces its ports
+    # (a discovery API) has ``listening(endpoint: str | None, port: int) -> None``, called once each listener is bound.
 
 
 class Listener:
@@ -174,6 +175,9 @@ class Listener:
             # A handshake that stalls holds a socket (not a slot): bounded like a started frame.
             ssl_handshake_timeout=self.config.frame_timeout if self.config.tls else None)
         self.port = self._server.sockets[0].getsockname()[1]
+        listening = getattr(self.personality, "listening", None)  # optional: a personality that announces its ports
+        if listening is not None:
+            listening(self.endpoint, self.port)
         return self.port
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
