@@ -159,6 +159,8 @@ async def _serve_h2(conn: Connection, handle: Handler, max_body: int, data: byte
     while True:
         try:
             events = h2c.receive_data(data)
+        except h2.exceptions.StreamClosedError:  # a frame for a stream we already ended (e.g. a late RST_STREAM)
+            events = []
         except h2.exceptions.ProtocolError:
             await conn.write(h2c.data_to_send())
             return
