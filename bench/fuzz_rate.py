@@ -17,6 +17,8 @@ on the neighbours, the CPU time per case much less. ``--cprofile FILE`` writes a
 
 A protocol takes part through ``strategies/<name>.py``: ``fuzz_setup(name)`` (requests that prepare the target),
 ``fuzz_adapter(name, answers)`` (the engine's adapter) and the adapter's ``seeds()`` (the raw-replay requests).
+A protocol with several endpoints names the framed one it fuzzes in ``FUZZ_ENDPOINT`` (default: the primary);
+``--target`` is then that endpoint's address.
 """
 
 from __future__ import annotations
@@ -98,6 +100,8 @@ def main() -> None:
 
     spec = specs[args.protocol]
     module = importlib.import_module(f"strategies.{spec.name}")
+    endpoint_name = getattr(module, "FUZZ_ENDPOINT", None)
+    endpoint = spec.endpoint(endpoint_name)
     print(f"machine: {machine_info()}")
     broker = None
     if args.target:
@@ -105,7 +109,7 @@ def main() -> None:
         address = (host, int(port))
     else:
         broker = launch([spec.name])
-        address = broker.address(spec.name)
+        address = broker.address(spec.name, None if endpoint is spec.primary else endpoint_name)
     try:
         if args.pin:
             cpus = sorted(os.sched_getaffinity(0))
@@ -115,7 +119,7 @@ def main() -> None:
         transcript = Transcript(spec.name, spec.describe)
 
         def connect():
-            return Session(address, spec, transcript, deadline=2.0)
+            return Session(address, endpoint, transcript, deadline=2.0)
 
         adapter = prepare(module, connect, f"bench-{os.getpid()}-fuzz")
         run(connect, adapter, adapter.mutants(random.Random(args.seed + 1)), 1_000, window=args.window)  # warm-up

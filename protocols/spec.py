@@ -41,6 +41,8 @@ class Endpoint:
     describe: Callable[[bytes], str] = describe_bytes  # one whole frame -> readable text, never raises
     #: (answer frame, the request frame it answers or None) -> the answer as a scapy layer (the scapy adapter)
     dissect: Callable[[bytes, bytes | None], Packet] | None = None
+    #: another endpoint of the same protocol whose port this one shares (e.g. HTTP/1.1 and h2c on one port)
+    shares_port_with: str = ""
 
     def __post_init__(self):
         if self.transport not in TRANSPORTS:

@@ -110,6 +110,21 @@ def _close(sessions: Iterable[Session]) -> None:
         session.close()
 
 
+def greeted(connect: Connect, adapter: Adapter) -> Connect:
+    """``connect``, plus the adapter's ``greeting`` (a request every connection must open with, e.g. a STARTUP
+    frame) sent and its answer read on each new connection; ``connect`` itself when the adapter has none."""
+    greeting = getattr(adapter, "greeting", None)
+    if not greeting:
+        return connect
+
+    def opened() -> Session:
+        session = connect()
+        session.request(greeting)
+        return session
+
+    return opened
+
+
 def run(connect: Connect, adapter: Adapter, mutants: Iterable[Mutant], count: int,
         progress: Progress | None = None, window: int = WINDOW) -> Progress:
     """Send ``count`` mutants; raise :class:`MutantFailed` at the first MUST-level divergence.
@@ -118,6 +133,7 @@ def run(connect: Connect, adapter: Adapter, mutants: Iterable[Mutant], count: in
     own (an open one from an earlier batch when there is one, else a new one).
     """
     progress = progress or Progress()
+    connect = greeted(connect, adapter)
     judge = _Judge(adapter, progress.non_strict)
     planned = plan_batches(numbered(mutants, count))
     idle: list[Session] = []

@@ -23,12 +23,14 @@ from reports.model import HarnessError
 class BrokerProcess:
     process: subprocess.Popen
     host: str
-    ports: dict[str, int]
+    ports: dict[str, int]  # personality -> its primary port
     faults: list[str] = field(default_factory=list)
     log_path: Path | None = None
+    endpoints: dict[str, dict[str, int]] = field(default_factory=dict)  # personality -> extra endpoint -> port
 
-    def address(self, protocol: str) -> tuple[str, int] | None:
-        port = self.ports.get(protocol)
+    def address(self, protocol: str, endpoint: str | None = None) -> tuple[str, int] | None:
+        """The primary endpoint's address, or the named extra endpoint's (None when not listening)."""
+        port = self.ports.get(protocol) if endpoint is None else self.endpoints.get(protocol, {}).get(endpoint)
         return None if port is None else (self.host, port)
 
     @property
@@ -66,8 +68,8 @@ def launch(protocols: list[str] | None = None, faults: list[str] | None = None, 
     """
     from targets.reference.personality import discover
 
-    available = list(discover())
-    names = [n for n in protocols if n in available] if protocols else available
+    available = discover()
+    names = [n for n in protocols if n in available] if protocols else list(available)
     if not names:
         raise HarnessError(f"the reference broker has no personality for {protocols}")
     workdir = Path(workdir or tempfile.mkdtemp(prefix="wirecheck-broker-"))
@@ -77,6 +79,8 @@ def launch(protocols: list[str] | None = None, faults: list[str] | None = None, 
     argv = [sys.executable, "-m", "targets.reference", "--host", "127.0.0.1", "--protocols", ",".join(names),
             "--ready-file", str(ready), "--log-level", "INFO"]
     argv += [arg for name in names for arg in (f"--{name}-port", "0")]
+    argv += [arg for name in names for endpoint in available[name].endpoints
+             for arg in (f"--{name}-{endpoint}-port", "0")]
     for fault in faults or []:
         argv += ["--fault", fault]
     argv += extra_args or []
@@ -88,7 +92,8 @@ def launch(protocols: list[str] | None = None, faults: list[str] | None = None, 
     end = time.monotonic() + startup_timeout
     while time.monotonic() < end:
         if ready.exists():
-            broker.ports = json.loads(ready.read_text())["ports"]
+            bound = json.loads(ready.read_text())
+            broker.ports, broker.endpoints = bound["ports"], bound.get("endpoints", {})
             return broker
         if not broker.alive:
             raise HarnessError(f"reference broker {broker.exit_status()} at start-up:\n{broker.log_tail()}")

@@ -111,14 +111,24 @@ async def run(args, personalities: dict[str, PersonalityInfo]) -> None:
         info = personalities[name]
         port = getattr(args, f"{name}_port")
         personality = info.create(config, info.options_from(args))
+        extra = []
+        for endpoint, default in info.endpoints.items():
+            given = getattr(args, info.port_dest(endpoint))
+            extra.append(Listener(personality, config, default if given is None else given, endpoint))
+        # extra endpoints stop first: the primary listener closes the personality's storage
+        listeners[:0] = extra
         listeners.append(Listener(personality, config, info.default_port if port is None else port))
-    ports = {}
+    ports, endpoints = {}, {}
     try:
         for listener in listeners:
             ephemeral = listener.port == 0
-            ports[listener.personality.name] = await listener.start()
-            # A personality may serve more than its main listener (e.g. a control plane of its own); those
-            # listeners follow the main one (ephemeral when it is) and are named in the ready file.
+            bound = await listener.start()
+            if listener.endpoint is not None:
+                endpoints.setdefault(listener.personality.name, {})[listener.endpoint] = bound
+                continue
+            ports[listener.personality.name] = bound
+            # A personality may serve more than its listeners (e.g. a gRPC control plane that owns its socket);
+            # those follow the main listener (ephemeral when it is) and are named in the ready file.
             start_side = getattr(listener.personality, "start_side_listeners", None)
             if start_side is not None:
                 ports.update(await start_side(listener.port, ephemeral))
@@ -128,10 +138,10 @@ async def run(args, personalities: dict[str, PersonalityInfo]) -> None:
         raise SystemExit(f"cannot listen: {exc}") from None
     if args.ready_file:
         tmp = args.ready_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "host": args.host, "ports": ports,
+        tmp.write_text(json.dumps({"pid": os.getpid(), "host": args.host, "ports": ports, "endpoints": endpoints,
                                    "tls": config.tls is not None}))
         tmp.replace(args.ready_file)  # atomic: a reader never sees half a file
-    logging.getLogger("wirecheck.broker").info("listening on %s %s%s", args.host, ports,
+    logging.getLogger("wirecheck.broker").info("listening on %s %s %s%s", args.host, ports, endpoints,
                                                " (TLS)" if config.tls else "")
 
     stop = asyncio.Event()

@@ -148,6 +148,9 @@ class Personality(Protocol):
     # Optional: ``async def start_side_listeners(self, main_port: int, ephemeral: bool) -> dict[str, int]`` starts
     # listeners beyond the main one once it is bound at main_port (ephemeral: the main port was asked as 0), and
     # returns their {name: port} for the ready file; close() stops them.
+    # A personality with extra endpoints (PersonalityInfo.endpoints) also has
+    # ``async def serve_endpoint(self, endpoint: str, conn: Connection) -> None``; one that announces its ports
+    # (a discovery API) has ``listening(endpoint: str | None, port: int) -> None``, called once each listener is bound.
 
 
 class Listener:
@@ -158,8 +161,9 @@ class Listener:
     ``max_connections`` connections wait; one more, or one whose wait runs out, is closed.
     """
 
-    def __init__(self, personality: Personality, config: BrokerConfig, port: int):
+    def __init__(self, personality: Personality, config: BrokerConfig, port: int, endpoint: str | None = None):
         self.personality = personality
+        self.endpoint = endpoint  # None: the personality's primary endpoint (serve); else serve_endpoint(endpoint)
         self.config = config
         self.port = port
         self._server: asyncio.base_events.Server | None = None
@@ -174,6 +178,9 @@ class Listener:
             # A handshake that stalls holds a socket (not a slot): bounded like a started frame.
             ssl_handshake_timeout=self.config.frame_timeout if self.config.tls else None)
         self.port = self._server.sockets[0].getsockname()[1]
+        listening = getattr(self.personality, "listening", None)  # optional: a personality that announces its ports
+        if listening is not None:
+            listening(self.endpoint, self.port)
         return self.port
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -188,7 +195,10 @@ class Listener:
                             self.config.max_connections, conn.peer)
                 return
             self._active += 1
-            await self.personality.serve(conn)
+            if self.endpoint is None:
+                await self.personality.serve(conn)
+            else:
+                await self.personality.serve_endpoint(self.endpoint, conn)
         except (EOFError, IdleTimeout, ConnectionError, ssl.SSLError) as exc:
             log.debug("%s %s: %s", self.personality.name, conn.peer, exc)
         except asyncio.CancelledError:
@@ -231,4 +241,5 @@ class Listener:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._server is not None:
             await self._server.wait_closed()
-        await self.personality.close()
+        if self.endpoint is None:  # the primary listener owns the personality's storage
+            await self.personality.close()

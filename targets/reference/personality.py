@@ -1,7 +1,9 @@
 """What a personality declares to the broker, and how the broker finds every personality.
 
 Each package ``targets/reference/<name>/`` exposes ``PERSONALITY``, a :class:`PersonalityInfo`: its name, its
-default port, its fault catalogue (namespaced names ``<name>.<fault>``), its options dataclass and a factory.
+default port, the extra endpoints it listens on besides the primary one (name -> default port; flags
+``--<name>-<endpoint>-port``; the running personality serves them with ``serve_endpoint(endpoint, conn)``), its
+fault catalogue (namespaced names ``<name>.<fault>``), its options dataclass and a factory.
 The CLI, the launcher and the tests discover personalities with :func:`discover`; none of them names a protocol.
 
 Options: every field of the options dataclass becomes a flag ``--<name>-<field>`` (underscores as dashes), typed
@@ -32,6 +34,7 @@ class PersonalityInfo:
     faults: dict[str, str]  # "<name>.<fault>" -> the clause it breaks, in one line
     options: type  # a dataclass whose defaults are the personality's defaults
     create: Callable[[BrokerConfig, Any], Personality]  # (config, options) -> the running personality
+    endpoints: dict[str, int] = dataclasses.field(default_factory=dict)  # extra endpoint -> its default port
 
     def __post_init__(self):
         foreign = [f for f in self.faults if not f.startswith(self.name + ".")]
@@ -41,10 +44,16 @@ class PersonalityInfo:
     def flag(self, field_name: str) -> str:
         return f"--{self.name}-{field_name.replace('_', '-')}"
 
+    def port_dest(self, endpoint: str) -> str:
+        return f"{self.name}_{endpoint.replace('-', '_')}_endpoint_port"
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         group = parser.add_argument_group(f"{self.name} options")
         group.add_argument(f"--{self.name}-port", type=int, default=None,
                            help=f"{self.name} port (default {self.default_port}; 0: ephemeral)")
+        for endpoint, port in self.endpoints.items():
+            group.add_argument(f"--{self.name}-{endpoint}-port", dest=self.port_dest(endpoint), type=int, default=None,
+                               help=f"{self.name} {endpoint} port (default {port}; 0: ephemeral)")
         for option in dataclasses.fields(self.options):
             default = option.default if option.default is not dataclasses.MISSING else option.default_factory()
             help_text = option.metadata.get("help", "")

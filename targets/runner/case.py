@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 
 from protocols.clauses import Clause
 from protocols.spec import ProtocolSpec
-from reports.model import Divergence, Verdict
+from reports.model import Divergence, HarnessError, Verdict
 from reports.transcript import Transcript
 from targets.session import Session
+from targets.transport import open_session
 
 if TYPE_CHECKING:
     from targets.runner.run import Run, TargetInfo
@@ -53,15 +54,38 @@ class Target:
         self.catalogue = state.spec.catalogue
         self._sessions: list[Session] = []
 
-    def connect(self, deadline: float | None = None) -> Session:
+    def connect(self, deadline: float | None = None, endpoint: str | None = None) -> Session:
+        """A session to the primary endpoint, or to the named one (of its transport: framed, http1, h2c)."""
+        address = self.endpoint_address(endpoint)
         try:
-            session = Session(self.address, self.spec, self.transcript, deadline or self.deadline,
-                              tls=self._run.tls_for(self.info))
+            session = open_session(address, self.spec.endpoint(endpoint), self.transcript, deadline or self.deadline,
+                                   tls=self._run.tls_for(self.info))
         except OSError as exc:
-            raise Divergence(survives_clause(self.spec), f"a connection to {self.info.text}",
+            raise Divergence(survives_clause(self.spec), f"a connection to {address[0]}:{address[1]}",
                              f"connect failed: {exc}") from None
         self._sessions.append(session)
         return session
+
+    def endpoint_address(self, endpoint: str | None = None) -> tuple[str, int]:
+        """Where an endpoint listens: the target's address for the primary, else a known address (reference
+        broker, --target-option, or :meth:`learn_endpoint`); an endpoint sharing another's port uses that one's."""
+        if endpoint is None or endpoint == self.spec.primary.name:
+            return self.address
+        shared = self.spec.endpoint(endpoint).shares_port_with
+        if shared:
+            return self.endpoint_address(shared)
+        if endpoint not in self.info.endpoints:
+            raise HarnessError(f"no address known for the {self.spec.name} endpoint {endpoint!r}; give "
+                               f"--target-option {self.spec.name}.{endpoint}=HOST:PORT")
+        return self.info.endpoints[endpoint]
+
+    def knows_endpoint(self, endpoint: str) -> bool:
+        shared = self.spec.endpoint(endpoint).shares_port_with
+        return endpoint == self.spec.primary.name or (shared or endpoint) in self.info.endpoints
+
+    def learn_endpoint(self, endpoint: str, address: tuple[str, int]) -> None:
+        """An address the suite found (e.g. through a discovery API); kept for the run and the liveness probe."""
+        self.info.endpoints.setdefault(endpoint, address)
 
     def unique(self, stem: str = "t") -> str:
         return self._run.unique(stem)

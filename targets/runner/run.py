@@ -28,6 +28,9 @@ class TargetInfo:
     protocol: str
     address: tuple[str, int]
     reference: bool  # the bundled broker, started by us
+    #: addresses of the protocol's other endpoints (by endpoint name): from the reference broker, from
+    #: ``--target-option PROTOCOL.ENDPOINT=HOST:PORT``, or learned by the suite (e.g. through a discovery API)
+    endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     @property
     def text(self) -> str:
@@ -130,7 +133,19 @@ class Run:
             for n in names:
                 if n not in self.specs:
                     raise UsageProblem(f"--target {text}: unknown protocol {n!r}; known: {sorted(self.specs)}")
-                found[n] = TargetInfo(n, address, reference=False)
+                found[n] = TargetInfo(n, address, reference=False, endpoints=self._endpoint_options(n))
+        return found
+
+    def _endpoint_options(self, protocol: str) -> dict[str, tuple[str, int]]:
+        """``--target-option PROTOCOL.ENDPOINT=HOST:PORT`` for the protocol's endpoint names."""
+        names = {endpoint.name for endpoint in self.specs[protocol].endpoints}
+        found = {}
+        for key, value in self.target_options(protocol).items():
+            if key in names:
+                try:
+                    found[key] = probe.parse_address(value)
+                except (ValueError, OSError) as exc:
+                    raise UsageProblem(f"--target-option {protocol}.{key}={value}: {exc}") from None
         return found
 
     def tls_for(self, info: TargetInfo):
@@ -144,7 +159,9 @@ class Run:
         self.broker = launch(protocols=sorted(self.collected_protocols) or None,
                              faults=self.options.reference_faults, workdir=workdir,
                              extra_args=["--retention-records", "5000", "--segment-records", "1000"])
-        return {name: TargetInfo(name, (self.broker.host, port), reference=True)
+        host = self.broker.host
+        return {name: TargetInfo(name, (host, port), reference=True,
+                                 endpoints={e: (host, p) for e, p in self.broker.endpoints.get(name, {}).items()})
                 for name, port in self.broker.ports.items() if name in self.specs}
 
     def target_options(self, protocol: str) -> dict[str, str]:
@@ -173,6 +190,11 @@ class Run:
         state.transcript.note("liveness probe: a known-good request on a new connection")
         ok, what = probe.hello_answered(state.info.address, state.spec, self.deadline, state.transcript,
                                         tls=self.tls_for(state.info))
+        for name, address in state.info.endpoints.items():  # every other endpoint whose address we know
+            if ok and state.spec.endpoint(name).hello is not None:
+                ok, what = probe.hello_answered(address, state.spec.endpoint(name), self.deadline, state.transcript,
+                                                tls=self.tls_for(state.info))
+                what = f"endpoint {name}: {what}" if not ok else what
         if ok:
             return True, ""
         if self.broker is not None and state.info.reference and not self.broker.alive:

@@ -1,0 +1,236 @@
+"""Strict Barco clients for the conformance cases: the binary producer (framed), and HTTP helpers for the
+discovery, HTTP producer and consumer endpoints.
+
+Endpoint addresses: the target's address is discovery's; the others come from the reference broker, from
+``--target-option barco.producer=HOST:PORT`` (likewise ``producer-http``, ``consumer``), or from
+``GET /v1/brokers`` on the target's host (learned once per run).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+from protocols.barco import wire
+from protocols.barco.clauses import CATALOGUE
+from reports.model import Divergence
+from targets.client import StrictClient, short
+
+C = CATALOGUE
+DISCOVERED = {"producer": "producerBinaryPort", "producer-http": "producerPort", "consumer": "consumerPort"}
+_sid = itertools.count(1)
+
+
+def next_sid() -> int:
+    return next(_sid) % 0xFFFE + 1
+
+
+def diverge(clause: str, expected: str, actual) -> Divergence:
+    return Divergence(C[clause], expected, short(actual if isinstance(actual, str) else str(actual)))
+
+
+def resolve(target, endpoint: str) -> None:
+    """Make sure the target knows where ``endpoint`` listens (asking discovery when it does not)."""
+    if target.knows_endpoint(endpoint):
+        return
+    reply = target.connect().request("GET", "/v1/brokers")
+    if not reply.complete or reply.status != 200:
+        raise diverge("barco.discovery.brokers", "200 with the broker ports", reply)
+    try:
+        doc = wire.parse_brokers(reply.body)
+    except wire.WireError as exc:
+        raise diverge("barco.discovery.brokers", "a brokers document", str(exc)) from None
+    for name, key in DISCOVERED.items():
+        target.learn_endpoint(name, (target.address[0], doc[key]))
+
+
+def http(target, endpoint: str, deadline: float | None = None):
+    """A session to an HTTP endpoint ("discovery", "producer-http", "consumer", "consumer-h2c")."""
+    if endpoint != "discovery":
+        resolve(target, "consumer" if endpoint == "consumer-h2c" else endpoint)
+    return target.connect(deadline, endpoint=endpoint)
+
+
+class Producer(StrictClient):
+    """One binary producer connection, STARTUP already sent unless ``started=False``."""
+
+    framing_clause = "barco.framing.response-frame"
+
+    def __init__(self, target, started: bool = True):
+        resolve(target, "producer")
+        super().__init__(target, target.connect(endpoint="producer"))
+        if started:
+            self.startup()
+
+    def error_codes_of(self, frame: bytes, context=None):
+        head = wire.parse_header(frame)
+        return {frame[wire.HEADER_SIZE]} if head.opcode == wire.ERROR and len(frame) > wire.HEADER_SIZE else None
+
+    def answer(self, sid: int, clause: str) -> wire.Header:
+        """The next answer; its header must be well formed and carry ``sid``."""
+        frame = self.frame(clause)
+        head = wire.parse_header(frame)
+        if head.version != 1 or head.flags != 0 or not head.crc_ok or head.body_length != len(frame) - 13:
+            raise diverge("barco.framing.response-header", "version 1, flags 0, a valid head crc",
+                          wire.describe(frame))
+        if head.stream_id != sid:
+            raise diverge("barco.framing.stream-id-echo", f"stream id {sid}", f"stream id {head.stream_id}")
+        self.last_body = frame[wire.HEADER_SIZE :]
+        return head
+
+    def expect(self, sid: int, opcode: int, clause: str, what: str = "") -> wire.Header:
+        head = self.answer(sid, clause)
+        if head.opcode != opcode:
+            raise diverge(clause, f"{wire.OPCODES[opcode]} {what}".strip(), wire.describe(self.session_frame(head)))
+        if opcode == wire.ERROR:
+            try:
+                code, _ = wire.parse_error(self.last_body)
+            except wire.WireError as exc:
+                raise diverge("barco.producer.error-body", "code + message", str(exc)) from None
+            if code not in wire.ERROR_CODES:
+                raise diverge("barco.producer.error-body", "code 0, 1 or 2", f"code {code}")
+            if code != wire.SERVER_ERROR:
+                raise diverge(clause, "ERROR code 0 (serverError)", f"code {code}")
+            if len(self.last_body) > wire.MAX_ERROR_BODY:
+                raise diverge("barco.producer.error-size", "<= 512 bytes", f"{len(self.last_body)} bytes")
+        return head
+
+    def session_frame(self, head: wire.Header) -> bytes:
+        return wire.header(head.opcode, head.body_length, head.stream_id, head.flags, head.version, head.crc) + \
+            self.last_body
+
+    def startup(self, sid: int = 0) -> None:
+        self.send_frame(wire.frame(wire.STARTUP, b"", sid))
+        self.expect(sid, wire.READY, "barco.producer.ready")
+
+    def produce(self, topic: str | bytes, messages: list[bytes], key: bytes | str = b"", timestamp: int | None = None,
+                clause: str = "barco.producer.produce-ack") -> None:
+        sid = next_sid()
+        self.send_frame(wire.produce(topic, messages, key, sid, timestamp))
+        self.expect(sid, wire.PRODUCE_RESPONSE, clause)
+
+    def refused(self, frame: bytes, sid: int, clause: str) -> None:
+        """``frame`` must get ERROR(0) and the connection must still serve a HEARTBEAT."""
+        self.send_frame(frame)
+        self.expect(sid, wire.ERROR, clause, "code 0")
+        self.heartbeat(clause)
+
+    def heartbeat(self, clause: str = "barco.producer.heartbeat") -> None:
+        sid = next_sid()
+        self.send_frame(wire.frame(wire.HEARTBEAT, b"", sid))
+        self.expect(sid, wire.READY, clause)
+
+
+# -- consumer helpers -------------------------------------------------------------------------------------------
+
+
+def register_query(consumer: str, topics: list[str], group: str | None = None, earliest: bool = True) -> str:
+    from urllib.parse import urlencode
+
+    params = [("consumerId", consumer)] + [("topic", t) for t in topics]
+    if group:
+        params.append(("group", group))
+    params.append(("onNewGroup", "startFromEarliest" if earliest else "startFromLatest"))
+    return "/v1/consumer/register?" + urlencode(params)
+
+
+class Consumer:
+    """A stateless consumer (consumerId in every query) on one HTTP/1.1 or h2c session."""
+
+    def __init__(self, target, topics: list[str], group: str | None = None, endpoint: str = "consumer",
+                 earliest: bool = True, name: str | None = None):
+        self.target = target
+        self.id = name or target.unique("c")
+        self.group = group or target.unique("g")
+        self.topics = topics
+        self.session = http(target, endpoint)
+        self.earliest = earliest
+
+    def register(self, clause: str = "barco.consumer.register", status: int = 200):
+        reply = self.session.request("PUT", register_query(self.id, self.topics, self.group, self.earliest))
+        expect_status(reply, status, clause)
+        return reply
+
+    def poll(self, accept: str | None = None, clause: str = "barco.consumer.poll-binary"):
+        headers = [("accept", accept)] if accept else []
+        return self.session.request("POST", f"/v1/consumer/poll?consumerId={self.id}", headers)
+
+    def poll_items(self, clause: str = "barco.consumer.poll-binary") -> list[wire.PollItem]:
+        """The items of one poll: [] on a 204, the decoded binary body on a 200."""
+        reply = self.poll()
+        if reply.complete and reply.status == 204:
+            return []
+        expect_status(reply, 200, clause)
+        return decode_binary(reply, clause)
+
+    def drain(self, want: int, clause: str, polls: int = 40) -> list[tuple[wire.PollItem, list[bytes]]]:
+        """Poll until ``want`` records arrived (implicitly committing each poll); (item, record bodies) pairs."""
+        out, got = [], 0
+        for _ in range(polls):
+            items = self.poll_items(clause)
+            for item in items:
+                bodies = [body for _, body in records_of(item, clause)]
+                out.append((item, bodies))
+                got += len(bodies)
+            if got >= want:
+                break
+        return out
+
+    def commit(self):
+        return self.session.request("POST", f"/v1/consumer/commit?consumerId={self.id}")
+
+    def goodbye(self, commit: bool = True):
+        return self.session.request("POST", f"/v1/consumer/goodbye?consumerId={self.id}"
+                                    + ("" if commit else "&commit=false"))
+
+
+def expect_status(reply, status: int | tuple, clause: str, what: str = "") -> None:
+    wanted = status if isinstance(status, tuple) else (status,)
+    if not reply.complete or reply.status not in wanted:
+        raise diverge(clause, f"status {' or '.join(map(str, wanted))} {what}".strip(),
+                      f"{reply}: {reply.body[:200]!r}" if reply.complete else reply)
+
+
+def decode_binary(reply, clause: str = "barco.consumer.poll-binary") -> list[wire.PollItem]:
+    kind = (reply.header("content-type") or "").split(";")[0].strip()
+    if kind != wire.POLL_MIME:
+        raise diverge("barco.consumer.poll-binary", f"Content-Type {wire.POLL_MIME}", kind or "none")
+    try:
+        items = wire.parse_poll_response(reply.body)
+    except wire.WireError as exc:
+        raise diverge("barco.consumer.poll-binary", "the binary poll layout", str(exc)) from None
+    if not items:
+        raise diverge("barco.consumer.poll-binary", "at least one item on a 200", "0 items")
+    return items
+
+
+def records_of(item: wire.PollItem, clause: str = "barco.consumer.records") -> list[tuple[int, bytes]]:
+    if not wire.zstd_has_checksum(item.payload):
+        raise diverge("barco.consumer.payload-zstd", "a zstd frame with the content checksum flag",
+                      item.payload[:8].hex())
+    try:
+        return item.records()
+    except wire.WireError as exc:
+        raise diverge("barco.consumer.payload-zstd" if "zstd" in str(exc) else "barco.consumer.records",
+                      "records in one zstd frame", str(exc)) from None
+
+
+def http_produce(target, topic: str, body: bytes, content_type: str | None = None, key: str = "",
+                 clause: str = "barco.http-producer.produce", status: int = 200):
+    session = http(target, "producer-http")
+    headers = [("content-type", content_type)] if content_type else []
+    query = f"?partitionKey={key}" if key else ""
+    reply = session.request("POST", f"/v1/topic/{topic}/messages{query}", headers, body)
+    expect_status(reply, status, clause)
+    return reply
+
+
+def json_items(reply, clause: str = "barco.consumer.poll-json") -> list[wire.PollItem]:
+    try:
+        return wire.parse_poll_json(reply.body)
+    except wire.WireError as exc:
+        raise diverge(clause, "a JSON array of poll items", str(exc)) from None
+
+
+def as_json(data: bytes):
+    return json.loads(data)

@@ -1,0 +1,212 @@
+"""The binary producer (:9254): handshake, header checks, opcodes, PRODUCE bodies (notes §2, decisions D1-D6)."""
+
+import pytest
+
+from protocols.barco import wire
+from suites.barco.client import Consumer, Producer, diverge, next_sid, records_of
+
+case = pytest.mark.case
+
+
+@case("barco.producer.ready")
+@pytest.mark.parametrize("sid", [0, 1, 0x7FFF, 0xFFFF])
+def test_startup_is_answered_ready(target, sid):
+    Producer(target, started=False).startup(sid)
+
+
+@case("barco.producer.startup-first", hostile=True)
+@pytest.mark.parametrize("op", [wire.PRODUCE, wire.HEARTBEAT, 7])
+def test_first_frame_must_be_startup(target, op):
+    client = Producer(target, started=False)
+    body = wire.produce_body(target.unique("t"), [b"x"]) if op == wire.PRODUCE else b""
+    client.send_frame(wire.frame(op, body, 3))
+    client.closes("barco.producer.startup-first", allowed_codes=(0,))
+
+
+@case("barco.producer.heartbeat")
+@pytest.mark.parametrize("sid", [1, 5, 0xFFFF])
+def test_heartbeat_is_answered_ready(target, sid):
+    client = Producer(target)
+    client.send_frame(wire.frame(wire.HEARTBEAT, b"", sid))
+    client.expect(sid, wire.READY, "barco.producer.heartbeat")
+
+
+@case("barco.framing.stream-id-echo")
+@pytest.mark.parametrize("sid", [2, 255, 256, 0x1234, 0xFFFE])
+def test_produce_response_echoes_the_stream_id(target, sid):
+    client = Producer(target)
+    client.send_frame(wire.produce(target.unique("t"), [b"m"], stream_id=sid))
+    client.expect(sid, wire.PRODUCE_RESPONSE, "barco.producer.produce-ack")
+
+
+@case("barco.producer.produce-ack")
+@pytest.mark.parametrize("count,size", [(1, 1), (3, 10), (50, 100), (2, 200_000)])
+def test_valid_produce_is_acknowledged(target, count, size):
+    Producer(target).produce(target.unique("t"), [bytes([i % 256]) * size for i in range(count)])
+
+
+@case("barco.framing.header-crc", hostile=True)
+@pytest.mark.parametrize("byte", [9, 10, 11, 12])
+def test_crc_mismatch_closes(target, byte):
+    client = Producer(target)
+    frame = bytearray(wire.produce(target.unique("t"), [b"m"], stream_id=4))
+    frame[byte] ^= 0x01
+    client.send_frame(bytes(frame))
+    client.closes("barco.framing.header-crc", allowed_codes=(0,))
+
+
+@case("barco.framing.header-crc", hostile=True)
+def test_crc_over_eight_bytes_is_refused(target):
+    """A CRC over bytes 0..7 (one byte short): the target must not accept it."""
+    import struct
+    import zlib
+    client = Producer(target)
+    frame = wire.produce(target.unique("t"), [b"m"], stream_id=4)
+    client.send_frame(frame[:9] + struct.pack(">I", zlib.crc32(frame[:8])) + frame[13:])
+    client.closes("barco.framing.header-crc", allowed_codes=(0,))
+
+
+@case("barco.framing.version", hostile=True)
+@pytest.mark.parametrize("version", [0, 2, 255])
+def test_other_versions_are_refused(target, version):
+    client = Producer(target)
+    client.send_frame(wire.frame(wire.HEARTBEAT, b"", 6, version=version))
+    client.closes("barco.framing.version", allowed_codes=(0,))
+
+
+@case("barco.producer.unknown-opcode")
+@pytest.mark.parametrize("op", [0, wire.READY, wire.ERROR, wire.PRODUCE_RESPONSE, 7, 42, 255])
+def test_unknown_opcode_gets_error_and_stays_open(target, op):
+    client = Producer(target)
+    sid = next_sid()
+    client.refused(wire.frame(op, b"", sid), sid, "barco.producer.unknown-opcode")
+
+
+@case("barco.producer.second-startup")
+def test_second_startup_gets_error(target):
+    client = Producer(target)
+    client.refused(wire.frame(wire.STARTUP, b"", 9), 9, "barco.producer.second-startup")
+
+
+@case("barco.framing.body-consumed")
+@pytest.mark.parametrize("op,size", [(wire.HEARTBEAT, 1), (wire.HEARTBEAT, 13), (42, 26)])
+def test_bodies_of_other_frames_are_skipped(target, op, size):
+    client = Producer(target)
+    sid = next_sid()
+    # the body is a whole valid-looking header: a target that does not skip it answers it as a frame
+    body = (wire.frame(wire.HEARTBEAT, b"", 0x7777) * 2)[:size]
+    client.send_frame(wire.frame(op, body, sid))
+    client.expect(sid, wire.READY if op == wire.HEARTBEAT else wire.ERROR, "barco.framing.body-consumed")
+    client.heartbeat("barco.framing.body-consumed")
+
+
+@case("barco.framing.oversize", hostile=True)
+@pytest.mark.parametrize("length", [wire.MAX_BODY + 1, 1 << 25, 0xFFFFFFFF])
+def test_oversize_body_length_closes(target, length):
+    client = Producer(target)
+    client.send_frame(wire.header(wire.PRODUCE, length, 8))
+    client.closes("barco.framing.oversize", allowed_codes=(0,))
+
+
+@case("barco.producer.message-lengths")
+@pytest.mark.parametrize("tail", [b"\x00", b"\x00\x00\x00", b"\x00\x00\x00\x09abc"])
+def test_message_lengths_must_add_up(target, tail):
+    client = Producer(target)
+    topic = target.unique("t")
+    sid = next_sid()
+    client.refused(wire.frame(wire.PRODUCE, wire.produce_body(topic, [b"abc"]) + tail, sid), sid,
+                   "barco.producer.message-lengths")
+
+
+@case("barco.producer.no-messages")
+def test_produce_without_messages_is_refused(target):
+    client = Producer(target)
+    sid = next_sid()
+    client.refused(wire.frame(wire.PRODUCE, wire.produce_body(target.unique("t"), []), sid), sid,
+                   "barco.producer.no-messages")
+
+
+@case("barco.producer.truncated-body")
+@pytest.mark.parametrize("body", [b"", b"\x05ab", b"\x00\x09topic", b"\x00"])
+def test_truncated_key_or_topic_is_refused(target, body):
+    client = Producer(target)
+    sid = next_sid()
+    client.refused(wire.frame(wire.PRODUCE, body, sid), sid, "barco.producer.truncated-body")
+
+
+@case("barco.producer.truncated-body")
+def test_truncated_timestamp_is_refused(target):
+    client = Producer(target)
+    sid = next_sid()
+    client.refused(wire.frame(wire.PRODUCE, b"\x00\x01\x02", sid, flags=wire.FLAG_TIMESTAMP), sid,
+                   "barco.producer.truncated-body")
+
+
+@case("barco.producer.topic-valid")
+@pytest.mark.parametrize("topic", [b"", b"..", b"../x", b"a/b", b"a\\b", b"n\x00l", b"\xff\xfe", b"t\nx"],
+                         ids=["empty", "dotdot", "traversal", "slash", "backslash", "nul", "not-utf8", "newline"])
+def test_invalid_topics_are_refused(target, topic):
+    client = Producer(target)
+    sid = next_sid()
+    client.refused(wire.frame(wire.PRODUCE, wire.produce_body(topic, [b"m"]), sid), sid, "barco.producer.topic-valid")
+
+
+@case("barco.producer.topic-valid")
+def test_a_255_byte_topic_is_accepted(target):
+    Producer(target).produce((target.unique("t") + "x" * 255)[:255], [b"m"], clause="barco.producer.topic-valid")
+
+
+@case("barco.framing.pipelining")
+def test_pipelined_frames_are_each_answered(target):
+    client = Producer(target)
+    topic = target.unique("t")
+    sids = list(range(100, 132))
+    client.send_frame(b"".join(wire.produce(topic, [b"%d" % s], stream_id=s) if s % 2 else
+                               wire.frame(wire.HEARTBEAT, b"", s) for s in sids))
+    seen = {}
+    for _ in sids:
+        head = wire.parse_header(client.frame("barco.framing.pipelining"))
+        seen[head.stream_id] = head.opcode
+    wanted = {s: wire.PRODUCE_RESPONSE if s % 2 else wire.READY for s in sids}
+    if seen != wanted:
+        raise diverge("barco.framing.pipelining", f"answers {wanted}", f"answers {seen}")
+
+
+def _round_trip(target, messages, key=b"k", timestamp=None):
+    topic = target.unique("t")
+    Producer(target).produce(topic, messages, key, timestamp)
+    consumer = Consumer(target, [topic])
+    consumer.register()
+    got = consumer.drain(len(messages), "barco.consumer.records")
+    return [r for item, _ in got for r in records_of(item)]
+
+
+@case("barco.producer.empty-message")
+def test_empty_message_is_stored(target):
+    records = _round_trip(target, [b"", b"x", b""])
+    if [body for _, body in records] != [b"", b"x", b""]:
+        raise diverge("barco.producer.empty-message", "records b'', b'x', b''", [b for _, b in records])
+
+
+@case("barco.producer.timestamp")
+@pytest.mark.parametrize("timestamp", [0, 1_700_000_000_000_000, -5, 2**63 - 1])
+def test_timestamp_flag_sets_record_timestamps(target, timestamp):
+    records = _round_trip(target, [b"a", b"b"], timestamp=timestamp)
+    if [ts for ts, _ in records] != [timestamp, timestamp]:
+        raise diverge("barco.producer.timestamp", f"timestamps {[timestamp] * 2}", [ts for ts, _ in records])
+
+
+@case("barco.producer.partition-key")
+def test_one_key_one_reader_in_order(target):
+    topic = target.unique("t")
+    client = Producer(target)
+    for i in range(6):
+        client.produce(topic, [b"%d" % i], key=b"same-key")
+    consumer = Consumer(target, [topic])
+    consumer.register()
+    got = consumer.drain(6, "barco.producer.partition-key")
+    readers = {(i.token, i.range_index, i.version) for i, _ in got}
+    bodies = [b for _, bs in got for b in bs]
+    if len(readers) != 1 or bodies != [b"%d" % i for i in range(6)]:
+        raise diverge("barco.producer.partition-key", "one reader, records 0..5 in order",
+                      f"readers {readers}, records {bodies}")
