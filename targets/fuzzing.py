@@ -220,17 +220,29 @@ def judge_one(session: Session, adapter: Adapter, mutant: Mutant) -> None:
         raise non_strict[0][1]
 
 
+def _remembered(mutants: Iterable[Mutant], sent: deque) -> Iterable[Mutant]:
+    for mutant in mutants:
+        sent.append(mutant)
+        yield mutant
+
+
 def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, connect: Connect | None = None,
               window: int = WINDOW) -> Progress:
     """A bulk case: run the mutants, turn the first failure into the case's divergence (naming the mutant and
     the seed), note the statistics in the transcript, and report SHOULD-level divergences as NON-STRICT."""
     seed = getattr(getattr(target, "fuzz", None), "seed", None)
+    sent: deque[Mutant] = deque(maxlen=1)
     try:
-        progress = run(connect or target.connect, adapter, mutants, count, window=window)
+        progress = run(connect or target.connect, adapter, _remembered(mutants, sent), count, window=window)
     except MutantFailed as failed:
         div = failed.divergence
         note = f"{failed.mutant.label()}; --fuzz-seed={seed}" + (f"; {div.note}" if div.note else "")
         raise Divergence(div.clause, div.expected, div.actual, note=note[:2000]) from None
+    except Divergence as lost:  # no new connection: the target died while batches were in flight
+        if not sent:
+            raise
+        note = f"{sent[-1].label()} (the last mutant sent; up to {window} batches were in flight); --fuzz-seed={seed}"
+        raise Divergence(lost.clause, lost.expected, lost.actual, note=note[:2000]) from None
     target.transcript.note(progress.summary())
     if progress.non_strict:
         mutant, first = progress.non_strict[0]

@@ -1,0 +1,97 @@
+"""What a given target is, found once per run: one line per target for the user, and the protocols it speaks.
+
+Every known endpoint's hello goes out at once, each on its own connection, so a silent target costs one deadline
+per connection (in parallel), never one per case. When nothing answers right, the line says what happened
+instead: connection refused, accepts but never answers, closes without answering, answers HTTP.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from protocols.spec import ProtocolSpec
+from targets import probe
+
+
+@dataclass(frozen=True)
+class Survey:
+    address: tuple[str, int]
+    protocols: tuple[str, ...]  # the protocols whose hello got a right answer
+    found: str  # what the probe found, e.g. "answers like rustlog", "connection refused"
+
+    @property
+    def text(self) -> str:
+        return f"{self.address[0]}:{self.address[1]}"
+
+
+def survey(address: tuple[str, int], specs: dict[str, ProtocolSpec], deadline: float,
+           tls: ssl.SSLContext | None = None, named: str | None = None) -> Survey:
+    """Probe ``address``. With ``named``, only that protocol is tried first; the others only to say what the
+    target speaks instead."""
+    refused = _connect_problem(address, deadline)
+    if refused:
+        return Survey(address, (), refused)
+    if named is not None:
+        ok, _ = _any_hello(address, specs[named], deadline, tls)
+        if ok:
+            return Survey(address, (named,), f"answers like {named}")
+    results = _all_hellos(address, specs, deadline, tls)
+    found = tuple(dict.fromkeys(name for name, ok, _ in results if ok))
+    if found:
+        return Survey(address, found, "answers like " + ", ".join(found))
+    return Survey(address, (), _what_instead(address, [what for _, _, what in results], deadline, tls))
+
+
+def _connect_problem(address: tuple[str, int], deadline: float) -> str:
+    try:
+        socket.create_connection(address, timeout=deadline).close()
+    except ConnectionRefusedError:
+        return "connection refused"
+    except TimeoutError:
+        return f"no TCP answer within {deadline:g} s"
+    except OSError as exc:
+        return f"cannot connect: {exc.strerror or exc}"
+    return ""
+
+
+def _any_hello(address, spec: ProtocolSpec, deadline: float, tls) -> tuple[bool, str]:
+    what = ""
+    for endpoint in spec.endpoints:
+        if endpoint.hello is not None:
+            ok, what = probe.hello_answered(address, endpoint, deadline, tls=tls)
+            if ok:
+                return True, ""
+    return False, what
+
+
+def _all_hellos(address, specs: dict[str, ProtocolSpec], deadline: float, tls) -> list[tuple[str, bool, str]]:
+    jobs = [(name, endpoint) for name, spec in specs.items() for endpoint in spec.endpoints
+            if endpoint.hello is not None]
+    if not jobs:
+        return []
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        answers = list(pool.map(lambda job: probe.hello_answered(address, job[1], deadline, tls=tls), jobs))
+    return [(name, ok, what) for (name, _), (ok, what) in zip(jobs, answers)]
+
+
+def _what_instead(address, failures: list[str], deadline: float, tls) -> str:
+    if failures and all(what.startswith("silence") for what in failures):
+        return f"accepts but never answers within {deadline:g} s"
+    if _answers_http(address, deadline, tls):
+        return "answers HTTP"
+    if failures and all(what.startswith(("the connection closed", "the connection reset")) for what in failures):
+        return "accepts, then closes without answering"
+    return "answers, but like no known protocol (" + (failures[0] if failures else "no hello to send") + ")"
+
+
+def _answers_http(address, deadline: float, tls) -> bool:
+    try:
+        with socket.create_connection(address, timeout=deadline) as raw:
+            sock = tls.wrap_socket(raw, server_hostname=address[0]) if tls is not None else raw
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: " + address[0].encode() + b"\r\nConnection: close\r\n\r\n")
+            return sock.recv(5) == b"HTTP/"
+    except (OSError, ssl.SSLError):
+        return False
