@@ -14,6 +14,7 @@ class TerminalSummary:
     def __init__(self):
         self.non_strict: list[str] = []
         self.nothing_ran = False  # targets were given, but no collected case could run against them
+        self.target_lines: list[str] = []  # what the probe found at each given target
 
     def handle(self, event) -> None:
         if isinstance(event, VerdictReached) and event.verdict.value == "NON-STRICT":
@@ -38,6 +39,8 @@ class TerminalSummary:
             terminal.write_line(f"wirecheck: {headline}", red=True, bold=True)
         if self.nothing_ran:
             terminal.write_line("wirecheck: no collected case could run against the given targets", red=True)
+            for line in self.target_lines:
+                terminal.write_line(f"wirecheck target {line}")
         totals = writer.totals()
         if totals:
             terminal.write_line("wirecheck verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(totals.items())))

@@ -20,6 +20,7 @@ from strategies.engine import Adapter, Mutant, Progress, bisect, numbered, plan_
 from targets.session import Outcome, Reply, Session
 
 WINDOW = 16  # batches in flight at once, each on its own connection
+SENT_KEPT = 4096  # mutants remembered to name the first unjudged one when the target dies
 KNOWN_ANSWERS = 64  # keepalive answers remembered byte for byte (the check decodes only the first of each)
 
 Connect = Callable[[], Session]
@@ -231,9 +232,10 @@ def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, c
     """A bulk case: run the mutants, turn the first failure into the case's divergence (naming the mutant and
     the seed), note the statistics in the transcript, and report SHOULD-level divergences as NON-STRICT."""
     seed = getattr(getattr(target, "fuzz", None), "seed", None)
-    sent: deque[Mutant] = deque(maxlen=1)
+    sent: deque[Mutant] = deque(maxlen=SENT_KEPT)
+    progress = Progress()
     try:
-        progress = run(connect or target.connect, adapter, _remembered(mutants, sent), count, window=window)
+        run(connect or target.connect, adapter, _remembered(mutants, sent), count, progress=progress, window=window)
     except MutantFailed as failed:
         div = failed.divergence
         note = f"{failed.mutant.label()}; --fuzz-seed={seed}" + (f"; {div.note}" if div.note else "")
@@ -241,7 +243,11 @@ def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, c
     except Divergence as lost:  # no new connection: the target died while batches were in flight
         if not sent:
             raise
-        note = f"{sent[-1].label()} (the last mutant sent; up to {window} batches were in flight); --fuzz-seed={seed}"
+        # Batches are judged in order: every mutant before the first unjudged one drew a permitted reaction, so
+        # the culprit is among those in flight (a dead target cannot be asked which one).
+        first = next((m for m in sent if m.index >= progress.cases), sent[-1])
+        note = (f"mutants #{first.index}-#{sent[-1].index} in flight, the first {first.label()}; "
+                f"--fuzz-seed={seed}")
         raise Divergence(lost.clause, lost.expected, lost.actual, note=note[:2000]) from None
     target.transcript.note(progress.summary())
     if progress.non_strict:

@@ -109,7 +109,7 @@ def pytest_configure(config):
         run = Run(options, budget, specs, worker=workerinput["workerid"] if workerinput else "main",
                   run_id=workerinput["wirecheck_run_id"] if workerinput else None)
         if not config.option.help:
-            run.target_lines = run.survey_targets(workerinput.get("wirecheck_surveys") if workerinput else None)
+            run.survey_targets(workerinput.get("wirecheck_surveys") if workerinput else None)
     except UsageProblem as exc:
         raise pytest.UsageError(str(exc)) from None
     run.writer = RunWriter(Path(run.options.report_dir), run.run_id, run.worker, run.metadata(),
@@ -140,7 +140,7 @@ def pytest_report_header(config):
     run: Run | None = getattr(config, "wirecheck", None)
     if run is None:
         return None
-    lines = [f"wirecheck target {line}" for line in getattr(run, "target_lines", [])]
+    lines = [f"wirecheck target {line}" for line in run.target_lines]
     if not run.options.targets:
         lines.append("wirecheck target: the bundled reference broker (started for this run on 127.0.0.1)")
     if run.confirm:
@@ -168,6 +168,7 @@ def pytest_sessionfinish(session, exitstatus):
     ran = set(totals) - {Verdict.NOT_RUN.value, Verdict.TARGET_DOWN.value}
     if run.options.targets and totals and not ran and session.exitstatus == 0:
         run.summary.nothing_ran = True
+        run.summary.target_lines = run.target_lines
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

@@ -18,7 +18,7 @@ from reports.transcript import Transcript
 DOWN_PREFIX = "TARGET-DOWN"
 RESTART_TIMEOUT = 120.0  # the restart command itself
 COME_BACK_TIMEOUT = 30.0  # the liveness probe after it
-_MUTANT = re.compile(r"mutant #\d+[^;]*")
+_MUTANT = re.compile(r"mutants? #\d+[^;]*")
 
 
 def answers_wrong(what: str) -> bool:
@@ -30,7 +30,7 @@ def last_step(transcript: Transcript, note: str = "") -> str:
     """What preceded the death: the bulk engine's mutant when the case names one, else the last frame sent."""
     mutant = _MUTANT.search(note or "")
     if mutant:
-        return mutant.group(0).strip()
+        return mutant.group(0).strip()[:300]
     for event in reversed(transcript.events):
         if event.kind == "send":
             shown = transcript.describe(event.data) if event.decode else ""

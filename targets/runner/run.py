@@ -87,7 +87,8 @@ class Run:
         self.tls = client_context(options.tls_ca, options.tls_verify) if options.tls else None
         self.board = health.DownBoard(self.report_dir / "down")
         self._restart_failed: set[str] = set()  # restarted once without coming back: not tried again
-        self.surveys: list[dict] | None = None  # one per --target: address, protocols, what the probe found
+        self.surveys: list[dict] | None = None
+        self.target_lines: list[str] = []  # one per given target: its address and what the probe found  # one per --target: address, protocols, what the probe found
         self.confirm = options.confirm if options.confirm is not None else (2 if budget.name == "nightly" else 0)
 
     def metadata(self) -> dict:
@@ -125,13 +126,14 @@ class Run:
         for found in self.surveys:
             named = found["named"]
             line = f"{found['address']}: {found['found']}"
-            if named and named not in found["protocols"]:
+            if named and named not in found["protocols"] and found["found"].startswith("answers"):
                 line = f"{found['address']}: does not answer like {named}; {found['found']}"
             lines.append(line)
             if found["protocols"] and (not named or named in found["protocols"]):
                 usable = True
             elif named:
                 self.board.mark(named, f"target {line}", shared=False)
+        self.target_lines = lines
         if not usable:
             raise UsageProblem("no target can run a case: " + "; ".join(f"--target {line}" for line in lines))
         return lines

@@ -38,11 +38,11 @@ def survey(address: tuple[str, int], specs: dict[str, ProtocolSpec], deadline: f
         ok, _ = _any_hello(address, specs[named], deadline, tls)
         if ok:
             return Survey(address, (named,), f"answers like {named}")
-    results = _all_hellos(address, specs, deadline, tls)
+    results, http = _all_hellos(address, specs, deadline, tls)
     found = tuple(dict.fromkeys(name for name, ok, _ in results if ok))
     if found:
         return Survey(address, found, "answers like " + ", ".join(found))
-    return Survey(address, (), _what_instead(address, [what for _, _, what in results], deadline, tls))
+    return Survey(address, (), _what_instead([what for _, _, what in results], http, deadline))
 
 
 def _connect_problem(address: tuple[str, int], deadline: float) -> str:
@@ -67,21 +67,21 @@ def _any_hello(address, spec: ProtocolSpec, deadline: float, tls) -> tuple[bool,
     return False, what
 
 
-def _all_hellos(address, specs: dict[str, ProtocolSpec], deadline: float, tls) -> list[tuple[str, bool, str]]:
+def _all_hellos(address, specs: dict[str, ProtocolSpec], deadline: float, tls) -> tuple[list, bool]:
+    """Every endpoint's hello and an HTTP request, at once: ([(protocol, answered right, what)], answers HTTP)."""
     jobs = [(name, endpoint) for name, spec in specs.items() for endpoint in spec.endpoints
             if endpoint.hello is not None]
-    if not jobs:
-        return []
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+    with ThreadPoolExecutor(max_workers=len(jobs) + 1) as pool:
+        http = pool.submit(_answers_http, address, deadline, tls)
         answers = list(pool.map(lambda job: probe.hello_answered(address, job[1], deadline, tls=tls), jobs))
-    return [(name, ok, what) for (name, _), (ok, what) in zip(jobs, answers)]
+        return [(name, ok, what) for (name, _), (ok, what) in zip(jobs, answers)], http.result()
 
 
-def _what_instead(address, failures: list[str], deadline: float, tls) -> str:
+def _what_instead(failures: list[str], http: bool, deadline: float) -> str:
+    if http:
+        return "answers HTTP"
     if failures and all(what.startswith("silence") for what in failures):
         return f"accepts but never answers within {deadline:g} s"
-    if _answers_http(address, deadline, tls):
-        return "answers HTTP"
     if failures and all(what.startswith(("the connection closed", "the connection reset")) for what in failures):
         return "accepts, then closes without answering"
     return "answers, but like no known protocol (" + (failures[0] if failures else "no hello to send") + ")"
