@@ -77,8 +77,8 @@ def pytest_addoption(parser):
                     help="re-run a failed case N times; FLAKY when a re-run passes (fails the run only with "
                          "--strict). Default 0, 2 with --fuzz=nightly")
     group.addoption("--example-db", default=None, metavar="DIR|none",
-                    help="Hypothesis' example database (default: $XDG_CACHE_HOME/wirecheck/hypothesis, outside "
-                         "the checkout; 'none': no database)")
+                    help="Hypothesis' storage: example database and caches (default: "
+                         "$XDG_CACHE_HOME/wirecheck/hypothesis, outside the checkout; 'none': no example database)")
 
 
 def _options(config) -> RunOptions:
@@ -121,17 +121,19 @@ def pytest_configure(config):
 
 
 def _use_example_database(where: str | None) -> None:
-    """Hypothesis' example database lives outside the checkout: a user cache directory unless given."""
+    """Hypothesis' storage (its example database and caches) lives outside the checkout: a user cache directory
+    unless ``--example-db`` names one; ``none`` keeps no database (the caches go to the cache directory)."""
     from hypothesis import settings
+    from hypothesis.configuration import set_hypothesis_home_dir
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    if where is not None and where.lower() == "none":
-        database = None
-    else:
-        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        where = where or os.path.join(cache, "wirecheck", "hypothesis")
-        writable_dir("--example-db", where)
-        database = DirectoryBasedExampleDatabase(where)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    default = os.path.join(cache, "wirecheck", "hypothesis")
+    keep = where is None or where.lower() != "none"
+    home = where if where is not None and keep else default
+    writable_dir("--example-db", home)
+    set_hypothesis_home_dir(home)
+    database = DirectoryBasedExampleDatabase(os.path.join(home, "examples")) if keep else None
     settings.register_profile("wirecheck", parent=settings.get_profile("wirecheck"), database=database)
     settings.load_profile("wirecheck")
 

@@ -301,3 +301,17 @@ def test_run_json_names_each_target_with_the_protocol_it_was_probed_as(tmp_path,
     assert result.run_json["targets"] == {"vtoy": {"address": f"127.0.0.1:{server.port}", "reference": False,
                                                    "faults": [], "found": "answers like vtoy",
                                                    "probed_as": "vtoy"}}
+
+
+# -- 6. the run directory ----------------------------------------------------------------------------------------
+
+
+def test_hypothesis_storage_lives_where_example_db_says(tmp_path):
+    storage = tmp_path / "hypothesis"
+    result = pytest_run(tmp_path, "suites/rustlog/test_robustness.py", "-k", "property",
+                        "--example-db", str(storage))
+    assert result.code == 0, result.out[-2000:]
+    assert (storage / "constants").is_dir()  # Hypothesis' caches follow the option, not the working directory
+    page = (result.run_dirs[0] / "summary.html").read_text()
+    assert "<script" not in page and "http" not in page.replace("http-", "")  # self-contained: no links out
+    assert "Totals" in page and "OK" in page
