@@ -38,10 +38,12 @@ def survey(address: tuple[str, int], specs: dict[str, ProtocolSpec], deadline: f
         ok, _ = _any_hello(address, specs[named], deadline, tls)
         if ok:
             return Survey(address, (named,), f"answers like {named}")
-    results, http = _all_hellos(address, specs, deadline, tls)
+    results, http, speaks_tls = _all_hellos(address, specs, deadline, tls)
     found = tuple(dict.fromkeys(name for name, ok, _ in results if ok))
     if found:
         return Survey(address, found, "answers like " + ", ".join(found))
+    if speaks_tls:
+        return Survey(address, (), "answers TLS (give --target-tls, with --target-ca or --target-insecure)")
     return Survey(address, (), _what_instead([what for _, _, what in results], http, deadline))
 
 
@@ -67,14 +69,17 @@ def _any_hello(address, spec: ProtocolSpec, deadline: float, tls) -> tuple[bool,
     return False, what
 
 
-def _all_hellos(address, specs: dict[str, ProtocolSpec], deadline: float, tls) -> tuple[list, bool]:
-    """Every endpoint's hello and an HTTP request, at once: ([(protocol, answered right, what)], answers HTTP)."""
+def _all_hellos(address, specs: dict[str, ProtocolSpec], deadline: float, tls) -> tuple[list, bool, bool]:
+    """Every endpoint's hello, an HTTP request and (in plaintext) a TLS handshake, at once:
+    ([(protocol, answered right, what)], answers HTTP, speaks TLS)."""
     jobs = [(name, endpoint) for name, spec in specs.items() for endpoint in spec.endpoints
             if endpoint.hello is not None]
-    with ThreadPoolExecutor(max_workers=len(jobs) + 1) as pool:
+    with ThreadPoolExecutor(max_workers=len(jobs) + 2) as pool:
         http = pool.submit(_answers_http, address, deadline, tls)
+        handshake = pool.submit(_speaks_tls, address, deadline) if tls is None else None
         answers = list(pool.map(lambda job: probe.hello_answered(address, job[1], deadline, tls=tls), jobs))
-        return [(name, ok, what) for (name, _), (ok, what) in zip(jobs, answers)], http.result()
+        return ([(name, ok, what) for (name, _), (ok, what) in zip(jobs, answers)], http.result(),
+                handshake is not None and handshake.result())
 
 
 def _what_instead(failures: list[str], http: bool, deadline: float) -> str:
@@ -93,5 +98,18 @@ def _answers_http(address, deadline: float, tls) -> bool:
             sock = tls.wrap_socket(raw, server_hostname=address[0]) if tls is not None else raw
             sock.sendall(b"GET / HTTP/1.1\r\nHost: " + address[0].encode() + b"\r\nConnection: close\r\n\r\n")
             return sock.recv(5) == b"HTTP/"
+    except (OSError, ssl.SSLError):
+        return False
+
+
+def _speaks_tls(address, deadline: float) -> bool:
+    """A target given without --target-tls that completes a TLS handshake (its certificate is not checked: this
+    only names the likely mistake)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection(address, timeout=deadline) as raw, context.wrap_socket(raw):
+            return True
     except (OSError, ssl.SSLError):
         return False
