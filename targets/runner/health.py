@@ -21,9 +21,11 @@ COME_BACK_TIMEOUT = 30.0  # the liveness probe after it
 _MUTANT = re.compile(r"mutants? #\d+[^;]*")
 
 
-def answers_wrong(what: str) -> bool:
-    """The probe got an answer, only not the right one: the target is alive (that is a divergence, not a death)."""
-    return what.startswith("wrong answer")
+def stopped_answering(what: str) -> bool:
+    """The liveness probe found no answer at all: refused, closed, reset or silent with not a byte sent. A wrong,
+    malformed or incomplete answer means the target is alive (a divergence, not a death)."""
+    return what.startswith("cannot connect") or what in (
+        "the connection closed", "the connection reset", "silence until the deadline")
 
 
 def last_step(transcript: Transcript, note: str = "") -> str:

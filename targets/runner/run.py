@@ -197,8 +197,9 @@ class Run:
 
     # -- liveness and dead targets
 
-    def liveness(self, state: CaseState) -> tuple[bool, str]:
-        """Does the target still answer a known-good request on a new connection?
+    def liveness(self, state: CaseState) -> tuple[bool, bool, str]:
+        """Does the target still answer a known-good request on a new connection? (answers right, stopped
+        answering at all, what happened).
 
         A dead reference broker is restarted for the cases that follow (this case still fails).
         """
@@ -206,25 +207,26 @@ class Run:
         ok, what = probe.hello_answered(state.info.address, state.spec, self.deadline, state.transcript,
                                         tls=self.tls_for(state.info))
         if ok:
-            return True, ""
+            return True, False, ""
+        dead = health.stopped_answering(what)
         if self.broker is not None and state.info.reference and not self.broker.alive:
             what += f"; the reference broker {self.broker.exit_status()}"
             self.broker.stop()
             self._targets = self._launch_reference()
             state.transcript.note("the reference broker was restarted for the cases that follow")
         state.transcript.note(f"liveness probe failed: {what}")
-        return False, what
+        return False, dead, what
 
     def check_target(self, state: CaseState, failure: BaseException | None) -> Divergence | None:
         """After a hostile or failed case (``failure``: what it raised): None while the target answers; a
         :class:`TargetDied` naming the step that preceded the death when it stopped answering (later cases
         for it are then TARGET-DOWN); a divergence of the survives clause when it answers wrongly."""
         step = health.last_step(state.transcript, getattr(failure, "note", ""))
-        alive, what = self.liveness(state)
+        alive, dead, what = self.liveness(state)
         if alive:
             return None
         clause = survives_clause(state.spec)
-        if health.answers_wrong(what):
+        if not dead:
             return Divergence(clause, "the target still answers a known-good request", what)
         note = f"the case had raised: {failure}"[:1000] if failure is not None else ""
         died = TargetDied(clause, step, what, note=note)
