@@ -20,6 +20,9 @@ class Verdict(enum.Enum):
     XFAIL = "XFAIL"
     XPASS = "XPASS"
     NOT_RUN = "NOT-RUN"
+    TARGET_DOWN = "TARGET-DOWN"  # the target died earlier in the run: the case could not run (the run fails)
+    BLOCKED = "BLOCKED"  # a precondition (create a topic, produce, join) failed: the clause was not reached
+    FLAKY = "FLAKY"  # failed, then passed when run again (--confirm N)
 
 
 class Divergence(AssertionError):
@@ -36,6 +39,29 @@ class Divergence(AssertionError):
     def verdict(self) -> Verdict:
         """NON-STRICT for a SHOULD clause (the plugin turns it into FAILED under --strict)."""
         return Verdict.NON_STRICT if self.clause.level is Level.SHOULD else Verdict.FAILED
+
+
+class TargetDied(Divergence):
+    """The target stopped answering (refused, closed, reset or silent on a new connection) after this case's
+    traffic: a failure of the protocol's survives clause, named by the step that preceded the death."""
+
+    def __init__(self, clause: Clause, step: str, actual: str, note: str = ""):
+        self.step = step
+        super().__init__(clause, "the target still answers a known-good request", actual, note)
+        self.args = (f"target stopped answering after {step}",)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class Blocked(Exception):
+    """A case's precondition (setup) failed: the clause under test was never reached."""
+
+    def __init__(self, precondition: str, divergence: Divergence):
+        self.precondition = precondition
+        self.divergence = divergence
+        super().__init__(f"precondition failed: {precondition} ({divergence.clause.id}: expected "
+                         f"{divergence.expected}; got {divergence.actual})")
 
 
 class Unimplemented(Exception):

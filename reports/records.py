@@ -20,7 +20,8 @@ from pathlib import Path
 from reports.transcript import Transcript
 
 RUN_SCHEMA = "wirecheck.run/1"
-CASE_SCHEMA = "wirecheck.case/2"  # /2: protocol-neutral "message" and "version" (were "api", "api_version")
+CASE_SCHEMA = "wirecheck.case/2"  # /2: protocol-neutral "message" and "version" (were "api", "api_version");
+# later /2 records add "attempts" and the verdicts TARGET-DOWN, BLOCKED, FLAKY (readers ignore unknown fields)
 
 
 def _now() -> str:
@@ -67,8 +68,9 @@ class RunWriter:
         state, div = event.case, event.divergence
         clause = div.clause if div is not None else state.clause
         transcript_path = None
-        if event.keep_transcript and state.transcript.events:
-            transcript_path = self.write_transcript(state.case_id, state.nodeid, state.transcript, pcap=self.pcap)
+        if event.keep_transcript and (state.transcript.events or state.attempts):
+            transcript_path = self.write_transcript(state.case_id, state.nodeid, state.transcript, pcap=self.pcap,
+                                                    attempts=state.attempts)
         return {
             "case": state.case_id,
             "nodeid": state.nodeid,
@@ -88,6 +90,7 @@ class RunWriter:
             "transcript": transcript_path,
             "reproduce": event.reproduce,
             "worker": self.worker,
+            "attempts": len(state.attempts) + 1,
         }
 
     def _ensure_started(self) -> None:
@@ -102,7 +105,7 @@ class RunWriter:
         """Called by the controlling process: final totals, if any case ran in any worker."""
         if not self.run_dir.exists():
             return
-        self._run.update(finished_at=_now(), totals=self.totals())
+        self._run.update(finished_at=_now(), totals=self.totals(), headline=self.headline())
         self._write_run()
 
     def _write_run(self) -> None:
@@ -116,13 +119,19 @@ class RunWriter:
         with open(self.cases_path, "a", encoding="utf-8") as out:
             out.write(json.dumps(line) + "\n")
 
-    def write_transcript(self, case_id: str, nodeid: str, transcript: Transcript, pcap: bool = False) -> str:
-        """Write the transcript (and, if asked, a pcap of it: ~0.1 s each with scapy); returns its relative path."""
+    def write_transcript(self, case_id: str, nodeid: str, transcript: Transcript, pcap: bool = False,
+                         attempts: list = ()) -> str:
+        """Write the transcript (and, if asked, a pcap of it: ~0.1 s each with scapy); returns its relative path.
+        ``attempts``: (outcome, events) of the earlier runs of a re-run case (--confirm), kept beside the last."""
         self._ensure_started()
         stem = _SLUG.sub("_", nodeid.split("::")[-1])[:120]
         self._slugs[stem] += 1
         name = f"{self.worker}-{stem}-{self._slugs[stem]}"
         data = transcript.to_dict(case_id, nodeid)
+        if attempts:
+            data["attempts"] = [{"attempt": n, "outcome": outcome,
+                                 "events": [e.to_dict(transcript.describe) for e in events]}
+                                for n, (outcome, events) in enumerate(attempts, 1)]
         path = self.run_dir / "transcripts" / f"{name}.json"
         path.write_text(json.dumps(data))
         if pcap:
@@ -143,6 +152,11 @@ class RunWriter:
     def totals(self) -> dict[str, int]:
         """Verdict counts over every worker's records."""
         return dict(Counter(record["verdict"] for record in self.records()))
+
+    def headline(self) -> str | None:
+        """The run in one line when targets died: "target died at case X after frame Y; N cases not run"."""
+        not_run = Counter(record["message"] for record in self.records() if record["verdict"] == "TARGET-DOWN")
+        return "; ".join(f"{why}; {n} case{'s' if n > 1 else ''} not run" for why, n in not_run.items()) or None
 
     def version_matrix(self) -> dict[tuple[str, str], dict[int, str]]:
         """(protocol, message) -> {version: verdict} for the per-version cases of versioned protocols."""

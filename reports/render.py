@@ -12,6 +12,8 @@ def render_failure(state, div: Divergence, reproduce: str, notes: list[str] = ()
         f"  clause    [{clause.level.value}] {clause.requirement}",
         f"  source    {clause.source}",
     ]
+    if getattr(div, "step", None):  # reports.model.TargetDied
+        lines.append(f"  died      {div}")
     if clause.decision:
         lines.append(f"  decision  {clause.decision}")
     lines += [

@@ -6,12 +6,15 @@ from __future__ import annotations
 from reports.events import VerdictReached
 
 MATRIX_MARK = {"OK": "ok", "NON-STRICT": "ns", "UNIMPLEMENTED": "--", "FAILED": "FAIL", "ERROR": "ERR",
-               "XFAIL": "xf", "XPASS": "XP", "NOT-RUN": ".."}
+               "XFAIL": "xf", "XPASS": "XP", "NOT-RUN": "..", "TARGET-DOWN": "DOWN", "BLOCKED": "blk",
+               "FLAKY": "flk"}
 
 
 class TerminalSummary:
     def __init__(self):
         self.non_strict: list[str] = []
+        self.nothing_ran = False  # targets were given, but no collected case could run against them
+        self.target_lines: list[str] = []  # what the probe found at each given target
 
     def handle(self, event) -> None:
         if isinstance(event, VerdictReached) and event.verdict.value == "NON-STRICT":
@@ -31,6 +34,13 @@ class TerminalSummary:
             for (protocol, message), cells in sorted(matrix.items()):
                 row = " ".join(f"v{v}:{MATRIX_MARK.get(cells[v], cells[v])}" for v in sorted(cells))
                 terminal.line(f"{protocol} {message:<18} {row}")
+        headline = writer.headline()
+        if headline:
+            terminal.write_line(f"wirecheck: {headline}", red=True, bold=True)
+        if self.nothing_ran:
+            terminal.write_line("wirecheck: no collected case could run against the given targets", red=True)
+            for line in self.target_lines:
+                terminal.write_line(f"wirecheck target {line}")
         totals = writer.totals()
         if totals:
             terminal.write_line("wirecheck verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(totals.items())))

@@ -20,6 +20,7 @@ from strategies.engine import Adapter, Mutant, Progress, bisect, numbered, plan_
 from targets.session import Outcome, Reply, Session
 
 WINDOW = 16  # batches in flight at once, each on its own connection
+SENT_KEPT = 4096  # mutants remembered to name the first unjudged one when the target dies
 KNOWN_ANSWERS = 64  # keepalive answers remembered byte for byte (the check decodes only the first of each)
 
 Connect = Callable[[], Session]
@@ -236,17 +237,34 @@ def judge_one(session: Session, adapter: Adapter, mutant: Mutant) -> None:
         raise non_strict[0][1]
 
 
+def _remembered(mutants: Iterable[Mutant], sent: deque) -> Iterable[Mutant]:
+    for mutant in mutants:
+        sent.append(mutant)
+        yield mutant
+
+
 def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, connect: Connect | None = None,
               window: int = WINDOW) -> Progress:
     """A bulk case: run the mutants, turn the first failure into the case's divergence (naming the mutant and
     the seed), note the statistics in the transcript, and report SHOULD-level divergences as NON-STRICT."""
     seed = getattr(getattr(target, "fuzz", None), "seed", None)
+    sent: deque[Mutant] = deque(maxlen=SENT_KEPT)
+    progress = Progress()
     try:
-        progress = run(connect or target.connect, adapter, mutants, count, window=window)
+        run(connect or target.connect, adapter, _remembered(mutants, sent), count, progress=progress, window=window)
     except MutantFailed as failed:
         div = failed.divergence
         note = f"{failed.mutant.label()}; --fuzz-seed={seed}" + (f"; {div.note}" if div.note else "")
         raise Divergence(div.clause, div.expected, div.actual, note=note[:2000]) from None
+    except Divergence as lost:  # no new connection: the target died while batches were in flight
+        if not sent:
+            raise
+        # Batches are judged in order: every mutant before the first unjudged one drew a permitted reaction, so
+        # the culprit is among those in flight (a dead target cannot be asked which one).
+        first = next((m for m in sent if m.index >= progress.cases), sent[-1])
+        note = (f"mutants #{first.index}-#{sent[-1].index} in flight, the first {first.label()}; "
+                f"--fuzz-seed={seed}")
+        raise Divergence(lost.clause, lost.expected, lost.actual, note=note[:2000]) from None
     target.transcript.note(progress.summary())
     if progress.non_strict:
         mutant, first = progress.non_strict[0]

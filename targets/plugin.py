@@ -2,29 +2,35 @@
 
 A conformance case is a pytest test marked ``@pytest.mark.case("<clause id>", hostile=False)``. The hooks
 resolve the clause from its protocol's catalogue, give the test a ``target`` for that protocol (or report the
-case NOT-RUN when no target speaks it), run the liveness probe after hostile cases, turn what the case raised
-into a verdict, and emit the run's events, which the reporters (records, terminal summary, Allure) consume.
+case NOT-RUN when no target speaks it, TARGET-DOWN when its target died earlier), run the liveness probe after
+hostile and failed cases, re-run a failed case ``--confirm N`` times (FLAKY when a re-run passes), turn what
+the case raised into a verdict, and emit the run's events, which the reporters (records, terminal summary,
+summary page, Allure) consume. Every option is checked at configure: a bad one is one line and exit code 4.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 import pytest
+from _pytest.outcomes import OutcomeException
 
 from protocols.registry import all_specs
 from reports.allure import AllureReporter
-from reports.model import Divergence, HarnessError, Verdict
+from reports.model import Divergence, HarnessError, TargetDied, Unimplemented, Verdict
 from reports.records import RunWriter
 from reports.render import render_failure
+from reports.summary_page import SummaryPage
 from reports.terminal import TerminalSummary
 from reports.transcript import Transcript
 from targets.fuzz import FuzzBudget, register_hypothesis_profiles
 from targets.runner.case import CaseState, Target, survives_clause
 from reports.events import CaseStarted, Exchange, RunFinished, VerdictReached
 from targets.runner.run import Run, RunOptions, UsageProblem
-from targets.runner.verdicts import NOT_RUN, apply_baseline, classify, unwrap
+from targets.runner.validate import validate, writable_dir
+from targets.runner.verdicts import NOT_RUN, TARGET_DOWN, apply_baseline, classify, flaky, unwrap
 
 case_key = pytest.StashKey["CaseState"]()
 
@@ -64,6 +70,15 @@ def pytest_addoption(parser):
                     help="start the bundled reference broker with this fault (self-validation)")
     group.addoption("--stop-at-clause", action="append", default=[], metavar="CLAUSE",
                     help="stop the run once this clause is reported FAILED (self-validation runs use it)")
+    group.addoption("--target-restart", default=None, metavar="COMMAND",
+                    help="shell command that restarts the given target after it died; the run goes on once it "
+                         "answers the liveness probe again (without it, later cases are TARGET-DOWN)")
+    group.addoption("--confirm", type=int, default=None, metavar="N",
+                    help="re-run a failed case N times; FLAKY when a re-run passes (fails the run only with "
+                         "--strict). Default 0, 2 with --fuzz=nightly")
+    group.addoption("--example-db", default=None, metavar="DIR|none",
+                    help="Hypothesis' storage: example database and caches (default: "
+                         "$XDG_CACHE_HOME/wirecheck/hypothesis, outside the checkout; 'none': no example database)")
 
 
 def _options(config) -> RunOptions:
@@ -77,35 +92,86 @@ def _options(config) -> RunOptions:
         tls=bool(config.getoption("target_tls") or config.getoption("target_ca")),
         tls_ca=config.getoption("target_ca"), tls_verify=not config.getoption("target_insecure"),
         hypothesis_seed=config.getoption("hypothesis_seed", default=None),
-        argv=list(config.invocation_params.args))
+        argv=list(config.invocation_params.args),
+        target_restart=config.getoption("target_restart"), confirm=config.getoption("confirm"))
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "case(id, hostile=False): a conformance case checking one clause")
     budget = FuzzBudget.parse(config.getoption("fuzz"), config.getoption("fuzz_seed"))
     register_hypothesis_profiles(budget)
+    specs = all_specs()
+    options = _options(config)
     workerinput = getattr(config, "workerinput", None)
-    run = Run(_options(config), budget, all_specs(),
-              worker=workerinput["workerid"] if workerinput else "main",
-              run_id=workerinput["wirecheck_run_id"] if workerinput else None)
+    try:
+        validate(options, specs)
+        _use_example_database(config.getoption("example_db"))
+        run = Run(options, budget, specs, worker=workerinput["workerid"] if workerinput else "main",
+                  run_id=workerinput["wirecheck_run_id"] if workerinput else None)
+        if not config.option.help:
+            run.survey_targets(workerinput.get("wirecheck_surveys") if workerinput else None)
+    except UsageProblem as exc:
+        raise pytest.UsageError(str(exc)) from None
     run.writer = RunWriter(Path(run.options.report_dir), run.run_id, run.worker, run.metadata(),
                            pcap=run.options.pcap)
     run.summary = TerminalSummary()
-    for reporter in (run.writer, run.summary, AllureReporter()):
+    for reporter in (run.writer, SummaryPage(run.writer), run.summary, AllureReporter()):
         run.events.subscribe(reporter)
     config.wirecheck = run
 
 
+def _use_example_database(where: str | None) -> None:
+    """Hypothesis' storage (its example database and caches) lives outside the checkout: a user cache directory
+    unless ``--example-db`` names one; ``none`` keeps no database (the caches go to the cache directory)."""
+    from hypothesis import settings
+    from hypothesis.configuration import set_hypothesis_home_dir
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    default = os.path.join(cache, "wirecheck", "hypothesis")
+    keep = where is None or where.lower() != "none"
+    home = where if where is not None and keep else default
+    writable_dir("--example-db", home)
+    set_hypothesis_home_dir(home)
+    database = DirectoryBasedExampleDatabase(os.path.join(home, "examples")) if keep else None
+    settings.register_profile("wirecheck", parent=settings.get_profile("wirecheck"), database=database)
+    settings.load_profile("wirecheck")
+
+
+def pytest_report_header(config):
+    run: Run | None = getattr(config, "wirecheck", None)
+    if run is None:
+        return None
+    lines = [f"wirecheck target {line}" for line in run.target_lines]
+    if not run.options.targets:
+        lines.append("wirecheck target: the bundled reference broker (started for this run on 127.0.0.1)")
+    if run.confirm:
+        lines.append(f"wirecheck: a failed case is run {run.confirm} more times (--confirm)")
+    return lines
+
+
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown when xdist is absent or disabled (-p no:xdist)
 def pytest_configure_node(node):
-    """xdist controller -> worker: one run id and report directory for the whole run."""
+    """xdist controller -> worker: one run id and report directory for the whole run, and the targets as the
+    controller found them (each target is probed once per run)."""
     node.workerinput["wirecheck_run_id"] = node.config.wirecheck.run_id
+    node.workerinput["wirecheck_surveys"] = node.config.wirecheck.surveys
 
 
 def pytest_sessionfinish(session, exitstatus):
     run: Run = session.config.wirecheck
     run.finish()
     run.events.emit(RunFinished(controller=run.is_controller))
+    if not run.is_controller or run.writer is None:
+        return
+    totals = run.writer.totals()
+    if totals.get(Verdict.TARGET_DOWN.value) and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # cases that could not run are not passes
+    ran = set(totals) - {Verdict.NOT_RUN.value, Verdict.TARGET_DOWN.value}
+    if run.options.targets and totals and not ran and session.exitstatus == 0:
+        run.summary.nothing_ran = True
+        run.summary.target_lines = run.target_lines
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -133,6 +199,9 @@ def target(request) -> Target:
         raise pytest.UsageError(str(exc)) from None
     if info is None:
         pytest.skip(f"{NOT_RUN}: no target speaks {state.spec.name} (give --target {state.spec.name}=HOST:PORT)")
+    down = run.down_reason(state.spec.name)
+    if down is not None:
+        pytest.skip(f"{TARGET_DOWN}: {down}")
     state.info = info
     tgt = Target(run, state)
     yield tgt
@@ -184,7 +253,7 @@ def _case_repr_failure(item, default):
     return repr_failure
 
 
-# -- running: liveness after hostile cases ----------------------------------------------------------------------
+# -- running: liveness after hostile and failed cases, re-runs of failures ---------------------------------------
 
 
 def pytest_runtest_setup(item):
@@ -200,18 +269,55 @@ def pytest_runtest_setup(item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     state = _case_state(item)
-    hostile = state is not None and state.hostile and state.info is not None
+    if state is None or state.info is None:
+        return (yield)
+    run: Run = item.config.wirecheck
     try:
-        result = yield
-    except BaseException:
-        if hostile:
-            item.config.wirecheck.liveness(state)  # a dead reference broker is restarted for later cases
-        raise
-    if hostile:
-        alive, what = item.config.wirecheck.liveness(state)
-        if not alive:
-            raise Divergence(survives_clause(state.spec), "the target still answers a known-good request", what)
-    return result
+        yield
+        failure = _checked(run, state, None)
+    except Exception as exc:  # noqa: BLE001 - judged below, then raised again
+        failure = _checked(run, state, exc)
+    attempt, first = 1, failure
+    while failure is not None and attempt <= run.confirm and _confirmable(failure, run):
+        state.attempts.append((f"attempt {attempt}: {_one_line(failure)}", list(state.transcript.events)))
+        attempt += 1
+        target = item.funcargs.get("target")
+        if target is not None:
+            target.close_all()
+        state.transcript.clear()
+        state.transcript.note(f"attempt {attempt} of {run.confirm + 1} (--confirm {run.confirm})")
+        try:
+            item.runtest()
+            failure = _checked(run, state, None)
+        except Exception as exc:  # noqa: BLE001
+            failure = _checked(run, state, exc)
+        if failure is None:
+            state.confirmed = (first, attempt)
+    if failure is not None:
+        raise failure
+
+
+def _checked(run: Run, state: CaseState, exc: BaseException | None) -> BaseException | None:
+    """What a case attempt amounts to: None (passed), what it raised, or the target's death after it. The
+    liveness probe runs after a hostile case and after any failure (then the death, if any, is cached)."""
+    if isinstance(exc, OutcomeException) or isinstance(unwrap(exc) if exc else None, Unimplemented):
+        return exc  # skips and UNIMPLEMENTED say nothing about the target's health
+    if exc is None and not state.hostile:
+        return None
+    found = run.check_target(state, unwrap(exc) if exc is not None else None)
+    if exc is None or isinstance(found, TargetDied):
+        return found
+    return exc
+
+
+def _confirmable(failure: BaseException, run: Run) -> bool:
+    """Only a FAILED verdict is re-run: not a dead target, a blocked precondition or a harness error."""
+    exc = unwrap(failure)
+    return not isinstance(exc, TargetDied) and classify(exc, "call", None, run.strict).verdict is Verdict.FAILED
+
+
+def _one_line(exc: BaseException) -> str:
+    return (str(unwrap(exc)).splitlines() or [type(exc).__name__])[0][:300]
 
 
 # -- verdicts --------------------------------------------------------------------------------------------------
@@ -230,7 +336,11 @@ def pytest_runtest_makereport(item, call):
     run: Run = item.config.wirecheck
     skip_reason = _skip_reason(rep) if rep.skipped else None
     exc = call.excinfo.value if call.excinfo is not None and skip_reason is None else None
-    result = apply_baseline(run.baseline, state.case_id, classify(exc, call.when, skip_reason, run.strict))
+    if state.confirmed is not None and rep.passed and call.when == "call":
+        first, attempt = state.confirmed
+        result = flaky(classify(first, "call", None, run.strict), attempt, run.strict)
+    else:
+        result = apply_baseline(run.baseline, state.case_id, classify(exc, call.when, skip_reason, run.strict))
     _set_pytest_outcome(item, rep, result)
     state.verdict = result.verdict
     state.recorded = True

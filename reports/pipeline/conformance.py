@@ -174,13 +174,14 @@ def executed_count(cases: DataFrame, run_id: str) -> int:
 
 
 def flaky(cases: DataFrame) -> DataFrame:
-    """Cases with mixed executed verdicts for the same suite version and target."""
+    """Cases with mixed executed verdicts for the same suite version and target, or FLAKY in one run (it failed,
+    then passed when re-run)."""
     executed = cases.filter(_executed())
     counts = executed.groupBy("suite_version", "target", "protocol", "nodeid", "verdict").agg(F.count("*").alias("n"))
     return (counts.groupBy("suite_version", "target", "protocol", "nodeid")
             .agg(F.map_from_entries(F.collect_list(F.struct("verdict", "n"))).alias("verdicts"),
                  F.count("verdict").alias("distinct_verdicts"), F.sum("n").alias("records"))
-            .filter(F.col("distinct_verdicts") > 1))
+            .filter((F.col("distinct_verdicts") > 1) | F.col("verdicts").getItem("FLAKY").isNotNull()))
 
 
 def failing_cases(cases: DataFrame, run_ids: list[str]) -> DataFrame:

@@ -1,4 +1,4 @@
-"""Spark schemas of the run directory (docs/report-schema.md, version 1) and of the warehouse tables.
+"""Spark schemas of the run directory (docs/report-schema.md, version 2) and of the warehouse tables.
 
 Reading with an explicit schema keeps ingestion independent of which optional fields a file happens to
 contain, and makes a record of a newer minor version (extra fields) load without failing.
@@ -42,12 +42,15 @@ CASE_RECORD = StructType([
     StructField("reproduce", StringType()),
     StructField("worker", StringType()),
     StructField("finished_at", StringType()),
+    StructField("attempts", LongType()),  # report schema version 2: runs of the case under --confirm
 ])
 
 TARGET_INFO = StructType([
     StructField("address", StringType()),
     StructField("reference", BooleanType()),
     StructField("faults", ArrayType(StringType())),
+    StructField("found", StringType()),  # report schema version 2: what the probe found at the start
+    StructField("probed_as", StringType()),
 ])
 
 RUN_RECORD = StructType([
@@ -62,22 +65,28 @@ RUN_RECORD = StructType([
     StructField("targets", MapType(StringType(), TARGET_INFO)),
     StructField("argv", ArrayType(StringType())),
     StructField("totals", MapType(StringType(), LongType())),
+    StructField("headline", StringType()),  # report schema version 2: "target died at case X ...; N cases not run"
 ])
 
 #: Verdicts that mean the case ran against a target and produced an answer about it.
-EXECUTED = ("OK", "NON-STRICT", "FAILED", "ERROR", "XFAIL", "XPASS")
-#: Verdicts counted as passing in pass rates: the case held, or failed only as the vendor said it would.
-PASSING = ("OK", "NON-STRICT", "XFAIL")
+EXECUTED = ("OK", "NON-STRICT", "FAILED", "ERROR", "XFAIL", "XPASS", "FLAKY")
+#: Verdicts counted as passing in pass rates: the case held, or failed only as the vendor said it would, or
+#: failed once and passed when run again (FLAKY: counted among the flaky cases too).
+PASSING = ("OK", "NON-STRICT", "XFAIL", "FLAKY")
 #: Severity, to pick one verdict when several records of one clause meet in one run (the worst wins).
+#: Each value is distinct: the worst severity is mapped back to its verdict.
 SEVERITY = {
     "NOT-RUN": 0,
-    "UNIMPLEMENTED": 1,
-    "OK": 2,
-    "XFAIL": 3,
-    "NON-STRICT": 4,
-    "XPASS": 5,
-    "ERROR": 6,
-    "FAILED": 7,
+    "TARGET-DOWN": 1,
+    "UNIMPLEMENTED": 2,
+    "BLOCKED": 3,
+    "OK": 4,
+    "XFAIL": 5,
+    "FLAKY": 6,
+    "NON-STRICT": 7,
+    "XPASS": 8,
+    "ERROR": 9,
+    "FAILED": 10,
 }
 
 #: Placeholder partition value for records with no target (NOT-RUN cases).

@@ -243,12 +243,13 @@ def new_topic(target, client: Fluvio | None = None, stem: str = "t", partitions:
     if partitions > 1:
         raise Unimplemented(f"a case needs {partitions} partitions: name such a topic in {TOPICS_ENV}")
     topic = target.unique(stem.lower())
-    error, _ = client.produce(topic, 0, b"", clause_id="fluvio.topics.provisioning")
-    if error.code == errors.NOT_LEADER_FOR_PARTITION:
-        raise Unimplemented(f"the target did not create {topic} on Produce and {TOPICS_ENV} is not set "
-                            "(the SPU has no topic API; decision T1)")
-    if error.code != 0:
-        raise Divergence(C["fluvio.produce.empty"], "error 0 for an empty RecordSet", str(error))
+    with target.precondition(f"topic {topic} created by an empty Produce"):
+        error, _ = client.produce(topic, 0, b"", clause_id="fluvio.topics.provisioning")
+        if error.code == errors.NOT_LEADER_FOR_PARTITION:
+            raise Unimplemented(f"the target did not create {topic} on Produce and {TOPICS_ENV} is not set "
+                                "(the SPU has no topic API; decision T1)")
+        if error.code != 0:
+            raise Divergence(C["fluvio.produce.empty"], "error 0 for an empty RecordSet", str(error))
     return client, topic
 
 

@@ -118,7 +118,12 @@ class DataPath(Kafka):
         return self.common_version(api_key, cap, low)
 
     def create_topic(self, name: str, partitions: int = 1) -> None:
-        """A new topic, through CreateTopics when advertised, else through Metadata auto-creation."""
+        """A new topic, through CreateTopics when advertised, else through Metadata auto-creation: a precondition
+        of the cases that call it (BLOCKED when it fails), except of the topic-creation case itself."""
+        with self.target.precondition(f"topic {name} created with {partitions} partition(s)"):
+            self._create_topic(name, partitions)
+
+    def _create_topic(self, name: str, partitions: int) -> None:
         if 19 in self.advertised():
             version = self.version(19)
             body = self.call(19, version, {"Topics": [{"Name": name, "NumPartitions": partitions,

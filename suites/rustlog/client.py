@@ -179,5 +179,6 @@ def new_topic(target, client: RustLog | None = None, partitions: int = 1, stem: 
     """A fresh topic with a unique name (examples and workers never share state on a live target)."""
     client = client or RustLog(target)
     topic = target.unique(stem)
-    client.create_topic(topic, partitions)
+    with target.precondition(f"topic {topic} created with {partitions} partition(s)"):
+        client.create_topic(topic, partitions)
     return client, topic

@@ -4,12 +4,13 @@ transcript, unique resource names, the protocol's options."""
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from protocols.clauses import Clause
 from protocols.spec import ProtocolSpec
-from reports.model import Divergence, HarnessError, Verdict
+from reports.model import Blocked, Divergence, HarnessError, Verdict
 from reports.transcript import Transcript
 from targets.session import Session
 from targets.transport import open_session
@@ -30,6 +31,8 @@ class CaseState:
     started: float = field(default_factory=time.monotonic)
     verdict: Verdict | None = None
     recorded: bool = False
+    attempts: list = field(default_factory=list)  # (outcome, transcript events) of earlier runs (--confirm)
+    confirmed: tuple | None = None  # (the first failure, the attempt that passed): FLAKY
 
 
 def survives_clause(spec: ProtocolSpec) -> Clause:
@@ -89,6 +92,17 @@ class Target:
 
     def unique(self, stem: str = "t") -> str:
         return self._run.unique(stem)
+
+    @contextmanager
+    def precondition(self, what: str):
+        """Setup the case needs (``with target.precondition("topic created"): ...``): a divergence inside is
+        BLOCKED (the clause under test was never reached), unless it is of that very clause."""
+        try:
+            yield
+        except Divergence as div:
+            if div.clause.id == self.case_id:
+                raise
+            raise Blocked(what, div) from div
 
     def clause(self, clause_id: str) -> Clause:
         return self.catalogue[clause_id]

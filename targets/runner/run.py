@@ -1,5 +1,6 @@
-"""The runner: one run's options, its targets (given, probed or the launched reference broker), the event
-stream, reproducer lines and the liveness probe. Knows nothing about pytest (targets/plugin.py adapts it)."""
+"""The runner: one run's options, its targets (given and surveyed once, or the launched reference broker), the
+event stream, reproducer lines, the liveness probe and what happens when a target dies (health.py). Knows nothing
+about pytest (targets/plugin.py adapts it)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,17 @@ from pathlib import Path
 
 from protocols.spec import ProtocolSpec
 from reports.baseline import Baseline
-from reports.model import HarnessError
+from reports.model import Divergence, TargetDied
 from targets import probe
 from targets.fuzz import FuzzBudget
 from targets.transport import client_context
-from targets.runner.case import CaseState
+from targets.runner import health
+from targets.runner.case import CaseState, survives_clause
+from targets.runner.survey import survey
+from targets.runner.validate import UsageProblem, parse_target
 from reports.events import EventStream
 
-
-class UsageProblem(HarnessError):
-    """A bad option or target given by the user."""
+__all__ = ["Run", "RunOptions", "TargetInfo", "UsageProblem"]
 
 
 @dataclass
@@ -31,6 +33,7 @@ class TargetInfo:
     #: addresses of the protocol's other endpoints (by endpoint name): from the reference broker, from
     #: ``--target-option PROTOCOL.ENDPOINT=HOST:PORT``, or learned by the suite (e.g. through a discovery API)
     endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
+    found: str = ""  # what the probe found at the start of the run ("answers like rustlog")
 
     @property
     def text(self) -> str:
@@ -55,6 +58,8 @@ class RunOptions:
     tls_verify: bool = True
     hypothesis_seed: object = None
     argv: list[str] = field(default_factory=list)
+    target_restart: str | None = None  # a shell command that (re)starts the given target(s)
+    confirm: int | None = None  # re-runs of a failed case (None: the fuzz profile's default)
 
 
 class Run:
@@ -83,14 +88,19 @@ class Run:
         self.collected_protocols: set[str] = set()  # the reference broker runs only these personalities
         self.report_dir = Path(options.report_dir).resolve() / self.run_id
         self.tls = client_context(options.tls_ca, options.tls_verify) if options.tls else None
+        self.board = health.DownBoard(self.report_dir / "down")
+        self._restart_failed: set[str] = set()  # restarted once without coming back: not tried again
+        self.surveys: list[dict] | None = None
+        self.target_lines: list[str] = []  # one per given target: its address and what the probe found  # one per --target: address, protocols, what the probe found
+        self.confirm = options.confirm if options.confirm is not None else (2 if budget.name == "nightly" else 0)
 
     def metadata(self) -> dict:
-        """The run's description in run.json."""
+        """The run's description in run.json: each given target with the protocol it was probed as."""
         targets = {}
-        for text in self.options.targets:
-            name, _, address = text.rpartition("=")
-            targets[name or self.options.protocol or "probe"] = {"address": address, "reference": False,
-                                                                 "faults": []}
+        for found in self.surveys or []:
+            entry = {"address": found["address"], "reference": False, "faults": [], "found": found["found"]}
+            for name in found["protocols"] or [found["named"] or "probe"]:
+                targets[name] = dict(entry, probed_as=name if found["protocols"] else None)
         return {
             "profile": self.budget.name,
             "strict": self.strict,
@@ -98,6 +108,7 @@ class Run:
             "targets": targets or {"*": {"address": "reference broker", "reference": True,
                                          "faults": self.options.reference_faults}},
             "argv": self.options.argv,
+            "confirm": self.confirm,
         }
 
     def finish(self) -> None:
@@ -106,34 +117,58 @@ class Run:
 
     # -- targets
 
+    def survey_targets(self, given: list[dict] | None = None) -> list[str]:
+        """Probe every ``--target`` once (an xdist worker receives its controller's ``given`` surveys instead) and
+        return one line per target. A target that answers none of its protocols is down from the start; when no
+        given target is usable the run cannot do anything: :class:`UsageProblem`."""
+        if not self.options.targets:
+            return []
+        self.surveys = given if given is not None else [self._survey(text) for text in self.options.targets]
+        usable = False
+        lines = []
+        for found in self.surveys:
+            named = found["named"]
+            line = f"{found['address']}: {found['found']}"
+            if named and named not in found["protocols"] and found["found"].startswith("answers"):
+                line = f"{found['address']}: does not answer like {named}; {found['found']}"
+            lines.append(line)
+            if found["protocols"] and (not named or named in found["protocols"]):
+                usable = True
+            elif named:
+                self.board.mark(named, f"target {line}", shared=False)
+        self.target_lines = lines
+        if not usable:
+            raise UsageProblem("no target can run a case: " + "; ".join(f"--target {line}" for line in lines))
+        return lines
+
+    def _survey(self, text: str) -> dict:
+        name, address = parse_target(text, self.specs)
+        named = name or self.options.protocol
+        found = survey(address, self.specs, self.deadline, tls=self.tls, named=named)
+        if named and named not in found.protocols and self.options.target_restart:
+            ok, _ = health.restart(self.options.target_restart, self.report_dir / "target-restart.log",
+                                   lambda: probe.hello_answered(address, self.specs[named], self.deadline,
+                                                                tls=self.tls))
+            if ok:
+                found = survey(address, self.specs, self.deadline, tls=self.tls, named=named)
+        return {"target": text, "named": named, "address": found.text, "protocols": list(found.protocols),
+                "found": found.found}
+
     def targets(self) -> dict[str, TargetInfo]:
         if self._targets is None:
-            self._targets = self._resolve_targets()
+            self._targets = self._given_targets() if self.options.targets else self._launch_reference()
         return self._targets
 
-    def _resolve_targets(self) -> dict[str, TargetInfo]:
-        if not self.options.targets:
-            return self._launch_reference()
+    def _given_targets(self) -> dict[str, TargetInfo]:
+        if self.surveys is None:
+            self.survey_targets()
         found: dict[str, TargetInfo] = {}
-        for text in self.options.targets:
-            name, _, address_text = text.rpartition("=")
-            try:
-                address = probe.parse_address(address_text)
-            except (ValueError, OSError) as exc:
-                raise UsageProblem(f"--target {text}: {exc}") from None
-            if name:
-                names = [name]
-            elif self.options.protocol:
-                names = [self.options.protocol]
-            else:
-                names = probe.detect(address, self.specs, self.deadline, tls=self.tls)
-                if not names:
-                    raise UsageProblem(f"--target {text}: no known protocol answered; "
-                                       f"name it: --target PROTOCOL={address_text}")
-            for n in names:
-                if n not in self.specs:
-                    raise UsageProblem(f"--target {text}: unknown protocol {n!r}; known: {sorted(self.specs)}")
-                found[n] = TargetInfo(n, address, reference=False, endpoints=self._endpoint_options(n))
+        for entry in self.surveys:
+            named = entry["named"]
+            host, _, port = entry["address"].rpartition(":")
+            for name in [named] if named else entry["protocols"]:
+                found[name] = TargetInfo(name, (host, int(port)), reference=False, found=entry["found"],
+                                         endpoints=self._endpoint_options(name))
         return found
 
     def _endpoint_options(self, protocol: str) -> dict[str, tuple[str, int]]:
@@ -167,11 +202,9 @@ class Run:
     def target_options(self, protocol: str) -> dict[str, str]:
         """``--target-option PROTOCOL.KEY=VALUE`` settings for one protocol."""
         options = {}
-        for text in self.options.target_options:
-            key, sep, value = text.partition("=")
-            name, dot, key = key.partition(".")
-            if not sep or not dot:
-                raise UsageProblem(f"--target-option {text!r}: expected PROTOCOL.KEY=VALUE")
+        for text in self.options.target_options:  # the form is checked at the start (validate.py)
+            key, _, value = text.partition("=")
+            name, _, key = key.partition(".")
             if name == protocol:
                 options[key] = value
         return options
@@ -180,10 +213,11 @@ class Run:
         """A resource name no other example, worker or run uses (valid as a topic name everywhere)."""
         return f"wc-{self.nonce}-{self.worker}-{next(self._counter)}-{stem}"[:200]
 
-    # -- liveness
+    # -- liveness and dead targets
 
-    def liveness(self, state: CaseState) -> tuple[bool, str]:
-        """After a hostile case: does the target still answer a known-good request on a new connection?
+    def liveness(self, state: CaseState) -> tuple[bool, bool, str]:
+        """Does the target still answer a known-good request on a new connection? (answers right, stopped
+        answering at all, what happened).
 
         A dead reference broker is restarted for the cases that follow (this case still fails).
         """
@@ -196,14 +230,58 @@ class Run:
                                                 tls=self.tls_for(state.info))
                 what = f"endpoint {name}: {what}" if not ok else what
         if ok:
-            return True, ""
+            return True, False, ""
+        dead = health.stopped_answering(what)
         if self.broker is not None and state.info.reference and not self.broker.alive:
             what += f"; the reference broker {self.broker.exit_status()}"
             self.broker.stop()
             self._targets = self._launch_reference()
             state.transcript.note("the reference broker was restarted for the cases that follow")
         state.transcript.note(f"liveness probe failed: {what}")
-        return False, what
+        return False, dead, what
+
+    def check_target(self, state: CaseState, failure: BaseException | None) -> Divergence | None:
+        """After a hostile or failed case (``failure``: what it raised): None while the target answers; a
+        :class:`TargetDied` naming the step that preceded the death when it stopped answering (later cases
+        for it are then TARGET-DOWN); a divergence of the survives clause when it answers wrongly."""
+        step = health.last_step(state.transcript, getattr(failure, "note", ""))
+        alive, dead, what = self.liveness(state)
+        if alive:
+            return None
+        clause = survives_clause(state.spec)
+        if not dead:
+            return Divergence(clause, "the target still answers a known-good request", what)
+        note = f"the case had raised: {failure}"[:1000] if failure is not None else ""
+        died = TargetDied(clause, step, what, note=note)
+        if not state.info.reference:
+            self.board.mark(state.spec.name, f"target died at case {state.case_id} after {step}")
+        return died
+
+    def down_reason(self, protocol: str) -> str | None:
+        """Why the target of ``protocol`` is down (None when it is up), after trying ``--target-restart`` once
+        per death."""
+        reason = self.board.reason(protocol)
+        if reason is None or not self.options.target_restart or protocol in self._restart_failed:
+            return reason
+        info = self.targets().get(protocol)
+        if info is None:
+            return reason
+        from filelock import FileLock
+
+        self.board.directory.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.board.path(protocol)) + ".lock"):  # one worker restarts; the others wait for it
+            reason = self.board.reason(protocol)
+            if reason is None:
+                return None
+            ok, what = health.restart(self.options.target_restart, self.report_dir / "target-restart.log",
+                                      lambda: probe.hello_answered(info.address, self.specs[protocol],
+                                                                   self.deadline, tls=self.tls_for(info)))
+            if ok:
+                self.board.clear(protocol)
+                return None
+            self._restart_failed.add(protocol)
+            self.board.mark(protocol, f"{reason}; {what}")
+            return self.board.reason(protocol)
 
     # -- reproducing
 

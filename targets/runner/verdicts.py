@@ -2,8 +2,10 @@
 
 A case reports through exceptions: :class:`Divergence` (a clause was broken; MUST -> FAILED, SHOULD ->
 NON-STRICT unless ``--strict``), :class:`Unimplemented` (the target does not advertise the feature), a skip
-whose reason starts with NOT-RUN (no target speaks the protocol). Anything else is the harness's own ERROR.
-A vendor's baseline turns known failures into XFAIL and a listed case that passes into XPASS.
+whose reason starts with NOT-RUN (no target speaks the protocol) or TARGET-DOWN (its target died earlier),
+:class:`Blocked` (a precondition failed: the clause under test was never reached). Anything else is the
+harness's own ERROR. A vendor's baseline turns known failures into XFAIL and a listed case that passes into
+XPASS. A failure that passes when run again (``--confirm N``) is FLAKY (:func:`flaky`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reports.baseline import Baseline
-from reports.model import Divergence, HarnessError, Unimplemented, Verdict
+from reports.model import Blocked, Divergence, HarnessError, Unimplemented, Verdict
 
 NOT_RUN = "NOT-RUN"
+TARGET_DOWN = "TARGET-DOWN"
 UNIMPLEMENTED = "UNIMPLEMENTED"
 
 
@@ -29,6 +32,8 @@ class Classified:
 def classify(exc: BaseException | None, when: str, skip_reason: str | None, strict: bool) -> Classified:
     """The verdict of one case phase: ``exc`` raised in phase ``when``, or skipped with ``skip_reason``."""
     if skip_reason is not None:
+        if skip_reason.startswith(TARGET_DOWN):
+            return Classified(Verdict.TARGET_DOWN, skip_reason.removeprefix(TARGET_DOWN + ": "))
         verdict = Verdict.NOT_RUN if skip_reason.startswith(NOT_RUN) else Verdict.UNIMPLEMENTED
         return Classified(verdict, skip_reason)
     if exc is None:
@@ -36,6 +41,8 @@ def classify(exc: BaseException | None, when: str, skip_reason: str | None, stri
     exc = unwrap(exc)
     if isinstance(exc, Unimplemented):
         return Classified(Verdict.UNIMPLEMENTED, str(exc), outcome="skipped", longrepr=f"{UNIMPLEMENTED}: {exc}")
+    if isinstance(exc, Blocked):
+        return Classified(Verdict.BLOCKED, str(exc), outcome="skipped", longrepr=f"BLOCKED: {exc}")
     if isinstance(exc, Divergence):
         if exc.verdict is Verdict.NON_STRICT and not strict:
             return Classified(Verdict.NON_STRICT, str(exc), exc, outcome="passed")
@@ -52,9 +59,17 @@ def unwrap(exc: BaseException) -> BaseException:
     if isinstance(exc, BaseExceptionGroup):
         for inner in exc.exceptions:
             found = unwrap(inner)
-            if isinstance(found, (Divergence, Unimplemented)):
+            if isinstance(found, (Divergence, Unimplemented, Blocked)):
                 return found
     return exc
+
+
+def flaky(first: Classified, attempts: int, strict: bool) -> Classified:
+    """A failure (``first``) that passed on one of ``attempts`` runs: FLAKY; it fails the run only under
+    --strict."""
+    message = f"failed, then passed on attempt {attempts}: {first.message}"
+    return Classified(Verdict.FLAKY, message, first.divergence, outcome="failed" if strict else "passed",
+                      longrepr=f"FLAKY {message}")
 
 
 def apply_baseline(baseline: Baseline | None, case_id: str, result: Classified) -> Classified:

@@ -40,4 +40,5 @@ def test_the_suite_passes_over_tls(tls_broker, tmp_path):
 def test_plaintext_to_a_tls_target_fails(tls_broker, tmp_path):
     broker, _ = tls_broker
     done = _suite(f"--target=rustlog=127.0.0.1:{broker.ports['rustlog']}", "--deadline=1", report_dir=tmp_path)
-    assert done.returncode == 1, done.stdout[-3000:]
+    assert done.returncode == 4, done.stdout[-3000:]  # said once, at the start: the target speaks TLS
+    assert "answers TLS (give --target-tls" in done.stderr

@@ -1,0 +1,99 @@
+"""summary.html in each run directory: one self-contained page (inline style, no script, no network, no Spark)
+with the totals, the headline, and every case that did not pass: clause, expected vs actual, reproducer and
+the conversation. Written by the run's controlling process once every worker's records are in."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+
+from reports.events import RunFinished
+from reports.transcript import hexdump
+
+PASSING = {"OK", "NON-STRICT", "NOT-RUN", "UNIMPLEMENTED", "XFAIL"}
+STYLE = """body{font-family:sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse}
+td,th{border:1px solid #bbb;padding:.2em .6em;text-align:left;vertical-align:top}
+pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:85%}.bad{color:#b00}.headline{font-weight:bold}
+details{margin:.3em 0}"""
+EVENTS_SHOWN = 80
+
+
+class SummaryPage:
+    def __init__(self, writer):
+        self.writer = writer  # reports.records.RunWriter: the run directory and every worker's records
+
+    def handle(self, event) -> None:
+        if isinstance(event, RunFinished) and event.controller and self.writer.run_dir.exists():
+            (self.writer.run_dir / "summary.html").write_text(self.render(), encoding="utf-8")
+
+    def render(self) -> str:
+        run_dir = self.writer.run_dir
+        run = json.loads((run_dir / "run.json").read_text())
+        records = list(self.writer.records())
+        parts = [f"<h1>wirecheck run {escape(run['run_id'])}</h1>",
+                 f"<p>suite {escape(str(run.get('suite_version')))}, profile {escape(str(run.get('profile')))}, "
+                 f"started {escape(str(run.get('started_at')))}, finished {escape(str(run.get('finished_at')))}</p>"]
+        if run.get("headline"):
+            parts.append(f"<p class='headline bad'>{escape(run['headline'])}</p>")
+        parts.append(_targets(run.get("targets", {})))
+        parts.append(_totals(run.get("totals") or {}))
+        bad = [r for r in records if r["verdict"] not in PASSING]
+        down = [r for r in bad if r["verdict"] == "TARGET-DOWN"]
+        shown = [r for r in bad if r["verdict"] != "TARGET-DOWN"]
+        parts.append(f"<h2>Cases that did not pass ({len(shown)}" +
+                     (f", and {len(down)} TARGET-DOWN" if down else "") + ")</h2>")
+        parts += [_case(run_dir, record) for record in shown]
+        return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>wirecheck "
+                f"{escape(run['run_id'])}</title><style>{STYLE}</style></head><body>{''.join(parts)}</body></html>")
+
+
+def _targets(targets: dict) -> str:
+    rows = "".join(f"<tr><td>{escape(name)}</td><td>{escape(str(t.get('address')))}</td>"
+                   f"<td>{escape(str(t.get('found') or ('reference broker' if t.get('reference') else '')))}</td></tr>"
+                   for name, t in targets.items())
+    return f"<h2>Targets</h2><table><tr><th>protocol</th><th>address</th><th>probe</th></tr>{rows}</table>"
+
+
+def _totals(totals: dict) -> str:
+    rows = "".join(f"<tr><td class='{'' if v in PASSING else 'bad'}'>{escape(v)}</td><td>{n}</td></tr>"
+                   for v, n in sorted(totals.items()))
+    return f"<h2>Totals</h2><table><tr><th>verdict</th><th>cases</th></tr>{rows}</table>"
+
+
+def _case(run_dir, record: dict) -> str:
+    rows = [("verdict", record["verdict"]), ("clause", f"[{record['level']}] {record['clause']}: "
+                                                       f"{record['requirement']}"),
+            ("source", record["source"]), ("message", record["message"]), ("expected", record.get("expected")),
+            ("actual", record.get("actual")), ("target", record.get("target")),
+            ("attempts", record.get("attempts")), ("reproduce", record.get("reproduce"))]
+    table = "".join(f"<tr><th>{name}</th><td>{escape(str(value))}</td></tr>" for name, value in rows
+                    if value not in (None, "", 1))
+    conversation = ""
+    if record.get("transcript"):
+        path = run_dir / record["transcript"]
+        if path.exists():
+            conversation = _conversation(json.loads(path.read_text()))
+    return (f"<h3>{escape(record['case'])} <small>{escape(record['nodeid'])}</small></h3>"
+            f"<table>{table}</table>{conversation}")
+
+
+def _conversation(transcript: dict) -> str:
+    blocks = [(f"attempt {a['attempt']}: {a['outcome']}", a["events"]) for a in transcript.get("attempts", [])] + \
+        [("last attempt" if transcript.get("attempts") else "conversation", transcript.get("events", []))]
+    return "".join(f"<details><summary>{escape(title)} ({len(events)} events)</summary>"
+                   f"<pre>{escape(_render(events))}</pre></details>" for title, events in blocks)
+
+
+def _render(events: list[dict]) -> str:
+    lines = []
+    if len(events) > EVENTS_SHOWN:
+        lines.append(f"... {len(events) - EVENTS_SHOWN} earlier events not shown")
+    for e in events[-EVENTS_SHOWN:]:
+        head = f"{e['t']:9.4f}s conn#{e['conn']} {e['kind'].upper():8}"
+        if "hex" in e:
+            data = bytes.fromhex(e["hex"][:1024])
+            lines.append(f"{head} {e.get('len', len(data))} bytes  {e.get('decoded', e.get('detail', ''))}".rstrip())
+            lines += ["      " + row for row in hexdump(data)]
+        else:
+            lines.append(f"{head} {e.get('detail') or e.get('peer', '')}".rstrip())
+    return "\n".join(lines)

@@ -1,0 +1,77 @@
+"""Every option checked once, before anything runs: a bad one is a usage error in one line naming the option and
+the form it accepts (the plugin turns it into pytest's exit code 4)."""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+from pathlib import Path
+
+from protocols.spec import ProtocolSpec
+from reports.model import HarnessError
+
+TARGET_FORM = "[PROTOCOL=]HOST:PORT"
+
+
+class UsageProblem(HarnessError):
+    """A bad option or target given by the user."""
+
+
+def parse_target(text: str, specs: dict[str, ProtocolSpec]) -> tuple[str, tuple[str, int]]:
+    """``[PROTOCOL=]HOST:PORT`` -> (protocol or "", (host, port)); the host must resolve."""
+    name, _, address = text.rpartition("=")
+    if name and name not in specs:
+        raise UsageProblem(f"--target {text}: unknown protocol {name!r}; known: {', '.join(sorted(specs))}")
+    host, sep, port = address.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit():
+        raise UsageProblem(f"--target {text}: expected {TARGET_FORM}, e.g. rustlog=127.0.0.1:7070")
+    if not 1 <= int(port) <= 65535:
+        raise UsageProblem(f"--target {text}: port {port} is out of range (1-65535)")
+    try:
+        socket.getaddrinfo(host, int(port))
+    except (socket.gaierror, UnicodeError) as exc:
+        raise UsageProblem(f"--target {text}: cannot resolve host {host!r} ({getattr(exc, 'strerror', exc)})") from None
+    return name, (host, int(port))
+
+
+def validate(options, specs: dict[str, ProtocolSpec]) -> None:
+    """Raise :class:`UsageProblem` for the first bad option (``options``: a RunOptions)."""
+    known = ", ".join(sorted(specs))
+    if options.protocol is not None and options.protocol not in specs:
+        raise UsageProblem(f"--protocol {options.protocol}: unknown protocol; known: {known}")
+    for text in options.targets:
+        parse_target(text, specs)
+    if not (isinstance(options.deadline, (int, float)) and math.isfinite(options.deadline) and options.deadline > 0):
+        raise UsageProblem(f"--deadline {options.deadline:g}: expected a positive number of seconds, e.g. 2")
+    for text in options.target_options:
+        key, sep, _ = text.partition("=")
+        name, dot, key = key.partition(".")
+        if not sep or not dot or not key:
+            raise UsageProblem(f"--target-option {text}: expected PROTOCOL.KEY=VALUE, e.g. fluvio.topics=orders:3")
+        if name not in specs:
+            raise UsageProblem(f"--target-option {text}: unknown protocol {name!r}; known: {known}")
+    faults = {fault for spec in specs.values() for fault in spec.faults}
+    for fault in options.reference_faults:
+        if fault not in faults:
+            raise UsageProblem(f"--reference-fault {fault}: no such fault; expected PROTOCOL.NAME "
+                               f"(python -m targets.reference --list-faults)")
+    if options.confirm is not None and options.confirm < 0:
+        raise UsageProblem(f"--confirm {options.confirm}: expected a count of re-runs >= 0")
+    if options.target_restart is not None and not options.target_restart.strip():
+        raise UsageProblem("--target-restart: expected a shell command that starts the target")
+    writable_dir("--report-dir", options.report_dir)
+    if options.baseline is not None and not Path(options.baseline).is_file():
+        raise UsageProblem(f"--baseline {options.baseline}: no such file (a wirecheck.baseline/1 JSON file)")
+
+
+def writable_dir(option: str, path: str) -> None:
+    """The directory exists and is writable, or can be created (nothing is created here)."""
+    here = Path(path).resolve()
+    while not here.exists():
+        here = here.parent
+    if not here.is_dir():
+        raise UsageProblem(f"{option} {path}: {here} is a file, not a directory; expected a writable directory")
+    if not os.access(here, os.W_OK | os.X_OK):
+        raise UsageProblem(f"{option} {path}: {here} is not writable; expected a writable directory")
