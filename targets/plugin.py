@@ -26,7 +26,7 @@ from reports.summary_page import SummaryPage
 from reports.terminal import TerminalSummary
 from reports.transcript import Transcript
 from targets.fuzz import FuzzBudget, register_hypothesis_profiles
-from targets.runner.case import CaseState, Target, survives_clause
+from targets.runner.case import CaseState, Target
 from reports.events import CaseStarted, Exchange, RunFinished, VerdictReached
 from targets.runner.run import Run, RunOptions, UsageProblem
 from targets.runner.validate import validate, writable_dir
