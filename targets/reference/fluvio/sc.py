@@ -24,6 +24,9 @@ Rules (decisions marked D are implementation-defined; the real SC takes another 
   above 1 (one SPU here) -> TopicError (2000); past 4096 topics -> TopicError (D6, bounded memory); dry_run
   validates only. Names: lowercase letters, digits and '-', not starting or ending with '-', at most 255 bytes
   (storage.py; upstream's newer validate_resource_name caps at 63).
+- D7: a Create or Delete that changed a topic answers once every open Topic/Partition watch has pushed the
+  change (up to 1 s), the way the real SC answers a create once the topic is provisioned: a client that reads
+  the Status and then looks the topic up in its watched store finds it.
 - Delete: an unknown topic -> TopicNotFound (2001) with message "not found" (delete.rs).
 - Partitions are named "<topic>-<index>" (ReplicaKey's Display); the one SPU has id 5001 and the SPU's
   public port, and leads every partition.
@@ -54,6 +57,7 @@ API_VERSIONS, CREATE, DELETE, LIST, WATCH = 18, 1001, 1002, 1003, 1004
 ADVERTISED = [(CREATE, 11, 19), (DELETE, 11, 19), (LIST, 15, 19), (WATCH, 15, 19)]
 EMPTY_KINDS = {"SmartModule", "SpuGroup", "TableFormat", "CustomSpu"}
 CHANGE_LOG = 1024
+SETTLE_LIMIT = 1.0
 MAX_WATCHES = 16
 MAX_PARTITIONS = 1000
 MAX_TOPICS = 4096
@@ -94,7 +98,17 @@ class ControlPlane:
                                                 for name, t in storage.topics.items()}
         self.log: collections.deque[Change] = collections.deque(maxlen=CHANGE_LOG)
         self.wakers: set[asyncio.Event] = set()
+        self.sent: dict[asyncio.Event, int] = {}  # each Topic/Partition watch -> the epoch it has delivered
         storage.watchers.append(self._changed)
+
+    async def settled(self, limit: float = SETTLE_LIMIT) -> None:
+        """Wait (up to ``limit`` seconds) until every Topic/Partition watch has delivered the current epoch, so
+        that a client which reads a Create / Delete Status already holds the change (D7)."""
+        deadline = asyncio.get_running_loop().time() + limit
+        while any(epoch < self.epoch for epoch in self.sent.values()):
+            if asyncio.get_running_loop().time() > deadline:
+                return
+            await asyncio.sleep(0.002)
 
     def _changed(self, name: str, topic: Topic, deleted: bool) -> None:
         config = self.configs.pop(name, None) if deleted else self.configs.setdefault(
@@ -240,8 +254,10 @@ class ScServer:
                     return False
             elif key == CREATE:
                 body = self._create(r, version)
+                await self.plane.settled()
             else:
                 body = self._delete(r, version)
+                await self.plane.settled()
         except Malformed as exc:
             log.debug("closing: malformed SC api %d v%d body: %s", key, version, exc)
             return False
@@ -266,6 +282,9 @@ class ScServer:
         waker = asyncio.Event()
         self.plane.wakers.add(waker)
         epoch = self.plane.epoch
+        tracked = label in (sm.TOPIC_LABEL, sm.PARTITION_LABEL) and "sc-watch-changes-missing" not in self.active
+        if tracked:
+            self.plane.sent[waker] = epoch
         if "sc-watch-first-not-all" in self.active:
             update = sm.metadata_update(epoch, [(sm.UPDATE, o) for o in first], [])
         else:
@@ -291,13 +310,18 @@ class ScServer:
                     update = sm.metadata_update(plane.epoch, changes, [])
                 else:
                     epoch = max(epoch, plane.epoch)
+                    if waker in plane.sent:
+                        plane.sent[waker] = epoch
                     continue
                 epoch = plane.epoch
                 await session.send(correlation_id, sm.type_buffer(label, update))
+                if waker in plane.sent:
+                    plane.sent[waker] = epoch
         except (ConnectionError, OSError) as exc:
             log.debug("watch %s ended: %s", label, exc)
         finally:
             plane.wakers.discard(waker)
+            plane.sent.pop(waker, None)
 
     def _list(self, r: Reader, version: int) -> bytes | None:
         label, body = sm.read_type_buffer(r)
