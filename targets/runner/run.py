@@ -157,6 +157,13 @@ class Run:
                 raise UsageProblem(f"--target-option {text!r}: expected PROTOCOL.KEY=VALUE")
             if name == protocol:
                 options[key] = value
+        if self.broker is not None:
+            # The launched reference's side listeners ("<protocol>-<endpoint>" in its ready file) are that
+            # protocol's other endpoints: e.g. "fluvio-sc" -> options["sc"] = "127.0.0.1:PORT".
+            prefix = protocol + "-"
+            for listener, port in self.broker.ports.items():
+                if listener.startswith(prefix):
+                    options.setdefault(listener[len(prefix):], f"{self.broker.host}:{port}")
         return options
 
     def unique(self, stem: str) -> str:
