@@ -53,9 +53,10 @@ class Target:
         self.catalogue = state.spec.catalogue
         self._sessions: list[Session] = []
 
-    def connect(self, deadline: float | None = None) -> Session:
+    def connect(self, deadline: float | None = None, address: tuple[str, int] | None = None) -> Session:
+        """A session to the target, or to another endpoint of the same target (``address``)."""
         try:
-            session = Session(self.address, self.spec, self.transcript, deadline or self.deadline,
+            session = Session(address or self.address, self.spec, self.transcript, deadline or self.deadline,
                               tls=self._run.tls_for(self.info))
         except OSError as exc:
             raise Divergence(survives_clause(self.spec), f"a connection to {self.info.text}",
