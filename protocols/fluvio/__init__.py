@@ -9,13 +9,14 @@ batch, record, compression), ``messages`` (header, request and response bodies o
 from __future__ import annotations
 
 from protocols.fields import DecodeError
-from protocols.fluvio import layers, messages
+from protocols.fluvio import layers, messages, sc
 from protocols.fluvio.faults import FAULTS
 from protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
 from protocols.framing import I32_PREFIX
 from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 9005  # SPU public port (fluvio-types defaults)
+SC_PORT = 9003  # SC public port (fluvio-types defaults)
 HELLO_CORRELATION_ID = 0x57C0  # arbitrary, recognisable in captures
 HELLO_BODY = {"client_version": "0.18.2", "client_os": "linux", "client_arch": "x86_64"}
 
@@ -25,14 +26,22 @@ def hello() -> bytes:
     return messages.encode_request(messages.API_VERSIONS, 2, HELLO_CORRELATION_ID, HELLO_BODY, client_id="fluvio")
 
 
-def is_hello_answer(frame: bytes) -> bool:
-    try:
-        decoded = messages.decode_response(messages.API_VERSIONS, 2, frame)
-    except DecodeError:
-        return False
-    body = decoded["body"]
-    return (decoded["correlation_id"] == HELLO_CORRELATION_ID and body["error_code"].code == 0
-            and any(entry["api_key"] == messages.PRODUCE for entry in body["api_keys"]))
+def _answers_hello_serving(api_key: int):
+    """An ApiVersions answer to our hello that lists ``api_key`` (Produce on an SPU, Watch on an SC)."""
+
+    def check(frame: bytes) -> bool:
+        try:
+            decoded = messages.decode_response(messages.API_VERSIONS, 2, frame)
+        except DecodeError:
+            return False
+        body = decoded["body"]
+        return (decoded["correlation_id"] == HELLO_CORRELATION_ID and body["error_code"].code == 0
+                and any(entry["api_key"] == api_key for entry in body["api_keys"]))
+
+    return check
+
+
+is_hello_answer = _answers_hello_serving(messages.PRODUCE)
 
 
 SPEC = ProtocolSpec(
@@ -40,7 +49,10 @@ SPEC = ProtocolSpec(
     catalogue=CATALOGUE,
     endpoints=(Endpoint("spu", default_port=DEFAULT_PORT, framing=I32_PREFIX, max_body=MAX_FRAME, hello=hello,
                         is_hello_answer=is_hello_answer, describe=messages.describe,
-                        dissect=layers.dissect),),
+                        dissect=layers.dissect),
+               # the Streaming Controller: topics and the metadata watches clients start with (protocols/fluvio/sc.py)
+               Endpoint("sc", default_port=SC_PORT, framing=I32_PREFIX, max_body=MAX_FRAME, hello=hello,
+                        is_hello_answer=_answers_hello_serving(sc.WATCH), describe=messages.describe)),
     message_param="api_key",
     version_param="version",
     capture=CaptureSupport("protocols.fluvio.capture", unframeable_clause="fluvio.framing.oversize"),

@@ -263,6 +263,45 @@ _C = [
     Clause("fluvio.capture.request-decodes",
            "Every request frame decodes to its end at the api key and version its header names.",
            "notes §2.2 (request header), FP/api/request.rs RequestMessage::decode_from"),
+    # -- the Streaming Controller (its own endpoint "sc"; fluvio-sc-schema, sc services/public_api) ----------
+    Clause("fluvio.sc.api-versions.platform",
+           "The SC's ApiVersions answer carries a platform_version that is semver >= 0.9.0.",
+           "notes §9 step 4; crates/fluvio/src/lib.rs MINIMUM_PLATFORM_VERSION"),
+    Clause("fluvio.sc.api-versions.watch",
+           "The SC's ApiVersions lists Watch (1004) with a version range that overlaps 15..=19.",
+           "notes §9 step 3; sc services/public_api/api_version.rs, objects/watch.rs"),
+    Clause("fluvio.sc.watch.first-all",
+           "A watch's first MetadataUpdate carries every object of its kind in 'all' and no changes.",
+           "sc services/public_api/watch.rs (sync_all), crates/fluvio/src/sync/controller.rs"),
+    Clause("fluvio.sc.watch.changes",
+           "After its first answer, a watch pushes each later change of its kind (UPDATE or DELETE with the whole "
+           "object) as MetadataUpdate.changes, on the watch's correlation id.",
+           "sc services/public_api/watch.rs dispatch_loop; message/msg_type.rs"),
+    Clause("fluvio.sc.watch.epoch",
+           "The epoch of a watch update after a change is larger than the epoch of the update before it.",
+           "fluvio-stream-model epoch_map.rs; sc services/public_api/watch.rs"),
+    Clause("fluvio.sc.create.exists",
+           "Creating a topic that exists answers a Status with TopicAlreadyExists (2002).",
+           "sc services/public_api/topic/create.rs validate_topic_request"),
+    Clause("fluvio.sc.create.invalid-name",
+           "Creating a topic whose name is not lowercase letters, digits and inner '-' answers TopicInvalidName "
+           "(2006) and creates nothing.",
+           "fluvio-sc-schema shared.rs validate_resource_name; topic/create.rs"),
+    Clause("fluvio.sc.delete.missing",
+           "Deleting a topic that does not exist answers a Status with TopicNotFound (2001).",
+           "sc services/public_api/topic/delete.rs"),
+    Clause("fluvio.sc.status.name",
+           "A Create or Delete Status names the object the request named.",
+           "fluvio-sc-schema response.rs Status; topic/create.rs"),
+    Clause("fluvio.sc.object.unknown-label",
+           "A Watch or List of an object type the SC does not know is not answered as if it were known: the "
+           "connection ends.",
+           "sc services/public_api/watch.rs ('Not Valid Watch Request')", SHOULD,
+           decision="the reference SC closes the connection; an error-free empty answer is a violation"),
+    Clause("fluvio.sc.hostile-lengths",
+           "An object label or body length that lies (longer than the frame) never crashes the SC: it closes the "
+           "connection or answers, and still serves a new connection.",
+           "objects/metadata.rs TypeBuffer::decode (UnexpectedEof); notes §7, §12"),
 ]
 
 CATALOGUE = Catalogue("fluvio", _C)

@@ -195,9 +195,19 @@ class Run:
                              faults=self.options.reference_faults, workdir=workdir,
                              extra_args=["--retention-records", "5000", "--segment-records", "1000"])
         host = self.broker.host
-        return {name: TargetInfo(name, (host, port), reference=True,
-                                 endpoints={e: (host, p) for e, p in self.broker.endpoints.get(name, {}).items()})
+        return {name: TargetInfo(name, (host, port), reference=True, endpoints=self._reference_endpoints(name))
                 for name, port in self.broker.ports.items() if name in self.specs}
+
+    def _reference_endpoints(self, protocol: str) -> dict[str, tuple[str, int]]:
+        """The launched broker's other endpoints of a protocol: its endpoint listeners, and its side listeners
+        named "<protocol>-<endpoint>" for an endpoint of the spec (e.g. "fluvio-sc")."""
+        host = self.broker.host
+        found = {e: (host, p) for e, p in self.broker.endpoints.get(protocol, {}).items()}
+        for endpoint in self.specs[protocol].endpoints:
+            port = self.broker.ports.get(f"{protocol}-{endpoint.name}")
+            if port is not None:
+                found.setdefault(endpoint.name, (host, port))
+        return found
 
     def target_options(self, protocol: str) -> dict[str, str]:
         """``--target-option PROTOCOL.KEY=VALUE`` settings for one protocol."""

@@ -34,4 +34,8 @@ SCOPES = {
     "fluvio.throttle-missing": "test_produce",
     "fluvio.unknown-key-stays-open": "test_framing",
     "fluvio.update-offsets-unknown-session-ok": "test_stream",
+    **{f"fluvio.sc-{name}": "test_sc" for name in (
+        "platform-version-old", "watch-not-advertised", "watch-first-not-all", "watch-epoch-stale",
+        "watch-changes-missing", "create-existing-ok", "invalid-name-accepted", "delete-missing-ok",
+        "unknown-label-answers-empty", "status-name-wrong")},
 }

@@ -66,4 +66,35 @@ FAULTS: dict[str, str] = {
     "fluvio.isolation-strict":
         "Produce isolation is an i16 where any negative value means ReadCommitted and any other "
         "ReadUncommitted (notes §4.1 IsolationData, A4); this closes the connection on values other than +-1",
+    # The Streaming Controller (sc.py), on its own port.
+    "fluvio.sc-platform-version-old":
+        "The SC's ApiVersions platform_version is a semver >= 0.9.0, MINIMUM_PLATFORM_VERSION (notes §9 step 4, "
+        "crates/fluvio/src/lib.rs); this answers 0.8.0",
+    "fluvio.sc-watch-not-advertised":
+        "The SC's ApiVersions lists Watch (1004) with a range overlapping 15..=19 (notes §9 step 3, "
+        "sc services/public_api/api_version.rs); this leaves Watch out",
+    "fluvio.sc-watch-first-not-all":
+        "A watch's first MetadataUpdate carries every object in 'all' (sc public_api/watch.rs, sync_all); "
+        "this sends them as UPDATE changes",
+    "fluvio.sc-watch-epoch-stale":
+        "Every change advances the metadata epoch, so a watch update after a change carries a larger epoch "
+        "(fluvio-stream-model epoch_map.rs, watch.rs); this never advances it",
+    "fluvio.sc-watch-changes-missing":
+        "After its first answer a watch pushes each later change as MetadataUpdate.changes (watch.rs "
+        "dispatch_loop); this sends the first answer and then nothing",
+    "fluvio.sc-create-existing-ok":
+        "Creating a topic that exists answers TopicAlreadyExists (2002) (sc public_api/topic/create.rs); "
+        "this answers success",
+    "fluvio.sc-invalid-name-accepted":
+        "A topic name other than lowercase letters, digits and inner '-' answers TopicInvalidName (2006) "
+        "(fluvio-sc-schema shared.rs validate_resource_name, topic/create.rs); this creates the topic",
+    "fluvio.sc-delete-missing-ok":
+        "Deleting a topic that does not exist answers TopicNotFound (2001) (sc public_api/topic/delete.rs); "
+        "this answers success",
+    "fluvio.sc-unknown-label-answers-empty":
+        "A Watch or List of an object type the SC does not know fails and ends the connection (watch.rs "
+        "'Not Valid Watch Request'); this answers an empty list",
+    "fluvio.sc-status-name-wrong":
+        "A Create or Delete Status names the object the request named (response.rs Status.name, "
+        "topic/create.rs); this answers the name upper-cased",
 }

@@ -252,7 +252,7 @@ def read_fetch_offsets(r: Reader, version: int) -> list[tuple[str, list[int]]]:
         name = r.string()
         topics.append((name, [r.u32() for _ in range(r.count(4))]))
     if version == 23:
-        r.option_string()  # consumer_id, v23 only: never reached, 23 is not advertised
+        r.option_string()  # consumer_id, v23 only (accepted, not advertised)
     return topics
 
 

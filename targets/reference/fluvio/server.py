@@ -7,8 +7,8 @@ Connection rules (notes §2, §7; decisions marked D are implementation-defined,
   sizes -4..-1 and waits for ever on smaller ones (§7).
 - Unknown api keys (including the SPU's own 1006-1008 and 2000, which this broker does not implement, and the
   server-to-client key 1001) close the connection without a response, as the SPU does for unknown keys (A16).
-- D2: a version outside the advertised range closes the connection without a response; the SPU decodes any
-  version (A16). ApiVersions is not advertised (as on the SPU, §3.2) and is accepted at every version.
+- D2: a version outside the advertised range closes the connection without a response (FetchOffsets: outside
+  23..25, see ``accepted``); the SPU decodes any version (A16). ApiVersions is not advertised (as on the SPU, §3.2) and is accepted at every version.
 - A body that does not decode closes the connection without a response (§7).
 - Requests are handled one at a time, so responses leave in request order (§2.4); StreamFetch responses are
   pushed by a task per stream and may interleave with them (one lock keeps frames whole).
@@ -29,7 +29,7 @@ import asyncio
 import logging
 import struct
 
-from targets.reference.core import BrokerConfig, Connection
+from targets.reference.core import BrokerConfig, Connection, Listener
 from targets.reference.framed import BadLength, FrameShape, serve_frames
 from targets.reference.fluvio import messages
 from targets.reference.fluvio.faults import FAULTS
@@ -106,10 +106,32 @@ class FluvioPersonality:
         if "apiversions-overadvertise" in self.active:
             self.advertised[0] = (PRODUCE, 0, 26)
         self.accepted = {key: (low, high) for key, low, high in ADVERTISED}  # what is really implemented
+        # FetchOffsets is advertised as (25, 25) like the SPU, but v23-v24 share v25's layout (consumer_id is
+        # v23-only) and released clients (the fluvio 0.21 Python binding) send v24 whatever the SPU advertises.
+        self.accepted[FETCH_OFFSETS] = (23, 25)
         self.wedged = False
+        self.config = config
+        self.options = options
+        self.request_log = _request_logger(options.request_log) if options.request_log else None
+        self.sc_listener: Listener | None = None
+
+    async def start_side_listeners(self, main_port: int, ephemeral: bool) -> dict[str, int]:
+        """The Streaming Controller (sc.py) on its own port, over this SPU's topic store."""
+        from targets.reference.fluvio import sc
+
+        port = self.options.sc_port
+        if port is None:
+            port = 0 if ephemeral else sc.DEFAULT_PORT
+        if port < 0:
+            return {}
+        server = sc.ScServer(self.config, self.storage, self.active, self.max_frame, self.request_log)
+        server.plane.spu_port = main_port
+        self.sc_listener = Listener(server, self.config, port)
+        return {sc.LISTENER_NAME: await self.sc_listener.start()}
 
     async def close(self) -> None:
-        pass
+        if self.sc_listener is not None:
+            await self.sc_listener.stop()
 
     # ------------------------------------------------------------------------------------------ connection
 
@@ -146,6 +168,8 @@ class FluvioPersonality:
             log.debug("closing: malformed header: %s", exc)
             return False
         key, version = header.api_key, header.api_version
+        if self.request_log is not None:
+            self.request_log("spu", key, version)
         reply_id = header.correlation_id + 1 if "correlation-id-wrong" in self.active else header.correlation_id
         if key != API_VERSIONS and key not in self.accepted:
             if "unknown-key-stays-open" in self.active:
@@ -373,6 +397,14 @@ class FluvioPersonality:
             stream.wake.set()
             status.append((session_id, OK))
         return messages.update_offsets_response(status)
+
+
+def _request_logger(path: str):
+    """A function appending one 'listener key version' line per request to ``path`` (option request_log)."""
+    def write(listener: str, key: int, version: int) -> None:
+        with open(path, "a", encoding="ascii") as out:
+            out.write(f"{listener} {key} {version}\n")
+    return write
 
 
 def _smartmodule_error(invocation: messages.Invocation) -> bytes:

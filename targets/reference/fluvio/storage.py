@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 #: Fluvio's topic name rule (``valid_topic_name`` / ``validate_resource_name`` in fluvio-sc-schema and
@@ -96,12 +97,24 @@ class Storage:
         self.max_bytes = max_bytes
         self.size = 0  # bytes held by all partitions
         self.topics: dict[str, Topic] = {}
+        self.watchers: list[Callable[[str, Topic, bool], None]] = []  # (name, topic, deleted): the SC's epochs
         for name, count in (topics or {}).items():
             self.create(name, count)
 
     def create(self, name: str, partitions: int) -> Topic:
         topic = Topic([Partition() for _ in range(partitions)])
         self.topics[name] = topic
+        for watcher in self.watchers:
+            watcher(name, topic, False)
+        return topic
+
+    def delete(self, name: str) -> Topic | None:
+        topic = self.topics.pop(name, None)
+        if topic is not None:
+            for partition in topic.partitions:
+                self.size -= partition.size
+            for watcher in self.watchers:
+                watcher(name, topic, True)
         return topic
 
     def partition(self, name: str, index: int) -> Partition | None:
