@@ -97,8 +97,13 @@ def compress(data: bytes, checksum: bool = True) -> bytes:
     return zstandard.ZstdCompressor(level=3, write_checksum=checksum).compress(data)
 
 
+#: a chunk's records: at most one frame body of 4-byte (empty) messages, each re-framed with a 12-byte header
+MAX_RECORDS_BYTES = 3 * MAX_FRAME_BODY
+
+
 def decompress_records(payload: bytes) -> list[tuple[int, bytes]]:
-    data = zstandard.ZstdDecompressor().decompress(payload)
+    # max_output_size: frames streamed without a declared content size decode too (notes §4)
+    data = zstandard.ZstdDecompressor().decompress(payload, max_output_size=MAX_RECORDS_BYTES)
     out, at = [], 0
     while at < len(data):
         ts, length = struct.unpack_from("!qI", data, at)
