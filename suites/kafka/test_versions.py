@@ -102,12 +102,24 @@ def _init_producer_id(names):
     return {"TransactionalId": None, "TransactionTimeoutMs": 60000}
 
 
+def _describe_configs(names):
+    return {"Resources": [{"ResourceType": 2, "ResourceName": names("absent"), "ConfigurationKeys": None}],
+            "IncludeSynonyms": True, "IncludeDocumentation": True}
+
+
+def _alter_configs(names):
+    return {"Resources": [{"ResourceType": 2, "ResourceName": names("absent"),
+                           "Configs": [{"Name": "retention.ms", "Value": "1000", "ConfigOperation": 0}]}],
+            "ValidateOnly": True}
+
+
 #: api key -> harmless request body builder. JoinGroup is left out: a real broker holds its answer for the
 #: initial rebalance delay (3 s by default), longer than a conformance deadline.
 HARMLESS = {
     18: _api_versions, 3: _metadata, 0: _produce, 1: _fetch, 2: _list_offsets, 8: _offset_commit,
     9: _offset_fetch, 10: _find_coordinator, 12: _heartbeat, 13: _leave_group, 14: _sync_group,
     15: _describe_groups, 16: _list_groups, 19: _create_topics, 20: _delete_topics, 22: _init_producer_id,
+    32: _describe_configs, 33: _alter_configs, 44: _alter_configs,
 }
 
 #: (api key, version) a broker may advertise without implementing: Produce 0-2 (KAFKA-18659, Kafka 4 keeps

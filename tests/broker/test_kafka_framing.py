@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import struct
 
+import kafka.protocol.admin as kp_admin
 import kafka.protocol.admin.groups as kp_admin_groups
 import kafka.protocol.admin.topics as kp_topics
 import kafka.protocol.consumer.fetch as kp_fetch
@@ -43,6 +44,9 @@ CLASSES = {
     25: (kp_txn.AddOffsetsToTxnRequest, kp_txn.AddOffsetsToTxnResponse, {}),
     26: (kp_txn.EndTxnRequest, kp_txn.EndTxnResponse, {}),
     28: (kp_txn.TxnOffsetCommitRequest, kp_txn.TxnOffsetCommitResponse, {}),
+    32: (kp_admin.DescribeConfigsRequest, kp_admin.DescribeConfigsResponse, {}),
+    33: (kp_admin.AlterConfigsRequest, kp_admin.AlterConfigsResponse, {}),
+    44: (kp_admin.IncrementalAlterConfigsRequest, kp_admin.IncrementalAlterConfigsResponse, {}),
 }
 ADVERTISED = [(key, v) for key, (_, low, high) in sorted(APIS.items()) for v in range(low, high + 1)]
 

@@ -62,6 +62,9 @@ APIS: dict[int, tuple[str, int, int]] = {
     25: ("AddOffsetsToTxn", 0, 3),  # v4+ (and EndTxn/TxnOffsetCommit v4+) belong to KIP-890's TRANSACTION_ABORTABLE
     26: ("EndTxn", 0, 3),
     28: ("TxnOffsetCommit", 0, 3),
+    32: ("DescribeConfigs", 1, 4),  # v0 is gone from the definitions (Kafka 4)
+    33: ("AlterConfigs", 0, 2),
+    44: ("IncrementalAlterConfigs", 0, 1),
 }
 
 INVALID_REQUEST = 42
@@ -110,7 +113,7 @@ class KafkaPersonality:
             0: b.produce, 2: b.list_offsets, 8: b.offset_commit, 9: b.offset_fetch, 12: b.heartbeat,
             13: b.leave_group, 15: b.describe_groups, 16: b.list_groups, 19: b.create_topics, 20: b.delete_topics,
             22: b.init_producer_id, 24: b.add_partitions_to_txn, 25: b.add_offsets_to_txn, 26: b.end_txn,
-            28: b.txn_offset_commit,
+            28: b.txn_offset_commit, 32: b.configs.describe, 33: b.configs.alter, 44: b.configs.incremental_alter,
         }
         self.requests, self.responses = _messages("tagged-fields-misskipped" in self.active)
         self.ranges = {key: (low, high) for key, (_, low, high) in APIS.items()}
