@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from targets.reference.kafka import configs, groups, records
+from targets.reference.kafka import admin, configs, groups, records
 from targets.reference.kafka.storage import Storage, valid_topic_name
 from targets.reference.kafka.transactions import Transactions
 
@@ -75,6 +75,7 @@ class Broker:
         self.producers = producers
         self.transactions = Transactions(producers, storage, coordinator)
         self.configs = configs.Configs(storage, settings, faults)
+        self.admin = admin.Admin(storage, coordinator, producers, faults, MAX_PARTITIONS, CLUSTER_ID, NODE_ID)
 
     # ------------------------------------------------------------------------------------------ helpers
 

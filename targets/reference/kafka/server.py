@@ -62,9 +62,16 @@ APIS: dict[int, tuple[str, int, int]] = {
     25: ("AddOffsetsToTxn", 0, 3),  # v4+ (and EndTxn/TxnOffsetCommit v4+) belong to KIP-890's TRANSACTION_ABORTABLE
     26: ("EndTxn", 0, 3),
     28: ("TxnOffsetCommit", 0, 3),
-    32: ("DescribeConfigs", 1, 4),  # v0 is gone from the definitions (Kafka 4)
+    21: ("DeleteRecords", 0, 2),
+    23: ("OffsetForLeaderEpoch", 2, 4),  # v0-1 are gone from the definitions (Kafka 4)
+    32: ("DescribeConfigs", 1, 4),  # v0 likewise
     33: ("AlterConfigs", 0, 2),
+    37: ("CreatePartitions", 0, 3),
+    42: ("DeleteGroups", 0, 2),
     44: ("IncrementalAlterConfigs", 0, 1),
+    47: ("OffsetDelete", 0, 0),
+    60: ("DescribeCluster", 0, 2),
+    61: ("DescribeProducers", 0, 0),
 }
 
 INVALID_REQUEST = 42
@@ -114,6 +121,8 @@ class KafkaPersonality:
             13: b.leave_group, 15: b.describe_groups, 16: b.list_groups, 19: b.create_topics, 20: b.delete_topics,
             22: b.init_producer_id, 24: b.add_partitions_to_txn, 25: b.add_offsets_to_txn, 26: b.end_txn,
             28: b.txn_offset_commit, 32: b.configs.describe, 33: b.configs.alter, 44: b.configs.incremental_alter,
+            21: b.admin.delete_records, 23: b.admin.offset_for_leader_epoch, 37: b.admin.create_partitions,
+            42: b.admin.delete_groups, 47: b.admin.offset_delete, 61: b.admin.describe_producers,
         }
         self.requests, self.responses = _messages("tagged-fields-misskipped" in self.active)
         self.ranges = {key: (low, high) for key, (_, low, high) in APIS.items()}
@@ -189,8 +198,9 @@ class KafkaPersonality:
         b = self.broker
         if key == 1:
             return await b.fetch(req, max(version, 4))  # v3 only reaches here under advertise-unimplemented
-        if key in (3, 10):  # Metadata and FindCoordinator name this listener's own address
-            return (b.metadata if key == 3 else b.find_coordinator)(req, version, host, port)
+        if key in (3, 10, 60):  # Metadata, FindCoordinator and DescribeCluster name this listener's own address
+            handler = {3: b.metadata, 10: b.find_coordinator, 60: b.admin.describe_cluster}[key]
+            return handler(req, version, host, port)
         if key == 11:
             return await b.join_group(req, version, client_id, client_host)
         if key == 14:
