@@ -214,7 +214,8 @@ class Admin:
                 active = [{"ProducerId": pid, "ProducerEpoch": epoch, "LastSequence": last_seq,
                            "LastTimestamp": -1, "CoordinatorEpoch": -1,
                            "CurrentTxnStartOffset": partition.open_transactions.get(pid, -1)}
-                          for pid, epoch, last_seq in self.producers.active(t["Name"], index)]
+                          for pid, epoch, last_seq in self.producers.active(t["Name"], index)
+                          if "describe-producers-empty" not in self.faults]
                 parts.append({"PartitionIndex": index, "ErrorCode": NONE, "ErrorMessage": None,
                               "ActiveProducers": active})
             topics.append({"Name": t["Name"], "Partitions": parts})

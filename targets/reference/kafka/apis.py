@@ -180,7 +180,9 @@ class Broker:
             return Appended(error)
         partition = self.storage.partition(topic_name, index)
         topic = self.storage.topics[topic_name]
-        max_bytes = int(topic.configs.get("max.message.bytes", self.settings.max_message_bytes))
+        max_bytes = self.settings.max_message_bytes
+        if "max-message-bytes-override-ignored" not in self.faults:
+            max_bytes = int(topic.configs.get("max.message.bytes", max_bytes))
         if "message-too-large-unchecked" in self.faults:
             max_bytes = 1 << 62
         error, batch, message, data = records.validate(data or b"", max_bytes, crc_ieee="crc-ieee" in self.faults)

@@ -100,8 +100,9 @@ class Configs:
     # ------------------------------------------------------------------------------------------ describe
 
     def describe(self, req: dict, version: int) -> dict:
-        synonyms = req.get("IncludeSynonyms", False) and version >= 1
-        docs = req.get("IncludeDocumentation", False) and version >= 3
+        synonyms = (req.get("IncludeSynonyms", False) or "describe-configs-synonyms-always" in self.faults) \
+            and version >= 1
+        docs = req.get("IncludeDocumentation", False) or "describe-configs-docs-always" in self.faults
         results = []
         for resource in req["Resources"]:
             kind, name, keys = resource["ResourceType"], resource["ResourceName"], resource["ConfigurationKeys"]
@@ -169,7 +170,7 @@ class Configs:
         for resource in req["Resources"]:
             wanted = {c["Name"]: c["Value"] for c in resource["Configs"]}
             error, message = self._check_alter(resource, wanted)
-            if not error and not req["ValidateOnly"]:
+            if not error and (not req["ValidateOnly"] or "validate-only-applied" in self.faults):
                 self._apply(resource["ResourceName"], {k: v for k, v in wanted.items() if v is not None})
             responses.append(self._answer(resource, error, message))
         return {"ThrottleTimeMs": 0, "Responses": responses}
@@ -179,7 +180,7 @@ class Configs:
         responses = []
         for resource in req["Resources"]:
             error, message, result = self._incremental(resource)
-            if not error and not req["ValidateOnly"]:
+            if not error and (not req["ValidateOnly"] or "validate-only-applied" in self.faults):
                 self._apply(resource["ResourceName"], result)
             responses.append(self._answer(resource, error, message))
         return {"ThrottleTimeMs": 0, "Responses": responses}
@@ -200,6 +201,8 @@ class Configs:
             name, op, value = c["Name"], c["ConfigOperation"], c["Value"]
             spec = TOPIC_CONFIGS.get(name)
             if spec is None:
+                if "alter-configs-unknown-accepted" in self.faults:
+                    continue
                 return INVALID_CONFIG, f"Unknown topic config name: {name}", {}
             if op in (APPEND, SUBTRACT) and spec.kind != LIST:
                 return INVALID_CONFIG, f"Config value append is not allowed for config key: {name}", {}
