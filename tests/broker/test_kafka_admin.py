@@ -127,10 +127,11 @@ def test_sasl_advertised_only_when_enabled(broker, sasl_broker):
         assert {(k.api_key, k.min_version, k.max_version) for k in r.api_keys if k.api_key in (17, 36)} == expected
 
 
-def test_sasl_plain_login_then_metadata(sasl_broker):
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_sasl_plain_login_then_metadata(sasl_broker, version):
     with sasl_broker.wire() as w:
         assert handshake(w, "PLAIN").mechanisms == ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
-        r = w.call(SaslAuthenticateRequest, SaslAuthenticateResponse, 2, auth_bytes=b"\0alice\0alice-secret")
+        r = w.call(SaslAuthenticateRequest, SaslAuthenticateResponse, version, auth_bytes=b"\0alice\0alice-secret")
         assert r.error_code == NONE
         assert w.call(MetadataRequest, MetadataResponse, 1, topics=[]).brokers
 
