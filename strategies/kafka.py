@@ -798,6 +798,11 @@ def harmless(api_key: int, body: dict) -> None:
         body["MaxWaitMs"], body["MinBytes"] = 0, 0
     elif api_key == 18:
         body["ClientSoftwareName"], body["ClientSoftwareVersion"] = "wirecheck", "0.1.0"
+    elif api_key == 32:  # topic resources: an unknown resource type is rightly refused with 42 (a rejection)
+        for resource in body.get("Resources") or []:
+            resource["ResourceType"] = 2
+    elif api_key == 60:
+        body["EndpointType"] = 1  # brokers: a broker may refuse the controllers' endpoints (KIP-919)
 
 
 def read_only_ranges(advertised: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:

@@ -68,6 +68,9 @@ def pytest_addoption(parser):
                     help="also write each kept transcript as a pcap (the pipeline can do it later, off the hot path)")
     group.addoption("--reference-fault", action="append", default=[], metavar="NAME",
                     help="start the bundled reference broker with this fault (self-validation)")
+    group.addoption("--reference-arg", action="append", default=[], metavar="ARG",
+                    help="pass ARG to the bundled reference broker's command line (e.g. --reference-arg=--kafka-sasl-"
+                         "users=FILE)")
     group.addoption("--stop-at-clause", action="append", default=[], metavar="CLAUSE",
                     help="stop the run once this clause is reported FAILED (self-validation runs use it)")
     group.addoption("--target-restart", default=None, metavar="COMMAND",
@@ -87,7 +90,8 @@ def _options(config) -> RunOptions:
         strict=bool(config.getoption("strict")), deadline=config.getoption("deadline"),
         baseline=config.getoption("baseline"), report_dir=config.getoption("report_dir"),
         keep_transcripts=config.getoption("keep_transcripts"), pcap=config.getoption("pcap"),
-        reference_faults=config.getoption("reference_fault"), stop_at_clause=config.getoption("stop_at_clause"),
+        reference_faults=config.getoption("reference_fault"), reference_args=config.getoption("reference_arg"),
+        stop_at_clause=config.getoption("stop_at_clause"),
         target_options=config.getoption("target_option"),
         tls=bool(config.getoption("target_tls") or config.getoption("target_ca")),
         tls_ca=config.getoption("target_ca"), tls_verify=not config.getoption("target_insecure"),

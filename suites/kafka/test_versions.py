@@ -102,12 +102,57 @@ def _init_producer_id(names):
     return {"TransactionalId": None, "TransactionTimeoutMs": 60000}
 
 
+def _describe_configs(names):
+    return {"Resources": [{"ResourceType": 2, "ResourceName": names("absent"), "ConfigurationKeys": None}],
+            "IncludeSynonyms": True, "IncludeDocumentation": True}
+
+
+def _alter_configs(names):
+    return {"Resources": [{"ResourceType": 2, "ResourceName": names("absent"),
+                           "Configs": [{"Name": "retention.ms", "Value": "1000", "ConfigOperation": 0}]}],
+            "ValidateOnly": True}
+
+
+def _delete_records(names):
+    return {"Topics": [{"Name": names("absent"), "Partitions": [{"PartitionIndex": 0, "Offset": 0}]}],
+            "TimeoutMs": 5000}
+
+
+def _offset_for_leader_epoch(names):
+    return {"ReplicaId": -1, "Topics": [{"Topic": names("absent"), "Partitions": [
+        {"Partition": 0, "CurrentLeaderEpoch": -1, "LeaderEpoch": 0}]}]}
+
+
+def _create_partitions(names):
+    return {"Topics": [{"Name": names("absent"), "Count": 2, "Assignments": None}], "TimeoutMs": 5000,
+            "ValidateOnly": True}
+
+
+def _delete_groups(names):
+    return {"GroupsNames": [names("group")]}
+
+
+def _offset_delete(names):
+    return {"GroupId": names("group"), "Topics": [{"Name": names("absent"), "Partitions": [{"PartitionIndex": 0}]}]}
+
+
+def _describe_cluster(names):
+    return {"IncludeClusterAuthorizedOperations": False, "EndpointType": 1, "IncludeFencedBrokers": False}
+
+
+def _describe_producers(names):
+    return {"Topics": [{"Name": names("absent"), "PartitionIndexes": [0]}]}
+
+
 #: api key -> harmless request body builder. JoinGroup is left out: a real broker holds its answer for the
 #: initial rebalance delay (3 s by default), longer than a conformance deadline.
 HARMLESS = {
     18: _api_versions, 3: _metadata, 0: _produce, 1: _fetch, 2: _list_offsets, 8: _offset_commit,
     9: _offset_fetch, 10: _find_coordinator, 12: _heartbeat, 13: _leave_group, 14: _sync_group,
     15: _describe_groups, 16: _list_groups, 19: _create_topics, 20: _delete_topics, 22: _init_producer_id,
+    32: _describe_configs, 33: _alter_configs, 44: _alter_configs, 21: _delete_records,
+    23: _offset_for_leader_epoch, 37: _create_partitions, 42: _delete_groups, 47: _offset_delete,
+    60: _describe_cluster, 61: _describe_producers,
 }
 
 #: (api key, version) a broker may advertise without implementing: Produce 0-2 (KAFKA-18659, Kafka 4 keeps

@@ -51,6 +51,7 @@ class RunOptions:
     keep_transcripts: bool = False
     pcap: bool = False
     reference_faults: list[str] = field(default_factory=list)
+    reference_args: list[str] = field(default_factory=list)  # more arguments for the launched reference broker
     stop_at_clause: list[str] = field(default_factory=list)
     target_options: list[str] = field(default_factory=list)  # "PROTOCOL.KEY=VALUE"
     tls: bool = False  # speak TLS to the given targets
@@ -193,7 +194,8 @@ class Run:
         workdir = self.report_dir / f"broker-{self.worker}-{next(self._counter)}"
         self.broker = launch(protocols=sorted(self.collected_protocols) or None,
                              faults=self.options.reference_faults, workdir=workdir,
-                             extra_args=["--retention-records", "5000", "--segment-records", "1000"])
+                             extra_args=["--retention-records", "5000", "--segment-records", "1000",
+                                         *self.options.reference_args])
         host = self.broker.host
         return {name: TargetInfo(name, (host, port), reference=True, endpoints=self._reference_endpoints(name))
                 for name, port in self.broker.ports.items() if name in self.specs}
@@ -302,6 +304,8 @@ class Run:
             args += ["--target", f"{info.protocol}={info.text}"]
         for fault in self.options.reference_faults:
             args += ["--reference-fault", fault]
+        for arg in self.options.reference_args:
+            args.append(f"--reference-arg={arg}")
         if self.budget.name != "ci":
             args.append(f"--fuzz={self.budget.name}")
         args.append(f"--fuzz-seed={self.budget.seed}")

@@ -24,6 +24,7 @@ from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProducerIdResponse
 
 from targets.reference.kafka import FAULTS
+from tests.broker.kafka_admin_probes import ADMIN_PROBES, SASL_PROBES, sasl_options
 from tests.broker.test_kafka_groups import join, join_new, join_request
 from tests.interop.kafka_support import Closed, InProcessBroker, Wire, build, record_batch
 
@@ -239,11 +240,12 @@ PROBES = {
     "kafka.fetch-no-long-poll": (with_wire(long_poll), True),
     "kafka.heartbeat-ignores-rebalance": (heartbeat_during_rebalance, 27),
     "kafka.coordinator-port-hardcoded": (coordinator_port, True),
+    **ADMIN_PROBES,
 }
 
 
 def test_every_fault_has_a_probe_and_at_least_twenty():
-    assert set(PROBES) == set(FAULTS)
+    assert set(PROBES) | set(SASL_PROBES) == set(FAULTS)
     assert len(FAULTS) >= 20
 
 
@@ -258,4 +260,14 @@ def test_fault_changes_behaviour(clean, fault):
     probe, expected_clean = PROBES[fault]
     assert probe(clean) == expected_clean
     with InProcessBroker(faults=(fault,), **EXTRA) as faulted:
+        assert probe(faulted) != expected_clean, f"--fault {fault} did not change the wire behaviour"
+
+
+@pytest.mark.parametrize("fault", sorted(SASL_PROBES))
+def test_sasl_fault_changes_behaviour(tmp_path, fault):
+    probe, expected_clean = SASL_PROBES[fault]
+    options = sasl_options(tmp_path)
+    with InProcessBroker(**options) as clean_sasl:
+        assert probe(clean_sasl) == expected_clean
+    with InProcessBroker(faults=(fault,), **options) as faulted:
         assert probe(faulted) != expected_clean, f"--fault {fault} did not change the wire behaviour"

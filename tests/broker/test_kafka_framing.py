@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import struct
 
+import kafka.protocol.admin as kp_admin
 import kafka.protocol.admin.groups as kp_admin_groups
+import kafka.protocol.consumer as kp_consumer
 import kafka.protocol.admin.topics as kp_topics
 import kafka.protocol.consumer.fetch as kp_fetch
 import kafka.protocol.consumer.group as kp_group
@@ -43,6 +45,16 @@ CLASSES = {
     25: (kp_txn.AddOffsetsToTxnRequest, kp_txn.AddOffsetsToTxnResponse, {}),
     26: (kp_txn.EndTxnRequest, kp_txn.EndTxnResponse, {}),
     28: (kp_txn.TxnOffsetCommitRequest, kp_txn.TxnOffsetCommitResponse, {}),
+    32: (kp_admin.DescribeConfigsRequest, kp_admin.DescribeConfigsResponse, {}),
+    33: (kp_admin.AlterConfigsRequest, kp_admin.AlterConfigsResponse, {}),
+    44: (kp_admin.IncrementalAlterConfigsRequest, kp_admin.IncrementalAlterConfigsResponse, {}),
+    21: (kp_admin.DeleteRecordsRequest, kp_admin.DeleteRecordsResponse, {}),
+    23: (kp_consumer.OffsetForLeaderEpochRequest, kp_consumer.OffsetForLeaderEpochResponse, {}),
+    37: (kp_admin.CreatePartitionsRequest, kp_admin.CreatePartitionsResponse, {}),
+    42: (kp_admin.DeleteGroupsRequest, kp_admin.DeleteGroupsResponse, {}),
+    47: (kp_consumer.OffsetDeleteRequest, kp_consumer.OffsetDeleteResponse, {}),
+    60: (kp_admin.DescribeClusterRequest, kp_admin.DescribeClusterResponse, {}),
+    61: (kp_admin.DescribeProducersRequest, kp_admin.DescribeProducersResponse, {}),
 }
 ADVERTISED = [(key, v) for key, (_, low, high) in sorted(APIS.items()) for v in range(low, high + 1)]
 

@@ -7,6 +7,8 @@ suite); either way the run stops at the first FAILED record of the expected clau
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from protocols.registry import all_specs
 
 #: protocol -> its faults table (ProtocolSpec.faults, from protocols/<name>/faults.py)
@@ -39,3 +41,31 @@ SCOPES = {
         "watch-changes-missing", "create-existing-ok", "invalid-name-accepted", "delete-missing-ok",
         "unknown-label-answers-empty", "status-name-wrong")},
 }
+SCOPES.update({
+    "kafka.describe-configs-drops-key": "test_configs",
+    "kafka.describe-configs-synonyms-always": "test_configs",
+    "kafka.describe-configs-docs-always": "test_configs",
+    "kafka.alter-configs-unknown-accepted": "test_configs",
+    "kafka.alter-configs-not-applied": "test_configs",
+    "kafka.validate-only-applied": "test_configs",
+    "kafka.max-message-bytes-override-ignored": "test_configs",
+    "kafka.create-partitions-count-ignored": "test_admin",
+    "kafka.delete-records-start-not-moved": "test_admin",
+    "kafka.delete-groups-non-empty-accepted": "test_admin",
+    "kafka.offset-delete-not-deleted": "test_admin",
+    "kafka.describe-cluster-port-wrong": "test_admin",
+    "kafka.leader-epoch-end-off": "test_admin",
+    "kafka.describe-producers-empty": "test_admin",
+    "kafka.sasl-unauthenticated-served": "test_sasl",
+    "kafka.sasl-wrong-password-accepted": "test_sasl",
+    "kafka.sasl-scram-proof-unchecked": "test_sasl",
+    "kafka.sasl-unsupported-mechanism-accepted": "test_sasl",
+})
+
+#: The SASL-enabled Kafka reference broker and the credentials the suite logs in with.
+KAFKA_SASL_USERS = Path(__file__).resolve().parent / "kafka-sasl-users.txt"
+KAFKA_SASL_ARGS = [f"--reference-arg=--kafka-sasl-users={KAFKA_SASL_USERS}",
+                   "--target-option", "kafka.sasl=alice:alice-secret"]
+
+#: fault -> more arguments for its suite run, where the fault lives in a feature the clean broker leaves off.
+EXTRA_ARGS = {fault: KAFKA_SASL_ARGS for fault in SCOPES if fault.startswith("kafka.sasl-")}

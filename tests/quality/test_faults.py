@@ -4,7 +4,7 @@ the broker through its CLI); only their per-case records are read back."""
 
 import pytest
 
-from tests.quality.expected import EXPECTED, SCOPES
+from tests.quality.expected import EXPECTED, EXTRA_ARGS, SCOPES
 from tests.quality.harness import broker_faults, run_suite
 
 FAULTS = [(protocol, fault) for protocol, table in sorted(EXPECTED.items()) for fault in sorted(table)]
@@ -27,7 +27,8 @@ def test_clean_broker_passes_the_whole_suite(tmp_path, protocol):
 @pytest.mark.parametrize(("protocol", "fault"), FAULTS, ids=[f for _, f in FAULTS])
 def test_fault_is_caught_naming_its_clause(tmp_path, protocol, fault):
     clause, scope = EXPECTED[protocol][fault], SCOPES.get(fault)
-    run = run_suite(f"{protocol}/{scope}.py" if scope else protocol, tmp_path, faults=[fault], expect=clause)
+    run = run_suite(f"{protocol}/{scope}.py" if scope else protocol, tmp_path, faults=[fault], expect=clause,
+                    extra=EXTRA_ARGS.get(fault, []))
     failed = run.clauses_with("FAILED")
     assert run.returncode == 1, run.output
     assert clause in failed, f"{fault}: expected {clause} among failed clauses {sorted(failed)}"

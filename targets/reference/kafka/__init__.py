@@ -9,8 +9,15 @@ Transactions (KIP-98): transactions.py is the coordinator (transactional InitPro
 AddOffsetsToTxn, EndTxn, TxnOffsetCommit); markers are control batches in the log, and read_committed Fetch and
 ListOffsets stop at the last stable offset, with the aborted transactions listed.
 
-Topic configs in CreateTopics: ``message.timestamp.type`` (CreateTime or LogAppendTime: the broker then stamps
-each batch and recomputes its CRC-32C) is honoured; every other config is accepted and ignored.
+Topic configs (configs.py: CreateTopics, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs): four are honoured
+per topic: ``message.timestamp.type`` (LogAppendTime: the broker stamps each batch and recomputes its CRC-32C),
+``max.message.bytes``, ``retention.ms`` (an explicit override expires whole batches on append; the broker default
+is not enforced) and ``cleanup.policy`` (compact: records without a key are refused; nothing is compacted).
+CreateTopics accepts and ignores other configs; the alter APIs refuse them (INVALID_CONFIG).
+
+Admin APIs (admin.py): CreatePartitions, DeleteRecords, DeleteGroups, OffsetDelete, DescribeCluster,
+OffsetForLeaderEpoch, DescribeProducers. SASL (sasl.py): ``--kafka-sasl-users FILE`` makes the listener require
+SASL/PLAIN or SCRAM-SHA-256/512 and advertise SaslHandshake (v1) and SaslAuthenticate.
 """
 
 from targets.reference.core import BrokerConfig

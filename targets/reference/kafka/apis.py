@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from targets.reference.kafka import groups, records
+from targets.reference.kafka import admin, configs, groups, records
 from targets.reference.kafka.storage import Storage, valid_topic_name
 from targets.reference.kafka.transactions import Transactions
 
@@ -25,6 +25,7 @@ TOPIC_ALREADY_EXISTS = 36
 INVALID_PARTITIONS = 37
 INVALID_REPLICATION_FACTOR = 38
 INVALID_REQUEST = 42
+INVALID_RECORD = 87
 INVALID_TXN_STATE = 48
 UNSUPPORTED_COMPRESSION_TYPE = 76
 FETCH_SESSION_ID_NOT_FOUND = 70
@@ -73,6 +74,8 @@ class Broker:
         self.coordinator = coordinator
         self.producers = producers
         self.transactions = Transactions(producers, storage, coordinator)
+        self.configs = configs.Configs(storage, settings, faults)
+        self.admin = admin.Admin(storage, coordinator, producers, faults, MAX_PARTITIONS, CLUSTER_ID, NODE_ID)
 
     # ------------------------------------------------------------------------------------------ helpers
 
@@ -176,10 +179,17 @@ class Broker:
         if error:
             return Appended(error)
         partition = self.storage.partition(topic_name, index)
-        max_bytes = (1 << 62) if "message-too-large-unchecked" in self.faults else self.settings.max_message_bytes
+        topic = self.storage.topics[topic_name]
+        max_bytes = self.settings.max_message_bytes
+        if "max-message-bytes-override-ignored" not in self.faults:
+            max_bytes = int(topic.configs.get("max.message.bytes", max_bytes))
+        if "message-too-large-unchecked" in self.faults:
+            max_bytes = 1 << 62
         error, batch, message, data = records.validate(data or b"", max_bytes, crc_ieee="crc-ieee" in self.faults)
         if error:
             return Appended(error, message=message)
+        if "compact" in topic.configs.get("cleanup.policy", "") and records.has_null_key(data):
+            return Appended(INVALID_RECORD, message="Compacted topic cannot accept message without key")
         if batch.attributes & 0x07 == 4 and version < 7:
             return Appended(UNSUPPORTED_COMPRESSION_TYPE, message="zstd needs Produce v7+ (KIP-110)")
         if batch.is_transactional:
@@ -197,11 +207,13 @@ class Broker:
                 return Appended(error)
             if duplicate_base is not None:
                 return Appended(NONE, duplicate_base)
-        topic = self.storage.topics[topic_name]
         append_time = int(time.time() * 1000) if topic.log_append_time else None
         base = self.storage.append(topic, partition, data, batch, append_time)
         if self.settings.retention_records is not None:
             partition.trim(self.settings.retention_records)
+        retention_ms = int(topic.configs.get("retention.ms", -1))  # only an explicit topic override expires data
+        if retention_ms >= 0:
+            partition.expire(int(time.time() * 1000) - retention_ms)
         if idempotent:
             self.producers.record(topic_name, index, batch.producer_id, batch.producer_epoch,
                                   batch.base_sequence, batch.last_sequence, base)
@@ -329,17 +341,21 @@ class Broker:
         for t in req["Topics"]:
             name = t["Name"]
             error, message, count, rf = self._check_creatable(t)
-            configs = {c["Name"]: c["Value"] for c in t["Configs"]}
-            timestamp_type = configs.get("message.timestamp.type", "CreateTime")
-            if not error and timestamp_type not in ("CreateTime", "LogAppendTime"):
-                error, message = INVALID_CONFIG, f"Invalid value {timestamp_type} for message.timestamp.type"
+            # Honoured configs (configs.TOPIC_CONFIGS) are validated and kept; others are accepted and ignored.
+            honoured = {c["Name"]: c["Value"] for c in t["Configs"] if c["Name"] in configs.TOPIC_CONFIGS}
+            for config_name, value in honoured.items():
+                reason = configs.validate(config_name, value)
+                if not error and reason:
+                    error, message = INVALID_CONFIG, reason
+            timestamp_type = honoured.get("message.timestamp.type") or "CreateTime"
             result = {"Name": name, "ErrorCode": error, "ErrorMessage": message, "TopicConfigErrorCode": 0,
                       "NumPartitions": -1, "ReplicationFactor": -1, "Configs": []}
             if error == NONE:
                 topic = self.storage.topics.get(name)  # present only under create-duplicate-no-error
                 if not req["validateOnly"] and topic is None:
                     # Other topic configs are accepted and ignored (documented in the package docstring).
-                    topic = self.storage.create(name, count, log_append_time=timestamp_type == "LogAppendTime")
+                    topic = self.storage.create(name, count, log_append_time=timestamp_type == "LogAppendTime",
+                                                configs={k: v for k, v in honoured.items() if v is not None})
                 result.update(NumPartitions=count, ReplicationFactor=rf,
                               TopicId=topic.topic_id if topic else bytes(16))
             results.append(result)

@@ -301,6 +301,9 @@ def _compile_type(field: dict, version: int, flexible: bool, opts: Options):
     raise ValueError(f"unsupported field type {ftype}")
 
 
+_ABSENT = object()
+
+
 def _compile_struct(fields: list[dict], version: int, flexible: bool, opts: Options):
     regular, tagged = [], {}
     for field in fields:
@@ -310,16 +313,18 @@ def _compile_struct(fields: list[dict], version: int, flexible: bool, opts: Opti
         default = _default(field, version)
         if default is None and version not in VersionRange(field.get("nullableVersions")):
             default = _default(dict(field, default=""), version)  # "null" default on a non-nullable version
+        # A nullable field given as None is written null; a missing (or non-nullable None) one gets its default.
+        nullable = version in VersionRange(field.get("nullableVersions"))
         if flexible and version in VersionRange(field.get("taggedVersions")):
             tagged[field["tag"]] = (field["name"], read, write, default)
         else:
-            regular.append((field["name"], read, write, default))
+            regular.append((field["name"], read, write, default, nullable))
     tag_order = sorted(tagged.items())
     misskip = opts.misskip_tags
 
     def read_struct(buf, pos):
         value = {}
-        for name, read, _, _ in regular:
+        for name, read, _, _, _ in regular:
             value[name], pos = read(buf, pos)
         if flexible:
             for name, _, _, default in tagged.values():
@@ -343,9 +348,9 @@ def _compile_struct(fields: list[dict], version: int, flexible: bool, opts: Opti
 
     def write_struct(value, out):
         get = value.get
-        for name, _, write, default in regular:
-            v = get(name)
-            write(default if v is None else v, out)
+        for name, _, write, default, nullable in regular:
+            v = get(name, _ABSENT)
+            write(default if v is _ABSENT or (v is None and not nullable) else v, out)
         if flexible:
             present = [(tag, name, write) for tag, (name, _, write, default) in tag_order
                        if get(name, default) != default]

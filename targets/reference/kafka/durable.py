@@ -43,7 +43,7 @@ class DurableLog:
 
     def save_topics(self, topics) -> None:
         doc = [{"name": t.name, "partitions": len(t.partitions), "topic_id": t.topic_id.hex(),
-                "log_append_time": t.log_append_time} for t in topics]
+                "log_append_time": t.log_append_time, "configs": t.configs} for t in topics]
         tmp = self.root / "topics.json.tmp"
         tmp.write_text(json.dumps(doc))
         if self.fsync:
@@ -84,7 +84,8 @@ class DurableLog:
             return
         for entry in json.loads(index.read_text()):
             topic = storage.create(entry["name"], entry["partitions"], log_append_time=entry["log_append_time"],
-                                   topic_id=bytes.fromhex(entry["topic_id"]), persist=False)
+                                   topic_id=bytes.fromhex(entry["topic_id"]), persist=False,
+                                   configs=entry.get("configs"))
             for partition in topic.partitions:
                 self._replay(topic.topic_id, partition)
 

@@ -82,6 +82,50 @@ FAULTS: dict[str, str] = {
     "kafka.heartbeat-ignores-rebalance":
         "Heartbeat during a pending rebalance answers REBALANCE_IN_PROGRESS (27) so members rejoin "
         "(GroupCoordinator.handleHeartbeat); this answers 0",
+    "kafka.describe-configs-drops-key":
+        "DescribeConfigs returns every requested key the broker knows (DescribeConfigsRequest.json "
+        "ConfigurationKeys); this drops the first one",
+    "kafka.describe-configs-synonyms-always":
+        "DescribeConfigs lists synonyms only when IncludeSynonyms is set (KIP-226); this always lists them",
+    "kafka.describe-configs-docs-always":
+        "DescribeConfigs v3+ returns documentation only when IncludeDocumentation is set (KIP-569); this always "
+        "returns it",
+    "kafka.alter-configs-unknown-accepted":
+        "Altering an unknown topic config fails with INVALID_CONFIG (40) (ConfigAdminManager); this accepts it",
+    "kafka.alter-configs-not-applied":
+        "AlterConfigs/IncrementalAlterConfigs change the topic's configs (KIP-133, KIP-339); this answers 0 and "
+        "changes nothing",
+    "kafka.validate-only-applied":
+        "AlterConfigs with ValidateOnly changes nothing (AlterConfigsRequest.json); this applies the change",
+    "kafka.max-message-bytes-override-ignored":
+        "A topic's max.message.bytes override bounds its batches (TopicConfig); this uses the broker default",
+    "kafka.create-partitions-count-ignored":
+        "CreatePartitions grows the topic to the requested count (KIP-195); this adds one partition whatever "
+        "the count",
+    "kafka.delete-records-start-not-moved":
+        "DeleteRecords moves the log start offset (KIP-107); this answers the requested LowWatermark and keeps "
+        "the records",
+    "kafka.delete-groups-non-empty-accepted":
+        "DeleteGroups of a group with members fails with NON_EMPTY_GROUP (68) (KIP-229); this deletes it",
+    "kafka.offset-delete-not-deleted":
+        "OffsetDelete removes the committed offset (KIP-496); this answers 0 and keeps it",
+    "kafka.describe-cluster-port-wrong":
+        "DescribeCluster names the brokers Metadata names (KIP-700); this answers the listener's port + 1",
+    "kafka.leader-epoch-end-off":
+        "OffsetForLeaderEpoch of the current epoch is the log end offset (KIP-101); this answers log end + 1",
+    "kafka.describe-producers-empty":
+        "DescribeProducers lists the partition's idempotent producers (KIP-664); this lists none",
+    "kafka.sasl-unauthenticated-served":
+        "Before SASL authentication only ApiVersions and SaslHandshake are served (KIP-43, KIP-152); this serves "
+        "every request",
+    "kafka.sasl-wrong-password-accepted":
+        "SASL/PLAIN with a wrong password fails with SASL_AUTHENTICATION_FAILED (58) (RFC 4616, KIP-152); this "
+        "accepts it",
+    "kafka.sasl-scram-proof-unchecked":
+        "A SCRAM client-final message with a wrong proof or nonce fails (RFC 5802); this accepts it",
+    "kafka.sasl-unsupported-mechanism-accepted":
+        "SaslHandshake with a mechanism not enabled answers UNSUPPORTED_SASL_MECHANISM (33) (KIP-43); this "
+        "accepts it",
     "kafka.coordinator-port-hardcoded":
         "FindCoordinator names the broker's own host and port, as Metadata does (FindCoordinatorResponse.json); "
         "this answers a fixed wrong port",

@@ -414,6 +414,12 @@ class Coordinator:
         group = self.groups.get(group_id)
         return group.offsets if group is not None else {}
 
+    def delete(self, group_id: str) -> None:
+        """DeleteGroups of an empty group: the group and its committed offsets go."""
+        group = self.groups.pop(group_id)
+        if group.rebalance_timer:
+            group.rebalance_timer.cancel()
+
     def forget_topic(self, topic: str) -> None:
         for group in self.groups.values():
             for key in [k for k in group.offsets if k[0] == topic]:

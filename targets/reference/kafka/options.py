@@ -12,3 +12,6 @@ class KafkaOptions:
     max_message_bytes: int = field(default=1048588, metadata={
         "help": "largest accepted batch (Kafka's max.message.bytes)"})
     min_session_ms: int = field(default=6000, metadata={"help": "group.min.session.timeout.ms"})
+    sasl_users: str = field(default="", metadata={
+        "help": "a file of user:password lines: the listener then requires SASL (PLAIN, SCRAM-SHA-256/512) "
+                "and advertises SaslHandshake and SaslAuthenticate"})

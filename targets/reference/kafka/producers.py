@@ -100,3 +100,8 @@ class Producers:
     def forget_topic(self, topic: str) -> None:
         for key in [k for k in self._state if k[0] == topic]:
             del self._state[key]
+
+    def active(self, topic: str, partition: int) -> list[tuple[int, int, int]]:
+        """(producer id, epoch, last sequence) of every producer that wrote to the partition (DescribeProducers)."""
+        return [(pid, state.epoch, state.last_seq) for (t, p, pid), state in self._state.items()
+                if t == topic and p == partition]

@@ -261,3 +261,26 @@ def record_timestamps(data: bytes) -> list[int]:
     except Exception:  # undecodable or oversized: the batch's own max timestamp is all we know
         return [batch.max_timestamp] * batch.count
     return stamps
+
+
+def has_null_key(data: bytes) -> bool:
+    """Whether any record of a (validated) batch has a null key: a compacted topic refuses it (LogValidator)."""
+    batch = parse_header(data)
+    records = data[HEADER_SIZE:]
+    pos = 0
+    try:
+        if batch.attributes & 0x07:
+            records = _DECOMPRESS[batch.attributes & 0x07](records)
+        for _ in range(batch.count):
+            size, pos = _read_varint(records, pos)
+            end = pos + size
+            pos += 1  # attributes
+            _, pos = _read_varint(records, pos)  # timestamp delta
+            _, pos = _read_varint(records, pos)  # offset delta
+            key_length, _ = _read_varint(records, pos)
+            if key_length < 0:
+                return True
+            pos = end
+    except Exception:  # an undecodable compressed body: no key can be read, so none is known to be null
+        return False
+    return False

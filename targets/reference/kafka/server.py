@@ -29,6 +29,7 @@ from targets.reference.kafka.durable import DurableLog
 from targets.reference.kafka.faults import FAULTS
 from targets.reference.kafka.options import KafkaOptions
 from targets.reference.kafka.producers import Producers
+from targets.reference.kafka.sasl import Authenticator, read_users
 from targets.reference.kafka.storage import Storage
 
 log = logging.getLogger("wirecheck.broker.kafka")
@@ -62,6 +63,23 @@ APIS: dict[int, tuple[str, int, int]] = {
     25: ("AddOffsetsToTxn", 0, 3),  # v4+ (and EndTxn/TxnOffsetCommit v4+) belong to KIP-890's TRANSACTION_ABORTABLE
     26: ("EndTxn", 0, 3),
     28: ("TxnOffsetCommit", 0, 3),
+    21: ("DeleteRecords", 0, 2),
+    23: ("OffsetForLeaderEpoch", 2, 4),  # v0-1 are gone from the definitions (Kafka 4)
+    32: ("DescribeConfigs", 1, 4),  # v0 likewise
+    33: ("AlterConfigs", 0, 2),
+    37: ("CreatePartitions", 0, 3),
+    42: ("DeleteGroups", 0, 2),
+    44: ("IncrementalAlterConfigs", 0, 1),
+    47: ("OffsetDelete", 0, 0),
+    60: ("DescribeCluster", 0, 2),
+    61: ("DescribeProducers", 0, 0),
+}
+
+#: Advertised only when SASL is enabled (``--kafka-sasl-users``). SaslHandshake v0 (raw tokens after the handshake,
+#: before KIP-152) is not offered.
+SASL_APIS: dict[int, tuple[str, int, int]] = {
+    17: ("SaslHandshake", 1, 1),
+    36: ("SaslAuthenticate", 0, 2),
 }
 
 INVALID_REQUEST = 42
@@ -110,10 +128,14 @@ class KafkaPersonality:
             0: b.produce, 2: b.list_offsets, 8: b.offset_commit, 9: b.offset_fetch, 12: b.heartbeat,
             13: b.leave_group, 15: b.describe_groups, 16: b.list_groups, 19: b.create_topics, 20: b.delete_topics,
             22: b.init_producer_id, 24: b.add_partitions_to_txn, 25: b.add_offsets_to_txn, 26: b.end_txn,
-            28: b.txn_offset_commit,
+            28: b.txn_offset_commit, 32: b.configs.describe, 33: b.configs.alter, 44: b.configs.incremental_alter,
+            21: b.admin.delete_records, 23: b.admin.offset_for_leader_epoch, 37: b.admin.create_partitions,
+            42: b.admin.delete_groups, 47: b.admin.offset_delete, 61: b.admin.describe_producers,
         }
-        self.requests, self.responses = _messages("tagged-fields-misskipped" in self.active)
-        self.ranges = {key: (low, high) for key, (_, low, high) in APIS.items()}
+        self.sasl = Authenticator(read_users(options.sasl_users), self.active) if options.sasl_users else None
+        self.requests, self.responses = _messages("tagged-fields-misskipped" in self.active, self.sasl is not None)
+        apis = {**APIS, **SASL_APIS} if self.sasl else APIS
+        self.ranges = {key: (low, high) for key, (_, low, high) in apis.items()}
         if "advertise-unimplemented" in self.active:
             self.ranges[1] = (3, 16)  # Fetch v3 is advertised but answered in the v4 layout
             self.requests[1].compile(3)
@@ -129,15 +151,16 @@ class KafkaPersonality:
         sockname = conn.writer.get_extra_info("sockname")
         host, port = sockname[0], sockname[1]
         client_host = "/" + str(conn.peer[0]) if conn.peer else ""
+        auth = self.sasl.connection() if self.sasl else None
 
         async def handle(header: bytes, frame: bytes) -> bool:
             if self.wedged:
                 return True  # fault: a wedged broker reads and never answers
-            return await self._handle(conn, frame, host, port, client_host)
+            return await self._handle(conn, frame, host, port, client_host, auth)
 
         await serve_frames(conn, self.frame_shape, handle)  # a size outside the range closes in silence
 
-    async def _handle(self, conn: Connection, frame: bytes, host: str, port: int, client_host: str) -> bool:
+    async def _handle(self, conn: Connection, frame: bytes, host: str, port: int, client_host: str, auth) -> bool:
         key, version, correlation_id = _HEADER.unpack_from(frame, 0)
         reply_id = correlation_id + 1 if "correlation-id-wrong" in self.active else correlation_id
         if key not in self.requests:
@@ -146,6 +169,9 @@ class KafkaPersonality:
             log.debug("closing: unknown api key %d", key)
             return False
         log.debug("request key=%d v%d corr=%d", key, version, correlation_id)
+        if auth is not None and not auth.allows(key):
+            log.debug("closing: api %d before SASL authentication", key)
+            return False
         low, high = self.ranges[key]
         if key == API_VERSIONS and not low <= version <= high:
             await conn.write(self._unsupported_api_versions(reply_id, version))
@@ -170,6 +196,10 @@ class KafkaPersonality:
             log.debug("closing: malformed api %d v%d body: %s", key, version, exc)
             return False
 
+        if key in SASL_APIS:
+            response = auth.handshake(request) if key == 17 else auth.authenticate(request)
+            await conn.write(self._frame(key, version, reply_id, response))
+            return not auth.closing
         response = await self._dispatch(key, version, request, client_id or "", host, port, client_host)
         if key == 0 and request["Acks"] == 0:
             failed = any(p["ErrorCode"] for t in response["Responses"] for p in t["PartitionResponses"])
@@ -186,8 +216,9 @@ class KafkaPersonality:
         b = self.broker
         if key == 1:
             return await b.fetch(req, max(version, 4))  # v3 only reaches here under advertise-unimplemented
-        if key in (3, 10):  # Metadata and FindCoordinator name this listener's own address
-            return (b.metadata if key == 3 else b.find_coordinator)(req, version, host, port)
+        if key in (3, 10, 60):  # Metadata, FindCoordinator and DescribeCluster name this listener's own address
+            handler = {3: b.metadata, 10: b.find_coordinator, 60: b.admin.describe_cluster}[key]
+            return handler(req, version, host, port)
         if key == 11:
             return await b.join_group(req, version, client_id, client_host)
         if key == 14:
@@ -238,12 +269,13 @@ class KafkaPersonality:
 
 
 @functools.lru_cache(maxsize=None)
-def _messages(misskip_tags: bool) -> tuple[dict[int, Message], dict[int, Message]]:
+def _messages(misskip_tags: bool, sasl: bool = False) -> tuple[dict[int, Message], dict[int, Message]]:
     """Request and response codecs of every API, each advertised version compiled once per process."""
     opts = Options(misskip_tags=misskip_tags)
-    requests = {key: Message(name + "Request", opts) for key, (name, _, _) in APIS.items()}
-    responses = {key: Message(name + "Response", opts) for key, (name, _, _) in APIS.items()}
-    for key, (_, low, high) in APIS.items():
+    apis = {**APIS, **SASL_APIS} if sasl else APIS
+    requests = {key: Message(name + "Request", opts) for key, (name, _, _) in apis.items()}
+    responses = {key: Message(name + "Response", opts) for key, (name, _, _) in apis.items()}
+    for key, (_, low, high) in apis.items():
         for version in range(low, high + 1):
             requests[key].compile(version)
             responses[key].compile(version)

@@ -87,9 +87,30 @@ class Partition:
         while drop < len(self.lasts) - 1 and self.next_offset - (self.lasts[drop] + 1) >= keep_records:
             drop += 1
         if drop:
-            for column in (self.bases, self.lasts, self.batches, self.max_timestamps):
-                del column[:drop]
+            self._drop_front(drop)
             self.log_start = self.bases[0]
+
+    def _drop_front(self, drop: int) -> None:
+        for column in (self.bases, self.lasts, self.batches, self.max_timestamps):
+            del column[:drop]
+
+    def expire(self, before_ms: int) -> None:
+        """retention.ms: drop whole batches whose newest timestamp is older than ``before_ms``; like Kafka's active
+        segment, the newest batch stays."""
+        drop = 0
+        while drop < len(self.lasts) - 1 and self.max_timestamps[drop] < before_ms:
+            drop += 1
+        if drop:
+            self._drop_front(drop)
+            self.log_start = max(self.log_start, self.bases[0])
+
+    def delete_before(self, offset: int) -> None:
+        """DeleteRecords: the log start offset moves to ``offset``; batches wholly below it are dropped."""
+        drop = 0
+        while drop < len(self.lasts) and self.lasts[drop] < offset:
+            drop += 1
+        self._drop_front(drop)
+        self.log_start = max(self.log_start, offset)
 
     def read(self, offset: int, max_bytes: int, at_least_one: bool, end: int | None = None) -> list[bytes]:
         """Whole batches from the one holding ``offset`` on, within max_bytes (KIP-74: the first may exceed);
@@ -132,6 +153,7 @@ class Topic:
     partitions: list[Partition]
     topic_id: bytes = field(default_factory=lambda: uuid.uuid4().bytes)
     log_append_time: bool = False  # message.timestamp.type=LogAppendTime
+    configs: dict[str, str] = field(default_factory=dict)  # topic config overrides (configs.py)
 
 
 # Decision: Kafka's limits here are operational, not protocol; a broker whose topics are created from the wire
@@ -155,8 +177,9 @@ class Storage:
         return self.partition_count + partitions <= MAX_TOTAL_PARTITIONS
 
     def create(self, name: str, partitions: int, log_append_time: bool = False, topic_id: bytes | None = None,
-               persist: bool = True) -> Topic:
-        topic = Topic(name, [Partition(i) for i in range(partitions)], log_append_time=log_append_time)
+               persist: bool = True, configs: dict[str, str] | None = None) -> Topic:
+        topic = Topic(name, [Partition(i) for i in range(partitions)], log_append_time=log_append_time,
+                      configs=dict(configs or {}))
         if topic_id is not None:
             topic.topic_id = topic_id
         self.partition_count += partitions
@@ -165,6 +188,18 @@ class Storage:
         if persist and self.journal is not None:
             self.journal.save_topics(self.topics.values())
         return topic
+
+    def save(self) -> None:
+        """Persist topic-level changes (configs, partition counts) to the durable log, if any."""
+        if self.journal is not None:
+            self.journal.save_topics(self.topics.values())
+
+    def add_partitions(self, topic: Topic, count: int) -> None:
+        """Grow ``topic`` to ``count`` partitions (CreatePartitions); existing ones keep their data."""
+        added = count - len(topic.partitions)
+        topic.partitions.extend(Partition(i) for i in range(len(topic.partitions), count))
+        self.partition_count += added
+        self.save()
 
     def delete(self, name: str) -> None:
         topic = self.topics.pop(name)
