@@ -16,7 +16,7 @@ KCAT = shutil.which("kcat") or shutil.which("kafkacat")
 @pytest.fixture
 def kcat():
     if KCAT is None:
-        pytest.skip("kcat is not installed (Debian: apt-get install kcat)")
+        pytest.fail("kcat is not installed (Debian: apt-get install kcat): a missing client fails, it is not skipped")
     return KCAT
 
 
