@@ -14,8 +14,15 @@ from protocols.framing import Framing
 from protocols.spec import Endpoint, ProtocolSpec
 
 U16_PREFIX = Framing(header_size=2, length_offset=0, length_format=">H")
-PING = b"\x00\x04PING"
-PONG = b"\x00\x04PONG"
+
+
+def frame(text: str) -> bytes:
+    """One toy frame: u16 length, then the ASCII text."""
+    body = text.encode("ascii")
+    return len(body).to_bytes(2, "big") + body
+
+
+PING, PONG = frame("PING"), frame("PONG")
 
 
 

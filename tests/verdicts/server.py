@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import os
 import socketserver
-import struct
 import sys
 import threading
+
+from tests.verdicts.spec import U16_PREFIX, frame
 
 
 class Handler(socketserver.BaseRequestHandler):
@@ -25,18 +26,13 @@ class Handler(socketserver.BaseRequestHandler):
             if not chunk:
                 return
             buffer += chunk
-            while len(buffer) >= 2:
-                (size,) = struct.unpack(">H", buffer[:2])
-                if size == 0 or len(buffer) < 2 + size:
-                    if size == 0:
-                        return
-                    break
-                text, buffer = buffer[2:2 + size].decode("ascii", "replace"), buffer[2 + size:]
-                answer = server.answer(text)
-                if answer is None:
+            frames, used, _ = U16_PREFIX.split(buffer, max_body=0xFFFF)
+            buffer = buffer[used:]
+            for whole in frames:
+                answer = server.answer(whole[2:].decode("ascii", "replace")) if len(whole) > 2 else None
+                if answer is None:  # an empty frame or an unknown verb: close
                     return
-                body = answer.encode("ascii")
-                self.request.sendall(struct.pack(">H", len(body)) + body)
+                self.request.sendall(frame(answer))
 
 
 class VtoyServer(socketserver.ThreadingTCPServer):

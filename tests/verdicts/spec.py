@@ -8,19 +8,9 @@ ECHO wrongly.
 
 from __future__ import annotations
 
-import struct
-
 from protocols.clauses import Catalogue, Clause, Level
-from protocols.framing import Framing
 from protocols.spec import Endpoint, ProtocolSpec
-
-U16_PREFIX = Framing(header_size=2, length_offset=0, length_format=">H")
-
-
-def frame(text: str) -> bytes:
-    body = text.encode("ascii")
-    return struct.pack(">H", len(body)) + body
-
+from tests.toy.spec import U16_PREFIX, frame  # the toy's framing: u16 length, ASCII text
 
 PING, PONG = frame("PING"), frame("PONG")
 
