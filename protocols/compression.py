@@ -86,6 +86,19 @@ def _bounded(name: str, run, decompressor, limit: int, errors) -> bytes:
     return out
 
 
+def read_zstd(data: bytes, limit: int, across_frames: bool) -> bytes:
+    """zstd-decompress at most ``limit`` bytes (more is an error, never allocated beyond limit + 1); the
+    frame's checksum is verified when it has one. ``across_frames``: all concatenated frames, or the first."""
+    try:
+        reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=across_frames)
+        out = reader.read(limit + 1)
+    except zstandard.ZstdError as exc:
+        raise CompressionError(f"zstd: {exc}") from None
+    if len(out) > limit:
+        raise CompressionError(f"zstd output over the limit {limit}")
+    return out
+
+
 def decompress(codec: int, data: bytes, limit: int = DEFAULT_LIMIT) -> bytes:
     data = bytes(data)
     if codec == NONE:
@@ -113,13 +126,7 @@ def decompress(codec: int, data: bytes, limit: int = DEFAULT_LIMIT) -> bytes:
         return _bounded("lz4", lambda: decompressor.decompress(data, max_length=limit + 1), decompressor, limit,
                         RuntimeError)
     if codec == ZSTD:
-        try:
-            reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True)
-            out = reader.read(limit + 1)
-        except zstandard.ZstdError as exc:
-            raise CompressionError(f"zstd: {exc}") from None
-        if len(out) > limit:
-            raise CompressionError(f"zstd output over the limit {limit}")
+        out = read_zstd(data, limit, across_frames=True)
         if not out and data:
             # an empty result from non-empty input: check it really is a complete empty frame
             try:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import zstandard
 
+from protocols.compression import CompressionError, read_zstd
+
 VERSION = 1
 FLAG_TIMESTAMP = 0x01
 HEADER = struct.Struct(">BBHBI")  # the 9 bytes the CRC covers
@@ -212,13 +214,9 @@ def zstd_has_checksum(payload: bytes) -> bool:
 def decompress(payload: bytes, limit: int = MAX_DECOMPRESSED) -> bytes:
     """One zstd frame, checked against its checksum when it has one, bounded to ``limit`` bytes."""
     try:
-        reader = zstandard.ZstdDecompressor().stream_reader(payload, read_across_frames=False)
-        data = reader.read(limit + 1)
-    except zstandard.ZstdError as exc:
-        raise WireError(f"zstd: {exc}") from None
-    if len(data) > limit:
-        raise WireError(f"decompresses to more than {limit} bytes")
-    return data
+        return read_zstd(payload, limit, across_frames=False)
+    except CompressionError as exc:
+        raise WireError(str(exc)) from None
 
 
 def compress(data: bytes, checksum: bool = True) -> bytes:
