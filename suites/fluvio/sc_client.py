@@ -1,5 +1,5 @@
 """A strict client of the Fluvio Streaming Controller (protocols/fluvio/sc.py): the spec's "sc" endpoint, at
-``--target-option fluvio.sc=host:port`` (the launched reference broker's "fluvio-sc" listener)."""
+``--target-option fluvio.sc=host:port`` (the launched reference broker's "sc" endpoint listener)."""
 
 from __future__ import annotations
 

@@ -201,15 +201,8 @@ class Run:
                 for name, port in self.broker.ports.items() if name in self.specs}
 
     def _reference_endpoints(self, protocol: str) -> dict[str, tuple[str, int]]:
-        """The launched broker's other endpoints of a protocol: its endpoint listeners, and its side listeners
-        named "<protocol>-<endpoint>" for an endpoint of the spec (e.g. "fluvio-sc")."""
-        host = self.broker.host
-        found = {e: (host, p) for e, p in self.broker.endpoints.get(protocol, {}).items()}
-        for endpoint in self.specs[protocol].endpoints:
-            port = self.broker.ports.get(f"{protocol}-{endpoint.name}")
-            if port is not None:
-                found.setdefault(endpoint.name, (host, port))
-        return found
+        """The launched broker's listeners for a protocol's other endpoints (e.g. Fluvio's "sc")."""
+        return {e: (self.broker.host, p) for e, p in self.broker.endpoints.get(protocol, {}).items()}
 
     def target_options(self, protocol: str) -> dict[str, str]:
         """``--target-option PROTOCOL.KEY=VALUE`` settings for one protocol."""

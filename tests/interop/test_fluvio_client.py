@@ -21,7 +21,6 @@ fluvio = pytest.importorskip("fluvio", reason="the fluvio client (interop extra)
 
 pytestmark = pytest.mark.interop
 
-SC_LISTENER = "fluvio-sc"
 _names = itertools.count()
 
 # (listener, api key) the client must have sent once the tests below ran (notes §9 steps 2-7).
@@ -37,12 +36,13 @@ def broker(tmp_path_factory):
     home = tmp_path_factory.mktemp("fluvio-home")
     saved_home = os.environ.get("HOME")
     try:
-        assert SC_LISTENER in process.ports, f"no SC listener in {process.ports}"
+        sc_address = process.address("fluvio", "sc")
+        assert sc_address is not None, f"no SC endpoint in {process.endpoints}"
         (home / ".fluvio").mkdir()
         (home / ".fluvio" / "config").write_text(
             'version = "2.0"\ncurrent_profile = "wirecheck"\n\n'
             '[profile.wirecheck]\ncluster = "wirecheck"\n\n'
-            f'[cluster.wirecheck]\nendpoint = "127.0.0.1:{process.ports[SC_LISTENER]}"\n'
+            f'[cluster.wirecheck]\nendpoint = "127.0.0.1:{sc_address[1]}"\n'
             'use_spu_local_address = false\n\n'
             '[cluster.wirecheck.tls]\ntls_policy = "disabled"\n')
         os.environ["HOME"] = str(home)

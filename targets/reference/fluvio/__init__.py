@@ -20,6 +20,7 @@ default all). Storage is in memory only (``--data-dir`` is ignored by this perso
 from targets.reference.core import BrokerConfig
 from targets.reference.fluvio.faults import FAULTS
 from targets.reference.fluvio.options import FluvioOptions
+from targets.reference.fluvio.sc import DEFAULT_PORT as SC_PORT
 from targets.reference.fluvio.server import FluvioPersonality
 from targets.reference.personality import PersonalityInfo
 
@@ -30,6 +31,6 @@ def create(config: BrokerConfig, options: FluvioOptions | None = None) -> Fluvio
     return FluvioPersonality(config, options or FluvioOptions())
 
 
-PERSONALITY = PersonalityInfo("fluvio", DEFAULT_PORT, FAULTS, FluvioOptions, create)
+PERSONALITY = PersonalityInfo("fluvio", DEFAULT_PORT, FAULTS, FluvioOptions, create, endpoints={"sc": SC_PORT})
 
 __all__ = ["DEFAULT_PORT", "FAULTS", "FluvioOptions", "PERSONALITY", "create"]

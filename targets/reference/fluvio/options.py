@@ -17,9 +17,6 @@ class FluvioOptions:
         "help": "largest accepted batch in bytes (STORAGE_MAX_REQUEST_SIZE)"})
     max_store_bytes: int = field(default=1 << 30, metadata={
         "help": "bytes of batches held by all partitions together; past it Produce gets PartitionFull (72)"})
-    sc_port: int | None = field(default=None, metadata={
-        "help": "the Streaming Controller's port (default 9003, ephemeral when the SPU's is; negative: no SC)",
-        "parse": int})
     request_log: str = field(default="", metadata={
         "help": "append 'sc|spu API_KEY VERSION' for every request to this file (interop tests list what a "
                 "client sends)"})

@@ -49,7 +49,6 @@ from targets.reference.fluvio.wire import ErrorCode, Malformed, Reader
 log = logging.getLogger("wirecheck.broker.fluvio.sc")
 
 DEFAULT_PORT = 9003
-LISTENER_NAME = "fluvio-sc"  # its key in the broker's ready file
 PLATFORM_VERSION = "0.18.1"  # a released platform >= MINIMUM_PLATFORM_VERSION 0.9.0 (§9)
 SPU_ID = 5001
 MIN_FRAME = 10
@@ -186,9 +185,7 @@ class Session:
 
 
 class ScServer:
-    """The SC listener's personality: ``serve`` one connection (the broker core's Listener drives it)."""
-
-    name = LISTENER_NAME
+    """The SC: ``serve`` one connection of the Fluvio personality's "sc" endpoint."""
 
     def __init__(self, config: BrokerConfig, storage: Storage, active: frozenset[str], max_frame: int,
                  request_log=None):
@@ -199,9 +196,6 @@ class ScServer:
                                       max_length=max_frame)
         self.advertised = [k for k in ADVERTISED if not (k[0] == WATCH and "sc-watch-not-advertised" in active)]
         self.accepted = {key: (low, high) for key, low, high in ADVERTISED}
-
-    async def close(self) -> None:
-        pass
 
     async def serve(self, conn: Connection) -> None:
         session = Session(conn)

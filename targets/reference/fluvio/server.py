@@ -29,9 +29,10 @@ import asyncio
 import logging
 import struct
 
-from targets.reference.core import BrokerConfig, Connection, Listener
+from targets.reference.core import BrokerConfig, Connection
 from targets.reference.framed import BadLength, FrameShape, serve_frames
 from targets.reference.fluvio import messages
+from targets.reference.fluvio.sc import ScServer
 from targets.reference.fluvio.faults import FAULTS
 from targets.reference.fluvio.options import FluvioOptions
 from targets.reference.fluvio.records import Batch, MAX_COMPRESSION
@@ -113,25 +114,18 @@ class FluvioPersonality:
         self.config = config
         self.options = options
         self.request_log = _request_logger(options.request_log) if options.request_log else None
-        self.sc_listener: Listener | None = None
+        # the Streaming Controller (sc.py): the personality's "sc" endpoint, over this SPU's topic store
+        self.sc = ScServer(config, self.storage, self.active, self.max_frame, self.request_log)
 
-    async def start_side_listeners(self, main_port: int, ephemeral: bool) -> dict[str, int]:
-        """The Streaming Controller (sc.py) on its own port, over this SPU's topic store."""
-        from targets.reference.fluvio import sc
+    def listening(self, endpoint: str | None, port: int) -> None:
+        if endpoint is None:  # the SC's metadata names the SPU's port
+            self.sc.plane.spu_port = port
 
-        port = self.options.sc_port
-        if port is None:
-            port = 0 if ephemeral else sc.DEFAULT_PORT
-        if port < 0:
-            return {}
-        server = sc.ScServer(self.config, self.storage, self.active, self.max_frame, self.request_log)
-        server.plane.spu_port = main_port
-        self.sc_listener = Listener(server, self.config, port)
-        return {sc.LISTENER_NAME: await self.sc_listener.start()}
+    async def serve_endpoint(self, endpoint: str, conn: Connection) -> None:
+        await self.sc.serve(conn)
 
     async def close(self) -> None:
-        if self.sc_listener is not None:
-            await self.sc_listener.stop()
+        pass
 
     # ------------------------------------------------------------------------------------------ connection
 
