@@ -13,7 +13,7 @@ import os
 import pkgutil
 from contextlib import contextmanager
 
-from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
+from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 __all__ = ["CaptureSupport", "Endpoint", "ProtocolSpec", "all_specs", "spec_for", "registered"]
 
@@ -23,13 +23,13 @@ _EXTRA: dict[str, ProtocolSpec] = {}  # protocols registered at run time (tests)
 
 def all_specs() -> dict[str, ProtocolSpec]:
     """Every protocol package under ``protocols/`` that exposes ``SPEC``."""
-    import protocols
+    import wirecheck.protocols as protocols
 
     specs = {}
     for info in pkgutil.iter_modules(protocols.__path__):
         if not info.ispkg:
             continue
-        module = importlib.import_module(f"protocols.{info.name}")
+        module = importlib.import_module(f"wirecheck.protocols.{info.name}")
         spec = getattr(module, "SPEC", None)
         if spec is not None:
             specs[spec.name] = spec

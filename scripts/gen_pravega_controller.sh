@@ -1,7 +1,12 @@
 #!/bin/sh
 # Regenerate the Pravega controller's Python modules from controller.proto (needs the dev extra: grpcio-tools).
-# Run from the repository root; the generated files are committed.
+# The generated modules import each other as wirecheck.targets...; protoc derives that name from the include
+# path, so it runs over a temporary wirecheck/ link to the repository root. The generated files are committed.
 set -e
 cd "$(dirname "$0")/.."
-exec python -m grpc_tools.protoc -I. --python_out=. --grpc_python_out=. \
-    targets/reference/pravega/controller/controller.proto
+root="$(pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+ln -s "$root" "$tmp/wirecheck"
+python -m grpc_tools.protoc -I"$tmp" --python_out="$tmp" --grpc_python_out="$tmp" \
+    "$tmp/wirecheck/targets/reference/pravega/controller/controller.proto"

@@ -12,9 +12,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from protocols.barco import wire
-from targets.launcher import launch
-from targets.reference import barco
+from wirecheck.protocols.barco import wire
+from wirecheck.targets.launcher import launch
+from wirecheck.targets.reference import barco
 
 DEFAULT_PORTS = {9250, 9251, 9252, 9254}
 
@@ -26,7 +26,7 @@ def test_package_imports_nothing_from_the_suite():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             for name in names:
-                assert name.split(".")[0] not in ("protocols", "strategies", "suites"), (path.name, name)
+                assert name.removeprefix("wirecheck.").split(".")[0] not in ("protocols", "strategies", "suites"), (path.name, name)
 
 
 # -- small clients -------------------------------------------------------------------------------------------------

@@ -9,9 +9,9 @@ import struct
 import uuid
 from pathlib import Path
 
-from protocols.pravega import commands as cmd
-from targets.launcher import launch
-from targets.reference import pravega
+from wirecheck.protocols.pravega import commands as cmd
+from wirecheck.targets.launcher import launch
+from wirecheck.targets.reference import pravega
 from tests.quality.harness import run_suite
 
 
@@ -22,7 +22,7 @@ def test_package_imports_nothing_from_the_suite():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             for name in names:
-                assert name.split(".")[0] not in ("protocols", "strategies", "suites"), (path.name, name)
+                assert name.removeprefix("wirecheck.").split(".")[0] not in ("protocols", "strategies", "suites"), (path.name, name)
 
 
 class Client:

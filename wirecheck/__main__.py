@@ -1,0 +1,5 @@
+import sys
+
+from wirecheck.cli import main
+
+sys.exit(main())

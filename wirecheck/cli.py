@@ -1,0 +1,52 @@
+"""The ``wirecheck`` command: one entry point for an installed wirecheck, in a vendor's CI or a container.
+
+    wirecheck run [SUITE ...] [PYTEST OPTIONS]   the conformance suites (all, or e.g. ``kafka fluvio``)
+    wirecheck broker [BROKER OPTIONS]            the reference broker (same as ``wirecheck-broker``)
+    wirecheck pipeline JOB [OPTIONS]             the Spark pipeline: ingest, report, gate, captures
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+COMMANDS = ("run", "broker", "pipeline")
+
+
+def run_suites(argv: list[str]) -> int:
+    """pytest over the installed suites: leading bare words name suites, the rest goes to pytest unchanged."""
+    from wirecheck.protocols.registry import all_specs
+
+    known = sorted(all_specs())
+    suites = []
+    while argv and not argv[0].startswith("-"):
+        if argv[0] not in known:
+            print(f"wirecheck run: unknown suite {argv[0]!r}; known: {', '.join(known)}", file=sys.stderr)
+            return 4
+        suites.append(argv.pop(0))
+    packages = [f"wirecheck.suites.{name}" for name in suites] or ["wirecheck.suites"]
+    # pytest runs in a process of its own, which has not imported wirecheck before pytest's plugin loading (the
+    # plugin's modules are rewritten on import). The suites live in site-packages: pytest's cache stays off.
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-ra", "--pyargs", *packages, *argv]
+    return subprocess.call(command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        print(__doc__.strip(), file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+        return 0 if argv and argv[0] in ("-h", "--help") else 4
+    command, rest = argv[0], argv[1:]
+    if command == "run":
+        return run_suites(rest)
+    if command == "broker":
+        from wirecheck.targets.reference.__main__ import main as broker
+
+        return broker(rest)
+    from wirecheck.reports.pipeline.__main__ import main as pipeline
+
+    return pipeline(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
