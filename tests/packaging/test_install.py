@@ -1,0 +1,101 @@
+"""wirecheck as a vendor gets it: the wheel, installed in a fresh virtualenv outside the checkout, runs a suite
+against the reference broker; the container recipes lint clean and their entry points work (no image is built:
+there is no container daemon here, so the test runs the commands the images run, from the installed wheel)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+import venv
+from pathlib import Path
+
+import pytest
+
+from tests.packaging.images import DOCKERFILES, ROOT, command_of
+
+pytestmark = pytest.mark.slow
+
+GENERIC_NAMES = {"protocols", "strategies", "targets", "reports", "suites"}
+
+
+def tracked_tree(destination: Path) -> Path:
+    """The checkout's tracked files only: what a clean clone would build from, and no build/ left behind."""
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in filter(None, names.decode().split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+    return destination
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """A virtualenv (no system site-packages) with the wheel and its declared dependencies."""
+    root = tmp_path_factory.mktemp("wheel")
+    source = tracked_tree(root / "src")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                    str(root / "dist"), str(source)], check=True, cwd=root)
+    [wheel] = (root / "dist").glob("wirecheck-*.whl")
+    venv.create(root / "venv", with_pip=True)
+    bin_dir = root / "venv" / "bin"
+    subprocess.run([str(bin_dir / "pip"), "install", "-q", "--disable-pip-version-check", str(wheel)],
+                   check=True, cwd=root)
+    return bin_dir
+
+
+def test_the_wheel_claims_no_generic_top_level_name(installed):
+    shown = subprocess.run([str(installed / "pip"), "show", "-f", "wirecheck"], capture_output=True, text=True,
+                           check=True).stdout
+    files = shown.split("Files:", 1)[1].split()
+    tops = {name.split("/")[0] for name in files if not name.startswith("..")}  # ../../../bin: the commands
+    assert tops == {"wirecheck", "wirecheck-0.1.0.dist-info"}, tops
+    assert {"../../../bin/wirecheck", "../../../bin/wirecheck-broker"} <= set(files)
+    probe = "import importlib.util, sys; sys.exit(any(importlib.util.find_spec(n) for n in sys.argv[1:]))"
+    assert subprocess.run([str(installed / "python"), "-c", probe, *GENERIC_NAMES], cwd=installed).returncode == 0
+
+
+def test_an_installed_wirecheck_runs_a_suite_outside_the_checkout(installed, tmp_path):
+    """The pytest11 entry point loads the plugin; the reference broker is launched from site-packages."""
+    result = subprocess.run([str(installed / "wirecheck"), "run", "barco", "-p", "no:xdist", "-q",
+                             "--report-dir", "out"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    [run] = (tmp_path / "out").iterdir()
+    totals = json.loads((run / "run.json").read_text())["totals"]
+    assert totals.get("OK", 0) > 100 and set(totals) <= {"OK", "UNIMPLEMENTED"}, totals
+    plain = subprocess.run([str(installed / "python"), "-m", "pytest", "--pyargs", "wirecheck.suites.rustlog",
+                            "-p", "no:cacheprovider", "-q", "-k", "framing", "--report-dir", "plain"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert plain.returncode == 0 and " passed" in plain.stdout, plain.stdout[-3000:] + plain.stderr[-3000:]
+
+
+def test_the_container_recipes_lint_clean():
+    hadolint = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")
+    result = subprocess.run([hadolint, *map(str, DOCKERFILES.values())], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_images_entry_points_run(installed, tmp_path):
+    """The broker image's command (bound to loopback here) serves the tool image's command."""
+    entry, default = command_of("broker")
+    ready = tmp_path / "ready.json"
+    broker = subprocess.Popen([str(installed / entry[0]), *entry[1:], *default, "--host", "127.0.0.1",
+                               "--protocols", "rustlog", "--rustlog-port", "0", "--ready-file", str(ready)])
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and broker.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        port = json.loads(ready.read_text())["ports"]["rustlog"]
+        entry, default = command_of("tool")
+        tool = [str(installed / entry[0]), *entry[1:]]
+        shown = subprocess.run([*tool, *default], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert shown.returncode == 0 and "--target" in shown.stdout, shown.stderr[-2000:]
+        result = subprocess.run([*tool, "rustlog", "--target", f"rustlog=127.0.0.1:{port}", "-p", "no:xdist",
+                                 "-q", "-k", "fetch"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0 and " passed" in result.stdout, result.stdout[-3000:] + result.stderr[-2000:]
+    finally:
+        broker.terminate()
+        broker.wait(timeout=10)
