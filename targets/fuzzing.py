@@ -26,6 +26,14 @@ KNOWN_ANSWERS = 64  # keepalive answers remembered byte for byte (the check deco
 Connect = Callable[[], Session]
 
 
+class TargetLost(Exception):
+    """The target stopped accepting connections while a failing batch was replayed: one of ``suspects`` killed it."""
+
+    def __init__(self, divergence: Divergence, suspects: list[Mutant]):
+        super().__init__(str(divergence))
+        self.divergence, self.suspects = divergence, suspects
+
+
 class MutantFailed(Exception):
     """A mutant drew a MUST-level divergence (bisected to that mutant when it was pipelined)."""
 
@@ -209,8 +217,7 @@ def _pin(connect: Connect, judge: _Judge, batch: list[Mutant], failure, progress
             try:
                 result = _probe(connect, judge, probe)
             except Divergence as lost:  # the target stopped accepting connections: it died on this batch
-                return batch[0], Divergence(lost.clause, lost.expected, lost.actual,
-                                            note=f"while replaying mutants #{batch[0].index}-#{batch[-1].index}")
+                raise TargetLost(lost, batch) from None
             probe = search.send(result)
     except StopIteration as done:
         suspects, found = done.value
@@ -256,15 +263,15 @@ def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, c
         div = failed.divergence
         note = f"{failed.mutant.label()}; --fuzz-seed={seed}" + (f"; {div.note}" if div.note else "")
         raise Divergence(div.clause, div.expected, div.actual, note=note[:2000]) from None
+    except TargetLost as lost:
+        raise _died(target, adapter, lost.divergence, lost.suspects, seed) from None
     except Divergence as lost:  # no new connection: the target died while batches were in flight
         if not sent:
             raise
         # Batches are judged in order: every mutant before the first unjudged one drew a permitted reaction, so
-        # the culprit is among those in flight (a dead target cannot be asked which one).
-        first = next((m for m in sent if m.index >= progress.cases), sent[-1])
-        note = (f"mutants #{first.index}-#{sent[-1].index} in flight, the first {first.label()}; "
-                f"--fuzz-seed={seed}")
-        raise Divergence(lost.clause, lost.expected, lost.actual, note=note[:2000]) from None
+        # the culprit is among those in flight.
+        suspects = [m for m in sent if m.index >= progress.cases] or [sent[-1]]
+        raise _died(target, adapter, lost, suspects, seed) from None
     target.transcript.note(progress.summary())
     if progress.non_strict:
         mutant, first = progress.non_strict[0]
@@ -272,3 +279,59 @@ def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, c
                          note=f"{len(progress.non_strict)} SHOULD-level divergences; the first shown, "
                               f"{mutant.label()}; --fuzz-seed={seed}"[:2000])
     return progress
+
+
+def _died(target, adapter: Adapter, lost: Divergence, suspects: list[Mutant], seed) -> Divergence:
+    """The divergence of a target that died on one of ``suspects``: naming the killer when a restartable target
+    can be asked which one it is, else their range and the first of them."""
+    killer = pin_killer(target, adapter, suspects) if len(suspects) > 1 else None
+    if killer is not None:
+        note = (f"{killer.label()}; pinned by replaying the {len(suspects)} suspect mutant(s) on the restarted "
+                f"target; --fuzz-seed={seed}")
+    elif len(suspects) == 1:
+        note = f"{suspects[0].label()}; --fuzz-seed={seed}"
+    else:
+        note = (f"mutants #{suspects[0].index}-#{suspects[-1].index} in flight, the first {suspects[0].label()}; "
+                f"--fuzz-seed={seed}")
+    target.transcript.note(f"the target died: {note}"[:2000])
+    return Divergence(lost.clause, lost.expected, lost.actual, note=note[:2000])
+
+
+def pin_killer(target, adapter: Adapter, suspects: list[Mutant]) -> Mutant | None:
+    """The one mutant among ``suspects`` after which the target stops answering: restart it (``target.revive``,
+    i.e. ``--target-restart``), replay half of them on a new connection, see whether it still answers, and
+    bisect. None when the target cannot be restarted, or when no single mutant kills it on its own."""
+    revive = getattr(target, "revive", None)
+    if revive is None:
+        return None
+    connect = greeted(target.connect, adapter)
+
+    def kills(batch: list[Mutant]) -> bool:
+        if not target.answers() and not revive():
+            raise _CannotPin
+        try:
+            session = connect()
+        except Divergence:
+            raise _CannotPin from None
+        try:
+            judge = _Judge(adapter, [])
+            judge.send(session, batch)
+            judge.receive(session, batch)
+        except (Divergence, OSError):
+            pass  # whatever the reactions were: the question is whether the target is still there
+        finally:
+            session.close()
+        return not target.answers()
+
+    candidates = suspects
+    try:
+        while len(candidates) > 1:
+            half = candidates[:len(candidates) // 2]
+            candidates = half if kills(half) else candidates[len(half):]
+        return candidates[0] if kills(candidates) else None
+    except _CannotPin:
+        return None
+
+
+class _CannotPin(Exception):
+    """The target could not be brought back to replay on."""

@@ -90,6 +90,15 @@ class Target:
         """An address the suite found (e.g. through a discovery API); kept for the run and the liveness probe."""
         self.info.endpoints.setdefault(endpoint, address)
 
+    def answers(self) -> bool:
+        """Does the target answer its hello on a new connection (recorded in the transcript)?"""
+        return self._run.answers(self._state)
+
+    def revive(self) -> bool:
+        """Restart a target that stopped answering, within this case: True once it answers again. Only with
+        ``--target-restart`` (the bulk engine uses it to pin the mutant that killed the target)."""
+        return self._run.revive(self._state)
+
     def unique(self, stem: str = "t") -> str:
         return self._run.unique(stem)
 

@@ -262,6 +262,23 @@ class Run:
             self.board.mark(state.spec.name, f"target died at case {state.case_id} after {step}")
         return died
 
+    def answers(self, state: CaseState) -> bool:
+        info = state.info
+        ok, _ = probe.hello_answered(info.address, state.spec, self.deadline, state.transcript, tls=self.tls_for(info))
+        return ok
+
+    def revive(self, state: CaseState) -> bool:
+        """``--target-restart`` within a case, its output appended to the run's restart log."""
+        if not self.options.target_restart or state.info.reference:
+            return False
+        state.transcript.note("restarting the target (--target-restart)")
+        ok, what = health.restart(self.options.target_restart, self.report_dir / "target-restart.log",
+                                  lambda: probe.hello_answered(state.info.address, state.spec, self.deadline,
+                                                               tls=self.tls_for(state.info)))
+        if not ok:
+            state.transcript.note(what)
+        return ok
+
     def down_reason(self, protocol: str) -> str | None:
         """Why the target of ``protocol`` is down (None when it is up), after trying ``--target-restart`` once
         per death."""

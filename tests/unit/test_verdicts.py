@@ -145,6 +145,32 @@ def test_the_bulk_engine_names_the_mutant_that_preceded_the_death(tmp_path):
     assert "--fuzz-seed=0" in failed["reproduce"]
 
 
+def test_with_target_restart_the_bulk_engine_pins_the_mutant_that_killed_the_target(tmp_path):
+    """The FAILED case names exactly one mutant, never a range: the one whose connection died, or, when several
+    were in flight, the one found by restarting the target and replaying them in halves (the restart command
+    starts the same faulted broker on the same port; tests/unit/test_fuzz_pin.py checks the bisection itself)."""
+    broker = launch(["rustlog"], faults=["rustlog.crash-on-deep-json"], workdir=tmp_path / "broker")
+    port, pids = broker.ports["rustlog"], tmp_path / "restarted.pids"
+    restart = (f"{sys.executable} -m wirecheck.targets.reference --protocols rustlog --rustlog-port {port} "
+               f"--fault rustlog.crash-on-deep-json > /dev/null 2>&1 & echo $! >> {pids}")
+    try:
+        result = pytest_run(tmp_path, "suites/rustlog/test_robustness.py", f"--target=rustlog=127.0.0.1:{port}",
+                            "-k", "test_bulk_mutants", "--target-restart", restart, timeout=300)
+    finally:
+        broker.stop()
+        for pid in (pids.read_text().split() if pids.exists() else []):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    (failed,) = [r for r in result.records if r["verdict"] == "FAILED"]
+    killer = re.match(r"target stopped answering after mutant #\d+ \S+ at \S+: ([0-9a-f]+)", failed["message"])
+    assert killer and "in flight" not in failed["message"], failed["message"]
+    assert "5b5b5b5b5b5b5b5b" in killer.group(1), failed["message"]  # JSON nested deeper than the fault allows
+    transcript = (result.run_dirs[0] / failed["transcript"]).read_text()
+    assert ("restarting the target" not in transcript) or "pinned by replaying" in transcript
+
+
 # -- 2. a broken setup step ------------------------------------------------------------------------------------
 
 
