@@ -82,6 +82,11 @@ _C = [
            "Each request is decoded at the api_version of its header and answered at that same version, for "
            "every version advertised (Produce: the seed's 7 and the current 25, and all between).",
            "notes §1 (version gating), §3.1, A3; crates/fluvio-service call_service!; seed §ProduceRequest"),
+    Clause("fluvio.versions.above-max",
+           "A request at a version above the advertised maximum gets a reaction within the deadline: an answer "
+           "carrying its correlation id (the SPU never checks versions and answers at that version) or the "
+           "connection closed. Silence with the connection open is a violation.",
+           "notes §3.1 ('The server never checks versions'), §7; A16"),
     # -- Produce ---------------------------------------------------------------------------------------------
     Clause("fluvio.produce.offsets",
            "A Produce's base_offset is the partition's log end before the write; the log end then advances by "

@@ -32,4 +32,6 @@ FAULTS: dict[str, str] = {
     "fluvio.sc-delete-missing-ok": "fluvio.sc.delete.missing",
     "fluvio.sc-unknown-label-answers-empty": "fluvio.sc.object.unknown-label",
     "fluvio.sc-status-name-wrong": "fluvio.sc.status.name",
+    "fluvio.version-above-max-silent": "fluvio.versions.above-max",
+    "fluvio.negative-delta-short-circuits": "fluvio.produce.negative-delta-mixed",
 }

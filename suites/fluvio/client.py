@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import os
 import struct
+import time
 
 from protocols.fields import DecodeError
 from protocols.fluvio import errors, messages, records
@@ -231,17 +232,29 @@ def provisioned_topics(target) -> dict[str, int]:
     return topics
 
 
-def new_topic(target, client: Fluvio | None = None, stem: str = "t", partitions: int = 1) -> tuple[Fluvio, str]:
-    """A topic for this case: a provisioned one with enough partitions, or a fresh name created by Produce."""
+def new_topic(target, client: Fluvio | None = None, stem: str = "t", partitions: int = 1, own: bool = False,
+              fewer_than: int | None = None) -> tuple[Fluvio, str]:
+    """A topic for this case with at least ``partitions`` partitions (and fewer than ``fewer_than``, when a case
+    needs a partition the topic does not have).
+
+    ``own``: the case may leave the topic unusable (a conforming SPU short-circuits a partition for good after
+    some writes, A14), so it never takes a topic named in ``fluvio.topics``: it needs one it can create.
+    Topics come from, in order: ``fluvio.topics`` (shared, checked usable first: an unusable one makes the case
+    BLOCKED), the SC when its endpoint is known (``fluvio.sc=host:port``), or a first Produce (decision T1)."""
     client = client or Fluvio(target)
     given = provisioned_topics(target)
+    if given and not own:
+        return client, _shared_topic(target, client, given, partitions, fewer_than)
+    if fewer_than is not None and fewer_than <= 1:
+        raise Unimplemented(f"a case needs a topic with fewer than {fewer_than} partitions")
+    if target.knows_endpoint("sc"):
+        return client, _topic_through_sc(target, client, stem, partitions)
     if given:
-        for name, count in given.items():
-            if count >= partitions:
-                return client, name
-        raise Unimplemented(f"{TOPICS_ENV} names no topic with {partitions} partitions")
+        raise Unimplemented("this case may leave its partition unusable (A14), so it needs a topic of its own; "
+                            "give the SC (--target-option fluvio.sc=HOST:PORT) so the suite can create one")
     if partitions > 1:
-        raise Unimplemented(f"a case needs {partitions} partitions: name such a topic in {TOPICS_ENV}")
+        raise Unimplemented(f"a case needs {partitions} partitions: name such a topic in fluvio.topics or give "
+                            "the SC (fluvio.sc=HOST:PORT)")
     topic = target.unique(stem.lower())
     with target.precondition(f"topic {topic} created by an empty Produce"):
         error, _ = client.produce(topic, 0, b"", clause_id="fluvio.topics.provisioning")
@@ -251,6 +264,55 @@ def new_topic(target, client: Fluvio | None = None, stem: str = "t", partitions:
         if error.code != 0:
             raise Divergence(C["fluvio.produce.empty"], "error 0 for an empty RecordSet", str(error))
     return client, topic
+
+
+def _shared_topic(target, client: Fluvio, given: dict[str, int], partitions: int, fewer_than: int | None) -> str:
+    """The named topic with the fewest partitions that fits, after checking that its partition 0 takes a write
+    (another case, or another run, may have left it short-circuited)."""
+    fitting = sorted((count, name) for name, count in given.items()
+                     if count >= partitions and (fewer_than is None or count < fewer_than))
+    if not fitting:
+        bound = f" and fewer than {fewer_than}" if fewer_than is not None else ""
+        raise Unimplemented(f"fluvio.topics names no topic with at least {partitions}{bound} partitions")
+    topic = fitting[0][1]
+    with target.precondition(f"the shared topic {topic} takes a write on partition 0"):
+        error, _ = client.produce(topic, 0, batch_of([b"wirecheck: partition usable?"]),
+                                  clause_id="fluvio.topics.provisioning")
+        if error.code != 0:
+            raise Divergence(C["fluvio.topics.provisioning"], f"a write to {topic}/0 succeeds", str(error))
+    return topic
+
+
+#: how long a topic created through the SC may take to reach its SPU (a real cluster assigns replicas later)
+SC_TOPIC_READY_SECONDS = 10.0
+
+
+def _topic_through_sc(target, client: Fluvio, stem: str, partitions: int) -> str:
+    from suites.fluvio.sc_client import ScClient  # the SC client builds on this module
+
+    topic = target.unique(stem.lower())
+    with target.precondition(f"topic {topic} created through the SC"):
+        admin = ScClient(target)
+        try:
+            status = admin.create_topic(topic, "fluvio.topics.provisioning", partitions=partitions)
+        finally:
+            admin.close()
+        if status["error_code"].code != 0:
+            raise Divergence(C["fluvio.topics.provisioning"], f"the SC creates {topic}", str(status["error_code"]))
+        waited_until = time.monotonic() + SC_TOPIC_READY_SECONDS
+        while True:
+            entries = client.fetch_offsets(topic, list(range(partitions)), clause_id="fluvio.topics.provisioning")
+            if all(entry["error_code"].code == 0 for entry in entries):
+                return topic
+            if time.monotonic() > waited_until:
+                raise Divergence(C["fluvio.topics.provisioning"], f"the SPU serves {topic} after the SC created it",
+                                 str([str(entry["error_code"]) for entry in entries]))
+            time.sleep(0.05)
+
+
+def partition_count(target, topic: str) -> int:
+    """Partitions of a topic :func:`new_topic` gave (a named one's count, else the count it was created with)."""
+    return provisioned_topics(target).get(topic, 1)
 
 
 def frame_with_size(size: int, rest: bytes = b"") -> bytes:

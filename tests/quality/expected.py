@@ -36,6 +36,8 @@ SCOPES = {
     "fluvio.throttle-missing": "test_produce",
     "fluvio.unknown-key-stays-open": "test_framing",
     "fluvio.update-offsets-unknown-session-ok": "test_stream",
+    "fluvio.version-above-max-silent": "test_versions",
+    "fluvio.negative-delta-short-circuits": "test_produce",
     **{f"fluvio.sc-{name}": "test_sc" for name in (
         "platform-version-old", "watch-not-advertised", "watch-first-not-all", "watch-epoch-stale",
         "watch-changes-missing", "create-existing-ok", "invalid-name-accepted", "delete-missing-ok",

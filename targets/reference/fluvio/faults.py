@@ -97,4 +97,10 @@ FAULTS: dict[str, str] = {
     "fluvio.sc-status-name-wrong":
         "A Create or Delete Status names the object the request named (response.rs Status.name, "
         "topic/create.rs); this answers the name upper-cased",
+    "fluvio.version-above-max-silent":
+        "A request above the advertised maximum version is answered (the SPU never checks versions, notes §3.1) "
+        "or closes the connection (D2); this reads it and stays silent with the connection open",
+    "fluvio.negative-delta-short-circuits":
+        "A batch with a negative last_offset_delta among real ones gets StorageError (56) and later writes "
+        "succeed (D5); this takes the SPU's path (A14, ST/replica.rs): the partition answers 73 until restart",
 }

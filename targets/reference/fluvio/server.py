@@ -173,6 +173,8 @@ class FluvioPersonality:
         if key != API_VERSIONS:
             low, high = self.accepted[key]
             if not low <= version <= high:
+                if version > high and "version-above-max-silent" in self.active:
+                    return True  # fault: read and never answered, the connection left open
                 log.debug("closing: api %d version %d not in [%d, %d]", key, version, low, high)
                 return False
         try:
@@ -249,7 +251,11 @@ class FluvioPersonality:
         for batch in batches:
             if batch.write_size > self.max_request_size:
                 return ErrorCode.plain(ErrorCode.MESSAGE_TOO_LARGE), 0
+        if partition.short_circuited:
+            return ErrorCode.plain(ErrorCode.PARTITION_SHORT_CIRCUITED), 0
         if any(b.last_offset_delta < 0 for b in batches):
+            if "negative-delta-short-circuits" in self.active:
+                partition.short_circuited = True  # fault: the SPU's own path (A14), 73 until restart
             return ErrorCode.plain(ErrorCode.STORAGE_ERROR), 0  # D5: EmptyBatch, without the short-circuit
         if not self.storage.has_room(sum(b.write_size for b in batches)):
             return ErrorCode.partition_full(topic, data.index), 0  # storage.py: the broker-wide memory budget

@@ -41,6 +41,7 @@ class Partition:
     leo: int = 0
     log_start: int = 0
     size: int = 0  # bytes held
+    short_circuited: bool = False  # only under the negative-delta-short-circuits fault (A14)
     listeners: set[asyncio.Event] = field(default_factory=set)  # stream fetches waiting for new data
 
     @property
