@@ -99,6 +99,8 @@ class Storage:
         self.size = 0  # bytes held by all partitions
         self.topics: dict[str, Topic] = {}
         self.watchers: list[Callable[[str, Topic, bool], None]] = []  # (name, topic, deleted): the SC's epochs
+        #: (topic, partition, consumer_id) -> (offset, modified time in ms): UpdateConsumerOffset's store (§5.6)
+        self.consumer_offsets: dict[tuple[str, int, str], tuple[int, int]] = {}
         for name, count in (topics or {}).items():
             self.create(name, count)
 
