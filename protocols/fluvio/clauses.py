@@ -268,6 +268,23 @@ _C = [
     Clause("fluvio.capture.request-decodes",
            "Every request frame decodes to its end at the api key and version its header names.",
            "notes §2.2 (request header), FP/api/request.rs RequestMessage::decode_from"),
+    # -- consumer offsets (keys 1006-1008, decoded by the SPU at 23..25 and not listed in ApiVersions) --------
+    Clause("fluvio.consumer-offsets.stored",
+           "UpdateConsumerOffset naming a stream opened with a consumer_id answers that offset with error 0, and "
+           "FetchConsumerOffsets then lists the consumer with that offset for the stream's topic and partition.",
+           "notes §5.6; SS/server/consumer_offset.rs; crates/fluvio/src/consumer/mod.rs (offset commit)"),
+    Clause("fluvio.consumer-offsets.unknown-session",
+           "UpdateConsumerOffset naming a session_id that is no open stream of the connection answers a non-zero "
+           "error code, and no consumer offset appears for it.",
+           "notes §5.5 (sessions are the connection's streams), §5.6"),
+    Clause("fluvio.consumer-offsets.delete",
+           "DeleteConsumerOffset of a stored consumer offset answers error 0, and FetchConsumerOffsets no longer "
+           "lists that consumer for that partition.",
+           "notes §5.6; SS/server/consumer_offset.rs"),
+    Clause("fluvio.consumer-offsets.filter",
+           "FetchConsumerOffsets with filter_opts (v >= 24) lists only the consumers matching its consumer_id and "
+           "replica_id.",
+           "notes §5.6 (filter_opts only at v >= 24)"),
     # -- the Streaming Controller (its own endpoint "sc"; fluvio-sc-schema, sc services/public_api) ----------
     Clause("fluvio.sc.api-versions.platform",
            "The SC's ApiVersions answer carries a platform_version that is semver >= 0.9.0.",
@@ -295,6 +312,10 @@ _C = [
     Clause("fluvio.sc.delete.missing",
            "Deleting a topic that does not exist answers a Status with TopicNotFound (2001).",
            "sc services/public_api/topic/delete.rs"),
+    Clause("fluvio.sc.list.topics",
+           "A List of Topic objects answers each existing topic with its spec (partition count as created), "
+           "filtered by name when names are given; a deleted topic is no longer listed.",
+           "sc services/public_api/list.rs, objects/list.rs ListRequest"),
     Clause("fluvio.sc.status.name",
            "A Create or Delete Status names the object the request named.",
            "fluvio-sc-schema response.rs Status; topic/create.rs"),

@@ -190,12 +190,14 @@ class Fluvio(AdvertisedVersions, StrictClient):
     # -- StreamFetch / UpdateOffsets ------------------------------------------------------------------------
 
     def stream_fetch(self, topic: str, partition: int, offset: int, max_bytes: int = messages.DEFAULT_MAX_BYTES,
-                     isolation: int = 0) -> tuple[int, int]:
+                     isolation: int = 0, consumer_id: str | None = None) -> tuple[int, int]:
         """Send a StreamFetch; returns (correlation id, version). Answers come with ``stream_answer``."""
         version = self.version(messages.STREAM_FETCH)
+        if consumer_id is not None and version < 23:
+            raise Unimplemented(f"StreamFetch advertised up to v{version}: a consumer_id needs v23")
         body = {"topic": topic, "partition": partition, "fetch_offset": offset, "max_bytes": max_bytes,
                 "isolation": isolation, "wasm_module": b"", "smartmodule": None, "derivedstream": None,
-                "smartmodules": [], "consumer_id": None}
+                "smartmodules": [], "consumer_id": consumer_id}
         return self.send(messages.STREAM_FETCH, version, body), version
 
     def stream_answer(self, correlation_id: int, version: int, clause_id: str, deadline: float | None = None) -> dict:
@@ -206,6 +208,37 @@ class Fluvio(AdvertisedVersions, StrictClient):
         version = self.version(messages.UPDATE_OFFSETS, 0)
         body = {"offsets": [{"offset": o, "session_id": s} for o, s in updates]}
         return self.call(messages.UPDATE_OFFSETS, version, body, clause_id)["status"]
+
+
+    # -- consumer offsets (1006-1008: the SPU decodes them without listing them, notes §3.1, §5.6) ---------------
+
+    def call_unlisted(self, api_key: int, body: dict, clause_id: str, version: int = messages.COMMON_VERSION) -> dict:
+        """A request the SPU does not advertise: a target that closes on it does not implement it."""
+        correlation_id = self.send(api_key, version, body)
+        reply = self.session.recv()
+        if reply.ended:
+            raise Unimplemented(f"the target closed the connection on {messages.api_name(api_key)} v{version}")
+        return self.decode(reply, api_key, version, correlation_id, clause_id)
+
+    def update_consumer_offset(self, offset: int, session_id: int, clause_id: str) -> dict:
+        return self.call_unlisted(messages.UPDATE_CONSUMER_OFFSET, {"offset": offset, "session_id": session_id},
+                                  clause_id)
+
+    def delete_consumer_offset(self, topic: str, partition: int, consumer_id: str, clause_id: str) -> dict:
+        body = {"replica_id": {"topic": topic, "partition": partition}, "consumer_id": consumer_id}
+        return self.call_unlisted(messages.DELETE_CONSUMER_OFFSET, body, clause_id)
+
+    def consumer_offsets(self, clause_id: str, consumer_id: str | None = None,
+                         replica: tuple[str, int] | None = None, filtered: bool = False) -> list[dict]:
+        """FetchConsumerOffsets (v25; ``filtered`` sends filter_opts): the consumers listed, after error 0."""
+        filter_opts = None
+        if filtered:
+            filter_opts = {"replica_id": None if replica is None else {"topic": replica[0], "partition": replica[1]},
+                           "consumer_id": consumer_id}
+        answer = self.call_unlisted(messages.FETCH_CONSUMER_OFFSETS, {"filter_opts": filter_opts}, clause_id)
+        if answer["error_code"].code != 0:
+            raise Divergence(C[clause_id], "FetchConsumerOffsets error_code 0", str(answer["error_code"]))
+        return answer["consumers"]
 
 
 # -- record sets -------------------------------------------------------------------------------------------------

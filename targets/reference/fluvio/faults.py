@@ -115,4 +115,7 @@ FAULTS: dict[str, str] = {
     "fluvio.consumer-offset-filter-ignored":
         "FetchConsumerOffsets v24+ with filter_opts lists only the consumers that match it (notes §5.6); this "
         "ignores the filter and lists every consumer",
+    "fluvio.sc-list-ignores-names":
+        "A List naming objects answers only those (sc public_api/list.rs, objects/list.rs name_filters); this "
+        "answers every object of the kind",
 }

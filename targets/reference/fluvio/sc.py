@@ -323,6 +323,8 @@ class ScServer:
     def _list(self, r: Reader, version: int) -> bytes | None:
         label, body = sm.read_type_buffer(r)
         names, _summary, system = sm.read_list(body, version)
+        if "sc-list-ignores-names" in self.active:
+            names = []  # fault: every object, whatever the request named
         found = self.plane.all_of(label, version, names, system)
         if found is None:
             if "sc-unknown-label-answers-empty" not in self.active:
