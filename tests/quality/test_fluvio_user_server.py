@@ -4,7 +4,8 @@ same topics shared by every case and by two runs in a row (so they hold data whe
 
 The broker takes the upstream SPU's path on a negative offset delta (``negative-delta-short-circuits``: the
 partition answers 73 until restart, A14), so a case that poisoned a shared partition would make later cases
-fail. Everything must pass or be UNIMPLEMENTED / BLOCKED.
+fail. Everything must pass or be UNIMPLEMENTED / BLOCKED. And given the SC instead of topics, the suite creates
+its topics there.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def spu(tmp_path_factory):
 def run_suite(address: tuple[str, int], report_dir, *extra: str) -> tuple[int, list[dict], str]:
     argv = [sys.executable, "-m", "pytest", "suites/fluvio", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
             "-o", "addopts=", "--report-dir", str(report_dir), "--target", f"fluvio={address[0]}:{address[1]}",
-            "--target-option", f"fluvio.topics={TOPICS}", *extra]
+            *extra]
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
     records = [json.loads(line) for path in report_dir.glob("*/cases-*.jsonl")
                for line in path.read_text().splitlines() if line.strip()]
@@ -43,7 +44,7 @@ def run_suite(address: tuple[str, int], report_dir, *extra: str) -> tuple[int, l
 
 @pytest.mark.parametrize("round_", [1, 2])
 def test_suite_passes_on_shared_pre_created_topics(spu, tmp_path, round_):
-    code, records, output = run_suite(spu.address("fluvio"), tmp_path)
+    code, records, output = run_suite(spu.address("fluvio"), tmp_path, "--target-option", f"fluvio.topics={TOPICS}")
     bad = [f"{r['case']} {r['verdict']} {r['clause']}" for r in records if r["verdict"] not in ALLOWED]
     assert not bad, "\n".join(bad) + "\n" + output
     assert code == 0, output
@@ -63,6 +64,24 @@ def test_a_short_circuited_shared_partition_blocks_instead_of_failing(spu, tmp_p
     with Client(spu.address("fluvio")[1]) as client:
         assert client.produce("events", batch([b"a"]), batch([], last_offset_delta=-1), batch([b"b"]))[0] == 56
         assert client.produce("events", batch([b"c"]))[0] == 73
-    code, records, output = run_suite(spu.address("fluvio"), tmp_path, "-k", "produce and offsets")
+    code, records, output = run_suite(spu.address("fluvio"), tmp_path, "--target-option", f"fluvio.topics={TOPICS}",
+                                      "-k", "produce and offsets")
     verdicts = {r["verdict"] for r in records}
     assert "BLOCKED" in verdicts and verdicts <= ALLOWED, output
+
+
+def test_suite_creates_its_topics_through_the_sc(tmp_path):
+    """No topics named, no auto-create on the SPU: given the SC (``fluvio.sc``), the suite creates every topic it
+    needs there (multi-partition ones too), so nothing is left UNIMPLEMENTED for want of a topic."""
+    process = launch(["fluvio"], workdir=tmp_path / "broker", extra_args=[
+        "--no-fluvio-auto-create", "--fluvio-request-log", str(tmp_path / "requests.log")])
+    try:
+        sc_host, sc_port = process.address("fluvio", "sc")
+        code, records, output = run_suite(process.address("fluvio"), tmp_path / "report", "--target-option",
+                                          f"fluvio.sc={sc_host}:{sc_port}")
+    finally:
+        process.stop()
+    verdicts = {r["verdict"] for r in records}
+    assert code == 0 and verdicts == {"OK"}, output
+    creates = [line for line in (tmp_path / "requests.log").read_text().splitlines() if line.startswith("sc 1001 ")]
+    assert len(creates) > 50, len(creates)
