@@ -220,22 +220,26 @@ class Fluvio(AdvertisedVersions, StrictClient):
             raise Unimplemented(f"the target closed the connection on {messages.api_name(api_key)} v{version}")
         return self.decode(reply, api_key, version, correlation_id, clause_id)
 
-    def update_consumer_offset(self, offset: int, session_id: int, clause_id: str) -> dict:
+    def update_consumer_offset(self, offset: int, session_id: int, clause_id: str,
+                               version: int = messages.COMMON_VERSION) -> dict:
         return self.call_unlisted(messages.UPDATE_CONSUMER_OFFSET, {"offset": offset, "session_id": session_id},
-                                  clause_id)
+                                  clause_id, version)
 
-    def delete_consumer_offset(self, topic: str, partition: int, consumer_id: str, clause_id: str) -> dict:
+    def delete_consumer_offset(self, topic: str, partition: int, consumer_id: str, clause_id: str,
+                               version: int = messages.COMMON_VERSION) -> dict:
         body = {"replica_id": {"topic": topic, "partition": partition}, "consumer_id": consumer_id}
-        return self.call_unlisted(messages.DELETE_CONSUMER_OFFSET, body, clause_id)
+        return self.call_unlisted(messages.DELETE_CONSUMER_OFFSET, body, clause_id, version)
 
     def consumer_offsets(self, clause_id: str, consumer_id: str | None = None,
-                         replica: tuple[str, int] | None = None, filtered: bool = False) -> list[dict]:
+                         replica: tuple[str, int] | None = None, filtered: bool = False,
+                         version: int = messages.COMMON_VERSION) -> list[dict]:
         """FetchConsumerOffsets (v25; ``filtered`` sends filter_opts): the consumers listed, after error 0."""
         filter_opts = None
         if filtered:
             filter_opts = {"replica_id": None if replica is None else {"topic": replica[0], "partition": replica[1]},
                            "consumer_id": consumer_id}
-        answer = self.call_unlisted(messages.FETCH_CONSUMER_OFFSETS, {"filter_opts": filter_opts}, clause_id)
+        answer = self.call_unlisted(messages.FETCH_CONSUMER_OFFSETS, {"filter_opts": filter_opts}, clause_id,
+                                    version)
         if answer["error_code"].code != 0:
             raise Divergence(C[clause_id], "FetchConsumerOffsets error_code 0", str(answer["error_code"]))
         return answer["consumers"]

@@ -33,14 +33,15 @@ def _ours(consumers: list[dict], *consumer_ids: str) -> list[tuple[str, str, int
 
 
 @case("fluvio.consumer-offsets.stored")
-def test_update_consumer_offset_is_listed(target):
+@pytest.mark.parametrize("version", [23, 24, 25])  # the fluvio 0.21 client sends 24
+def test_update_consumer_offset_is_listed(target, version):
     consumer = target.unique("reader")
     reader, topic, stream_id, end = _stream_with_consumer(target, consumer, "fluvio.consumer-offsets.stored")
-    answer = reader.update_consumer_offset(end, stream_id, "fluvio.consumer-offsets.stored")
+    answer = reader.update_consumer_offset(end, stream_id, "fluvio.consumer-offsets.stored", version)
     if answer["error_code"].code != 0 or answer["offset"] != end:
         raise Divergence(C["fluvio.consumer-offsets.stored"], f"offset {end} with error 0",
                          f"offset {answer['offset']}, {answer['error_code']}")
-    listed = _ours(Fluvio(target).consumer_offsets("fluvio.consumer-offsets.stored"), consumer)
+    listed = _ours(Fluvio(target).consumer_offsets("fluvio.consumer-offsets.stored", version=version), consumer)
     if listed != [(consumer, topic, 0, end)]:
         raise Divergence(C["fluvio.consumer-offsets.stored"], f"{consumer} at offset {end} of {topic}/0",
                          str(listed))
@@ -56,14 +57,15 @@ def test_update_consumer_offset_of_no_stream_is_an_error(target):
 
 
 @case("fluvio.consumer-offsets.delete")
-def test_deleted_consumer_offset_is_no_longer_listed(target):
+@pytest.mark.parametrize("version", [23, 24, 25])
+def test_deleted_consumer_offset_is_no_longer_listed(target, version):
     consumer = target.unique("gone")
     reader, topic, stream_id, end = _stream_with_consumer(target, consumer, "fluvio.consumer-offsets.delete")
     with target.precondition(f"an offset stored for {consumer}"):
         reader.update_consumer_offset(end, stream_id, "fluvio.consumer-offsets.stored")
         if not _ours(reader.consumer_offsets("fluvio.consumer-offsets.stored"), consumer):
             raise Divergence(C["fluvio.consumer-offsets.stored"], f"{consumer} listed", "not listed")
-    answer = reader.delete_consumer_offset(topic, 0, consumer, "fluvio.consumer-offsets.delete")
+    answer = reader.delete_consumer_offset(topic, 0, consumer, "fluvio.consumer-offsets.delete", version)
     if answer["error_code"].code != 0:
         raise Divergence(C["fluvio.consumer-offsets.delete"], "error 0", str(answer["error_code"]))
     left = _ours(reader.consumer_offsets("fluvio.consumer-offsets.delete"), consumer)
