@@ -8,11 +8,13 @@ are SHOULD ("implementation-defined"): a target taking the SPU's own path, or an
 NON-STRICT, never FAILED. The MUST-level floor under each of them is "no crash, no hang, no wrong answer".
 
 Topics (decision T1): the SPU has no CreateTopic API on its port (topics are created through the SC). The suite
-gets topics in this order: (1) ``WIRECHECK_FLUVIO_TOPICS=name:partitions,...`` names topics that already exist
-on the target (created with ``fluvio topic create``); (2) otherwise a first Produce to a fresh unique name is
-expected to create the topic with one partition (the reference broker auto-creates on first produce). A target
-that answers that Produce with NotLeaderForPartition (6) gives no way to get a topic: the cases that need one
-report UNIMPLEMENTED (clause ``fluvio.topics.provisioning``).
+gets topics in this order: (1) ``fluvio.topics=name:partitions,...`` (or ``WIRECHECK_FLUVIO_TOPICS``) names
+topics that already exist on the target, shared by all cases and checked writable first (else BLOCKED);
+(2) with the SC's address known (``fluvio.sc=host:port``), a fresh topic created there; (3) otherwise a first
+Produce to a fresh unique name is expected to create the topic with one partition (the reference broker
+auto-creates on first produce). A target that answers that Produce with NotLeaderForPartition (6) gives no way to
+get a topic: the cases that need one report UNIMPLEMENTED (clause ``fluvio.topics.provisioning``). A case that
+may leave its partition unusable never takes a named topic (suites/fluvio/README.md).
 """
 
 from protocols.clauses import Catalogue, Clause, Level

@@ -1,7 +1,7 @@
 """The Fluvio SPU personality of the reference broker (``python -m targets.reference --protocols fluvio``).
 
 It serves the SPU's public port: ApiVersions (18), Produce (0), Fetch (1), FetchOffsets (1002), StreamFetch
-(1003) with UpdateOffsets (1005), from the byte-level notes (specs/fluvio.md) and the seed
+(1003) with UpdateOffsets (1005), the consumer offsets (1006-1008, unlisted as on the SPU), from the byte-level notes (specs/fluvio.md) and the seed
 (fluvio-protocol-reference.md). It mirrors the SPU's wire behaviour and takes a strict-but-safe path where the
 SPU is undefined or buggy (notes §12); every such decision is written next to its code (server.py D1-D7,
 records.py, messages.py, wire.py) and is implementation-defined for the suite.
