@@ -43,10 +43,10 @@ def _codecs() -> dict[tuple[str, str | None, int], tuple[str, object]]:
 
 
 CODECS = _codecs()
+_BY_STEM = {stem: codec for stem, codec in CODECS.values()}  # Create and Delete share the Status layer
 #: every SC body layer: (layer name stem, version) -> (class, codec)
 LAYERS: dict[tuple[str, int], tuple[type[Packet], object]] = {
-    (stem, version): (_layer(stem, codec, version), codec) for stem, codec in {stem: codec for stem, codec in CODECS.values()}.items()
-    for version in VERSIONS}
+    (stem, version): (_layer(stem, codec, version), codec) for stem, codec in _BY_STEM.items() for version in VERSIONS}
 #: the TypeBuffer of object requests and of Watch / List answers
 OBJECT_LAYERS = {version: _layer("Object", sc.OBJECT, version) for version in VERSIONS}
 for _key in (sc.CREATE, sc.DELETE, sc.LIST, sc.WATCH):
