@@ -17,7 +17,7 @@ get a topic: the cases that need one report UNIMPLEMENTED (clause ``fluvio.topic
 may leave its partition unusable never takes a named topic (suites/fluvio/README.md).
 """
 
-from protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.clauses import Catalogue, Clause, Level
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 

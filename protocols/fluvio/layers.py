@@ -13,8 +13,8 @@ from scapy.fields import (ByteField, FieldLenField, ShortField, SignedByteField,
                           SignedShortField, StrLenField, XIntField)
 from scapy.packet import Packet, bind_layers
 
-from protocols.fields import VARLONG, CodecField
-from protocols.fluvio import messages
+from wirecheck.protocols.fields import VARLONG, CodecField
+from wirecheck.protocols.fluvio import messages
 
 
 class _AtVersion:
@@ -89,7 +89,7 @@ for (_kind, _key, _version), _layer in LAYERS.items():
 
 def message_layers() -> dict[str, type[Packet]]:
     """Every message layer by name, the SPU's and the SC's (the contract tests round-trip each one)."""
-    from protocols.fluvio import sc_layers  # it builds on this module's header layer
+    from wirecheck.protocols.fluvio import sc_layers  # it builds on this module's header layer
 
     return {cls.__name__: cls for cls in LAYERS.values()} | sc_layers.message_layers()
 
@@ -143,7 +143,7 @@ class FluvioBatchHeader(Packet):
     ]
 
     def post_build(self, pkt, pay):
-        from protocols.fluvio.records import recompute_crc
+        from wirecheck.protocols.fluvio.records import recompute_crc
 
         data = pkt + pay
         if self.batch_len is None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from scapy.packet import Packet, bind_layers
 
-from protocols.fields import CodecField
-from protocols.fluvio import sc
-from protocols.fluvio.layers import FluvioRequest, _AtVersion
+from wirecheck.protocols.fields import CodecField
+from wirecheck.protocols.fluvio import sc
+from wirecheck.protocols.fluvio.layers import FluvioRequest, _AtVersion
 
 #: the SC's version range the layers cover: Watch's MIN_API_VERSION up to the SC's COMMON_VERSION
 VERSIONS = range(sc.WATCH_MIN, sc.COMMON_VERSION + 1)

@@ -17,12 +17,12 @@ import os
 import struct
 import time
 
-from protocols.fields import DecodeError
-from protocols.fluvio import errors, messages, records
-from protocols.fluvio.clauses import CATALOGUE
-from reports.model import Divergence, Unimplemented
-from targets.client import AdvertisedVersions, StrictClient, short
-from targets.session import Reply
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.fluvio import errors, messages, records
+from wirecheck.protocols.fluvio.clauses import CATALOGUE
+from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.targets.client import AdvertisedVersions, StrictClient, short
+from wirecheck.targets.session import Reply
 
 C = CATALOGUE
 CLIENT_ID = "wirecheck"
@@ -325,7 +325,7 @@ SC_TOPIC_READY_SECONDS = 10.0
 
 
 def _topic_through_sc(target, client: Fluvio, stem: str, partitions: int) -> str:
-    from suites.fluvio.sc_client import ScClient  # the SC client builds on this module
+    from wirecheck.suites.fluvio.sc_client import ScClient  # the SC client builds on this module
 
     topic = target.unique(stem.lower())
     with target.precondition(f"topic {topic} created through the SC"):

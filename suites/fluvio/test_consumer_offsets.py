@@ -5,8 +5,8 @@ of its own and looks only at those."""
 
 import pytest
 
-from reports.model import Divergence
-from suites.fluvio.client import C, Fluvio, batch_of, new_topic
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.fluvio.client import C, Fluvio, batch_of, new_topic
 
 case = pytest.mark.case
 

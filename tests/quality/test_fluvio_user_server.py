@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from targets.launcher import launch
+from wirecheck.targets.launcher import launch
 from tests.quality.harness import ROOT
 
 TOPICS = "orders:3,events:1"

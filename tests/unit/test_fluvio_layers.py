@@ -2,8 +2,8 @@
 
 from hypothesis import given, settings
 
-from protocols.fluvio import layers, messages
-from strategies.fluvio import request_frames
+from wirecheck.protocols.fluvio import layers, messages
+from wirecheck.strategies.fluvio import request_frames
 
 
 def test_a_layer_for_every_spoken_request_and_response_version():
@@ -38,7 +38,7 @@ def test_response_layer_dissects_an_encoded_response():
 def test_sc_request_layers_dissect_and_rebuild_the_codec_bytes():
     """An SC object request: the header, the TypeBuffer bound by api key (not the SPU's meaning of 1002/1003),
     and its body through ``inner_layer``, each rebuilt byte for byte."""
-    from protocols.fluvio import sc, sc_layers
+    from wirecheck.protocols.fluvio import sc, sc_layers
 
     spec = {"replicas": ("Computed", {"partitions": 2, "replication_factor": 1, "ignore_rack_assignment": False}),
             "cleanup_policy": None, "storage": None, "compression_type": 4, "no_deduplication": 0, "system": False}
@@ -57,8 +57,8 @@ def test_sc_request_layers_dissect_and_rebuild_the_codec_bytes():
 
 
 def test_sc_answer_layers_read_what_the_reference_sc_writes():
-    from protocols.fluvio import sc, sc_layers
-    from targets.reference.fluvio import sc_messages
+    from wirecheck.protocols.fluvio import sc, sc_layers
+    from wirecheck.targets.reference.fluvio import sc_messages
 
     update = sc_messages.metadata_update(7, [], [sc_messages.topic("t", 2, 1, 5001, 4, False, 19)])
     answer = sc_layers.OBJECT_LAYERS[19](sc_messages.type_buffer(sc.TOPIC, update))
