@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from wirecheck.protocols import reactions
 from wirecheck.protocols.fields import DecodeError
-from wirecheck.protocols.fluvio import SPEC, errors, hello, messages, records, wire
+from wirecheck.protocols.fluvio import SPEC, errors, hello, messages, records, sc, wire
 from wirecheck.protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
 from wirecheck.protocols.reactions import ANSWER, CLOSE, ERROR, MALFORMED, SILENCE, Observation
 from wirecheck.strategies import operators
@@ -154,6 +154,11 @@ def codec_values(codec, version: int, max_items: int = 3):
     if isinstance(codec, wire.Struct):
         return st.fixed_dictionaries({fl.name: codec_values(fl.codec, version, max_items)
                                       for fl in codec.fields if fl.present(version)})
+    if isinstance(codec, sc.SizedBody):
+        return _sized_binary(32)
+    if isinstance(codec, sc.IdMap):
+        return st.dictionaries(st.integers(0, 2**32 - 1), codec_values(codec.item, version, max(1, max_items - 1)),
+                               max_size=max_items)
     if isinstance(codec, wire.Union):
         return st.one_of([st.tuples(st.just(name), st.none() if inner is None else codec_values(inner, version))
                           for name, inner in codec.variants.values()])
@@ -162,13 +167,16 @@ def codec_values(codec, version: int, max_items: int = 3):
 
 def layer_examples() -> dict:
     """Every message layer (protocols.fluvio.layers.message_layers) -> a strategy of built body layers."""
-    from wirecheck.protocols.fluvio import layers
+    from wirecheck.protocols.fluvio import layers, sc_layers
 
     def built(cls, codec, version):
         return codec_values(codec, version).map(lambda value: cls(**value))
 
-    return {cls.__name__: built(cls, (messages.REQUESTS if kind == "request" else messages.RESPONSES)[key], version)
-            for (kind, key, version), cls in layers.LAYERS.items()}
+    spu = {cls.__name__: built(cls, (messages.REQUESTS if kind == "request" else messages.RESPONSES)[key], version)
+           for (kind, key, version), cls in layers.LAYERS.items()}
+    sc_classes = sc_layers.message_layers()
+    return spu | {name: built(sc_classes[name], codec, version)
+                  for name, (codec, version) in sc_layers.layer_codecs().items()}
 
 
 @st.composite

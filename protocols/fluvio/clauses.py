@@ -8,11 +8,13 @@ are SHOULD ("implementation-defined"): a target taking the SPU's own path, or an
 NON-STRICT, never FAILED. The MUST-level floor under each of them is "no crash, no hang, no wrong answer".
 
 Topics (decision T1): the SPU has no CreateTopic API on its port (topics are created through the SC). The suite
-gets topics in this order: (1) ``WIRECHECK_FLUVIO_TOPICS=name:partitions,...`` names topics that already exist
-on the target (created with ``fluvio topic create``); (2) otherwise a first Produce to a fresh unique name is
-expected to create the topic with one partition (the reference broker auto-creates on first produce). A target
-that answers that Produce with NotLeaderForPartition (6) gives no way to get a topic: the cases that need one
-report UNIMPLEMENTED (clause ``fluvio.topics.provisioning``).
+gets topics in this order: (1) ``fluvio.topics=name:partitions,...`` (or ``WIRECHECK_FLUVIO_TOPICS``) names
+topics that already exist on the target, shared by all cases and checked writable first (else BLOCKED);
+(2) with the SC's address known (``fluvio.sc=host:port``), a fresh topic created there; (3) otherwise a first
+Produce to a fresh unique name is expected to create the topic with one partition (the reference broker
+auto-creates on first produce). A target that answers that Produce with NotLeaderForPartition (6) gives no way to
+get a topic: the cases that need one report UNIMPLEMENTED (clause ``fluvio.topics.provisioning``). A case that
+may leave its partition unusable never takes a named topic (suites/fluvio/README.md).
 """
 
 from wirecheck.protocols.clauses import Catalogue, Clause, Level
@@ -82,6 +84,11 @@ _C = [
            "Each request is decoded at the api_version of its header and answered at that same version, for "
            "every version advertised (Produce: the seed's 7 and the current 25, and all between).",
            "notes §1 (version gating), §3.1, A3; crates/fluvio-service call_service!; seed §ProduceRequest"),
+    Clause("fluvio.versions.above-max",
+           "A request at a version above the advertised maximum gets a reaction within the deadline: an answer "
+           "carrying its correlation id (the SPU never checks versions and answers at that version) or the "
+           "connection closed. Silence with the connection open is a violation.",
+           "notes §3.1 ('The server never checks versions'), §7; A16"),
     # -- Produce ---------------------------------------------------------------------------------------------
     Clause("fluvio.produce.offsets",
            "A Produce's base_offset is the partition's log end before the write; the log end then advances by "
@@ -263,6 +270,23 @@ _C = [
     Clause("fluvio.capture.request-decodes",
            "Every request frame decodes to its end at the api key and version its header names.",
            "notes §2.2 (request header), FP/api/request.rs RequestMessage::decode_from"),
+    # -- consumer offsets (keys 1006-1008, decoded by the SPU at 23..25 and not listed in ApiVersions) --------
+    Clause("fluvio.consumer-offsets.stored",
+           "UpdateConsumerOffset naming a stream opened with a consumer_id answers that offset with error 0, and "
+           "FetchConsumerOffsets then lists the consumer with that offset for the stream's topic and partition.",
+           "notes §5.6; SS/server/consumer_offset.rs; crates/fluvio/src/consumer/mod.rs (offset commit)"),
+    Clause("fluvio.consumer-offsets.unknown-session",
+           "UpdateConsumerOffset naming a session_id that is no open stream of the connection answers a non-zero "
+           "error code, and no consumer offset appears for it.",
+           "notes §5.5 (sessions are the connection's streams), §5.6"),
+    Clause("fluvio.consumer-offsets.delete",
+           "DeleteConsumerOffset of a stored consumer offset answers error 0, and FetchConsumerOffsets no longer "
+           "lists that consumer for that partition.",
+           "notes §5.6; SS/server/consumer_offset.rs"),
+    Clause("fluvio.consumer-offsets.filter",
+           "FetchConsumerOffsets with filter_opts (v >= 24) lists only the consumers matching its consumer_id and "
+           "replica_id.",
+           "notes §5.6 (filter_opts only at v >= 24)"),
     # -- the Streaming Controller (its own endpoint "sc"; fluvio-sc-schema, sc services/public_api) ----------
     Clause("fluvio.sc.api-versions.platform",
            "The SC's ApiVersions answer carries a platform_version that is semver >= 0.9.0.",
@@ -290,6 +314,10 @@ _C = [
     Clause("fluvio.sc.delete.missing",
            "Deleting a topic that does not exist answers a Status with TopicNotFound (2001).",
            "sc services/public_api/topic/delete.rs"),
+    Clause("fluvio.sc.list.topics",
+           "A List of Topic objects answers each existing topic with its spec (partition count as created), "
+           "filtered by name when names are given; a deleted topic is no longer listed.",
+           "sc services/public_api/list.rs, objects/list.rs ListRequest"),
     Clause("fluvio.sc.status.name",
            "A Create or Delete Status names the object the request named.",
            "fluvio-sc-schema response.rs Status; topic/create.rs"),

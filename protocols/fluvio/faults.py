@@ -32,4 +32,11 @@ FAULTS: dict[str, str] = {
     "fluvio.sc-delete-missing-ok": "fluvio.sc.delete.missing",
     "fluvio.sc-unknown-label-answers-empty": "fluvio.sc.object.unknown-label",
     "fluvio.sc-status-name-wrong": "fluvio.sc.status.name",
+    "fluvio.version-above-max-silent": "fluvio.versions.above-max",
+    "fluvio.negative-delta-short-circuits": "fluvio.produce.negative-delta-mixed",
+    "fluvio.sc-list-ignores-names": "fluvio.sc.list.topics",
+    "fluvio.consumer-offset-not-stored": "fluvio.consumer-offsets.stored",
+    "fluvio.consumer-offset-unknown-session-ok": "fluvio.consumer-offsets.unknown-session",
+    "fluvio.consumer-offset-delete-ignored": "fluvio.consumer-offsets.delete",
+    "fluvio.consumer-offset-filter-ignored": "fluvio.consumer-offsets.filter",
 }

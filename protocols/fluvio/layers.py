@@ -73,12 +73,13 @@ def body_layer(api_key: int, version: int, kind: str = "request") -> type[Packet
 #: ApiVersions versions the suite speaks (the SPU does not list key 18 in its own answer).
 API_VERSIONS_RANGE = (0, 2)
 
-#: Every request and response at every version the SPU advertises: (kind, api_key, version) -> layer class.
+#: Every request and response at every version the suite speaks (``messages.SPOKEN``: the SPU's advertised
+#: versions, FetchOffsets from 23, the unlisted consumer-offset keys): (kind, api_key, version) -> layer class.
 #: Requests are bound under FluvioRequest by (api_key, api_version); a response header carries no api key, so
 #: a response body is dissected with ``LAYERS["response", key, version]`` of the request it answers.
 LAYERS = {(kind, key, version): body_layer(key, version, kind)
           for kind in ("request", "response")
-          for key, (low, high) in {**messages.SPU_ADVERTISED, messages.API_VERSIONS: API_VERSIONS_RANGE}.items()
+          for key, (low, high) in {**messages.SPOKEN, messages.API_VERSIONS: API_VERSIONS_RANGE}.items()
           for version in range(low, high + 1)}
 for (_kind, _key, _version), _layer in LAYERS.items():
     if _kind == "request":
@@ -87,8 +88,10 @@ for (_kind, _key, _version), _layer in LAYERS.items():
 
 
 def message_layers() -> dict[str, type[Packet]]:
-    """Every message layer by name (the contract tests round-trip each one)."""
-    return {cls.__name__: cls for cls in LAYERS.values()}
+    """Every message layer by name, the SPU's and the SC's (the contract tests round-trip each one)."""
+    from wirecheck.protocols.fluvio import sc_layers  # it builds on this module's header layer
+
+    return {cls.__name__: cls for cls in LAYERS.values()} | sc_layers.message_layers()
 
 
 @functools.cache

@@ -19,13 +19,21 @@ __all__ = ["DecodeError"]
 
 PRODUCE, FETCH, API_VERSIONS = 0, 1, 18
 FETCH_OFFSETS, STREAM_FETCH, UPDATE_OFFSETS = 1002, 1003, 1005
+UPDATE_CONSUMER_OFFSET, DELETE_CONSUMER_OFFSET, FETCH_CONSUMER_OFFSETS = 1006, 1007, 1008
 COMMON_VERSION = 25  # SS/lib.rs: DEFAULT and MAX of most SPU requests
 SEED_PRODUCE_VERSION = 7  # the seed's "DEFAULT_API_VERSION: 7 (COMMON_VERSION)" of an older release
 NAMES = {PRODUCE: "Produce", FETCH: "Fetch", API_VERSIONS: "ApiVersions", FETCH_OFFSETS: "FetchOffsets",
-         STREAM_FETCH: "StreamFetch", UPDATE_OFFSETS: "UpdateOffsets"}
+         STREAM_FETCH: "StreamFetch", UPDATE_OFFSETS: "UpdateOffsets", UPDATE_CONSUMER_OFFSET: "UpdateConsumerOffset",
+         DELETE_CONSUMER_OFFSET: "DeleteConsumerOffset", FETCH_CONSUMER_OFFSETS: "FetchConsumerOffsets"}
 #: what the SPU advertises (SPU/services/public/api_versions.rs), in its order
 SPU_ADVERTISED = {PRODUCE: (0, 25), FETCH: (0, 25), FETCH_OFFSETS: (25, 25), STREAM_FETCH: (0, 25),
                   UPDATE_OFFSETS: (0, 0)}
+#: versions the SPU decodes for keys it does not list (§3.1: MIN 23 = OFFSET_MANAGEMENT_API, DEFAULT 25), and
+#: FetchOffsets v23-v24, which released clients send (the fluvio 0.21 binding sends v24)
+SPU_UNLISTED = {UPDATE_CONSUMER_OFFSET: (23, 25), DELETE_CONSUMER_OFFSET: (23, 25), FETCH_CONSUMER_OFFSETS: (23, 25)}
+#: every (key, versions) the suite encodes and decodes: what the SPU advertises, FetchOffsets from 23, the
+#: unlisted consumer-offset keys
+SPOKEN = {**SPU_ADVERTISED, FETCH_OFFSETS: (23, 25), **SPU_UNLISTED}
 #: Isolation in Fetch/StreamFetch: a u8 enum 0 ReadUncommitted, 1 ReadCommitted (other values: decode error)
 FETCH_ISOLATIONS = (0, 1)
 #: Isolation in Produce: an i16, 1 ReadUncommitted, -1 ReadCommitted (decoder: < 0 committed, else uncommitted)
@@ -134,12 +142,35 @@ UPDATE_OFFSETS_RESPONSE = Struct("UpdateOffsetsResponse", [
     Field("status", FluvioVec(Struct("OffsetUpdateStatus", [Field("session_id", U32),
                                                             Field("error", ERROR_CODE)])))])
 
+# -- consumer offsets (keys 1006-1008, §5.6, SS/server/consumer_offset.rs) -------------------------------------
+
+REPLICA_KEY = Struct("ReplicaKey", [Field("topic", STRING), Field("partition", U32)])
+UPDATE_CONSUMER_OFFSET_REQUEST = Struct("UpdateConsumerOffsetRequest", [Field("offset", I64),
+                                                                        Field("session_id", U32)])
+UPDATE_CONSUMER_OFFSET_RESPONSE = Struct("UpdateConsumerOffsetResponse", [Field("offset", I64),
+                                                                          Field("error_code", ERROR_CODE)])
+DELETE_CONSUMER_OFFSET_REQUEST = Struct("DeleteConsumerOffsetRequest", [Field("replica_id", REPLICA_KEY),
+                                                                        Field("consumer_id", STRING)])
+DELETE_CONSUMER_OFFSET_RESPONSE = Struct("DeleteConsumerOffsetResponse", [Field("error_code", ERROR_CODE)])
+FETCH_CONSUMER_OFFSETS_REQUEST = Struct("FetchConsumerOffsetsRequest", [
+    Field("filter_opts", FluvioOption(Struct("FetchConsumerOffsetsFilterOpts", [
+        Field("replica_id", FluvioOption(REPLICA_KEY)), Field("consumer_id", FluvioOption(STRING))])), 24)])
+FETCH_CONSUMER_OFFSETS_RESPONSE = Struct("FetchConsumerOffsetsResponse", [
+    Field("error_code", ERROR_CODE),
+    Field("consumers", FluvioVec(Struct("ConsumerOffset", [
+        Field("consumer_id", STRING), Field("replica_id", REPLICA_KEY), Field("offset", I64),
+        Field("modified_time", U64)])))])
+
 REQUESTS = {PRODUCE: PRODUCE_REQUEST, FETCH: FETCH_REQUEST, API_VERSIONS: API_VERSIONS_REQUEST,
             FETCH_OFFSETS: FETCH_OFFSETS_REQUEST, STREAM_FETCH: STREAM_FETCH_REQUEST,
-            UPDATE_OFFSETS: UPDATE_OFFSETS_REQUEST}
+            UPDATE_OFFSETS: UPDATE_OFFSETS_REQUEST, UPDATE_CONSUMER_OFFSET: UPDATE_CONSUMER_OFFSET_REQUEST,
+            DELETE_CONSUMER_OFFSET: DELETE_CONSUMER_OFFSET_REQUEST,
+            FETCH_CONSUMER_OFFSETS: FETCH_CONSUMER_OFFSETS_REQUEST}
 RESPONSES = {PRODUCE: PRODUCE_RESPONSE, FETCH: FETCH_RESPONSE, API_VERSIONS: API_VERSIONS_RESPONSE,
              FETCH_OFFSETS: FETCH_OFFSETS_RESPONSE, STREAM_FETCH: STREAM_FETCH_RESPONSE,
-             UPDATE_OFFSETS: UPDATE_OFFSETS_RESPONSE}
+             UPDATE_OFFSETS: UPDATE_OFFSETS_RESPONSE, UPDATE_CONSUMER_OFFSET: UPDATE_CONSUMER_OFFSET_RESPONSE,
+             DELETE_CONSUMER_OFFSET: DELETE_CONSUMER_OFFSET_RESPONSE,
+             FETCH_CONSUMER_OFFSETS: FETCH_CONSUMER_OFFSETS_RESPONSE}
 
 def api_name(api_key: int) -> str:
     return NAMES.get(api_key, f"api{api_key}")

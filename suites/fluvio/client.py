@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import os
 import struct
+import time
 
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.fluvio import errors, messages, records
@@ -189,12 +190,14 @@ class Fluvio(AdvertisedVersions, StrictClient):
     # -- StreamFetch / UpdateOffsets ------------------------------------------------------------------------
 
     def stream_fetch(self, topic: str, partition: int, offset: int, max_bytes: int = messages.DEFAULT_MAX_BYTES,
-                     isolation: int = 0) -> tuple[int, int]:
+                     isolation: int = 0, consumer_id: str | None = None) -> tuple[int, int]:
         """Send a StreamFetch; returns (correlation id, version). Answers come with ``stream_answer``."""
         version = self.version(messages.STREAM_FETCH)
+        if consumer_id is not None and version < 23:
+            raise Unimplemented(f"StreamFetch advertised up to v{version}: a consumer_id needs v23")
         body = {"topic": topic, "partition": partition, "fetch_offset": offset, "max_bytes": max_bytes,
                 "isolation": isolation, "wasm_module": b"", "smartmodule": None, "derivedstream": None,
-                "smartmodules": [], "consumer_id": None}
+                "smartmodules": [], "consumer_id": consumer_id}
         return self.send(messages.STREAM_FETCH, version, body), version
 
     def stream_answer(self, correlation_id: int, version: int, clause_id: str, deadline: float | None = None) -> dict:
@@ -205,6 +208,41 @@ class Fluvio(AdvertisedVersions, StrictClient):
         version = self.version(messages.UPDATE_OFFSETS, 0)
         body = {"offsets": [{"offset": o, "session_id": s} for o, s in updates]}
         return self.call(messages.UPDATE_OFFSETS, version, body, clause_id)["status"]
+
+
+    # -- consumer offsets (1006-1008: the SPU decodes them without listing them, notes §3.1, §5.6) ---------------
+
+    def call_unlisted(self, api_key: int, body: dict, clause_id: str, version: int = messages.COMMON_VERSION) -> dict:
+        """A request the SPU does not advertise: a target that closes on it does not implement it."""
+        correlation_id = self.send(api_key, version, body)
+        reply = self.session.recv()
+        if reply.ended:
+            raise Unimplemented(f"the target closed the connection on {messages.api_name(api_key)} v{version}")
+        return self.decode(reply, api_key, version, correlation_id, clause_id)
+
+    def update_consumer_offset(self, offset: int, session_id: int, clause_id: str,
+                               version: int = messages.COMMON_VERSION) -> dict:
+        return self.call_unlisted(messages.UPDATE_CONSUMER_OFFSET, {"offset": offset, "session_id": session_id},
+                                  clause_id, version)
+
+    def delete_consumer_offset(self, topic: str, partition: int, consumer_id: str, clause_id: str,
+                               version: int = messages.COMMON_VERSION) -> dict:
+        body = {"replica_id": {"topic": topic, "partition": partition}, "consumer_id": consumer_id}
+        return self.call_unlisted(messages.DELETE_CONSUMER_OFFSET, body, clause_id, version)
+
+    def consumer_offsets(self, clause_id: str, consumer_id: str | None = None,
+                         replica: tuple[str, int] | None = None, filtered: bool = False,
+                         version: int = messages.COMMON_VERSION) -> list[dict]:
+        """FetchConsumerOffsets (v25; ``filtered`` sends filter_opts): the consumers listed, after error 0."""
+        filter_opts = None
+        if filtered:
+            filter_opts = {"replica_id": None if replica is None else {"topic": replica[0], "partition": replica[1]},
+                           "consumer_id": consumer_id}
+        answer = self.call_unlisted(messages.FETCH_CONSUMER_OFFSETS, {"filter_opts": filter_opts}, clause_id,
+                                    version)
+        if answer["error_code"].code != 0:
+            raise Divergence(C[clause_id], "FetchConsumerOffsets error_code 0", str(answer["error_code"]))
+        return answer["consumers"]
 
 
 # -- record sets -------------------------------------------------------------------------------------------------
@@ -231,26 +269,82 @@ def provisioned_topics(target) -> dict[str, int]:
     return topics
 
 
-def new_topic(target, client: Fluvio | None = None, stem: str = "t", partitions: int = 1) -> tuple[Fluvio, str]:
-    """A topic for this case: a provisioned one with enough partitions, or a fresh name created by Produce."""
+def new_topic(target, client: Fluvio | None = None, stem: str = "t", partitions: int = 1, own: bool = False,
+              fewer_than: int | None = None) -> tuple[Fluvio, str]:
+    """A topic for this case with at least ``partitions`` partitions (and fewer than ``fewer_than``, when a case
+    needs a partition the topic does not have).
+
+    ``own``: the case may leave the topic unusable (a conforming SPU short-circuits a partition for good after
+    some writes, A14), so it never takes a topic named in ``fluvio.topics``: it needs one it can create.
+    Topics come from, in order: ``fluvio.topics`` (shared, checked usable first: an unusable one makes the case
+    BLOCKED), the SC when its endpoint is known (``fluvio.sc=host:port``), or a first Produce (decision T1)."""
     client = client or Fluvio(target)
     given = provisioned_topics(target)
-    if given:
-        for name, count in given.items():
-            if count >= partitions:
-                return client, name
-        raise Unimplemented(f"{TOPICS_ENV} names no topic with {partitions} partitions")
+    if given and not own:
+        return client, _shared_topic(target, client, given, partitions, fewer_than)
+    if fewer_than is not None and fewer_than <= 1:
+        raise Unimplemented(f"a case needs a topic with fewer than {fewer_than} partitions")
+    if target.knows_endpoint("sc"):
+        return client, _topic_through_sc(target, client, stem, partitions)
     if partitions > 1:
-        raise Unimplemented(f"a case needs {partitions} partitions: name such a topic in {TOPICS_ENV}")
+        raise Unimplemented(f"a case needs {partitions} partitions: name such a topic in fluvio.topics or give "
+                            "the SC (fluvio.sc=HOST:PORT)")
     topic = target.unique(stem.lower())
     with target.precondition(f"topic {topic} created by an empty Produce"):
         error, _ = client.produce(topic, 0, b"", clause_id="fluvio.topics.provisioning")
         if error.code == errors.NOT_LEADER_FOR_PARTITION:
+            if given:  # an ``own`` case: the named topics are shared, and this one may be left unusable (A14)
+                raise Unimplemented("this case may leave its partition unusable (A14), so it needs a topic of its "
+                                    "own: give the SC (--target-option fluvio.sc=HOST:PORT) to create one")
             raise Unimplemented(f"the target did not create {topic} on Produce and {TOPICS_ENV} is not set "
                                 "(the SPU has no topic API; decision T1)")
         if error.code != 0:
             raise Divergence(C["fluvio.produce.empty"], "error 0 for an empty RecordSet", str(error))
     return client, topic
+
+
+def _shared_topic(target, client: Fluvio, given: dict[str, int], partitions: int, fewer_than: int | None) -> str:
+    """The named topic with the fewest partitions that fits, after checking that its partition 0 takes a write
+    (another case, or another run, may have left it short-circuited)."""
+    fitting = sorted((count, name) for name, count in given.items()
+                     if count >= partitions and (fewer_than is None or count < fewer_than))
+    if not fitting:
+        bound = f" and fewer than {fewer_than}" if fewer_than is not None else ""
+        raise Unimplemented(f"fluvio.topics names no topic with at least {partitions}{bound} partitions")
+    topic = fitting[0][1]
+    with target.precondition(f"the shared topic {topic} takes a write on partition 0"):
+        error, _ = client.produce(topic, 0, batch_of([b"wirecheck: partition usable?"]),
+                                  clause_id="fluvio.topics.provisioning")
+        if error.code != 0:
+            raise Divergence(C["fluvio.topics.provisioning"], f"a write to {topic}/0 succeeds", str(error))
+    return topic
+
+
+#: how long a topic created through the SC may take to reach its SPU (a real cluster assigns replicas later)
+SC_TOPIC_READY_SECONDS = 10.0
+
+
+def _topic_through_sc(target, client: Fluvio, stem: str, partitions: int) -> str:
+    from wirecheck.suites.fluvio.sc_client import ScClient  # the SC client builds on this module
+
+    topic = target.unique(stem.lower())
+    with target.precondition(f"topic {topic} created through the SC"):
+        admin = ScClient(target)
+        try:
+            status = admin.create_topic(topic, "fluvio.topics.provisioning", partitions=partitions)
+        finally:
+            admin.close()
+        if status["error_code"].code != 0:
+            raise Divergence(C["fluvio.topics.provisioning"], f"the SC creates {topic}", str(status["error_code"]))
+        waited_until = time.monotonic() + SC_TOPIC_READY_SECONDS
+        while True:
+            entries = client.fetch_offsets(topic, list(range(partitions)), clause_id="fluvio.topics.provisioning")
+            if all(entry["error_code"].code == 0 for entry in entries):
+                return topic
+            if time.monotonic() > waited_until:
+                raise Divergence(C["fluvio.topics.provisioning"], f"the SPU serves {topic} after the SC created it",
+                                 str([str(entry["error_code"]) for entry in entries]))
+            time.sleep(0.05)
 
 
 def frame_with_size(size: int, rest: bytes = b"") -> bytes:

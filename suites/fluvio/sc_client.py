@@ -60,6 +60,14 @@ class ScClient(Fluvio):
     def delete_topic(self, name: str, clause_id: str) -> dict:
         return self.status(sc.DELETE, sc.TOPIC, {"key": name, "force": False}, clause_id)
 
+    def list_objects(self, label: str, clause_id: str, names: tuple[str, ...] = (), system: bool = False) -> list:
+        """List (1003) of one object kind, filtered by name when names are given: the Metadata entries."""
+        body = {"name_filters": [{"name": name} for name in names], "summary": False, "system": system}
+        got, inner = self.objects(sc.LIST, self.answer(self.request(sc.LIST, label, body), clause_id), clause_id)
+        if got != label:
+            raise Divergence(C[clause_id], f"a List answer of {label}", f"a List answer of {got}")
+        return inner["inner"]
+
     def sc_api_versions(self) -> dict:
         body = {"client_version": "0.18.2", "client_os": "linux", "client_arch": "x86_64"}
         return self.call(messages.API_VERSIONS, 2, body, "fluvio.sc.api-versions.watch")

@@ -19,7 +19,7 @@ def test_bulk_mutants(target, fuzz):
     """Seeded mutants of valid Produce requests; each reaction judged against what the spec permits."""
     _, topic = new_topic(target, stem="fuzz")
     adapter = FluvioFuzz(topic)
-    fuzz_case(target, adapter, adapter.mutants(fuzz.rng(f"fluvio-bulk/{topic.rsplit('-', 2)[-2]}")), fuzz.mutants)
+    fuzz_case(target, adapter, adapter.mutants(fuzz.rng("fluvio-bulk")), fuzz.mutants)
 
 
 @case("fluvio.robustness.no-hang", hostile=True)

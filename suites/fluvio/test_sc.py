@@ -122,6 +122,29 @@ def test_delete_missing_topic(target):
         raise Divergence(C["fluvio.sc.delete.missing"], "TopicNotFound (2001)", str(status["error_code"]))
 
 
+@case("fluvio.sc.list.topics")
+def test_list_topics_by_name_and_after_delete(target):
+    client = ScClient(target)
+    kept, dropped = target.unique("listkept"), target.unique("listdrop")
+    with target.precondition("two topics created through the SC"):
+        for name, partitions in ((kept, 2), (dropped, 1)):
+            if _codes(client.create_topic(name, "fluvio.sc.create.exists", partitions)) != ERROR_OK:
+                raise Divergence(C["fluvio.sc.create.exists"], f"{name} created", "an error Status")
+    everything = {m["name"]: m for m in client.list_objects(sc.TOPIC, "fluvio.sc.list.topics")}
+    if not {kept, dropped} <= set(everything):
+        raise Divergence(C["fluvio.sc.list.topics"], f"{kept} and {dropped} listed", str(sorted(everything)[:10]))
+    replicas = everything[kept]["spec"]["replicas"]
+    if replicas[0] != "Computed" or replicas[1]["partitions"] != 2:
+        raise Divergence(C["fluvio.sc.list.topics"], f"{kept} with 2 partitions", str(replicas))
+    named = [m["name"] for m in client.list_objects(sc.TOPIC, "fluvio.sc.list.topics", names=(kept,))]
+    if named != [kept]:
+        raise Divergence(C["fluvio.sc.list.topics"], f"only {kept} for a List naming it", str(named))
+    client.delete_topic(dropped, "fluvio.sc.list.topics")
+    after = [m["name"] for m in client.list_objects(sc.TOPIC, "fluvio.sc.list.topics", names=(dropped,))]
+    if after:
+        raise Divergence(C["fluvio.sc.list.topics"], f"{dropped} no longer listed after its delete", str(after))
+
+
 @case("fluvio.sc.status.name")
 def test_status_names_the_topic(target):
     client = ScClient(target)

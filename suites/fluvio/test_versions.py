@@ -109,3 +109,29 @@ def test_valid_requests_at_any_advertised_version_are_answered(target, data):
         if codes:
             raise Divergence(C["fluvio.versions.every-version"], f"error 0 for every partition at v{version}",
                              ", ".join(codes))
+
+
+@case("fluvio.versions.above-max")
+@pytest.mark.parametrize("api_key", [messages.PRODUCE, messages.FETCH_OFFSETS, messages.UPDATE_OFFSETS],
+                         ids=["Produce", "FetchOffsets", "UpdateOffsets"])
+def test_version_above_the_advertised_maximum_is_not_left_hanging(target, api_key):
+    client, topic = new_topic(target, stem="abovemax")
+    low, high = client.advertised().get(api_key, (None, None))
+    if low is None:
+        raise Unimplemented(f"{messages.api_name(api_key)} is not advertised")
+    bodies = {messages.PRODUCE: Fluvio.produce_body([(topic, [(0, batch_of([b"above max"]))])]),
+              messages.FETCH_OFFSETS: {"topics": [{"name": topic, "partitions": [{"partition_index": 0}]}],
+                                       "consumer_id": None},
+              messages.UPDATE_OFFSETS: {"offsets": []}}
+    version = high + 1
+    corr = client.send(api_key, version, bodies[api_key])
+    reply = client.session.recv()
+    if reply.ended:
+        return  # closing is permitted (the reference broker's D2)
+    if not reply.is_frame:
+        raise Divergence(C["fluvio.versions.above-max"], f"an answer or a close for {messages.api_name(api_key)} "
+                         f"v{version} (advertised {low}..{high})", f"{reply}: the connection stayed silent")
+    got = int.from_bytes(reply.frame[4:8], "big", signed=True) if len(reply.frame) >= 8 else None
+    if got != corr:
+        raise Divergence(C["fluvio.versions.above-max"], f"an answer with correlation id {corr}",
+                         f"correlation id {got} ({len(reply.frame)} bytes)")

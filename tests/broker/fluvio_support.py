@@ -117,10 +117,27 @@ def fetch_offsets_body(topics: list[tuple[str, list[int]]]) -> bytes:
 
 
 def stream_fetch_body(topic: str, partition: int, offset: int, *, max_bytes: int = 1048588, isolation: int = 0,
-                      smartmodules: bytes = b"\x00\x00\x00\x00") -> bytes:
-    """At v25: smartmodules Vec and consumer_id None (notes §5.4)."""
+                      smartmodules: bytes = b"\x00\x00\x00\x00", consumer_id: str | None = None) -> bytes:
+    """At v25: smartmodules Vec and consumer_id (notes §5.4)."""
     return (s16(topic) + struct.pack(">Iqi", partition, offset, max_bytes) + bytes([isolation]) + smartmodules
-            + b"\x00")
+            + opt(consumer_id))
+
+
+def fetch_consumer_offsets_body(consumer_id: str | None = None) -> bytes:
+    """FetchConsumerOffsets v25: filter_opts None, or Some{replica_id None, consumer_id} (notes §5.6)."""
+    return b"\x00" if consumer_id is None else b"\x01\x00" + opt(consumer_id)
+
+
+def decode_fetch_consumer_offsets(body: bytes) -> tuple[int, list[tuple[str, str, int, int]]]:
+    """(error code, [(consumer_id, topic, partition, offset)])."""
+    r = R(body)
+    error = r.take(">h")
+    out = []
+    for _ in range(r.take(">i")):
+        consumer, topic = r.string(), r.string()
+        partition, offset, _modified = r.take(">IqQ")
+        out.append((consumer, topic, partition, offset))
+    return error, out
 
 
 def update_offsets_body(offsets: list[tuple[int, int]]) -> bytes:

@@ -14,8 +14,8 @@ import pytest
 from wirecheck.targets.reference.fluvio import FAULTS
 from tests.broker.fluvio_support import (
     Closed, ThreadBroker, api_versions_body, batch, batches_of, decode_api_versions, decode_fetch, decode_produce,
-    decode_stream_fetch, decode_update_offsets, fetch_body, produce_body, record_set, request,
-    stream_fetch_body, update_offsets_body,
+    decode_fetch_consumer_offsets, decode_stream_fetch, decode_update_offsets, fetch_body,
+    fetch_consumer_offsets_body, produce_body, record_set, request, stream_fetch_body, update_offsets_body,
 )
 
 
@@ -156,6 +156,36 @@ def odd_isolation(b: ThreadBroker):
         return c.outcome(frame)
 
 
+def above_max_version(b: ThreadBroker):
+    with b.client() as c:
+        return c.outcome(request(0, 26, 1, produce_body([("amv", [(0, record_set(batch([b"a"])))])])))
+
+
+def after_negative_delta(b: ThreadBroker):
+    with b.client() as c:
+        c.produce("nd", batch([b"a"]), batch([], last_offset_delta=-1), batch([b"b"]))
+        return c.produce("nd", batch([b"c"]))[0]
+
+
+def consumer_offsets(b: ThreadBroker, delete: bool = False, only: str | None = None):
+    """Two consumers commit offsets 3 and 4 on their streams; then (optionally) the first is deleted; the list
+    (optionally filtered to one consumer id) as FetchConsumerOffsets shows it."""
+    with b.client() as c:
+        c.produce("co", batch([b"a"]))
+        for stream_id, (consumer, offset) in enumerate((("one", 3), ("two", 4)), start=1):
+            c.send_raw(request(1003, 25, 10 + stream_id, stream_fetch_body("co", 0, 0, consumer_id=consumer)))
+            c.recv()
+            c.call(1006, 25, struct.pack(">qI", offset, stream_id))
+        if delete:
+            c.call(1007, 25, b"\x00\x02co" + struct.pack(">I", 0) + b"\x00\x03one")
+        return decode_fetch_consumer_offsets(c.call(1008, 25, fetch_consumer_offsets_body(only)))
+
+
+def consumer_offset_unknown_session(b: ThreadBroker):
+    with b.client() as c:
+        return struct.unpack(">qh", c.call(1006, 25, struct.pack(">qI", 7, 9))[:10])
+
+
 PROBES = {
     "fluvio.crc-unchecked": (crc_served, []),
     "fluvio.error-code-unknown-partition-wrong": (unknown_partition, (6, 6)),
@@ -177,6 +207,13 @@ PROBES = {
     "fluvio.produce-responses-merged": (repeated_partition, [(0, 0, 0), (0, 0, 1)]),
     "fluvio.throttle-missing": (throttle, (b"\x00\x00\x00\x00", 47)),
     "fluvio.isolation-strict": (odd_isolation, "answered"),
+    "fluvio.version-above-max-silent": (above_max_version, "closed"),
+    "fluvio.negative-delta-short-circuits": (after_negative_delta, 0),
+    "fluvio.consumer-offset-not-stored": (consumer_offsets, (0, [("one", "co", 0, 3), ("two", "co", 0, 4)])),
+    "fluvio.consumer-offset-unknown-session-ok": (consumer_offset_unknown_session, (7, 3002)),
+    "fluvio.consumer-offset-delete-ignored": (lambda b: consumer_offsets(b, delete=True),
+                                              (0, [("two", "co", 0, 4)])),
+    "fluvio.consumer-offset-filter-ignored": (lambda b: consumer_offsets(b, only="two"), (0, [("two", "co", 0, 4)])),
 }
 
 

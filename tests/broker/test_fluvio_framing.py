@@ -47,7 +47,7 @@ HOSTILE = {
     "api key 0xffff": request(0xFFFF, 0, 1, b""),
     "produce version 26": request(0, 26, 1, produce_body([])),
     "produce version -1": request(0, -1, 1, produce_body([])),
-    "fetch offsets version 22": request(1002, 22, 1, struct.pack(">i", 0)),  # 23-24 accepted, not advertised
+    "fetch offsets version 22": request(1002, 22, 1, struct.pack(">i", 0)),  # below the advertised 23
     "update offsets version 1": request(1005, 1, 1, struct.pack(">i", 0)),
     "truncated body": request(1, 25, 1, fetch_body([("t", [(0, 0)])])[:-3]),
     "client id invalid utf-8": struct.pack(">i", 12) + struct.pack(">Hhi", 18, 0, 1) + b"\x00\x02\xff\xfe",

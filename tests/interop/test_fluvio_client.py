@@ -25,7 +25,8 @@ _names = itertools.count()
 
 # (listener, api key) the client must have sent once the tests below ran (notes §9 steps 2-7).
 EXPECTED_PATH = {("sc", 18), ("sc", 1004), ("sc", 1001), ("sc", 1002), ("sc", 1003),
-                 ("spu", 18), ("spu", 0), ("spu", 1002), ("spu", 1003), ("spu", 1005)}
+                 ("spu", 18), ("spu", 0), ("spu", 1002), ("spu", 1003), ("spu", 1005),
+                 ("spu", 1006), ("spu", 1007), ("spu", 1008)}
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +130,36 @@ def test_string_records_read_back_identical(client, topic):
     assert [r.value_string() for r in itertools.islice(stream, len(values))] == values
 
 
+def offset_consumer(client, topic: str, consumer_id: str, start=None):
+    """A consumer whose offsets the client commits by hand, reading what is there and then stopping."""
+    builder = fluvio.ConsumerConfigExtBuilder(topic)
+    if start is not None:
+        builder.offset_start(start)
+    builder.offset_consumer(consumer_id)
+    builder.offset_strategy(fluvio.OffsetManagementStrategy.MANUAL)
+    builder.disable_continuous(True)
+    return client.consumer_with_config(builder.build())
+
+
+def test_consumer_offsets_commit_resume_and_delete(client, topic):
+    producer = client.topic_producer(topic)
+    for i in range(5):
+        producer.send_string(f"c{i}").wait()
+    producer.flush()
+    consumer_id = f"interop-reader-{next(_names)}"
+    first = offset_consumer(client, topic, consumer_id, fluvio.Offset.beginning())
+    assert [r.value_string() for r in itertools.islice(first, 2)] == ["c0", "c1"]
+    first.offset_commit()
+    first.offset_flush()
+    stored = [(o.consumer_id, o.topic, o.partition, o.offset) for o in client.consumer_offsets()
+              if o.consumer_id == consumer_id]
+    assert stored == [(consumer_id, topic, 0, 1)]  # the last record consumed
+    resumed = offset_consumer(client, topic, consumer_id)  # no start: from the committed offset on
+    assert [(r.offset(), r.value_string()) for r in itertools.islice(resumed, 2)] == [(2, "c2"), (3, "c3")]
+    client.delete_consumer_offset(consumer_id, topic, 0)
+    assert consumer_id not in [o.consumer_id for o in client.consumer_offsets()]
+
+
 def test_client_used_the_sc_and_spu_path(broker, admin, client, topic):
     extra = f"interop-{next(_names)}"
     admin.create_topic(extra)
@@ -137,6 +168,10 @@ def test_client_used_the_sc_and_spu_path(broker, admin, client, topic):
     producer = client.topic_producer(topic)
     producer.send_string("path").wait()
     assert read(client, topic, fluvio.Offset.beginning(), 1)[0][2] == b"path"
+    offsets_topic = f"interop-{next(_names)}"  # the consumer-offset keys, whichever tests ran before
+    admin.create_topic(offsets_topic)
+    test_consumer_offsets_commit_resume_and_delete(client, offsets_topic)
+    admin.delete_topic(offsets_topic)
     seen = {(listener, int(key)) for listener, key, _version in
             (line.split() for line in broker.request_log.read_text().splitlines())}
     assert EXPECTED_PATH <= seen, f"missing {sorted(EXPECTED_PATH - seen)}; seen {sorted(seen)}"

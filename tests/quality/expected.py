@@ -36,10 +36,14 @@ SCOPES = {
     "fluvio.throttle-missing": "test_produce",
     "fluvio.unknown-key-stays-open": "test_framing",
     "fluvio.update-offsets-unknown-session-ok": "test_stream",
+    "fluvio.version-above-max-silent": "test_versions",
+    "fluvio.negative-delta-short-circuits": "test_produce",
     **{f"fluvio.sc-{name}": "test_sc" for name in (
         "platform-version-old", "watch-not-advertised", "watch-first-not-all", "watch-epoch-stale",
         "watch-changes-missing", "create-existing-ok", "invalid-name-accepted", "delete-missing-ok",
-        "unknown-label-answers-empty", "status-name-wrong")},
+        "unknown-label-answers-empty", "status-name-wrong", "list-ignores-names")},
+    **{f"fluvio.consumer-offset-{name}": "test_consumer_offsets" for name in (
+        "not-stored", "unknown-session-ok", "delete-ignored", "filter-ignored")},
 }
 SCOPES.update({
     "kafka.describe-configs-drops-key": "test_configs",

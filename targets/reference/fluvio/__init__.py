@@ -1,15 +1,17 @@
 """The Fluvio SPU personality of the reference broker (``python -m wirecheck.targets.reference --protocols fluvio``).
 
 It serves the SPU's public port: ApiVersions (18), Produce (0), Fetch (1), FetchOffsets (1002), StreamFetch
-(1003) with UpdateOffsets (1005), from the byte-level notes (specs/fluvio.md) and the seed
-(fluvio-protocol-reference.md). It mirrors the SPU's wire behaviour and takes a strict-but-safe path where the
+(1003) with UpdateOffsets (1005), the consumer offsets (1006-1008, unlisted as on the SPU), from the byte-level
+notes (specs/fluvio.md) and the seed (fluvio-protocol-reference.md); and the Streaming Controller (sc.py) on its
+"sc" endpoint. It mirrors the SPU's wire behaviour and takes a strict-but-safe path where the
 SPU is undefined or buggy (notes §12); every such decision is written next to its code (server.py D1-D7,
 records.py, messages.py, wire.py) and is implementation-defined for the suite.
 
 Topics (decision): the SPU has no CreateTopic API on its port, so a Produce to an unknown topic creates it, with
 one partition, if its name is a valid Fluvio topic name (storage.py). Produce to a partition the topic does not
 have, and Fetch / FetchOffsets / StreamFetch of anything not yet created, get the SPU's "no leader" codes (6,
-3001). A suite therefore gets a topic on this broker by producing to partition 0 first.
+3001). A suite therefore gets a topic on this broker by producing to partition 0 first, or through the SC. The
+system topic "consumer-offset" (one partition) always exists, so clients find the consumer offsets' leader.
 
 Options (:class:`FluvioOptions`, flags ``--fluvio-<option>``): auto_create (default on), default_partitions (1),
 topics created at start, max_request_size (33554432, STORAGE_MAX_REQUEST_SIZE), max_store_bytes (1 GiB; past it,

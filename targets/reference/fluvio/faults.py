@@ -97,4 +97,25 @@ FAULTS: dict[str, str] = {
     "fluvio.sc-status-name-wrong":
         "A Create or Delete Status names the object the request named (response.rs Status.name, "
         "topic/create.rs); this answers the name upper-cased",
+    "fluvio.version-above-max-silent":
+        "A request above the advertised maximum version is answered (the SPU never checks versions, notes §3.1) "
+        "or closes the connection (D2); this reads it and stays silent with the connection open",
+    "fluvio.negative-delta-short-circuits":
+        "A batch with a negative last_offset_delta among real ones gets StorageError (56) and later writes "
+        "succeed (D5); this takes the SPU's path (A14, ST/replica.rs): the partition answers 73 until restart",
+    "fluvio.consumer-offset-not-stored":
+        "UpdateConsumerOffset stores the offset of the stream's consumer, and FetchConsumerOffsets lists it "
+        "(notes §5.6, SS/server/consumer_offset.rs); this answers success and stores nothing",
+    "fluvio.consumer-offset-unknown-session-ok":
+        "UpdateConsumerOffset for a session_id that is no open stream is an error (notes §5.5/§5.6: no stream, "
+        "no consumer); this answers None (0)",
+    "fluvio.consumer-offset-delete-ignored":
+        "DeleteConsumerOffset removes the consumer's offset, so FetchConsumerOffsets no longer lists it (notes "
+        "§5.6); this answers success and keeps it",
+    "fluvio.consumer-offset-filter-ignored":
+        "FetchConsumerOffsets v24+ with filter_opts lists only the consumers that match it (notes §5.6); this "
+        "ignores the filter and lists every consumer",
+    "fluvio.sc-list-ignores-names":
+        "A List naming objects answers only those (sc public_api/list.rs, objects/list.rs name_filters); this "
+        "answers every object of the kind",
 }

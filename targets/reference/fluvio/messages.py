@@ -320,3 +320,36 @@ def read_update_offsets(r: Reader) -> list[tuple[int, int]]:
 
 def update_offsets_response(status: list[tuple[int, bytes]]) -> bytes:
     return wire.vec([wire.u32(session) + error for session, error in status])
+
+
+# ------------------------------------------------------------------------------------------------ consumer offsets
+
+# UpdateConsumerOffset (1006), DeleteConsumerOffset (1007), FetchConsumerOffsets (1008), notes §5.6
+# (SS/server/consumer_offset.rs). ReplicaKey is {topic String, partition u32}.
+
+def read_update_consumer_offset(r: Reader) -> tuple[int, int]:
+    """(offset i64, session_id u32): the offset of the consumer of an open stream (its StreamFetch consumer_id)."""
+    return r.i64(), r.u32()
+
+
+def update_consumer_offset_response(offset: int, error: bytes) -> bytes:
+    return wire.i64(offset) + error
+
+
+def read_delete_consumer_offset(r: Reader) -> tuple[str, int, str]:
+    """(topic, partition, consumer_id)."""
+    return r.string(), r.u32(), r.string()
+
+
+def read_fetch_consumer_offsets(r: Reader, version: int) -> tuple[tuple[str, int] | None, str | None]:
+    """filter_opts Option<{replica_id Option<ReplicaKey>, consumer_id Option<String>}>, v >= 24 only."""
+    if version < 24 or not r.flag("filter_opts Option tag"):
+        return None, None
+    replica = (r.string(), r.u32()) if r.flag("replica_id Option tag") else None
+    return replica, r.option_string()
+
+
+def fetch_consumer_offsets_response(error: bytes, consumers: list[tuple[str, str, int, int, int]]) -> bytes:
+    """consumers: (consumer_id, topic, partition, offset, modified_time u64)."""
+    return error + wire.vec([wire.string(cid) + wire.string(topic) + wire.u32(partition) + wire.i64(offset)
+                             + wire.u64(modified) for cid, topic, partition, offset, modified in consumers])

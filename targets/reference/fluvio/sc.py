@@ -139,15 +139,18 @@ class ControlPlane:
         return sm.partition(topic, index, SPU_ID, hw, leo, size, start, config.compression, config.system,
                             version)
 
-    def all_of(self, label: str, version: int, names: list[str] | None = None) -> list[bytes] | None:
-        """Every object of a kind (filtered by name when names are given); None for an unknown label."""
+    def all_of(self, label: str, version: int, names: list[str] | None = None,
+               system: bool | None = None) -> list[bytes] | None:
+        """Every object of a kind (filtered by name when names are given, and for List, by ``system``: a List
+        names either system topics only or user topics only, objects/list.rs); None for an unknown label."""
         def wanted(name: str) -> bool:
             return not names or name in names
 
         if label == sm.SPU_LABEL:
             return [o for o in self.spu_objects(version) if wanted(str(SPU_ID))]
         if label == sm.TOPIC_LABEL:
-            return [self.topic_object(n, c, version) for n, c in self.configs.items() if wanted(n)]
+            return [self.topic_object(n, c, version) for n, c in self.configs.items()
+                    if wanted(n) and (system is None or c.system == system)]
         if label == sm.PARTITION_LABEL:
             return [self.partition_object(n, i, c, version) for n, c in self.configs.items()
                     for i in range(c.partitions) if wanted(f"{n}-{i}")]
@@ -319,8 +322,10 @@ class ScServer:
 
     def _list(self, r: Reader, version: int) -> bytes | None:
         label, body = sm.read_type_buffer(r)
-        names, _summary, _system = sm.read_list(body, version)
-        found = self.plane.all_of(label, version, names)
+        names, _summary, system = sm.read_list(body, version)
+        if "sc-list-ignores-names" in self.active:
+            names = []  # fault: every object, whatever the request named
+        found = self.plane.all_of(label, version, names, system)
         if found is None:
             if "sc-unknown-label-answers-empty" not in self.active:
                 log.debug("closing: list of unknown object type %r", label)

@@ -5,10 +5,16 @@ Connection rules (notes §2, §7; decisions marked D are implementation-defined,
   smallest header: api_key, api_version, correlation_id, empty client_id) or above the frame limit (64 MiB,
   §12; ``--max-frame``) closes the connection before any body byte is read. The SPU has no limit, panics on
   sizes -4..-1 and waits for ever on smaller ones (§7).
-- Unknown api keys (including the SPU's own 1006-1008 and 2000, which this broker does not implement, and the
-  server-to-client key 1001) close the connection without a response, as the SPU does for unknown keys (A16).
-- D2: a version outside the advertised range closes the connection without a response (FetchOffsets: outside
-  23..25, see ``accepted``); the SPU decodes any version (A16). ApiVersions is not advertised (as on the SPU, §3.2) and is accepted at every version.
+- Unknown api keys (including 2000, which this broker does not implement, and the server-to-client key 1001)
+  close the connection without a response, as the SPU does for unknown keys (A16).
+- D2: a version outside the accepted range closes the connection without a response; the SPU decodes any
+  version (A16). ApiVersions is not advertised (as on the SPU, §3.2) and is accepted at every version; the
+  consumer-offset keys 1006-1008 are accepted at 23..25 and not advertised, as on the SPU.
+- Consumer offsets (1006-1008, §5.6): UpdateConsumerOffset names a stream of this connection (its session_id)
+  opened with a consumer_id; an unknown session gets FetchSessionNotFoud (3002) as UpdateOffsets does, a stream
+  without consumer id gets Other. Offsets are kept in memory by (topic, partition, consumer id); the system
+  topic "consumer-offset" exists (one partition) so that clients find its leader through the SC, as they do
+  upstream, but the offsets are not written into it.
 - A body that does not decode closes the connection without a response (§7).
 - Requests are handled one at a time, so responses leave in request order (§2.4); StreamFetch responses are
   pushed by a task per stream and may interleave with them (one lock keeps frames whole).
@@ -28,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
+import time
 
 from wirecheck.targets.reference.core import BrokerConfig, Connection
 from wirecheck.targets.reference.framed import BadLength, FrameShape, serve_frames
@@ -48,11 +55,19 @@ PLATFORM_VERSION = "0.0.0"  # the SPU never sets it (§3.2, A18)
 
 PRODUCE, FETCH, API_VERSIONS = 0, 1, 18
 FETCH_OFFSETS, STREAM_FETCH, UPDATE_OFFSETS = 1002, 1003, 1005
+UPDATE_CONSUMER_OFFSET, DELETE_CONSUMER_OFFSET, FETCH_CONSUMER_OFFSETS = 1006, 1007, 1008
+CONSUMER_OFFSET_VERSIONS = (23, 25)  # MIN = 23 (OFFSET_MANAGEMENT_API), DEFAULT = 25 (§3.1)
+CONSUMER_OFFSET_TOPIC = "consumer-offset"  # the SPU keeps consumer offsets in this system topic's partition 0 (§5.6)
 STREAM_FETCH_LEGACY_MAX = 15  # advertised to clients that send no client_version (<= 0.9.12), §3.1
 
-#: (api key, min, max) advertised, in the SPU's order (§3.2, SPU/services/public/api_versions.rs).
-ADVERTISED = [(PRODUCE, 0, 25), (FETCH, 0, 25), (FETCH_OFFSETS, 25, 25), (STREAM_FETCH, 0, 25),
+#: (api key, min, max) advertised, in the SPU's order (§3.2, SPU/services/public/api_versions.rs). FetchOffsets:
+#: the SPU lists (25, 25) but decodes any version, and released clients (the fluvio 0.21 Python binding) send
+#: v24; v23-v24 share v25's layout (consumer_id is v23-only), so this broker lists what it accepts, 23..25.
+ADVERTISED = [(PRODUCE, 0, 25), (FETCH, 0, 25), (FETCH_OFFSETS, 23, 25), (STREAM_FETCH, 0, 25),
               (UPDATE_OFFSETS, 0, 0)]
+#: accepted but not listed, as on the SPU (§3.1: the consumer-offset keys are "not listed")
+UNLISTED = {UPDATE_CONSUMER_OFFSET: CONSUMER_OFFSET_VERSIONS, DELETE_CONSUMER_OFFSET: CONSUMER_OFFSET_VERSIONS,
+            FETCH_CONSUMER_OFFSETS: CONSUMER_OFFSET_VERSIONS}
 
 _SIZE = struct.Struct(">i")
 
@@ -106,16 +121,17 @@ class FluvioPersonality:
         self.advertised = list(ADVERTISED)
         if "apiversions-overadvertise" in self.active:
             self.advertised[0] = (PRODUCE, 0, 26)
-        self.accepted = {key: (low, high) for key, low, high in ADVERTISED}  # what is really implemented
-        # FetchOffsets is advertised as (25, 25) like the SPU, but v23-v24 share v25's layout (consumer_id is
-        # v23-only) and released clients (the fluvio 0.21 Python binding) send v24 whatever the SPU advertises.
-        self.accepted[FETCH_OFFSETS] = (23, 25)
+        # what is really implemented
+        self.accepted = {**{key: (low, high) for key, low, high in ADVERTISED}, **UNLISTED}
+        if CONSUMER_OFFSET_TOPIC not in self.storage.topics:
+            self.storage.create(CONSUMER_OFFSET_TOPIC, 1)
         self.wedged = False
         self.config = config
         self.options = options
         self.request_log = _request_logger(options.request_log) if options.request_log else None
         # the Streaming Controller (sc.py): the personality's "sc" endpoint, over this SPU's topic store
         self.sc = ScServer(config, self.storage, self.active, self.max_frame, self.request_log)
+        self.sc.plane.configs[CONSUMER_OFFSET_TOPIC].system = True
 
     def listening(self, endpoint: str | None, port: int) -> None:
         if endpoint is None:  # the SC's metadata names the SPU's port
@@ -173,6 +189,8 @@ class FluvioPersonality:
         if key != API_VERSIONS:
             low, high = self.accepted[key]
             if not low <= version <= high:
+                if version > high and "version-above-max-silent" in self.active:
+                    return True  # fault: read and never answered, the connection left open
                 log.debug("closing: api %d version %d not in [%d, %d]", key, version, low, high)
                 return False
         try:
@@ -188,8 +206,14 @@ class FluvioPersonality:
             elif key == STREAM_FETCH:
                 request = messages.read_stream_fetch(r, version)
                 return await self._stream_fetch(state, request, version, reply_id)
-            else:
+            elif key == UPDATE_OFFSETS:
                 body = self._update_offsets(state, messages.read_update_offsets(r))
+            elif key == UPDATE_CONSUMER_OFFSET:
+                body = self._update_consumer_offset(state, *messages.read_update_consumer_offset(r))
+            elif key == DELETE_CONSUMER_OFFSET:
+                body = self._delete_consumer_offset(*messages.read_delete_consumer_offset(r))
+            else:
+                body = self._fetch_consumer_offsets(*messages.read_fetch_consumer_offsets(r, version))
         except Malformed as exc:
             log.debug("closing: malformed api %d v%d body: %s", key, version, exc)
             return False
@@ -249,7 +273,11 @@ class FluvioPersonality:
         for batch in batches:
             if batch.write_size > self.max_request_size:
                 return ErrorCode.plain(ErrorCode.MESSAGE_TOO_LARGE), 0
+        if partition.short_circuited:
+            return ErrorCode.plain(ErrorCode.PARTITION_SHORT_CIRCUITED), 0
         if any(b.last_offset_delta < 0 for b in batches):
+            if "negative-delta-short-circuits" in self.active:
+                partition.short_circuited = True  # fault: the SPU's own path (A14), 73 until restart
             return ErrorCode.plain(ErrorCode.STORAGE_ERROR), 0  # D5: EmptyBatch, without the short-circuit
         if not self.storage.has_room(sum(b.write_size for b in batches)):
             return ErrorCode.partition_full(topic, data.index), 0  # storage.py: the broker-wide memory budget
@@ -391,6 +419,37 @@ class FluvioPersonality:
             stream.wake.set()
             status.append((session_id, OK))
         return messages.update_offsets_response(status)
+
+    # ------------------------------------------------------------------------------------------ consumer offsets
+
+    def _update_consumer_offset(self, state: ConnectionState, offset: int, session_id: int) -> bytes:
+        """Store the offset of the consumer that opened stream ``session_id`` on this connection (§5.6)."""
+        stream = state.streams.get(session_id)
+        if stream is None and "consumer-offset-unknown-session-ok" not in self.active:
+            return messages.update_consumer_offset_response(offset, ErrorCode.plain(ErrorCode.FETCH_SESSION_NOT_FOUND))
+        if stream is None:
+            return messages.update_consumer_offset_response(offset, OK)  # fault: accepted, stored nowhere
+        consumer_id = stream.request.consumer_id
+        if not consumer_id:
+            return messages.update_consumer_offset_response(
+                offset, ErrorCode.other(f"stream {session_id} was opened without a consumer id"))
+        if "consumer-offset-not-stored" not in self.active:
+            key = (stream.request.topic, stream.request.partition, consumer_id)
+            self.storage.consumer_offsets[key] = (offset, int(time.time() * 1000))
+        return messages.update_consumer_offset_response(offset, OK)
+
+    def _delete_consumer_offset(self, topic: str, partition: int, consumer_id: str) -> bytes:
+        if "consumer-offset-delete-ignored" not in self.active:
+            self.storage.consumer_offsets.pop((topic, partition, consumer_id), None)
+        return OK  # deleting what is not there is not an error (nothing to undo)
+
+    def _fetch_consumer_offsets(self, replica: tuple[str, int] | None, consumer_id: str | None) -> bytes:
+        if "consumer-offset-filter-ignored" in self.active:
+            replica = consumer_id = None
+        consumers = [(cid, topic, index, offset, modified)
+                     for (topic, index, cid), (offset, modified) in sorted(self.storage.consumer_offsets.items())
+                     if (replica is None or replica == (topic, index)) and (consumer_id is None or consumer_id == cid)]
+        return messages.fetch_consumer_offsets_response(OK, consumers)
 
 
 def _request_logger(path: str):

@@ -41,6 +41,7 @@ class Partition:
     leo: int = 0
     log_start: int = 0
     size: int = 0  # bytes held
+    short_circuited: bool = False  # only under the negative-delta-short-circuits fault (A14)
     listeners: set[asyncio.Event] = field(default_factory=set)  # stream fetches waiting for new data
 
     @property
@@ -98,6 +99,8 @@ class Storage:
         self.size = 0  # bytes held by all partitions
         self.topics: dict[str, Topic] = {}
         self.watchers: list[Callable[[str, Topic, bool], None]] = []  # (name, topic, deleted): the SC's epochs
+        #: (topic, partition, consumer_id) -> (offset, modified time in ms): UpdateConsumerOffset's store (§5.6)
+        self.consumer_offsets: dict[tuple[str, int, str], tuple[int, int]] = {}
         for name, count in (topics or {}).items():
             self.create(name, count)
 
