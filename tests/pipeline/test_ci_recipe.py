@@ -1,6 +1,7 @@
-"""docs/ci.md's nightly recipe cannot rot: its script runs against the reference broker for two nights (clean,
-then with a fault), and every ``wirecheck`` command line of the GitHub Actions and GitLab CI examples is one of
-the script's."""
+"""docs/ci.md's nightly recipe cannot rot: its script runs one night against a faulted reference broker (the run
+fails, and every artifact is still written), and every ``wirecheck`` command line of the GitHub Actions and GitLab
+CI examples is one of the script's. (The gate's regression logic has its own tests in test_conformance.py; one
+night keeps this test to three JVM starts.)"""
 
 from __future__ import annotations
 
@@ -68,16 +69,13 @@ def nightly(target: str, out: Path) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
-def test_two_nights_of_the_recipe(broker, tmp_path):
+def test_a_failing_night_fails_and_still_writes_every_artifact(broker, tmp_path):
     out = tmp_path / "wirecheck-out"
-    first = nightly(broker(), out)
-    assert first.returncode == 0, first.stdout[-4000:] + first.stderr[-4000:]
+    night = nightly(broker("rustlog.next-offset-off-by-one"), out)
+    assert night.returncode == 1, night.stdout[-4000:] + night.stderr[-4000:]
+    assert "wirecheck verdicts:" in night.stdout and "FAILED" in night.stdout
+    assert "ingested 1 run(s)" in night.stdout and "0 regression(s)" in night.stdout  # the gate's first night
     assert (out / "site" / "index.html").is_file()
     assert any((out / "allure").glob("*-result.json"))
     [run] = (out / "runs").iterdir()
-    assert (run / "summary.html").is_file()
-
-    second = nightly(broker("rustlog.next-offset-off-by-one"), out)
-    assert second.returncode == 1, second.stdout[-4000:] + second.stderr[-4000:]
-    assert "regression" in second.stdout and "rustlog.fetch" in second.stdout, second.stdout[-4000:]
-    assert len(list((out / "runs").iterdir())) == 2
+    assert "rustlog.fetch" in (run / "summary.html").read_text()
