@@ -91,7 +91,8 @@ def analyze(spark: SparkSession, paths: list[str], ports: dict[int, str]):
     """
     sc = spark.sparkContext
     server_ports = set(ports)
-    # One partition per file: binaryFiles would pack small files into a few tasks (its open cost is 4 MB).
+    # Files are read whole, up to one task per file (binaryFiles packs small files together); the flows are
+    # then dealt out evenly, so the decoding keeps every core busy however the files were packed.
     files = sc.binaryFiles(",".join(paths), minPartitions=max(1, len(paths)))
     per_file = files.mapPartitions(lambda it: _read_files(it, server_ports))
     rows = (per_file.repartition(max(1, sc.defaultParallelism * 2))
