@@ -14,7 +14,8 @@ from pathlib import Path
 from wirecheck.reports.html import charts
 from wirecheck.reports.html.site import copy_assets, esc, page, pct, slug, table, verdict_cell, write
 
-LEGEND = ["OK", "XFAIL", "NON-STRICT", "XPASS", "FAILED", "ERROR", "UNIMPLEMENTED", "NOT-RUN"]
+LEGEND = ["OK", "XFAIL", "FLAKY", "NON-STRICT", "XPASS", "FAILED", "ERROR", "BLOCKED", "TARGET-DOWN", "UNIMPLEMENTED",
+          "NOT-RUN"]
 
 
 def case_page_name(case: dict) -> str:
@@ -50,6 +51,9 @@ def _matrix(summary: dict, failing_link: dict) -> str:
                 title = (f"{m['latest_verdict']} in {m['latest_run_id']}; pass rate {pct(m['pass_rate'])} "
                          f"over {m['runs']} run(s)")
                 text = f"{m['latest_verdict']} {pct(m['pass_rate'])}"
+                if m["latest_verdict"] == "BLOCKED":  # never reached: say what stopped it, not "not run"
+                    title = f"blocked in {m['latest_run_id']}: {m.get('blocked_by') or 'a precondition failed'}"
+                    text = f"BLOCKED by {m.get('blocked_by') or 'a precondition'}"
                 row.append(verdict_cell(m["latest_verdict"], text, failing_link.get((target, clause_id)), title))
             rows.append("<tr>" + "".join(row) + "</tr>")
     return (f'<table class="filterable matrix"><thead><tr><th>clause</th><th>level</th>{head}</tr></thead>'

@@ -32,6 +32,27 @@ def worst_verdict(column: str = "verdict") -> Column:
     return _map((v, k) for k, v in SEVERITY.items())[F.max(severity(column))]
 
 
+def records(frame: DataFrame) -> Column:
+    """How many case records a row stands for: 1 for a case row, ``records`` for a row of ``aggregate``."""
+    return F.col("records") if "records" in frame.columns else F.lit(1)
+
+
+#: The columns a row of ``aggregate`` keeps: enough for every view that does not name single cases.
+AGGREGATE_KEYS = ("target", "run_id", "suite_version", "protocol", "clause", "level", "requirement", "api",
+                  "api_version", "verdict")
+
+
+def aggregate(cases: DataFrame) -> DataFrame:
+    """Case rows summed over the cases of each (target, run, clause, verdict, ...): a few hundred rows per run
+    instead of one per case. The matrix, trend, totals and coverage read the same answers from it as from the
+    case rows; ``blocked_by`` is the message of BLOCKED records (what blocked the clause)."""
+    # blocked_by is a grouping key (null but for BLOCKED records), not a min(): string aggregates would make
+    # Spark sort every row instead of hashing them.
+    blocked_by = F.when(F.col("verdict") == "BLOCKED", F.col("message")).alias("blocked_by")
+    return (cases.groupBy(*AGGREGATE_KEYS, blocked_by)
+            .agg(F.count("*").alias("records"), F.min("run_ts").alias("run_ts")))
+
+
 def _executed() -> Column:
     return F.col("verdict").isin(*EXECUTED)
 
@@ -56,10 +77,11 @@ def in_window(cases: DataFrame, window: int) -> DataFrame:
 def _latest_and_rate(cases: DataFrame, keys: list[str], window: int, extra: list[Column] = ()) -> DataFrame:
     """Per key: the verdict of the newest run that has the key, and the pass rate over the window."""
     recent = in_window(cases, window)
+    n = records(recent)
     per_run = recent.groupBy(*keys, "run_id", "run_rank").agg(
         worst_verdict().alias("run_verdict"),
-        F.sum(_passing().cast("int")).alias("passing"),
-        F.sum(_executed().cast("int")).alias("executed"),
+        F.sum(F.when(_passing(), n).otherwise(0)).alias("passing"),
+        F.sum(F.when(_executed(), n).otherwise(0)).alias("executed"),
         *extra,
     )
     extra_names = [c for c in per_run.columns if c not in {*keys, "run_id", "run_rank", "run_verdict", "passing", "executed"}]
@@ -78,10 +100,14 @@ def _latest_and_rate(cases: DataFrame, keys: list[str], window: int, extra: list
 
 
 def matrix(cases: DataFrame, window: int = 10) -> DataFrame:
-    """target x protocol x clause -> latest verdict and pass rate over the window."""
+    """target x protocol x clause -> latest verdict and pass rate over the window; ``blocked_by``: when the
+    latest run's records of the clause were BLOCKED, what blocked them (the precondition and its clause)."""
+    blocked = (F.col("blocked_by") if "blocked_by" in cases.columns
+               else F.when(F.col("verdict") == "BLOCKED", F.col("message")))
     return _latest_and_rate(cases, ["target", "protocol", "clause"], window,
                             # min, not first: the same answer whatever order the rows arrive in (MUST before SHOULD)
-                            extra=[F.min("level").alias("level"), F.min("requirement").alias("requirement")])
+                            extra=[F.min("level").alias("level"), F.min("requirement").alias("requirement"),
+                                   F.min(blocked).alias("blocked_by")])
 
 
 def version_matrix(cases: DataFrame, window: int = 10) -> DataFrame:
@@ -175,16 +201,40 @@ def executed_count(cases: DataFrame, run_id: str) -> int:
 
 def flaky(cases: DataFrame) -> DataFrame:
     """Cases with mixed executed verdicts for the same suite version and target, or FLAKY in one run (it failed,
-    then passed when re-run)."""
+    then passed when re-run). One aggregation per case: a count per executed verdict, kept where non-zero."""
     executed = cases.filter(_executed())
-    counts = executed.groupBy("suite_version", "target", "protocol", "nodeid", "verdict").agg(F.count("*").alias("n"))
-    return (counts.groupBy("suite_version", "target", "protocol", "nodeid")
-            .agg(F.map_from_entries(F.collect_list(F.struct("verdict", "n"))).alias("verdicts"),
-                 F.count("verdict").alias("distinct_verdicts"), F.sum("n").alias("records"))
+    counts = [F.count(F.when(F.col("verdict") == v, 1)).alias(f"_{i}") for i, v in enumerate(EXECUTED)]
+    per_case = executed.groupBy("suite_version", "target", "protocol", "nodeid").agg(
+        *counts, F.count("*").alias("records"))
+    verdicts = F.map_filter(F.create_map(*chain.from_iterable((F.lit(v), F.col(f"_{i}"))
+                                                              for i, v in enumerate(EXECUTED))),
+                            lambda _, n: n > 0)
+    distinct = sum((F.col(f"_{i}") > 0).cast("long") for i in range(len(EXECUTED)))
+    return (per_case.select("suite_version", "target", "protocol", "nodeid", verdicts.alias("verdicts"),
+                            distinct.alias("distinct_verdicts"), "records")
             .filter((F.col("distinct_verdicts") > 1) | F.col("verdicts").getItem("FLAKY").isNotNull()))
+
+
+#: Verdicts whose cases get a page of their own in the report.
+FAILING = ("FAILED", "ERROR", "XPASS", "NON-STRICT")
+
+
+def flaky_candidates(cases: DataFrame) -> DataFrame:
+    """The rows of cases that may be flaky, found by numbers only: per hash of (suite version, target,
+    protocol, nodeid), do the executed verdicts differ or is one FLAKY? Hashing and comparing numbers is much
+    cheaper than grouping every case by its strings; a hash collision only lets a few more rows through to
+    ``flaky``, which decides on the strings themselves."""
+    key = F.xxhash64("suite_version", "target", "protocol", "nodeid").alias("_key")
+    executed = cases.filter(_executed())
+    rank = severity()
+    flagged = (executed.groupBy(key)
+               .agg(F.min(rank).alias("_low"), F.max(rank).alias("_high"),
+                    F.max((F.col("verdict") == "FLAKY").cast("int")).alias("_flaky"))
+               .filter((F.col("_low") != F.col("_high")) | (F.col("_flaky") == 1))
+               .select("_key"))
+    return executed.withColumn("_key", key).join(F.broadcast(flagged), "_key", "left_semi").drop("_key")
 
 
 def failing_cases(cases: DataFrame, run_ids: list[str]) -> DataFrame:
     """The records (with transcripts) that did not pass, in the given runs: what gets a page of its own."""
-    return (cases.filter(F.col("run_id").isin(*run_ids) & F.col("verdict").isin("FAILED", "ERROR", "XPASS", "NON-STRICT"))
-            .orderBy("target", "protocol", "clause", "nodeid"))
+    return cases.filter(F.col("run_id").isin(*run_ids) & F.col("verdict").isin(*FAILING))

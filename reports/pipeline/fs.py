@@ -35,6 +35,13 @@ def expand(spark: SparkSession, pattern: str) -> list[str]:
     return sorted(str(p.toString()) for p in paths)
 
 
+def expand_sized(spark: SparkSession, pattern: str) -> dict[str, int]:
+    """Like ``expand``, with each path's length in bytes (from the same listing)."""
+    fs, hpath = _fs(spark, pattern)
+    statuses = fs.globStatus(hpath)
+    return {} if statuses is None else {str(s.getPath().toString()): int(s.getLen()) for s in statuses}
+
+
 def exists(spark: SparkSession, path: str) -> bool:
     fs, hpath = _fs(spark, path)
     return bool(fs.exists(hpath))

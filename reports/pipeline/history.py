@@ -9,6 +9,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from wirecheck.reports.pipeline.conformance import records
 from wirecheck.reports.pipeline.schema import EXECUTED, PASSING
 
 #: Verdicts that mean "this case did not hold" when comparing two runs (any verdict we do not know counts too).
@@ -18,17 +19,19 @@ NEUTRAL = ("NOT-RUN", "UNIMPLEMENTED")
 
 def trend(recent: DataFrame) -> DataFrame:
     """(target, run_id, run_ts, run_rank, passing, executed, pass_rate) for each run in the window."""
+    n = records(recent)
     return (recent.groupBy("target", "run_id", "run_rank")
             .agg(F.min("run_ts").alias("run_ts"),
-                 F.sum(F.col("verdict").isin(*PASSING).cast("int")).alias("passing"),
-                 F.sum(F.col("verdict").isin(*EXECUTED).cast("int")).alias("executed"))
+                 F.sum(F.when(F.col("verdict").isin(*PASSING), n).otherwise(0)).alias("passing"),
+                 F.sum(F.when(F.col("verdict").isin(*EXECUTED), n).otherwise(0)).alias("executed"))
             .withColumn("pass_rate", F.when(F.col("executed") > 0,
                                             F.round(F.col("passing") / F.col("executed"), 4))))
 
 
 def verdict_totals(recent: DataFrame) -> DataFrame:
     """(target, run_id, run_rank, protocol, verdict, records) for each run in the window."""
-    return recent.groupBy("target", "run_id", "run_rank", "protocol", "verdict").agg(F.count("*").alias("records"))
+    return recent.groupBy("target", "run_id", "run_rank", "protocol", "verdict").agg(
+        F.sum(records(recent)).alias("records"))
 
 
 def _kind(verdict):
@@ -41,19 +44,22 @@ def _kind(verdict):
 def compare(cases: DataFrame, pairs: DataFrame) -> DataFrame:
     """What changed between two runs of each target, per case.
 
-    ``pairs``: (target, old_run_id, new_run_id). Rows: (target, old_run_id, new_run_id, nodeid, protocol,
-    clause, old_verdict, new_verdict, change) where change is ``regressed`` (held, now does not: FAILED, ERROR,
+    ``pairs``: (target, old_run_id, new_run_id), a few rows. Rows: (target, old_run_id, new_run_id, nodeid,
+    protocol, clause, case, message (the new run's), old_verdict, new_verdict, change) where change is ``regressed`` (held, now does not: FAILED, ERROR,
     XPASS or any other verdict such as TARGET-DOWN or BLOCKED), ``fixed`` (did not hold, holds now), ``new`` (not
     in the old run), ``gone`` (not in the new run); unchanged cases are left out.
     """
-    cols = ["target", "run_id", "nodeid", "protocol", "clause", "verdict"]
-    old = (cases.select(*cols).join(pairs.withColumnRenamed("old_run_id", "run_id"), ["target", "run_id"])
+    cols = ["target", "run_id", "nodeid", "case", "protocol", "clause", "verdict", "message"]
+    old = (cases.select(*cols).join(F.broadcast(pairs.withColumnRenamed("old_run_id", "run_id")), ["target", "run_id"])
            .select("target", "nodeid", F.col("protocol").alias("_p0"), F.col("clause").alias("_c0"),
-                   F.col("verdict").alias("old_verdict"), F.col("run_id").alias("old_run_id"), "new_run_id"))
-    new = (cases.select(*cols).join(pairs.withColumnRenamed("new_run_id", "run_id"), ["target", "run_id"])
-           .select("target", "nodeid", "protocol", "clause", F.col("verdict").alias("new_verdict"),
-                   F.col("run_id").alias("_new"), F.col("old_run_id").alias("_old")))
-    joined = old.join(new, ["target", "nodeid"], "full_outer")
+                   F.col("case").alias("_case0"), F.col("verdict").alias("old_verdict"),
+                   F.col("run_id").alias("old_run_id"), "new_run_id"))
+    new = (cases.select(*cols).join(F.broadcast(pairs.withColumnRenamed("new_run_id", "run_id")), ["target", "run_id"])
+           .select("target", "nodeid", "protocol", "clause", "case", "message",
+                   F.col("verdict").alias("new_verdict"), F.col("run_id").alias("_new"),
+                   F.col("old_run_id").alias("_old")))
+    # hashed, not sorted: the two runs' rows are many and arrive in no useful order
+    joined = old.hint("shuffle_hash").join(new, ["target", "nodeid"], "full_outer")
     before, after = _kind(F.col("old_verdict")), _kind(F.col("new_verdict"))
     change = (F.when((before == "holds") & (after == "does not hold"), F.lit("regressed"))
               .when((before == "does not hold") & (after == "holds"), F.lit("fixed"))
@@ -62,11 +68,16 @@ def compare(cases: DataFrame, pairs: DataFrame) -> DataFrame:
     return (joined.select("target", F.coalesce("old_run_id", "_old").alias("old_run_id"),
                           F.coalesce("_new", "new_run_id").alias("new_run_id"), "nodeid",
                           F.coalesce("protocol", "_p0").alias("protocol"), F.coalesce("clause", "_c0").alias("clause"),
+                          F.coalesce("case", "_case0").alias("case"), "message",
                           "old_verdict", "new_verdict", change.alias("change"))
             .filter(F.col("change").isNotNull()))
 
 
-def case_history(recent: DataFrame, keys: DataFrame) -> DataFrame:
-    """(target, nodeid, run_id, run_ts, run_rank, verdict) of the given (target, nodeid) keys (a few)."""
-    return (recent.join(F.broadcast(keys), ["target", "nodeid"], "left_semi")
-            .select("target", "nodeid", "run_id", "run_ts", "run_rank", "verdict"))
+def case_history(recent: DataFrame, keys: DataFrame, ranks: DataFrame | None = None) -> DataFrame:
+    """(target, nodeid, run_id, run_ts, run_rank, verdict) of the given (target, nodeid) keys (a few).
+
+    ``recent``: case rows with ``run_rank``, or case rows and ``ranks`` (target, run_id, run_rank) apart."""
+    rows = recent.join(F.broadcast(keys), ["target", "nodeid"], "left_semi")
+    if ranks is not None:
+        rows = rows.join(F.broadcast(ranks), ["target", "run_id"])
+    return rows.select("target", "nodeid", "run_id", "run_ts", "run_rank", "verdict")

@@ -1,7 +1,7 @@
 """The conformance report job: warehouse -> summary.json (SCHEMA.md) + static HTML site with charts.
 
-The rows of each target's ``window`` newest runs are computed once and cached; every view reads them. The
-output is bounded: at most ``max_case_pages`` failing cases per run get a page (and an entry in
+The case rows are summed once into a small cached frame that every aggregate view reads (see ``summarise``);
+the views that name single cases read only the runs they need. The output is bounded: at most ``max_case_pages`` failing cases per run get a page (and an entry in
 summary.json); the warehouse's Parquet tables keep every record.
 """
 
@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 from wirecheck.reports.pipeline import conformance, history, warehouse
 from wirecheck.reports.pipeline.catalogue import catalogue_frame
+from wirecheck.reports.pipeline.schema import PASSING
 
 SUMMARY_SCHEMA = "wirecheck.summary/1"
 MAX_CASE_PAGES = 200
@@ -35,19 +36,22 @@ def _iso(value):
 
 
 def _bounded(frame: DataFrame, groups: list[str], order: list[str], limit: int) -> tuple[list[dict], dict]:
-    """(at most ``limit`` rows per group, {"<group values>": total rows}) in one job."""
-    by_group = Window.partitionBy(*groups)
-    ranked = (frame.withColumn("_n", F.row_number().over(by_group.orderBy(*order)))
-              .withColumn("_total", F.count("*").over(by_group)).filter(F.col("_n") <= limit))
-    rows, totals = [], {}
+    """(at most ``limit`` rows per group, {"<group values>": total rows}).
+
+    The totals are a count per group; the rows a row number filtered right above its window, which Spark
+    turns into a top-``limit`` per group before the shuffle instead of sorting every row."""
+    ranked = (frame.withColumn("_n", F.row_number().over(Window.partitionBy(*groups).orderBy(*order)))
+              .filter(F.col("_n") <= limit))
+    totals = {" ".join(str(row[g]) for g in groups): row["_total"]
+              for row in _rows(frame.groupBy(*groups).agg(F.count("*").alias("_total")))}
+    rows = []
     for row in _rows(ranked.orderBy(*groups, "_n")):
-        totals[" ".join(str(row[g]) for g in groups)] = row.pop("_total")
         row.pop("_n")
         rows.append(row)
     return rows, totals
 
 
-def _pairs(spark: SparkSession, runs: list[dict], compare: tuple[str, str] | None):
+def _pairs(spark: SparkSession, runs: list[dict], compare: tuple[str, str] | None = None) -> DataFrame:
     """(target, old_run_id, new_run_id): each target's two newest runs, or the two runs asked for."""
     if compare:
         return spark.createDataFrame([("*", *compare)], "target string, old_run_id string, new_run_id string")
@@ -56,65 +60,97 @@ def _pairs(spark: SparkSession, runs: list[dict], compare: tuple[str, str] | Non
     return spark.createDataFrame(sorted(rows) or [("", "", "")], "target string, old_run_id string, new_run_id string")
 
 
+def _of_runs(cases: DataFrame, run_ids) -> DataFrame:
+    """Only the rows of these runs: ``run_id`` is a partition column, so Spark reads only their files."""
+    return cases.filter(F.col("run_id").isin(*(sorted(run_ids) or [""])))
+
+
 def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_pages: int = MAX_CASE_PAGES,
               compare: tuple[str, str] | None = None, run_info: DataFrame | None = None) -> tuple[dict, list[dict]]:
-    """(summary, failing case rows of each target's latest run, at most ``max_case_pages`` per run)."""
+    """(summary, failing case rows of each target's latest run, at most ``max_case_pages`` per run).
+
+    The case rows are read a bounded number of times whatever the number of charts and pages: once into a
+    small cached frame summed per (target, run, clause, verdict, ...), which every aggregate view reads; then
+    only the runs each case-level view needs (the compared pairs, the window for flaky cases and histories,
+    the latest runs for failing cases), which Parquet partition pruning keeps to those runs' files.
+    """
     full = cases
-    cases = cases.select(*VIEW_COLUMNS).cache()
-    recent = conformance.in_window(cases, window).cache()
-    protocols = [r.protocol for r in cases.select("protocol").distinct().collect() if r.protocol]
-    catalogue = catalogue_frame(spark, protocols)
-    runs = _rows(conformance.runs_of(cases).filter(F.col("run_rank") <= window).orderBy("target", "run_rank"))
+    cases = cases.select(*VIEW_COLUMNS)
+    summed = conformance.aggregate(cases).cache()
+    all_runs = conformance.runs_of(summed).cache()
+    runs = _rows(all_runs.filter(F.col("run_rank") <= window).orderBy("target", "run_rank"))
+    ranks = spark.createDataFrame([(r["target"], r["run_id"], r["run_rank"]) for r in runs] or [("", "", 0)],
+                                  "target string, run_id string, run_rank int")
+    window_ids = {r["run_id"] for r in runs}
     latest = sorted({r["run_id"] for r in runs if r["run_rank"] == 1})
     latest_pairs = {(r["target"], r["run_id"]) for r in runs if r["run_rank"] == 1}
-    regressions = []
-    for run_id in latest:
-        regressions += _rows(conformance.regressions(cases, run_id))
-    compared = cases
+    protocols = [r.protocol for r in summed.select("protocol").distinct().collect() if r.protocol]
+    catalogue = catalogue_frame(spark, protocols)
+    recent = summed.join(F.broadcast(ranks), ["target", "run_id"])
+
+    # One frame of what changed between each target's two newest runs: the comparison and the regressions.
+    pairs = _pairs(spark, runs)
+    pair_ids = {r["run_id"] for r in runs if r["run_rank"] <= 2}
+    changes = history.compare(_of_runs(cases, pair_ids), pairs).cache()
+    regressions = (changes.filter((F.col("old_verdict") == "OK")
+                                  & ~F.col("new_verdict").isin(*PASSING, *conformance.NO_ANSWER))
+                   .select("target", "protocol", "clause", "case", "nodeid",
+                           F.col("old_run_id").alias("baseline_run_id"),
+                           F.col("old_verdict").alias("baseline_verdict"), F.col("new_run_id").alias("run_id"),
+                           F.col("new_verdict").alias("verdict"), "message")
+                   .orderBy("target", "nodeid"))
+    compared = changes
     if compare:  # an explicit pair compares the same cases whatever their targets are called
-        compared = cases.filter(F.col("run_id").isin(*compare)).withColumn("target", F.lit("*"))
+        compared = history.compare(_of_runs(cases, compare).withColumn("target", F.lit("*")), _pairs(spark, runs, compare))
     summary = {
         "schema": SUMMARY_SCHEMA,
         "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "window": window,
         "targets": sorted({r["target"] for r in runs}),
         "runs": runs,
-        "run_info": [] if run_info is None else _rows(run_info.filter(F.col("run_id").isin(
-            *{r["run_id"] for r in runs} or {""})).orderBy(F.col("started_ts").desc_nulls_last())),
+        "run_info": [] if run_info is None else _rows(_of_runs(run_info, window_ids)
+                                                      .orderBy(F.col("started_ts").desc_nulls_last())),
         "trend": _rows(history.trend(recent).orderBy("target", "run_rank")),
         "verdict_totals": _rows(history.verdict_totals(recent).orderBy("target", "run_rank", "protocol", "verdict")),
-        "matrix": _rows(conformance.matrix(cases, window).orderBy("protocol", "clause", "target")),
-        "coverage": _rows(conformance.coverage(cases, catalogue)),
-        "uncatalogued": _rows(conformance.uncatalogued(cases, catalogue).orderBy("protocol", "clause")),
-        "regressions": regressions,
-        "flaky": _rows(conformance.flaky(cases)),
-        "versions": _rows(conformance.version_matrix(cases, window).orderBy("target", "protocol", "api",
-                                                                              "api_version")),
+        "matrix": _rows(conformance.matrix(summed, window).orderBy("protocol", "clause", "target")),
+        "coverage": _rows(conformance.coverage(summed, catalogue)),
+        "uncatalogued": _rows(conformance.uncatalogued(summed, catalogue).orderBy("protocol", "clause")),
+        "regressions": _rows(regressions),
+        "versions": _rows(conformance.version_matrix(summed, window).orderBy("target", "protocol", "api",
+                                                                               "api_version")),
     }
     summary["comparison"], summary["comparison_total"] = _bounded(
-        history.compare(compared, _pairs(spark, runs, compare)), ["target", "change"], ["nodeid"], MAX_LIST_ROWS)
-    summary["flaky"], summary["flaky_total"] = _bounded(conformance.flaky(cases), ["target"], ["nodeid"],
-                                                        MAX_LIST_ROWS)
+        compared.drop("case", "message"), ["target", "change"], ["nodeid"], MAX_LIST_ROWS)
+    changes.unpersist()
+    # flaky cases: within the window's runs, like every other view of the report
+    in_window = _of_runs(cases, window_ids).join(F.broadcast(ranks.drop("run_rank")), ["target", "run_id"],
+                                                 "left_semi")
+    flaky = conformance.flaky(conformance.flaky_candidates(in_window)).cache()
+    summary["flaky"], summary["flaky_total"] = _bounded(flaky, ["target"], ["nodeid"], MAX_LIST_ROWS)
+    flaky.unpersist()
+    # the failing cases of each target's latest run: a top-N per run (no sort of every failing row); how many
+    # there are comes from the summed frame
     by_run = Window.partitionBy("target", "run_id").orderBy("protocol", "clause", "nodeid")
-    failing_rows = (conformance.failing_cases(full, latest)
-                    .withColumn("_n", F.row_number().over(by_run))
-                    .withColumn("_total", F.count("*").over(Window.partitionBy("target", "run_id"))))
-    failing = [row for row in _rows(failing_rows.filter(F.col("_n") <= max_case_pages)
-                                    .orderBy("target", "protocol", "clause", "nodeid"))
+    failing_rows = (conformance.failing_cases(full, latest).withColumn("_n", F.row_number().over(by_run))
+                    .filter(F.col("_n") <= max_case_pages).drop("_n"))
+    failing = [row for row in _rows(failing_rows.orderBy("target", "protocol", "clause", "nodeid"))
                if (row["target"], row["run_id"]) in latest_pairs]
-    summary["failing_total"] = {f"{row['target']} {row['run_id']}": row["_total"] for row in failing}
+    totals = (_of_runs(summed, latest).filter(F.col("verdict").isin(*conformance.FAILING))
+              .groupBy("target", "run_id").agg(F.sum("records").alias("n")))
+    summary["failing_total"] = {f"{r['target']} {r['run_id']}": r["n"] for r in _rows(totals)
+                                if (r["target"], r["run_id"]) in latest_pairs and r["n"]}
     keys = sorted({(row["target"], row["nodeid"]) for row in failing})
     case_runs: dict[tuple, list[dict]] = {}
     if keys:
         keyframe = spark.createDataFrame(keys, "target string, nodeid string")
-        for row in _rows(history.case_history(recent, keyframe).orderBy("run_rank")):
+        for row in _rows(history.case_history(_of_runs(cases, window_ids), keyframe, ranks).orderBy("run_rank")):
             case_runs.setdefault((row["target"], row["nodeid"]), []).append(row)
     for row in failing:
         row["history"] = case_runs.get((row["target"], row["nodeid"]), [])
     summary["failing"] = [{k: row[k] for k in ("target", "run_id", "nodeid", "case", "clause", "verdict")}
                           for row in failing]
-    recent.unpersist()
-    cases.unpersist()
+    all_runs.unpersist()
+    summed.unpersist()
     return summary, failing
 
 

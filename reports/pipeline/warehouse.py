@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from contextlib import contextmanager
 from urllib.parse import unquote
 
 from pyspark.sql import DataFrame, SparkSession
@@ -75,10 +76,11 @@ def _stored_runs(spark: SparkSession, warehouse: str) -> dict[str, str | None]:
 
 def plan(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool = False) -> dict:
     """Which run directories to read: {"runs": run.json dicts, "case_files", "transcript_dirs", "skipped"}."""
-    run_files, case_files, transcript_dirs = set(), set(), set()
+    run_files, case_files, transcript_dirs, sizes = set(), set(), set(), {}
     for root in inputs:
         run_files.update(fs.expand(spark, fs.join(root, "run.json")))
-        case_files.update(fs.expand(spark, fs.join(root, "cases-*.jsonl")))
+        sizes.update(fs.expand_sized(spark, fs.join(root, "cases-*.jsonl")))
+        case_files.update(sizes)
         transcript_dirs.update(fs.expand(spark, fs.join(root, "transcripts")))
     # One directory per run id: the same run given twice (or copied) is read once, the last directory wins.
     by_id = {run["run_id"]: run for run in sorted(_read_run_ids(spark, sorted(run_files)), key=lambda r: r["run_dir"])}
@@ -90,6 +92,7 @@ def plan(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool 
     wanted = {run["run_dir"] for run in runs} | ({_parent(f) for f in case_files} - dirs_with_run)
     return {"runs": runs, "skipped": sorted(skipped),
             "case_files": sorted(f for f in case_files if _parent(f) in wanted),
+            "case_bytes": sum(n for f, n in sizes.items() if _parent(f) in wanted),
             "without_run": sorted(f for f in case_files if _parent(f) not in dirs_with_run),
             "transcript_dirs": sorted(d for d in transcript_dirs if _parent(d) in wanted)}
 
@@ -252,22 +255,62 @@ def ingest(spark: SparkSession, inputs: list[str], warehouse: str, reingest: boo
         return stats
     ingested_at = F.current_timestamp()
     staging = _table(warehouse, f"_staging/{uuid.uuid4().hex}")
-    runs = runs_frame(spark, [run["run_file"] for run in todo["runs"]], ingested_at) if todo["runs"] else None
+    runs = None
+    if todo["runs"]:  # read once: the case and transcript joins and the runs table all use it
+        runs = runs_frame(spark, [run["run_file"] for run in todo["runs"]], ingested_at).cache()
     try:
         if todo["case_files"]:
             cases = prepare_cases(read_cases(spark, todo["case_files"], todo["without_run"]), runs, ingested_at)
-            cases.write.partitionBy(*CASE_PARTITIONS).parquet(fs.join(staging, CASES))
+            with _even_splits(spark, todo["case_bytes"]):
+                cases.write.partitionBy(*CASE_PARTITIONS).parquet(fs.join(staging, CASES))
             stats["cases"] = spark.read.parquet(fs.join(staging, CASES)).count()  # Parquet footers only
             _swap_runs(spark, fs.join(staging, CASES), _table(warehouse, CASES), len(CASE_PARTITIONS))
         if todo["transcript_dirs"]:
             transcripts = read_transcripts(spark, todo["transcript_dirs"], runs)
-            transcripts.write.partitionBy("run_id").parquet(fs.join(staging, TRANSCRIPTS))
+            with _small_files(spark):
+                transcripts.write.partitionBy("run_id").parquet(fs.join(staging, TRANSCRIPTS))
             _swap_runs(spark, fs.join(staging, TRANSCRIPTS), _table(warehouse, TRANSCRIPTS), 1)
         if runs is not None:
             _replace_runs_table(spark, runs, fs.join(staging, RUNS), _table(warehouse, RUNS))
     finally:
         fs.delete(spark, staging)
+        if runs is not None:
+            runs.unpersist()
     return stats
+
+
+#: Transcripts are small files (a few kB): Spark's default cost of opening one (4 MB) packs only 32 of them
+#: into a task, which made 80,000 transcripts 2,500 tasks. At this cost a task reads about 2,000 of them.
+TRANSCRIPT_OPEN_COST = str(64 * 1024)
+
+
+@contextmanager
+def _setting(spark: SparkSession, key: str, value: str):
+    """``key`` set to ``value`` for the block, unless the user set it themselves (spark-submit --conf)."""
+    if spark.sparkContext.getConf().get(key, None) is not None:
+        yield
+        return
+    before = spark.conf.get(key)
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        spark.conf.set(key, before)
+
+
+def _small_files(spark: SparkSession):
+    """Read many small files per task."""
+    return _setting(spark, "spark.sql.files.openCostInBytes", TRANSCRIPT_OPEN_COST)
+
+
+MiB = 1024 * 1024
+
+
+def _even_splits(spark: SparkSession, total_bytes: int):
+    """About four read tasks per core: Spark's default 128 MB splits give 5 tasks for five 75 MB files, and
+    on 2 cores the last one runs alone (a sixth of the time with one core idle)."""
+    per_task = -(-total_bytes // (4 * spark.sparkContext.defaultParallelism))
+    return _setting(spark, "spark.sql.files.maxPartitionBytes", str(min(128 * MiB, max(4 * MiB, per_task))))
 
 
 # -- reading the warehouse -------------------------------------------------------------------------------------

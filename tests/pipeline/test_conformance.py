@@ -11,7 +11,7 @@ from pyspark.testing import assertDataFrameEqual
 from wirecheck.reports.pipeline import conformance, warehouse
 from wirecheck.reports.pipeline.__main__ import main
 from wirecheck.reports.pipeline.catalogue import catalogue_frame
-from tests.pipeline.runs import FRAMING, OVERSIZE, UTF8, VENDOR, ZERO, case, write_run
+from tests.pipeline.runs import BLOCKED_BY, FETCH, FRAMING, OVERSIZE, UTF8, VENDOR, ZERO, case, write_run
 
 
 def _cases(spark, history):
@@ -21,10 +21,20 @@ def _cases(spark, history):
 def test_matrix_latest_verdict_worst_of_parameters_and_pass_rate(spark, history):
     m = conformance.matrix(_cases(spark, history), window=10).filter(F.col("target") == VENDOR)
     expected = spark.createDataFrame(
-        [(OVERSIZE, "FAILED", "r2", 0.5, 2), (UTF8, "OK", "r2", 0.5, 2), (ZERO, "NON-STRICT", "r2", 1.0, 2)],
-        "clause string, latest_verdict string, latest_run_id string, pass_rate double, runs long")
-    assertDataFrameEqual(m.select("clause", "latest_verdict", "latest_run_id", "pass_rate", "runs"), expected,
-                         checkRowOrder=False)
+        [(OVERSIZE, "FAILED", "r2", 0.5, 2, None), (UTF8, "OK", "r2", 0.5, 2, None),
+         (ZERO, "NON-STRICT", "r2", 1.0, 2, None), (FETCH, "BLOCKED", "r2", None, 2, BLOCKED_BY)],
+        "clause string, latest_verdict string, latest_run_id string, pass_rate double, runs long, blocked_by string")
+    columns = ["clause", "latest_verdict", "latest_run_id", "pass_rate", "runs", "blocked_by"]
+    assertDataFrameEqual(m.select(*columns), expected, checkRowOrder=False)
+
+
+def test_views_over_the_summed_frame_equal_the_views_over_case_rows(spark, history):
+    cases = _cases(spark, history)
+    summed = conformance.aggregate(cases)
+    for view in (lambda c: conformance.matrix(c, 10), lambda c: conformance.version_matrix(c, 10)):
+        assertDataFrameEqual(view(summed), view(cases), checkRowOrder=False)
+    catalogue = catalogue_frame(spark, ["rustlog", "kafka", "barco"])
+    assertDataFrameEqual(conformance.coverage(summed, catalogue), conformance.coverage(cases, catalogue))
 
 
 def test_window_of_one_run_forgets_older_runs(spark, history):

@@ -54,3 +54,14 @@ def test_case_pages_are_bounded_per_run_and_show_history(bounded):
     assert "2 failing" in (out / "index.html").read_text()  # the note that pages were cut
     page = (out / vendor[0]["page"]).read_text()
     assert "<h2>History</h2>" in page and "<th>r1</th>" in page
+
+
+def test_blocked_clause_shows_what_blocked_it(report):
+    from tests.pipeline.runs import BLOCKED_BY, FETCH, VENDOR
+
+    (cell,) = [m for m in _summary(report)["matrix"] if m["clause"] == FETCH and m["target"] == VENDOR]
+    assert cell["latest_verdict"] == "BLOCKED" and cell["blocked_by"] == BLOCKED_BY
+    assert cell["executed"] == 0 and cell["pass_rate"] is None  # never reached: not a pass and not a failure
+    page = (report / "index.html").read_text()
+    assert 'class="cell v-BLOCKED"' in page and f"BLOCKED by {BLOCKED_BY}" in page
+    assert "not run against this target" not in page.split(FETCH, 1)[1].split("</tr>", 1)[0]

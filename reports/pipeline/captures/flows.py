@@ -7,6 +7,7 @@ and described, so the checks that follow know how much of each stream they can t
 
 from __future__ import annotations
 
+import io
 import logging
 import socket
 import struct
@@ -121,6 +122,20 @@ def _network(linktype: int, raw: bytes) -> tuple[int, int] | None:
     return None
 
 
+_IPV4 = struct.Struct(">BxHxxHxB2x4s4s")  # version/ihl, total length, flags/fragment, protocol, src, dst
+_TCP = struct.Struct(">HHI4xBB")  # ports, seq, data offset, flags
+_ADDRESSES: dict[bytes, str] = {}  # packed address -> text: a capture names few hosts, each once per packet
+
+
+def _address(packed: bytes) -> str:
+    text = _ADDRESSES.get(packed)
+    if text is None:
+        if len(_ADDRESSES) > 65536:
+            _ADDRESSES.clear()
+        text = _ADDRESSES[packed] = socket.inet_ntop(socket.AF_INET if len(packed) == 4 else socket.AF_INET6, packed)
+    return text
+
+
 def _fast(linktype: int, raw: bytes):
     """The TCP segment in ``raw``; None when it is not TCP; NotImplemented when scapy must dissect it."""
     network = _network(linktype, raw)
@@ -128,31 +143,25 @@ def _fast(linktype: int, raw: bytes):
         return NotImplemented
     ethertype, offset = network
     if ethertype == ETHERTYPE_IPV4:
-        if len(raw) < offset + 20 or raw[offset] >> 4 != 4:
+        if len(raw) < offset + 20:
             return None
-        ihl = (raw[offset] & 0x0F) * 4
-        total = int.from_bytes(raw[offset + 2:offset + 4], "big")
-        if raw[offset + 9] != 6 or int.from_bytes(raw[offset + 6:offset + 8], "big") & 0x3FFF:
-            return None  # not TCP, or a fragment (not reassembled here)
-        src, dst = socket.inet_ntop(socket.AF_INET, raw[offset + 12:offset + 16]), \
-            socket.inet_ntop(socket.AF_INET, raw[offset + 16:offset + 20])
+        version_ihl, total, fragment, protocol, src, dst = _IPV4.unpack_from(raw, offset)
+        if version_ihl >> 4 != 4 or protocol != 6 or fragment & 0x3FFF:
+            return None  # not IPv4 TCP, or a fragment (not reassembled here)
         end = offset + total if total else len(raw)  # the IP length, not Ethernet's padding
-        tcp = offset + ihl
+        tcp = offset + (version_ihl & 0x0F) * 4
     elif ethertype == ETHERTYPE_IPV6:
         if len(raw) < offset + 40 or raw[offset + 6] != 6:
             return None  # not TCP right after the fixed header (extension headers: not handled)
-        src, dst = socket.inet_ntop(socket.AF_INET6, raw[offset + 8:offset + 24]), \
-            socket.inet_ntop(socket.AF_INET6, raw[offset + 24:offset + 40])
+        src, dst = raw[offset + 8:offset + 24], raw[offset + 24:offset + 40]
         end = offset + 40 + int.from_bytes(raw[offset + 4:offset + 6], "big")
         tcp = offset + 40
     else:
         return None
     if len(raw) < tcp + 20:
         return None
-    sport, dport, seq = struct.unpack_from(">HHI", raw, tcp)
-    data_offset = (raw[tcp + 12] >> 4) * 4
-    flags = raw[tcp + 13]
-    return src, dst, sport, dport, seq, flags, raw[tcp + data_offset:end]
+    sport, dport, seq, data_offset, flags = _TCP.unpack_from(raw, tcp)
+    return _address(src), _address(dst), sport, dport, seq, flags, raw[tcp + (data_offset >> 4) * 4:end]
 
 
 def _dissected(linktype: int, raw: bytes):
@@ -171,36 +180,84 @@ def _dissected(linktype: int, raw: bytes):
     return ip.src, ip.dst, tcp.sport, tcp.dport, tcp.seq, int(tcp.flags), payload
 
 
-def _timestamp(reader, meta) -> float:
-    if hasattr(meta, "tsresol"):  # pcapng
-        return ((meta.tshigh << 32) | meta.tslow) / (meta.tsresol or 1_000_000)
-    return meta.sec + meta.usec / (1e9 if getattr(reader, "nano", False) else 1e6)
+PCAP_MAGIC = {  # classic pcap: byte order and timestamp resolution, by the file's first four bytes
+    b"\xd4\xc3\xb2\xa1": ("<", 1e6), b"\xa1\xb2\xc3\xd4": (">", 1e6),
+    b"\x4d\x3c\xb2\xa1": ("<", 1e9), b"\xa1\xb2\x3c\x4d": (">", 1e9),
+}
+MAX_RECORD = 0xFFFF  # bytes kept of one packet record, as scapy's reader keeps
+
+
+def _classic_records(data: bytes):
+    """(linktype, raw, wirelen, time) of every record of a classic pcap held in memory.
+
+    Classic pcap is a 24-byte header and a 16-byte header per record: reading it with struct costs a fraction
+    of a file-object reader's per-packet calls. A record cut short by the end of the file yields what is there.
+    """
+    endian, resolution = PCAP_MAGIC[data[:4]]
+    if len(data) < 24:
+        raise ValueError("pcap header too short")
+    linktype = struct.unpack_from(endian + "I", data, 20)[0]
+    record = struct.Struct(endian + "IIII")
+    position, end = 24, len(data)
+    while position + 16 <= end:
+        sec, fraction, caplen, wirelen = record.unpack_from(data, position)
+        position += 16
+        raw = data[position:position + min(caplen, MAX_RECORD)]
+        position += caplen
+        yield linktype, raw, wirelen, sec + fraction / resolution
+
+
+def _scapy_records(reader):
+    """The same for pcapng (and anything else scapy's raw reader knows), record by record."""
+    try:
+        while True:
+            try:
+                raw, meta = reader._read_packet()
+            except EOFError:
+                return
+            linktype = getattr(meta, "linktype", None)
+            if hasattr(meta, "tsresol"):  # pcapng
+                when = ((meta.tshigh << 32) | meta.tslow) / (meta.tsresol or 1_000_000)
+            else:
+                when = meta.sec + meta.usec / (1e9 if getattr(reader, "nano", False) else 1e6)
+            yield (reader.linktype if linktype is None else linktype), raw, meta.wirelen, when
+    finally:
+        reader.close()
+
+
+def _records(path):
+    """Records of a capture given as a local path, a binary file object or bytes."""
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        data = bytes(path)
+    elif isinstance(path, io.BytesIO):
+        data = path.getvalue()
+    else:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    if data[:4] in PCAP_MAGIC:
+        return _classic_records(data)
+    return _scapy_records(RawPcapReader(io.BytesIO(data)))  # raises here when the header is unreadable
 
 
 def read_capture(path, server_ports: set[int] = frozenset()) -> Capture:
-    """Every TCP connection in the file (a local path or a binary file object). Client/server: who sent the SYN; else a known server port; else the
-    lower port (servers usually listen on the lower, fixed port)."""
+    """Every TCP connection in the file (a local path, a binary file object or the file's bytes).
+    Client/server: who sent the SYN; else a known server port; else the lower port (servers usually listen on
+    the lower, fixed port)."""
     flows: dict[tuple, Flow] = {}
     problems: list[str] = []
     count = truncated = 0
     try:
-        reader = RawPcapReader(path)
+        records = _records(path)
     except Exception as exc:  # not a capture at all, or an unreadable header
         return Capture([], 0, [f"unreadable capture: {type(exc).__name__}: {exc}"])
     try:
-        while count < MAX_PACKETS:
-            try:
-                raw, meta = reader._read_packet()
-            except EOFError:
-                break
-            except Exception as exc:  # truncated record, bad block: keep what we have
-                problems.append(f"capture corrupt or truncated after {count} packets: {type(exc).__name__}: {exc}")
+        for linktype, raw, wirelen, when in records:
+            if count >= MAX_PACKETS:
+                problems.append(f"stopped after {MAX_PACKETS} packets")
                 break
             count += 1
-            if meta.wirelen is not None and len(raw) < meta.wirelen:
+            if wirelen is not None and len(raw) < wirelen:
                 truncated += 1  # snaplen, or a file cut mid-record: this packet's bytes are incomplete
-            linktype = getattr(meta, "linktype", None)
-            linktype = reader.linktype if linktype is None else linktype
             try:
                 segment = _fast(linktype, raw)
                 if segment is NotImplemented:
@@ -209,11 +266,9 @@ def read_capture(path, server_ports: set[int] = frozenset()) -> Capture:
                 segment = None
             if segment is None:
                 continue
-            _add_segment(flows, server_ports, _timestamp(reader, meta), *segment)
-        else:
-            problems.append(f"stopped after {MAX_PACKETS} packets")
-    finally:
-        reader.close()
+            _add_segment(flows, server_ports, when, *segment)
+    except Exception as exc:  # truncated record, bad block: keep what we have
+        problems.append(f"capture corrupt or truncated after {count} packets: {type(exc).__name__}: {exc}")
     if truncated:
         problems.append(f"{truncated} packet(s) captured shorter than on the wire (snaplen or a cut file)")
     return Capture(sorted(flows.values(), key=lambda f: f.first_time), count, problems)
@@ -221,7 +276,7 @@ def read_capture(path, server_ports: set[int] = frozenset()) -> Capture:
 
 def _add_segment(flows, server_ports, when, src, dst, sport, dport, seq, flags, payload) -> None:
     a, b = (src, sport), (dst, dport)
-    key = tuple(sorted([a, b]))
+    key = (a, b) if a < b else (b, a)
     flow = flows.get(key)
     syn, ack = bool(flags & 0x02), bool(flags & 0x10)
     if flow is None:
@@ -241,6 +296,8 @@ def _add_segment(flows, server_ports, when, src, dst, sport, dport, seq, flags, 
     if syn:
         direction.isn = seq
         flow.handshake = flow.handshake or (a == flow.client and not ack)
-    direction.add((seq + (1 if syn else 0)) % 2**32, bytes(payload))
-    direction.fin |= bool(flags & 0x01)
-    direction.rst |= bool(flags & 0x04)
+    if payload:
+        direction.add((seq + (1 if syn else 0)) % 2**32, bytes(payload))
+    if flags & 0x05:
+        direction.fin |= bool(flags & 0x01)
+        direction.rst |= bool(flags & 0x04)

@@ -52,6 +52,7 @@ def parse_ports(pairs: list[str]) -> dict[int, str]:
 
 
 def _read_files(files, server_ports):
+    """Stage 1, per partition of files: ("file", row) for each file and ("flow", FlowStreams) for its flows."""
     for path, content in files:
         try:
             file_row, flows = read_file(path, server_ports, bytes(content))
@@ -63,32 +64,45 @@ def _read_files(files, server_ports):
             yield ("flow", flow)
 
 
-def _check_flows(flows, ports):
-    for streams in flows:
+def _check_flows(items, ports):
+    """Stage 2, per partition: file rows pass through; each flow becomes ("flow", row) + ("violation", row)s."""
+    for kind, item in items:
+        if kind != "flow":
+            yield kind, item
+            continue
         try:
-            flow_row, violations = analyze_flow(streams, ports)
+            flow_row, violations = analyze_flow(item, ports)
         except Exception as exc:
-            flow_row = (streams.file, streams.flow, None, "unknown", streams.state, 0, 0,
-                        len(streams.client_bytes) + len(streams.server_bytes), 0,
+            flow_row = (item.file, item.flow, None, "unknown", item.state, 0, 0,
+                        len(item.client_bytes) + len(item.server_bytes), 0,
                         f"analysis failed: {type(exc).__name__}: {exc}")
             violations = []
-        yield flow_row, violations
+        yield "flow", flow_row
+        for violation in violations:
+            yield "violation", violation
 
 
 def analyze(spark: SparkSession, paths: list[str], ports: dict[int, str]):
-    """(violations, flows, files) DataFrames for the given capture files."""
+    """(violations, flows, files) DataFrames for the given capture files.
+
+    One Spark job computes all three: files are read and reassembled one task per file, the flows are spread
+    evenly over the cores (round robin, so that one big capture still keeps every core busy), and each
+    partition of flows is decoded in one Python call. Only the small result rows are cached, not the streams.
+    """
     sc = spark.sparkContext
     server_ports = set(ports)
-    # About one task per file (a file is read whole), the bytes read by the JVM through Hadoop's file system.
+    # Files are read whole, up to one task per file (binaryFiles packs small files together); the flows are
+    # then dealt out evenly, so the decoding keeps every core busy however the files were packed.
     files = sc.binaryFiles(",".join(paths), minPartitions=max(1, len(paths)))
-    stage1 = files.mapPartitions(lambda it: _read_files(it, server_ports)).cache()
-    flow_inputs = stage1.filter(lambda kv: kv[0] == "flow").map(lambda kv: kv[1])
-    slices = max(1, min(flow_inputs.count(), sc.defaultParallelism * 4))
-    checked = flow_inputs.repartition(slices).mapPartitions(lambda it: _check_flows(it, ports)).cache()
-    violations = spark.createDataFrame(checked.flatMap(lambda fv: fv[1]), VIOLATION)
-    flows = spark.createDataFrame(checked.map(lambda fv: fv[0]), FLOW)
-    file_rows = spark.createDataFrame(stage1.filter(lambda kv: kv[0] == "file").map(lambda kv: kv[1]), FILE)
-    return violations, flows, file_rows
+    per_file = files.mapPartitions(lambda it: _read_files(it, server_ports))
+    rows = (per_file.repartition(max(1, sc.defaultParallelism * 2))
+            .mapPartitions(lambda it: _check_flows(it, ports))
+            .cache())
+
+    def table(kind, schema):
+        return spark.createDataFrame(rows.filter(lambda kv: kv[0] == kind).map(lambda kv: kv[1]), schema)
+
+    return table("violation", VIOLATION), table("flow", FLOW), table("file", FILE)
 
 
 def run_capture_job(spark: SparkSession, inputs: list[str], out_dir: str, ports: dict[int, str] | None = None,
