@@ -31,7 +31,8 @@ class RustLogModel(RuleBasedStateMachine):
     @precondition(lambda self: len(self.topics) < 3)
     def create_topic(self, partitions):
         topic = self.target.unique("sm")
-        self.client.create_topic(topic, partitions)
+        with self.target.precondition(f"topic {topic} created with {partitions} partition(s)"):
+            self.client.create_topic(topic, partitions)
         self.topics[topic] = partitions
         for p in range(partitions):
             self.logs[(topic, p)] = []
