@@ -21,6 +21,14 @@ DISCOVERED = {"producer": "producerBinaryPort", "producer-http": "producerPort",
 _sid = itertools.count(1)
 
 
+def topic_for(target, stem: str = "t") -> str:
+    """A topic for a case whose checks hold whatever the topic holds: the first of ``--target-option
+    barco.topics=NAME,...`` (topics an operator provisioned) when given, else a fresh name (a Barco broker
+    creates a topic on its first write)."""
+    named = [n.strip() for n in target.options.get("topics", "").split(",") if n.strip()]
+    return named[0] if named else target.unique(stem)
+
+
 def next_sid() -> int:
     return next(_sid) % 0xFFFE + 1
 
