@@ -215,5 +215,11 @@ def partition_count(target, client: RustLog, topic: str) -> int:
 
 def produced(target, client: RustLog, topic: str, partition: int, records: list[bytes]) -> int:
     """Setup: append ``records`` and return their base offset (a failure is BLOCKED, not the case's clause)."""
-    with target.precondition(f"{len(records)} record(s) produced to {topic}/{partition}"):
-        return client.produce(topic, partition, records)["base_offset"]
+    with target.precondition(f"{len(records)} record(s) produced to {topic}/{partition}, found at their base offset"):
+        base = client.produce(topic, partition, records)["base_offset"]
+        # On a shared topic the base offset is the only way to find the records again: check it holds them.
+        first = client.payloads(client.fetch(topic, partition, base, max_bytes=1))[:1]
+        if first != records[:1]:
+            raise Divergence(C["rustlog.produce.offsets"], f"the first record at base_offset {base}",
+                             f"{first[0][:40]!r}" if first else "no record there")
+        return base
