@@ -93,7 +93,7 @@ def test_poll_binary_returns_the_records(target, endpoint):
     c.register()
     got = [b for _, bs in c.drain(4, "barco.consumer.poll-binary") for b in bs]
     if got != messages:
-        raise diverge("barco.consumer.records", f"records {messages}", got)
+        raise diverge("barco.consumer.poll-binary", f"records {messages}", got)
 
 
 @case("barco.consumer.records")

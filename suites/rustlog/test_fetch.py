@@ -85,7 +85,7 @@ def test_fetch_below_the_log_start_is_416(target):
         raise Divergence(C["rustlog.fetch.below-log-start"], f"details {wanted}", short(details))
     at_start = client.fetch(topic, 0, log_start, 100)
     if not at_start["records"]:
-        raise Divergence(C["rustlog.fetch.records"], f"records at the log start {log_start}", short(at_start))
+        raise Divergence(C["rustlog.fetch.below-log-start"], f"records at the log start {log_start}", short(at_start))
 
 
 @case("rustlog.fetch.max-bytes")

@@ -24,10 +24,17 @@ def test_offsets_are_consecutive_from_the_high_watermark(target):
 
 @case("rustlog.produce.unknown-topic")
 def test_unknown_topic_is_404(target):
+    RustLog(target).error({"type": "Produce", "topic": target.unique("missing"), "partition": 0,
+                           "records": ["AA=="]}, 404, "rustlog.produce.unknown-topic")
+
+
+@case("rustlog.errors.topic-not-found-details")
+def test_unknown_topic_error_lists_available_topics(target):
     client = RustLog(target)
     missing = target.unique("missing")
-    error = client.error({"type": "Produce", "topic": missing, "partition": 0, "records": ["AA=="]}, 404,
-                         "rustlog.produce.unknown-topic")
+    with target.precondition(f"a Produce to the missing topic {missing} answered 404"):
+        error = client.error({"type": "Produce", "topic": missing, "partition": 0, "records": ["AA=="]}, 404,
+                             "rustlog.produce.unknown-topic")
     details = error.get("details")
     if not isinstance(details, dict) or not isinstance(details.get("available_topics"), list):
         raise Divergence(C["rustlog.errors.topic-not-found-details"], "details.available_topics: a list",
