@@ -113,3 +113,25 @@ def test_connection_survives_a_stream_of_errors(target):
             raise Divergence(C["rustlog.request.stays-open"], "an Error", short(answer))
     client.still_open()
     client.produce(topic, 0, [b"after errors"])
+
+
+@case("rustlog.errors.details")
+@pytest.mark.parametrize("request_obj", [{"type": "Nope"}, {"type": "Fetch"}], ids=["unknown-type", "fields-missing"])
+def test_error_answers_carry_details(target, request_obj):
+    client = RustLog(target)
+    answer = client.call(request_obj, "rustlog.errors.details")
+    if answer["type"] != "Error":
+        raise Divergence(C["rustlog.errors.details"], "an Error", short(answer))
+    problems = client.details_problems(answer)
+    if problems:
+        raise Divergence(C["rustlog.errors.details"], "details: an object or null", "; ".join(problems))
+
+
+@case("rustlog.errors.details")
+def test_not_found_error_carries_details(target):
+    client = RustLog(target)
+    answer = client.call({"type": "DescribeTopic", "topic": target.unique("missing")}, "rustlog.errors.details")
+    problems = client.details_problems(answer) if answer["type"] == "Error" else ["not an Error"]
+    if problems:
+        raise Divergence(C["rustlog.errors.details"], "an Error whose details is an object or null",
+                         "; ".join(problems) + f": {short(answer)}")
