@@ -155,8 +155,10 @@ class Consumer:
         self.earliest = earliest
 
     def register(self, clause: str = "barco.consumer.register", status: int = 200):
-        reply = self.session.request("PUT", register_query(self.id, self.topics, self.group, self.earliest))
-        expect_status(reply, status, clause)
+        """Register; a refusal is BLOCKED in a case that checks another clause (registration is its setup)."""
+        with self.target.precondition(f"consumer {self.id} registered for {self.topics}"):
+            reply = self.session.request("PUT", register_query(self.id, self.topics, self.group, self.earliest))
+            expect_status(reply, status, clause)
         return reply
 
     def poll(self, accept: str | None = None, clause: str = "barco.consumer.poll-binary"):

@@ -104,7 +104,8 @@ def test_parked_read_answered_on_seal(target):
 @pytest.mark.parametrize("events", [[], [b"x"]], ids=["empty", "one-event"])
 def test_read_at_sealed_end(target, events):
     client, name = new_segment(target, data=events)
-    client.seal(name)
+    with target.precondition(f"segment {name} sealed"):
+        client.seal(name)
     length = len(stored(events))
     answer = client.read(name, length, clause_id="pravega.read.end-of-segment")
     if answer["data"] or not answer["end_of_segment"]:
@@ -114,7 +115,8 @@ def test_read_at_sealed_end(target, events):
 @case("pravega.read.end-of-segment")
 def test_read_reaching_sealed_end_may_say_so(target):
     client, name = new_segment(target, data=[b"abc"])
-    client.seal(name)
+    with target.precondition(f"segment {name} sealed"):
+        client.seal(name)
     answer = client.read(name, 0, clause_id="pravega.read.end-of-segment")
     if answer["at_tail"]:
         raise client.diverge("pravega.read.end-of-segment", "atTail false on a sealed segment",
@@ -126,7 +128,8 @@ def test_read_reaching_sealed_end_may_say_so(target):
 def test_read_outside_the_segment(target, where):
     client, name = new_segment(target, data=[b"abc"])
     if where == "beyond-sealed":
-        client.seal(name)
+        with target.precondition(f"segment {name} sealed"):
+            client.seal(name)
         offset = 100
     else:
         offset = -1
@@ -144,7 +147,8 @@ def test_read_outside_the_segment(target, where):
 @pytest.mark.parametrize("offset", [0, 5, 12])
 def test_read_below_start_offset(target, offset):
     client, name = new_segment(target, data=[b"abcde", b"fg"])
-    client.truncate(name, 13)
+    with target.precondition(f"segment {name} truncated at 13"):
+        client.truncate(name, 13)
     answer = client.read(name, offset, clause_id="pravega.read.truncated", replies=("SegmentIsTruncated",))
     if answer["start_offset"] != 13 or answer["offset"] != offset:
         raise client.diverge("pravega.read.truncated", f"startOffset 13, offset {offset}", client._text(answer))
@@ -153,7 +157,8 @@ def test_read_below_start_offset(target, offset):
 @case("pravega.read.truncated")
 def test_read_at_start_offset_after_truncation(target):
     client, name = new_segment(target, data=[b"abcde", b"fg"])
-    client.truncate(name, 13)
+    with target.precondition(f"segment {name} truncated at 13"):
+        client.truncate(name, 13)
     answer = client.read(name, 13, clause_id="pravega.read.truncated")
     if answer["data"] != cmd.event(b"fg"):
         raise client.diverge("pravega.read.truncated", cmd.event(b"fg").hex(), client._text(answer))
