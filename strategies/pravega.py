@@ -69,6 +69,11 @@ def closes(clause: str) -> reactions.Reaction:
     return reactions.close(clause, clauses={"silence": clause})
 
 
+#: a length the protocol doc allows and upstream refuses (A3): closing or waiting for the payload both conform
+OVERSIZE_MAY_WAIT = reactions.silence_allowed("pravega.framing.oversize", "A3: the doc allows payloads below 2^24",
+                                              patience=0.05)
+
+
 @functools.cache
 def error_or_close(clause: str, codes: tuple = ()) -> reactions.Reaction:
     return reactions.error_or_close(clause, set(codes) or None, clauses={"silence": NO_HANG})
@@ -305,6 +310,9 @@ class BulkMutator:
             length = (rng.choice([cmd.MAX_PAYLOAD + 1, 2**31 - 1, rng.randint(cmd.MAX_PAYLOAD + 1, 2**31 - 1)])
                       if operator == "oversize" else rng.choice([-1, -8, -(2**31), rng.randint(-(2**31), -1)]))
             frame = rng.choice(self.seeds).frame
+            if 0 < length <= 0xFFFFFF:  # A3: below 2^24 by the doc's count; a server may wait for the payload
+                return Mutant(frame[:4] + struct.pack(">i", length) + frame[8:], operator, "length",
+                              OVERSIZE_MAY_WAIT, incomplete=True)
             return make(frame[:4] + struct.pack(">i", length) + frame[8:], "length",
                         closes("pravega.framing.oversize"))
         if operator == "invalid-utf8":
