@@ -32,6 +32,11 @@ def segment_name(target, stem: str = "s") -> str:
     return f"{target.options.get('scope') or 'wirecheck'}/{target.unique(stem)}/0"
 
 
+def token_of(target) -> str:
+    """``--target-option pravega.token=TOKEN``: the delegation token every request carries (default empty)."""
+    return target.options.get("token", "")
+
+
 def configured_segments(target) -> list[str]:
     """``--target-option pravega.segments=NAME,...``: stream segments that exist on the target, shared by cases."""
     return [n.strip() for n in target.options.get("segments", "").split(",") if n.strip()]
@@ -44,7 +49,7 @@ class Pravega(StrictClient):
 
     def __init__(self, target, session=None):
         super().__init__(target, session)
-        self.token = target.options.get("token", "")
+        self.token = token_of(target)
 
     # -- raw exchange ---------------------------------------------------------------------------------------
 

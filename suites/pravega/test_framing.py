@@ -7,7 +7,7 @@ import pytest
 
 from protocols.pravega import commands as cmd
 from protocols.pravega import mutf8
-from suites.pravega.client import Pravega, new_segment, segment_name
+from suites.pravega.client import Pravega, new_segment, segment_name, token_of
 
 case = pytest.mark.case
 
@@ -168,7 +168,7 @@ def test_largest_payload_is_accepted(target):
 @case("pravega.framing.truncated", hostile=True)
 @pytest.mark.parametrize("cut", [0, 4, 9, 12, 20])
 def test_truncated_payload_closes(target, cut):
-    frame = cmd.encode("GetStreamSegmentInfo", request_id=1, segment="wirecheck/x/0", delegation_token=target.options.get("token", ""))
+    frame = cmd.encode("GetStreamSegmentInfo", request_id=1, segment="wirecheck/x/0", delegation_token=token_of(target))
     payload = frame[8:][:cut]
     client = Pravega(target)
     client.send_frame(raw(cmd.CODE["GetStreamSegmentInfo"], payload))
@@ -178,7 +178,7 @@ def test_truncated_payload_closes(target, cut):
 @case("pravega.framing.truncated", hostile=True)
 @pytest.mark.parametrize("count", [1, 1000, 2**31 - 1, -1])
 def test_lying_list_count_closes(target, count):
-    frame = cmd.encode("ReadTable", request_id=1, segment="wirecheck/x/t", delegation_token=target.options.get("token", ""), keys=[])
+    frame = cmd.encode("ReadTable", request_id=1, segment="wirecheck/x/t", delegation_token=token_of(target), keys=[])
     client = Pravega(target)
     client.send_frame(frame[:-4] + struct.pack(">i", count))
     client.closes("pravega.framing.truncated")
@@ -195,7 +195,7 @@ def test_short_append_block_closes(target):
 @pytest.mark.parametrize("extra", [1, 24, 1000])
 def test_trailing_bytes_are_skipped(target, extra):
     client, name = new_segment(target)
-    frame = cmd.encode("GetStreamSegmentInfo", request_id=9, segment=name, delegation_token=target.options.get("token", ""))
+    frame = cmd.encode("GetStreamSegmentInfo", request_id=9, segment=name, delegation_token=token_of(target))
     client.send_frame(raw(cmd.CODE["GetStreamSegmentInfo"], frame[8:] + b"\xAB" * extra))
     client.expect("pravega.framing.trailing-bytes", 9, ("StreamSegmentInfo",))
 
@@ -233,7 +233,7 @@ def test_create_without_trailing_options(target, name):
 @pytest.mark.parametrize("split", [1, 4, 7, 8, 9, 20])
 def test_frame_split_across_segments(target, split):
     client, name = new_segment(target)
-    frame = cmd.encode("GetStreamSegmentInfo", request_id=5, segment=name, delegation_token=target.options.get("token", ""))
+    frame = cmd.encode("GetStreamSegmentInfo", request_id=5, segment=name, delegation_token=token_of(target))
     client.session.send(frame[:split])
     client.silent("pravega.framing.partial", 0.2, "no reply before the frame is complete")
     client.session.send(frame[split:])
@@ -243,8 +243,8 @@ def test_frame_split_across_segments(target, split):
 @case("pravega.framing.pipelined")
 def test_pipelined_requests_each_answered(target):
     client, name = new_segment(target)
-    data = b"".join(cmd.encode("GetStreamSegmentInfo", request_id=100 + i, segment=name, delegation_token=target.options.get("token", ""))
-                    for i in range(10)) + cmd.encode("KeepAlive")
+    data = b"".join(cmd.encode("GetStreamSegmentInfo", request_id=100 + i, segment=name,
+                               delegation_token=token_of(target)) for i in range(10)) + cmd.encode("KeepAlive")
     client.session.send(data)
     seen = set()
     for _ in range(11):
