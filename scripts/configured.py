@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 def configuration(protocol: str):
     try:
-        return importlib.import_module(f"suites.{protocol}.configured")
+        return importlib.import_module(f"wirecheck.suites.{protocol}.configured")
     except ModuleNotFoundError:
         raise SystemExit(f"suites/{protocol}/configured.py: no configured mode for {protocol!r}") from None
 
@@ -45,7 +45,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("protocols", nargs="+")
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args(ours)
-    from targets.launcher import launch
+    from wirecheck.targets.launcher import launch
 
     broker_args = [arg for protocol in args.protocols for arg in configuration(protocol).BROKER_ARGS]
     broker = launch(protocols=args.protocols, extra_args=broker_args)

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocols.pravega import commands as cmd
-from strategies.pravega import BulkMutator, PravegaFuzz, setup_frames
-from suites.pravega.client import Pravega, segment_name
-from targets.fuzzing import fuzz_case, judge_one
+from wirecheck.protocols.pravega import commands as cmd
+from wirecheck.strategies.pravega import BulkMutator, PravegaFuzz, setup_frames
+from wirecheck.suites.pravega.client import Pravega, segment_name
+from wirecheck.targets.fuzzing import fuzz_case, judge_one
 
 case = pytest.mark.case
 
