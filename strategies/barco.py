@@ -146,6 +146,10 @@ def _close(clause: str) -> reactions.Reaction:
     return reactions.close(clause, errors_first=True)
 
 
+OVERSIZE_MAY_WAIT = reactions.silence_allowed("barco.framing.oversize", "the body limit is the operator's",
+                                              patience=0.05, errors_before_close=True)
+
+
 # -- bulk mutants ----------------------------------------------------------------------------------------------
 
 
@@ -204,7 +208,10 @@ class BulkMutator:
             return m(wire.frame(wire.PRODUCE, body, sid, version=version), _close("barco.framing.version"), "barco-version")
         if operator == "oversize":
             length = rng.choice([wire.MAX_BODY + 1, 1 << 25, 0xFFFFFFFF])
-            return m(wire.header(wire.PRODUCE, length, sid), _close("barco.framing.oversize"), "body length")
+            if length == 0xFFFFFFFF:
+                return m(wire.header(wire.PRODUCE, length, sid), _close("barco.framing.oversize"), "body length")
+            # up to 32 MiB the limit is the operator's (POLAR_MAX_MESSAGE_SIZE): waiting for the body conforms too
+            return m(wire.header(wire.PRODUCE, length, sid), OVERSIZE_MAY_WAIT, "body length", incomplete=True)
         if operator == "trailing-bytes":
             return m(wire.frame(wire.PRODUCE, body + rng.randbytes(rng.randrange(1, 4)), sid),
                      _error("barco.producer.message-lengths"), "messages")

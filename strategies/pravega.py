@@ -69,6 +69,11 @@ def closes(clause: str) -> reactions.Reaction:
     return reactions.close(clause, clauses={"silence": clause})
 
 
+#: a length the protocol doc allows and upstream refuses (A3): closing or waiting for the payload both conform
+OVERSIZE_MAY_WAIT = reactions.silence_allowed("pravega.framing.oversize", "A3: the doc allows payloads below 2^24",
+                                              patience=0.05)
+
+
 @functools.cache
 def error_or_close(clause: str, codes: tuple = ()) -> reactions.Reaction:
     return reactions.error_or_close(clause, set(codes) or None, clauses={"silence": NO_HANG})
@@ -200,9 +205,10 @@ def _seed(name: str, values: dict) -> Seed:
     return Seed(name, frame, rid_at, required, string_at, count_at)
 
 
-def seed_requests(segment: str, table: str, length: int) -> list[Seed]:
-    """Harmless valid requests about a segment holding ``length`` bytes and a table holding a key ``k``."""
-    token = {"delegation_token": ""}
+def seed_requests(segment: str, table: str, length: int, token: str = "") -> list[Seed]:
+    """Harmless valid requests about a segment holding ``length`` bytes and a table holding a key ``k``, each
+    carrying the delegation ``token``."""
+    token = {"delegation_token": token}
     seeds = [
         _seed("GetStreamSegmentInfo", {"request_id": 0, "segment": segment, **token}),
         _seed("ReadSegment", {"segment": segment, "offset": 0, "suggested_length": 64, **token, "request_id": 0}),
@@ -241,18 +247,19 @@ class BulkMutator:
                            or c.admin)
     _UNKNOWN = sorted(set(range(-10, 120)) - set(cmd.COMMANDS)) + [2**31 - 1, -(2**31), 0x7F00, 1000]
 
-    def __init__(self, rng: random.Random, segment: str, table: str, length: int = 13, operators=OPERATORS):
+    def __init__(self, rng: random.Random, segment: str, table: str, length: int = 13, operators=OPERATORS,
+                 token: str = ""):
         self.rng = rng
         self.segment, self.table, self.length = segment, table, length
         self.operators = tuple(operators)
-        self.seeds = seed_requests(segment, table, length)
+        self.seeds = seed_requests(segment, table, length, token)
         self.with_rid = [s for s in self.seeds if s.rid_at is not None]
         self.rid = 0
         self._read = _seed("ReadSegment", {"segment": segment, "offset": 0, "suggested_length": 0,
-                                           "delegation_token": "", "request_id": 0})
+                                           "delegation_token": token, "request_id": 0})
         self._no_such = _seed("GetStreamSegmentInfo", {"request_id": 0, "segment": segment + "-absent",
-                                                       "delegation_token": ""})
-        self._table_update = _seed("UpdateTableEntries", {"request_id": 0, "segment": table, "delegation_token": "",
+                                                       "delegation_token": token})
+        self._table_update = _seed("UpdateTableEntries", {"request_id": 0, "segment": table, "delegation_token": token,
                                                           "entries": [(b"k", cmd.NO_VERSION, b"v")]})
 
     def __iter__(self):
@@ -303,6 +310,9 @@ class BulkMutator:
             length = (rng.choice([cmd.MAX_PAYLOAD + 1, 2**31 - 1, rng.randint(cmd.MAX_PAYLOAD + 1, 2**31 - 1)])
                       if operator == "oversize" else rng.choice([-1, -8, -(2**31), rng.randint(-(2**31), -1)]))
             frame = rng.choice(self.seeds).frame
+            if 0 < length <= 0xFFFFFF:  # A3: below 2^24 by the doc's count; a server may wait for the payload
+                return Mutant(frame[:4] + struct.pack(">i", length) + frame[8:], operator, "length",
+                              OVERSIZE_MAY_WAIT, incomplete=True)
             return make(frame[:4] + struct.pack(">i", length) + frame[8:], "length",
                         closes("pravega.framing.oversize"))
         if operator == "invalid-utf8":
@@ -377,12 +387,13 @@ class PravegaFuzz:
     response_frame_clause = "pravega.framing.reply"
     keepalive = KEEPALIVE
 
-    def __init__(self, segment: str, table: str, length: int = 13, operators=BulkMutator.OPERATORS):
+    def __init__(self, segment: str, table: str, length: int = 13, operators=BulkMutator.OPERATORS, token: str = ""):
         self.segment, self.table, self.length = segment, table, length
         self.operators = operators
+        self.token = token  # the delegation token of a target with auth on
 
     def mutants(self, rng: random.Random) -> BulkMutator:
-        return BulkMutator(rng, self.segment, self.table, self.length, self.operators)
+        return BulkMutator(rng, self.segment, self.table, self.length, self.operators, self.token)
 
     def is_keepalive_answer(self, frame: bytes) -> bool:
         return frame == KEEPALIVE
@@ -409,20 +420,20 @@ class PravegaFuzz:
 
     def seeds(self) -> list[bytes]:
         """Valid harmless requests, each answered by one reply, for the raw-replay baseline."""
-        mutator = BulkMutator(random.Random(0), self.segment, self.table, self.length, ("valid",))
+        mutator = BulkMutator(random.Random(0), self.segment, self.table, self.length, ("valid",), self.token)
         return [mutator.mutant("valid").frame for _ in range(16)]
 
 
-def setup_frames(segment: str, table: str, writer: uuid.UUID = uuid.UUID(int=0xFEED)) -> list[bytes]:
+def setup_frames(segment: str, table: str, writer: uuid.UUID = uuid.UUID(int=0xFEED), token: str = "") -> list[bytes]:
     """Create ``segment`` with one event (13 bytes) and ``table`` with a key ``k``; one reply each."""
     data = cmd.event(b"hello")
     return [cmd.encode("CreateSegment", request_id=1, segment=segment, target_rate=0, scale_type=0,
-                       delegation_token=""),
-            cmd.encode("SetupAppend", request_id=2, writer_id=writer, segment=segment, delegation_token=""),
+                       delegation_token=token),
+            cmd.encode("SetupAppend", request_id=2, writer_id=writer, segment=segment, delegation_token=token),
             cmd.encode("AppendBlockEnd", writer_id=writer, size_of_whole_events=len(data), data=data, num_events=1,
                        last_event_number=1, request_id=3),
-            cmd.encode("CreateTableSegment", request_id=4, segment=table, delegation_token=""),
-            cmd.encode("UpdateTableEntries", request_id=5, segment=table, delegation_token="",
+            cmd.encode("CreateTableSegment", request_id=4, segment=table, delegation_token=token),
+            cmd.encode("UpdateTableEntries", request_id=5, segment=table, delegation_token=token,
                        entries=[(b"k", cmd.NO_VERSION, b"v")])]
 
 

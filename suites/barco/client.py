@@ -21,6 +21,14 @@ DISCOVERED = {"producer": "producerBinaryPort", "producer-http": "producerPort",
 _sid = itertools.count(1)
 
 
+def topic_for(target, stem: str = "t") -> str:
+    """A topic for a case whose checks hold whatever the topic holds: the first of ``--target-option
+    barco.topics=NAME,...`` (topics an operator provisioned) when given, else a fresh name (a Barco broker
+    creates a topic on its first write)."""
+    named = [n.strip() for n in target.options.get("topics", "").split(",") if n.strip()]
+    return named[0] if named else target.unique(stem)
+
+
 def next_sid() -> int:
     return next(_sid) % 0xFFFE + 1
 
@@ -147,8 +155,10 @@ class Consumer:
         self.earliest = earliest
 
     def register(self, clause: str = "barco.consumer.register", status: int = 200):
-        reply = self.session.request("PUT", register_query(self.id, self.topics, self.group, self.earliest))
-        expect_status(reply, status, clause)
+        """Register; a refusal is BLOCKED in a case that checks another clause (registration is its setup)."""
+        with self.target.precondition(f"consumer {self.id} registered for {self.topics}"):
+            reply = self.session.request("PUT", register_query(self.id, self.topics, self.group, self.earliest))
+            expect_status(reply, status, clause)
         return reply
 
     def poll(self, accept: str | None = None, clause: str = "barco.consumer.poll-binary"):

@@ -16,8 +16,9 @@ def produced(target, count: int = 3, key: bytes = b"k", topic: str | None = None
     topic = topic or target.unique("t")
     messages = [b"msg-%d-" % i + bytes(range(i % 7)) for i in range(count)]
     client = Producer(target)
-    for message in messages:
-        client.produce(topic, [message], key=key)
+    with target.precondition(f"{count} message(s) produced to {topic}"):
+        for message in messages:
+            client.produce(topic, [message], key=key)
     return topic, messages
 
 
@@ -92,7 +93,7 @@ def test_poll_binary_returns_the_records(target, endpoint):
     c.register()
     got = [b for _, bs in c.drain(4, "barco.consumer.poll-binary") for b in bs]
     if got != messages:
-        raise diverge("barco.consumer.records", f"records {messages}", got)
+        raise diverge("barco.consumer.poll-binary", f"records {messages}", got)
 
 
 @case("barco.consumer.records")
@@ -100,7 +101,8 @@ def test_poll_binary_returns_the_records(target, endpoint):
 def test_records_are_byte_identical(target, sizes):
     topic = target.unique("t")
     messages = [bytes((i * 7 + n) % 256 for i in range(n)) for n in sizes]
-    Producer(target).produce(topic, messages, key=b"k")
+    with target.precondition(f"messages produced to {topic}"):
+        Producer(target).produce(topic, messages, key=b"k")
     c = Consumer(target, [topic])
     c.register()
     got = [b for _, bs in c.drain(len(messages), "barco.consumer.records") for b in bs]
@@ -122,7 +124,8 @@ def test_payload_is_zstd_with_checksum(target):
 def test_poll_json(target, endpoint):
     topic = target.unique("t")
     values = [{"n": 1}, [1, 2], "s"]
-    Producer(target).produce(topic, [json.dumps(v).encode() for v in values], key=b"k")
+    with target.precondition(f"messages produced to {topic}"):
+        Producer(target).produce(topic, [json.dumps(v).encode() for v in values], key=b"k")
     c = Consumer(target, [topic], endpoint=endpoint)
     c.register()
     reply = c.poll("application/json")
@@ -184,8 +187,9 @@ def test_offsets_continue_across_polls(target):
     topic = target.unique("t")
     client = Producer(target)
     sizes = [1, 3, 2, 4]
-    for n, size in enumerate(sizes):
-        client.produce(topic, [b"%d-%d" % (n, i) for i in range(size)], key=b"key")
+    with target.precondition(f"{len(sizes)} frames produced to {topic}"):
+        for n, size in enumerate(sizes):
+            client.produce(topic, [b"%d-%d" % (n, i) for i in range(size)], key=b"key")
     c = Consumer(target, [topic])
     c.register()
     got = c.drain(sum(sizes), "barco.consumer.offsets-continuous")

@@ -6,8 +6,10 @@ the target does instead becomes a :class:`Divergence` of the clause the case nam
 in the case's transcript.
 
 Delegation tokens: ``--target-option pravega.token=TOKEN`` is sent in every request (default empty, which a
-segment store with auth off accepts). Segment names are unique per case (``wirecheck/<unique>/0``), so cases stay
-independent on a shared target.
+segment store with auth off accepts). Segments a case creates have unique names (``<scope>/<unique>/0``, scope
+``pravega.scope``, default ``wirecheck``), so cases stay independent on a shared target. ``pravega.segments`` names
+stream segments that already exist: cases whose checks are relative to their own appends (unique writer ids,
+offsets from their acks) share them; nothing seals, truncates or deletes them.
 """
 
 from __future__ import annotations
@@ -27,7 +29,17 @@ _request_ids = itertools.count(1)
 
 
 def segment_name(target, stem: str = "s") -> str:
-    return f"wirecheck/{target.unique(stem)}/0"
+    return f"{target.options.get('scope') or 'wirecheck'}/{target.unique(stem)}/0"
+
+
+def token_of(target) -> str:
+    """``--target-option pravega.token=TOKEN``: the delegation token every request carries (default empty)."""
+    return target.options.get("token", "")
+
+
+def configured_segments(target) -> list[str]:
+    """``--target-option pravega.segments=NAME,...``: stream segments that exist on the target, shared by cases."""
+    return [n.strip() for n in target.options.get("segments", "").split(",") if n.strip()]
 
 
 class Pravega(StrictClient):
@@ -37,7 +49,7 @@ class Pravega(StrictClient):
 
     def __init__(self, target, session=None):
         super().__init__(target, session)
-        self.token = target.options.get("token", "")
+        self.token = token_of(target)
 
     # -- raw exchange ---------------------------------------------------------------------------------------
 
@@ -231,16 +243,45 @@ def new_segment(target, stem: str = "s", data: list[bytes] = ()) -> tuple[Praveg
     """A client and a fresh segment (optionally holding ``data`` as events, appended by a throwaway writer)."""
     client = Pravega(target)
     name = segment_name(target, stem)
-    client.create(name)
+    with target.precondition(f"segment {name} created"):
+        client.create(name)
     if data:
+        with target.precondition(f"{len(data)} event(s) appended to {name}"):
+            writer = uuid.uuid4()
+            client.setup_append(name, writer)
+            client.append(writer, list(data), len(data))
+    return client, name
+
+
+def segment_with(target, data: list[bytes], stem: str = "s") -> tuple[Pravega, str, int]:
+    """(client, segment, offset where ``data`` starts): a configured segment when the user named one (it may hold
+    older bytes and gain newer ones from other writers while the case runs), else a fresh one."""
+    shared = configured_segments(target)
+    if not shared:
+        client, name = new_segment(target, stem, data)
+        return client, name, 0
+    client, name = Pravega(target), shared[0]
+    size = sum(len(cmd.event(e)) for e in data)
+    with target.precondition(f"{len(data)} event(s) appended to {name}"):
         writer = uuid.uuid4()
         client.setup_append(name, writer)
-        client.append(writer, list(data), len(data))
-    return client, name
+        end = client.append(writer, list(data), len(data))["current_segment_write_offset"] if data else \
+            client.info(name)["write_offset"]
+    return client, name, end - size
+
+
+def table_with_keys(target, stem: str = "t") -> tuple[Pravega, str, bytes]:
+    """(client, table, key prefix): a configured table (``pravega.tables=NAME,...``) with a prefix no other case
+    uses, when the user named one; else a fresh table and an empty prefix."""
+    named = [n.strip() for n in target.options.get("tables", "").split(",") if n.strip()]
+    if not named:
+        return (*new_table(target, stem), b"")
+    return Pravega(target), named[0], target.unique(stem).encode() + b"/"
 
 
 def new_table(target, stem: str = "t") -> tuple[Pravega, str]:
     client = Pravega(target)
     name = segment_name(target, stem)
-    client.create_table(name)
+    with target.precondition(f"table segment {name} created"):
+        client.create_table(name)
     return client, name

@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from wirecheck.protocols.pravega import commands as cmd
-from wirecheck.suites.pravega.client import MIN, Pravega, new_segment, segment_name
+from wirecheck.suites.pravega.client import MIN, Pravega, configured_segments, new_segment, segment_name
 
 case = pytest.mark.case
 EV = cmd.event(b"hello")  # 13 bytes
@@ -22,10 +22,14 @@ def block_end(writer, size, data, count, last, rid) -> bytes:
                       last_event_number=last, request_id=rid)
 
 
-def writer_on(target, stem="w", data=()):
-    client, name = new_segment(target, stem, data)
+def writer_on(target, stem="w", data=(), shared=False):
+    """(client, segment, a new writer set up on it, the setup's lastEventNumber). ``shared``: the case's checks
+    hold whatever else the segment holds, so a configured segment is used when the user named one."""
+    named = configured_segments(target) if shared and not data else []
+    client, name = (Pravega(target), named[0]) if named else new_segment(target, stem, data)
     writer = uuid.uuid4()
-    last = client.setup_append(name, writer)
+    with target.precondition(f"writer {writer} set up on {name}"):
+        last = client.setup_append(name, writer)
     return client, name, writer, last
 
 
@@ -34,7 +38,7 @@ def writer_on(target, stem="w", data=()):
 
 @case("pravega.append.setup")
 def test_setup_of_a_new_writer_returns_min(target):
-    _, _, _, last = writer_on(target)
+    _, _, _, last = writer_on(target, shared=True)
     if last != MIN:
         raise Pravega(target).diverge("pravega.append.setup", f"lastEventNumber {MIN}", str(last))
 
@@ -78,20 +82,20 @@ def test_writer_set_up_on_another_connection_closes(target):
 @case("pravega.append.ack")
 @pytest.mark.parametrize("events", [1, 2, 5])
 def test_standalone_block_end_is_acked(target, events):
-    client, name, writer, _ = writer_on(target)
+    client, name, writer, _ = writer_on(target, shared=True)
     client.append(writer, [b"e%d" % i for i in range(events)], events)
 
 
 @case("pravega.append.ack-previous")
 def test_first_ack_previous_is_the_setup_value(target):
-    client, name, writer, last = writer_on(target)
+    client, name, writer, last = writer_on(target, shared=True)
     client.append(writer, [b"a"], 1, "pravega.append.ack-previous", previous=last)
 
 
 @case("pravega.append.ack-previous")
 @pytest.mark.parametrize("numbers", [(1, 2, 3), (1, 5, 6), (10, 20, 1000)])
 def test_acks_chain_previous_event_numbers(target, numbers):
-    client, name, writer, last = writer_on(target)
+    client, name, writer, last = writer_on(target, shared=True)
     previous = last
     for n in numbers:
         client.append(writer, [b"x"], n, "pravega.append.ack-previous", previous=previous)

@@ -30,7 +30,7 @@ def test_hello_through_layers(target):
     answer = answer_of(client, sock, PravegaFrame() / Hello(high_version=17, low_version=5), "pravega.hello.reply",
                        "Hello")
     if answer[Hello].high_version < answer[Hello].low_version:
-        raise client.diverge("pravega.hello.versions", "lowVersion <= highVersion", answer.summary())
+        raise client.diverge("pravega.hello.reply", "lowVersion <= highVersion", answer.summary())
 
 
 @case("pravega.append.stored-verbatim")

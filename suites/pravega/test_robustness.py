@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wirecheck.protocols.pravega import commands as cmd
 from wirecheck.strategies.pravega import BulkMutator, PravegaFuzz, setup_frames
 from wirecheck.suites.pravega.client import Pravega, segment_name
 from wirecheck.targets.fuzzing import fuzz_case, judge_one
@@ -18,11 +19,14 @@ def prepared(target, stem: str) -> PravegaFuzz:
     """A segment holding one 13-byte event and a table holding key ``k``, created as the bench does."""
     segment, table = segment_name(target, stem), segment_name(target, stem + "t")
     client = Pravega(target)
-    for frame in setup_frames(segment, table):
-        client.send_frame(frame)
-        client.receive("pravega.robustness.no-hang")
+    with target.precondition(f"segment {segment} and table {table} created"):
+        for frame in setup_frames(segment, table, token=client.token):
+            client.send_frame(frame)
+            reply = client.receive("pravega.robustness.no-hang")
+            if reply.code in cmd.ERROR_REPLIES:  # e.g. AuthTokenCheckFailed: the mutants would miss their mark
+                raise client.diverge("pravega.segment.create", "the segment and the table ready", reply.name)
     client.close()
-    return PravegaFuzz(segment, table)
+    return PravegaFuzz(segment, table, token=client.token)
 
 
 @case("pravega.robustness.no-hang", hostile=True)
@@ -40,6 +44,7 @@ def test_hostile_frames_property(target, seed, operator):
     adapter = prepared(target, "hostile")
     session = target.connect()
     try:
-        judge_one(session, adapter, BulkMutator(random.Random(seed), adapter.segment, adapter.table).mutant(operator))
+        judge_one(session, adapter, BulkMutator(random.Random(seed), adapter.segment, adapter.table,
+                                                token=adapter.token).mutant(operator))
     finally:
         session.close()

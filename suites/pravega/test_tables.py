@@ -4,7 +4,7 @@
 import pytest
 
 from wirecheck.protocols.pravega import commands as cmd
-from wirecheck.suites.pravega.client import Pravega, new_table, segment_name
+from wirecheck.suites.pravega.client import Pravega, new_table, segment_name, table_with_keys
 
 case = pytest.mark.case
 ANY, NEW = cmd.NO_VERSION, cmd.NOT_EXISTS
@@ -23,8 +23,8 @@ def test_create_table(target):
 @case("pravega.table.update")
 @pytest.mark.parametrize("count", [1, 3, 20])
 def test_update_returns_one_version_per_entry(target, count):
-    client, table = new_table(target)
-    entries = [(b"key-%d" % i, ANY, b"value-%d" % i) for i in range(count)]
+    client, table, prefix = table_with_keys(target)
+    entries = [(prefix + b"key-%d" % i, ANY, b"value-%d" % i) for i in range(count)]
     got = versions(client.put(table, entries))
     if len(set(got)) != count or any(v < 0 for v in got):
         raise client.diverge("pravega.table.update", f"{count} distinct versions >= 0", str(got))
@@ -37,10 +37,11 @@ def test_update_returns_one_version_per_entry(target, count):
 @case("pravega.table.version-bump")
 @pytest.mark.parametrize("conditional", [False, True], ids=["unconditional", "conditional"])
 def test_each_update_bumps_the_version(target, conditional):
-    client, table = new_table(target)
-    (version,) = versions(client.put(table, [(b"k", NEW if conditional else ANY, b"1")]))
+    client, table, prefix = table_with_keys(target)
+    with target.precondition("a key written"):
+        (version,) = versions(client.put(table, [(prefix + b"k", NEW if conditional else ANY, b"1")]))
     for n in range(2, 5):
-        (new,) = versions(client.put(table, [(b"k", version if conditional else ANY, b"%d" % n)],
+        (new,) = versions(client.put(table, [(prefix + b"k", version if conditional else ANY, b"%d" % n)],
                                      "pravega.table.version-bump"))
         if new <= version:
             raise client.diverge("pravega.table.version-bump", f"a version above {version}", str(new))
@@ -50,29 +51,33 @@ def test_each_update_bumps_the_version(target, conditional):
 @case("pravega.table.conditional")
 @pytest.mark.parametrize("case_", ["stale", "not-exists-on-existing", "missing-with-version"])
 def test_conditional_update_fails(target, case_):
-    client, table = new_table(target)
-    (v1,) = versions(client.put(table, [(b"k", ANY, b"one")]))
-    client.put(table, [(b"k", v1, b"two")])
+    client, table, prefix = table_with_keys(target)
+    k, other = prefix + b"k", prefix + b"other"
+    with target.precondition("a key written twice"):
+        (v1,) = versions(client.put(table, [(k, ANY, b"one")]))
+        client.put(table, [(k, v1, b"two")])
     if case_ == "stale":
-        entry, reply = (b"k", v1, b"three"), "TableKeyBadVersion"
+        entry, reply = (k, v1, b"three"), "TableKeyBadVersion"
     elif case_ == "not-exists-on-existing":
-        entry, reply = (b"k", NEW, b"three"), "TableKeyBadVersion"
+        entry, reply = (k, NEW, b"three"), "TableKeyBadVersion"
     else:
-        entry, reply = (b"absent", 5, b"three"), "TableKeyDoesNotExist"
-    answer = client.put(table, [(b"other", ANY, b"x"), entry], "pravega.table.conditional", (reply,))
+        entry, reply = (prefix + b"absent", 5, b"three"), "TableKeyDoesNotExist"
+    answer = client.put(table, [(other, ANY, b"x"), entry], "pravega.table.conditional", (reply,))
     if answer["segment"] != table:
         raise client.diverge("pravega.table.conditional", repr(table), repr(answer["segment"]))
-    read = client.get(table, [b"k", b"other"], "pravega.table.conditional")
-    if read[b"k"][1] != b"two" or read[b"other"][0] != NEW:
+    read = client.get(table, [k, other], "pravega.table.conditional")
+    if read[k][1] != b"two" or read[other][0] != NEW:
         raise client.diverge("pravega.table.conditional", "nothing of the batch applied", str(read))
 
 
 @case("pravega.table.read")
 def test_read_missing_key(target):
-    client, table = new_table(target)
-    client.put(table, [(b"here", ANY, b"v")])
-    read = client.get(table, [b"absent", b"here"])
-    if read[b"absent"] != (NEW, b"") or read[b"here"][1] != b"v":
+    client, table, prefix = table_with_keys(target)
+    absent, here = prefix + b"absent", prefix + b"here"
+    with target.precondition("a key written"):
+        client.put(table, [(here, ANY, b"v")])
+    read = client.get(table, [absent, here])
+    if read[absent] != (NEW, b"") or read[here][1] != b"v":
         raise client.diverge("pravega.table.read", "absent: (-1, b''), here: value v", str(read))
 
 
@@ -88,30 +93,34 @@ def test_binary_keys_and_values(target, size):
 
 @case("pravega.table.remove")
 def test_remove_keys(target):
-    client, table = new_table(target)
-    (v,) = versions(client.put(table, [(b"a", ANY, b"1")]))
-    client.put(table, [(b"b", ANY, b"2")])
-    client.remove(table, [(b"a", v), (b"b", ANY)])
-    read = client.get(table, [b"a", b"b"], "pravega.table.remove")
-    if read[b"a"][0] != NEW or read[b"b"][0] != NEW:
+    client, table, prefix = table_with_keys(target)
+    a, b = prefix + b"a", prefix + b"b"
+    with target.precondition("two keys written"):
+        (v,) = versions(client.put(table, [(a, ANY, b"1")]))
+        client.put(table, [(b, ANY, b"2")])
+    client.remove(table, [(a, v), (b, ANY)])
+    read = client.get(table, [a, b], "pravega.table.remove")
+    if read[a][0] != NEW or read[b][0] != NEW:
         raise client.diverge("pravega.table.remove", "both keys missing", str(read))
 
 
 @case("pravega.table.remove")
 def test_remove_missing_key_unconditionally(target):
-    client, table = new_table(target)
-    client.remove(table, [(b"never", ANY)])
+    client, table, prefix = table_with_keys(target)
+    client.remove(table, [(prefix + b"never", ANY)])
 
 
 @case("pravega.table.conditional")
 @pytest.mark.parametrize("case_", ["stale", "missing"])
 def test_conditional_remove_fails(target, case_):
-    client, table = new_table(target)
-    (v,) = versions(client.put(table, [(b"k", ANY, b"1")]))
-    client.put(table, [(b"k", v, b"2")])
-    key, reply = ((b"k", v), "TableKeyBadVersion") if case_ == "stale" else ((b"gone", 3), "TableKeyDoesNotExist")
+    client, table, prefix = table_with_keys(target)
+    k = prefix + b"k"
+    with target.precondition("a key written twice"):
+        (v,) = versions(client.put(table, [(k, ANY, b"1")]))
+        client.put(table, [(k, v, b"2")])
+    key, reply = ((k, v), "TableKeyBadVersion") if case_ == "stale" else ((prefix + b"gone", 3), "TableKeyDoesNotExist")
     client.remove(table, [key], "pravega.table.conditional", (reply,))
-    if client.get(table, [b"k"], "pravega.table.conditional")[b"k"][1] != b"2":
+    if client.get(table, [k], "pravega.table.conditional")[k][1] != b"2":
         raise client.diverge("pravega.table.conditional", "the key kept", "removed")
 
 
@@ -121,8 +130,9 @@ def test_conditional_remove_fails(target, case_):
 def test_iterate_every_key_once(target, command, page):
     client, table = new_table(target)
     keys = {b"key-%02d" % i for i in range(7)}
-    client.put(table, [(k, ANY, k + b"-value") for k in sorted(keys)])
-    client.remove(table, [(b"key-03", ANY)])
+    with target.precondition("7 keys written, one removed"):
+        client.put(table, [(k, ANY, k + b"-value") for k in sorted(keys)])
+        client.remove(table, [(b"key-03", ANY)])
     keys.discard(b"key-03")
     reply = "TableKeysRead" if command == "ReadTableKeys" else "TableEntriesRead"
     count_field = "suggested_key_count" if command == "ReadTableKeys" else "suggested_entry_count"

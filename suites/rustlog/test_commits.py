@@ -3,14 +3,14 @@
 import pytest
 
 from wirecheck.reports.model import Divergence
-from wirecheck.suites.rustlog.client import C, new_topic, short
+from wirecheck.suites.rustlog.client import C, new_topic, partition_count, short
 
 case = pytest.mark.case
 
 
 @case("rustlog.commit.round-trip")
 def test_commit_then_fetch(target):
-    client, topic = new_topic(target, partitions=2)
+    client, topic = new_topic(target, partitions=2, shared=True)
     group = target.unique("g")
     for offset in (5, 2, 7):  # the last commit wins, even when it moves backwards
         if client.commit(group, topic, 1, offset) is not True:
@@ -25,7 +25,7 @@ def test_commit_then_fetch(target):
 
 @case("rustlog.commit.group-isolation")
 def test_groups_are_isolated(target):
-    client, topic = new_topic(target)
+    client, topic = new_topic(target, shared=True)
     a, b = target.unique("ga"), target.unique("gb")
     client.commit(a, topic, 0, 10)
     client.commit(b, topic, 0, 20)
@@ -36,7 +36,7 @@ def test_groups_are_isolated(target):
 
 @case("rustlog.commit.no-commit-null")
 def test_nothing_committed_is_null(target):
-    client, topic = new_topic(target)
+    client, topic = new_topic(target, shared=True)
     got = client.committed(target.unique("fresh"), topic, 0)
     if got is not None:
         raise Divergence(C["rustlog.commit.no-commit-null"], "offset null", repr(got))
@@ -45,8 +45,9 @@ def test_nothing_committed_is_null(target):
 @case("rustlog.commit.unknown-topic")
 @pytest.mark.parametrize("where", ["topic", "partition"])
 def test_commit_to_unknown_topic_or_partition_fails(target, where):
-    client, topic = new_topic(target)
-    name, partition = (target.unique("missing"), 0) if where == "topic" else (topic, 1)
+    client, topic = new_topic(target, shared=True)
+    name, partition = (target.unique("missing"), 0) if where == "topic" else \
+        (topic, partition_count(target, client, topic))
     answer = client.call({"type": "OffsetCommit", "group": target.unique("g"), "topic": name,
                           "partition": partition, "offset": 1}, "rustlog.commit.unknown-topic")
     if answer != {"type": "OffsetCommitResponse", "success": False}:

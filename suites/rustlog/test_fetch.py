@@ -7,7 +7,7 @@ import pytest
 from wirecheck.protocols.rustlog.clauses import MAX_FRAME
 from wirecheck.protocols.rustlog.layers import encode_frame
 from wirecheck.reports.model import Divergence, Unimplemented
-from wirecheck.suites.rustlog.client import C, RustLog, new_topic, short
+from wirecheck.suites.rustlog.client import C, RustLog, new_topic, partition_count, produced, short
 from wirecheck.targets.session import Outcome
 
 case = pytest.mark.case
@@ -15,32 +15,35 @@ case = pytest.mark.case
 
 @case("rustlog.fetch.records")
 def test_fetch_returns_what_was_produced(target):
-    client, topic = new_topic(target)
+    # A shared topic may hold older records and gain newer ones: our batch is atomic, so the records from its
+    # base offset on start with exactly ours.
+    client, topic = new_topic(target, shared=True)
     payloads = [b"", b"\x00\xff" * 10, "h\u00e9llo".encode(), bytes(range(256))]
-    client.produce(topic, 0, payloads)
-    answer = client.fetch(topic, 0, 0)
-    if client.payloads(answer) != payloads:
+    base = produced(target, client, topic, 0, payloads)
+    answer = client.fetch(topic, 0, base)
+    if client.payloads(answer)[: len(payloads)] != payloads:
         raise Divergence(C["rustlog.fetch.records"], f"payloads {payloads!r}"[:200],
                          f"{client.payloads(answer)!r}"[:200])
-    middle = client.fetch(topic, 0, 2)
-    if client.payloads(middle) != payloads[2:]:
-        raise Divergence(C["rustlog.fetch.records"], "records from offset 2 inclusive", short(middle))
+    middle = client.fetch(topic, 0, base + 2)
+    if client.payloads(middle)[:2] != payloads[2:]:
+        raise Divergence(C["rustlog.fetch.records"], f"records from offset {base + 2} inclusive", short(middle))
 
 
 @case("rustlog.fetch.next-offset")
 def test_next_offset_follows_the_last_record(target):
-    client, topic = new_topic(target)
-    client.produce(topic, 0, [b"a", b"b", b"c"])
-    for offset in (0, 1, 2):
-        answer = client.fetch(topic, 0, offset)
-        if not answer["records"] or answer["next_offset"] != 3:
-            raise Divergence(C["rustlog.fetch.next-offset"], f"records from {offset}, next_offset 3", short(answer))
+    client, topic = new_topic(target, shared=True)
+    base = produced(target, client, topic, 0, [b"a", b"b", b"c"])
+    for offset in (base, base + 1, base + 2):
+        answer = client.fetch(topic, 0, offset)  # checks next_offset = the last record's offset + 1
+        if not answer["records"] or answer["next_offset"] < base + 3:
+            raise Divergence(C["rustlog.fetch.next-offset"], f"records from {offset}, next_offset >= {base + 3}",
+                             short(answer))
 
 
 @case("rustlog.fetch.at-hw")
 def test_fetch_at_the_high_watermark_is_empty(target):
     client, topic = new_topic(target)
-    client.produce(topic, 0, [b"a", b"b"])
+    produced(target, client, topic, 0, [b"a", b"b"])
     answer = client.fetch(topic, 0, 2)
     if answer["records"] or answer["next_offset"] != 2:
         raise Divergence(C["rustlog.fetch.at-hw"], "no records, next_offset 2", short(answer))
@@ -50,7 +53,7 @@ def test_fetch_at_the_high_watermark_is_empty(target):
 @pytest.mark.parametrize("distance", [1, 1000])
 def test_fetch_beyond_the_high_watermark_is_empty(target, distance):
     client, topic = new_topic(target)
-    client.produce(topic, 0, [b"a", b"b"])
+    produced(target, client, topic, 0, [b"a", b"b"])
     offset = 2 + distance
     answer = client.call({"type": "Fetch", "group_id": "", "topic": topic, "partition": 0, "offset": offset,
                           "max_bytes": 1024}, "rustlog.fetch.beyond-hw")
@@ -66,7 +69,7 @@ def test_fetch_below_the_log_start_is_416(target):
     log_start = 0
     # Retention is the target's own business; produce until it moves the log start, within a bound.
     for _ in range(12):
-        client.produce(topic, 0, batch)
+        produced(target, client, topic, 0, batch)
         info = client.describe(topic)["partitions"][0]
         log_start = info["log_start_offset"]
         if log_start > 0:
@@ -82,13 +85,13 @@ def test_fetch_below_the_log_start_is_416(target):
         raise Divergence(C["rustlog.fetch.below-log-start"], f"details {wanted}", short(details))
     at_start = client.fetch(topic, 0, log_start, 100)
     if not at_start["records"]:
-        raise Divergence(C["rustlog.fetch.records"], f"records at the log start {log_start}", short(at_start))
+        raise Divergence(C["rustlog.fetch.below-log-start"], f"records at the log start {log_start}", short(at_start))
 
 
 @case("rustlog.fetch.max-bytes")
 def test_max_bytes_limits_the_response(target):
     client, topic = new_topic(target)
-    client.produce(topic, 0, [b"x" * 100] * 10)
+    produced(target, client, topic, 0, [b"x" * 100] * 10)
     one = client.fetch(topic, 0, 0, max_bytes=10)  # smaller than one record: still one record
     if len(one["records"]) != 1:
         raise Divergence(C["rustlog.fetch.max-bytes"], "exactly 1 record when max_bytes < one record",
@@ -103,7 +106,7 @@ def test_max_bytes_limits_the_response(target):
 @case("rustlog.fetch.max-bytes-zero")
 def test_max_bytes_zero_returns_nothing(target):
     client, topic = new_topic(target)
-    client.produce(topic, 0, [b"a"])
+    produced(target, client, topic, 0, [b"a"])
     answer = client.fetch(topic, 0, 0, max_bytes=0)
     if answer["records"] or answer["next_offset"] != 0:
         raise Divergence(C["rustlog.fetch.max-bytes-zero"], "no records, next_offset 0", short(answer))
@@ -115,7 +118,7 @@ def test_fetch_response_never_exceeds_max_frame(target):
     client.session.deadline = max(target.deadline, 15.0)
     big = b"\x01" * 3_000_000
     for _ in range(4):  # 12 MB stored: more than one frame can carry
-        client.produce(topic, 0, [big])
+        produced(target, client, topic, 0, [big])
     reply = client.session.request(encode_frame({"type": "Fetch", "group_id": "", "topic": topic, "partition": 0,
                                                  "offset": 0, "max_bytes": 2**40}))
     if reply.outcome is Outcome.UNFRAMEABLE or (not reply.is_frame and reply.partial):
@@ -133,32 +136,34 @@ def test_fetch_unknown_topic_is_404(target):
 
 @case("rustlog.fetch.unknown-partition")
 def test_fetch_unknown_partition_is_405(target):
-    client, topic = new_topic(target, partitions=3)
-    client.error({"type": "Fetch", "group_id": "", "topic": topic, "partition": 3, "offset": 0, "max_bytes": 1024},
-                 405, "rustlog.fetch.unknown-partition")
+    client, topic = new_topic(target, partitions=3, shared=True)
+    count = partition_count(target, client, topic)
+    client.error({"type": "Fetch", "group_id": "", "topic": topic, "partition": count, "offset": 0,
+                  "max_bytes": 1024}, 405, "rustlog.fetch.unknown-partition")
 
 
 @case("rustlog.fetch.group-id-ignored")
 def test_group_commit_does_not_move_the_fetch(target):
-    client, topic = new_topic(target)
-    client.produce(topic, 0, [b"0", b"1", b"2", b"3"])
+    client, topic = new_topic(target, shared=True)
+    base = produced(target, client, topic, 0, [b"0", b"1", b"2", b"3"])
     group = target.unique("g")
-    client.commit(group, topic, 0, 3)
-    answer = client.ok({"type": "Fetch", "group_id": group, "topic": topic, "partition": 0, "offset": 1,
+    with target.precondition(f"group {group} committed offset {base + 3}"):
+        client.commit(group, topic, 0, base + 3)
+    answer = client.ok({"type": "Fetch", "group_id": group, "topic": topic, "partition": 0, "offset": base + 1,
                         "max_bytes": 1024}, "rustlog.fetch.group-id-ignored")
     first = answer["records"][0]["offset"] if answer["records"] else None
-    if first != 1 or client.payloads(answer)[0] != b"1":
-        raise Divergence(C["rustlog.fetch.group-id-ignored"], "records from the requested offset 1",
-                         f"first record at offset {first} (the group committed 3)")
+    if first != base + 1 or client.payloads(answer)[0] != b"1":
+        raise Divergence(C["rustlog.fetch.group-id-ignored"], f"records from the requested offset {base + 1}",
+                         f"first record at offset {first} (the group committed {base + 3})")
 
 
 @case("rustlog.fetch.timestamp")
 def test_timestamps_are_microseconds_since_epoch(target):
-    client, topic = new_topic(target)
+    client, topic = new_topic(target, shared=True)
     before = time.time()
-    client.produce(topic, 0, [b"t"])
+    base = produced(target, client, topic, 0, [b"t"])
     after = time.time()
-    stamp = client.fetch(topic, 0, 0)["records"][0]["timestamp"]
+    stamp = client.fetch(topic, 0, base)["records"][0]["timestamp"]
     # Same host or not, clocks agree within minutes; milliseconds or seconds would be off by 10^3 or more.
     if not (before - 300) * 1e6 <= stamp <= (after + 300) * 1e6:
         raise Divergence(C["rustlog.fetch.timestamp"], f"about {int(before * 1e6)} (microseconds)", str(stamp))

@@ -106,9 +106,9 @@ def test_pipelined_requests_are_answered_in_order(target):
     kinds = [a["type"] for a in seen]
     if kinds != expected:
         raise Divergence(C["rustlog.framing.pipelining"], " ".join(expected), " ".join(kinds))
-    offsets = [a["base_offset"] for a in seen[2:22]]
-    if offsets != list(range(20)):
-        raise Divergence(C["rustlog.framing.pipelining"], "base offsets 0..19 in request order", str(offsets))
+    offsets = [a["base_offset"] for a in seen[2:22]]  # their values are produce.offsets' concern; their order ours
+    if offsets != list(range(offsets[0], offsets[0] + 20)):
+        raise Divergence(C["rustlog.framing.pipelining"], "consecutive base offsets in request order", str(offsets))
 
 
 @case("rustlog.framing.response-frame")

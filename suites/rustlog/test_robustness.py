@@ -18,7 +18,7 @@ case = pytest.mark.case
 @case("rustlog.robustness.no-hang", hostile=True)
 def test_bulk_mutants(target, fuzz):
     """Thousands of seeded mutants of valid requests; each reaction judged against what the spec permits."""
-    _, topic = new_topic(target, partitions=2, stem="fuzz")
+    _, topic = new_topic(target, partitions=2, stem="fuzz", shared=True)
     adapter = RustLogFuzz(topic, partitions=2)
     fuzz_case(target, adapter, adapter.mutants(fuzz.rng(f"rustlog-bulk/{topic.split('-')[-1]}")), fuzz.mutants)
 

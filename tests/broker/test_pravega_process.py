@@ -107,3 +107,21 @@ def test_a_parked_read_outlives_the_idle_timeout(tmp_path):
         assert (answer.name, answer["request_id"], answer["data"]) == ("SegmentRead", 2, cmd.event(b"hello"))
     finally:
         broker.stop()
+
+
+def test_provisioned_segments_exist_at_start(tmp_path):
+    # --pravega-segments / --pravega-tables: an operator's segments, there before any client connects.
+    broker = launch(protocols=["pravega"], workdir=tmp_path,
+                    extra_args=["--pravega-segments", "ops/orders/0.#epoch.0,ops/events/0",
+                                "--pravega-tables", "ops/_tables/state"])
+    try:
+        client = Client(broker.address("pravega"))
+        for name in ("ops/orders/0.#epoch.0", "ops/events/0"):
+            info = client.call("GetStreamSegmentInfo", request_id=1, segment=name, delegation_token="")
+            assert (info.name, info["write_offset"], info["is_sealed"]) == ("StreamSegmentInfo", 0, False)
+        table = client.call("GetTableSegmentInfo", request_id=2, segment="ops/_tables/state", delegation_token="")
+        assert table.name == "TableSegmentInfo"
+        assert client.call("CreateSegment", request_id=3, segment="ops/events/0", target_rate=0, scale_type=0,
+                           delegation_token="").name == "SegmentAlreadyExists"
+    finally:
+        broker.stop()

@@ -129,3 +129,16 @@ def test_durable_batches_are_atomic(tmp_path):
         bases, stored = concurrent_batches(broker, "t")
         for base, tag in zip(bases, (b"A", b"B")):
             assert stored[base:base + 1000] == [b"%s%04d" % (tag, i) for i in range(1000)]
+
+
+def test_provisioned_topics_exist_at_start_and_keep_their_records(tmp_path):
+    # --rustlog-topics: an operator's topics, there before any client connects; a restart keeps them as they are.
+    args = ["--data-dir", str(tmp_path), "--rustlog-topics", "orders:3,events:1"]
+    with ProcessBroker(*args, workdir=tmp_path / "run1") as broker, broker.client() as client:
+        assert client.request({"type": "ListTopics"})["topics"] == [
+            {"name": "events", "partition_count": 1}, {"name": "orders", "partition_count": 3}]
+        produce(client, "orders", [b"kept"], partition=2)
+        assert broker.terminate() == 0
+    with ProcessBroker(*args, workdir=tmp_path / "run2") as broker, broker.client() as client:
+        assert payloads_of(fetch(client, "orders", 0, partition=2)) == [b"kept"]
+        assert client.request({"type": "CreateTopic", "topic": "orders", "partition_count": 3})["type"] == "Error"

@@ -3,6 +3,11 @@
 from dataclasses import dataclass, field
 
 
+def parse_names(text: str) -> tuple[str, ...]:
+    """``a/b/0,c/d/0`` -> the names, in order."""
+    return tuple(filter(None, (part.strip() for part in text.split(","))))
+
+
 @dataclass
 class PravegaOptions:
     auth_token: str = field(default="", metadata={
@@ -14,3 +19,7 @@ class PravegaOptions:
     controller_port: int | None = field(default=None, metadata={
         "parse": int, "help": "the controller's gRPC port (unset: 9090, or ephemeral when --pravega-port is 0; "
                               "0: ephemeral; -1: no controller)"})
+    segments: tuple[str, ...] = field(default=(), metadata={
+        "parse": parse_names, "help": "stream segments that exist at start (an operator's streams), NAME,..."})
+    tables: tuple[str, ...] = field(default=(), metadata={
+        "parse": parse_names, "help": "table segments that exist at start, NAME,..."})

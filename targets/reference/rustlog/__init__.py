@@ -11,10 +11,10 @@ without fsync (faster; a machine crash may lose acknowledged records, a process 
 consumer offsets are in memory only, as the seed says.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from wirecheck.targets.reference.core import BrokerConfig
-from wirecheck.targets.reference.personality import PersonalityInfo
+from wirecheck.targets.reference.personality import PersonalityInfo, parse_mapping
 from wirecheck.targets.reference.rustlog.faults import FAULTS
 from wirecheck.targets.reference.rustlog.server import RustLogPersonality
 
@@ -23,11 +23,16 @@ DEFAULT_PORT = 7070
 
 @dataclass
 class RustLogOptions:
-    """None of its own: RustLog's storage settings (segment size, retention, fsync) are the shared ones."""
+    """Topics that exist at start; RustLog's storage settings (segment size, retention, fsync) are the shared ones."""
+
+    topics: dict[str, int] = field(default_factory=dict, metadata={
+        "help": "topics created at start, NAME:PARTITIONS,...", "parse": parse_mapping})
 
 
 def create(config: BrokerConfig, options: RustLogOptions | None = None) -> RustLogPersonality:
-    return RustLogPersonality(config)
+    personality = RustLogPersonality(config)
+    personality.store.provision((options or RustLogOptions()).topics)
+    return personality
 
 
 PERSONALITY = PersonalityInfo("rustlog", DEFAULT_PORT, FAULTS, RustLogOptions, create)

@@ -93,6 +93,17 @@ class Store:
             self.topics[name] = topic
             return topic
 
+    def provision(self, topics: dict[str, int]) -> None:
+        """Topics that exist before any client connects (an operator's pre-created topics); existing ones are kept."""
+        for name, partition_count in topics.items():
+            if name in self.topics:
+                continue
+            directory = None
+            if self.data_dir is not None:
+                directory = self.topic_dir(name)
+                self._write_metadata(directory, name, partition_count)
+            self.topics[name] = Topic(name, [self._partition_log(directory, p) for p in range(partition_count)])
+
     def _write_metadata(self, directory: Path, name: str, partition_count: int) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         tmp = directory / (METADATA + ".tmp")
