@@ -73,7 +73,7 @@ class Broker:
         self.storage = storage
         self.coordinator = coordinator
         self.producers = producers
-        self.transactions = Transactions(producers, storage, coordinator)
+        self.transactions = Transactions(producers, storage, coordinator, faults)
         self.configs = configs.Configs(storage, settings, faults)
         self.admin = admin.Admin(storage, coordinator, producers, faults, MAX_PARTITIONS, CLUSTER_ID, NODE_ID)
 
@@ -281,11 +281,12 @@ class Broker:
                         has_error = True
                     continue
                 limit = min(p["PartitionMaxBytes"], budget - total)
-                end = partition.last_stable_offset if read_committed else None
+                stops_at_lso = read_committed and "txn-read-committed-past-lso" not in self.faults
+                end = partition.last_stable_offset if stops_at_lso else None
                 batches = partition.read(offset, max(limit, 0), at_least_one=(total == 0), end=end)
                 data = b"".join(batches)
                 out["Records"] = data
-                if read_committed and batches:
+                if read_committed and batches and "txn-aborted-not-listed" not in self.faults:
                     last = records.parse_header(batches[-1])
                     upper = last.base_offset + last.last_offset_delta + 1
                     out["AbortedTransactions"] = [{"ProducerId": pid, "FirstOffset": first}
@@ -311,7 +312,9 @@ class Broker:
                     continue
                 partition = self.storage.partition(t["Name"], p["PartitionIndex"])
                 ts = p["Timestamp"]
-                if ts == LATEST and req.get("IsolationLevel", 0) == 1 and partition.open_transactions:
+                read_committed = req.get("IsolationLevel", 0) == 1 and "txn-list-offsets-ignores-isolation" not in \
+                    self.faults
+                if ts == LATEST and read_committed and partition.open_transactions:
                     out.update(Offset=partition.last_stable_offset)  # read_committed: the LSO
                 elif ts == LATEST:
                     offset = partition.high_watermark + (1 if "listoffsets-latest-off-by-one" in self.faults else 0)

@@ -183,7 +183,7 @@ def _varint(n: int) -> bytes:
 
 
 def control_batch(producer_id: int, producer_epoch: int, commit: bool, timestamp_ms: int,
-                  coordinator_epoch: int = 0) -> tuple[bytes, Batch]:
+                  coordinator_epoch: int = 0, control: bool = True) -> tuple[bytes, Batch]:
     """A transaction marker: one control record in a transactional control batch (ControlRecordType,
     EndTransactionMarker; protocol guide "Control Batches"). Key: version 0, type (0 abort, 1 commit);
     value: version 0, coordinator epoch. baseOffset 0: the partition assigns it on append."""
@@ -191,7 +191,7 @@ def control_batch(producer_id: int, producer_epoch: int, commit: bool, timestamp
     value = struct.pack(">hi", 0, coordinator_epoch)
     body = b"\x00" + _varint(0) + _varint(0) + _varint(len(key)) + key + _varint(len(value)) + value + _varint(0)
     record = _varint(len(body)) + body
-    attributes = TRANSACTIONAL_FLAG | CONTROL_FLAG
+    attributes = TRANSACTIONAL_FLAG | (CONTROL_FLAG if control else 0)  # control=False: a fault only
     covered = struct.pack(">hiqqqhii", attributes, 0, timestamp_ms, timestamp_ms, producer_id, producer_epoch, -1, 1)
     covered += record
     crc = crc32c.crc32c(covered)

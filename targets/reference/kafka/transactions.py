@@ -12,12 +12,15 @@ producer calls AddPartitionsToTxn itself; no ``transaction.version`` feature is 
 - a producer id or epoch that is not the transactional id's current one: INVALID_PRODUCER_ID_MAPPING (49) or
   PRODUCER_FENCED (90), which request versions below 2 get as INVALID_PRODUCER_EPOCH (47), as KafkaApis
   converts it for older clients.
-Decision: the transaction timeout is not enforced (a transaction stays open until EndTxn or the next
-InitProducerId); transaction state is in memory, while the markers themselves are in the (durable) log.
+- a transaction still Ongoing after the TransactionTimeoutMs its producer asked for is aborted, its epoch bumped
+  first (abortTimedOutTransactions with prepareFenceProducerEpoch), so the producer's late EndTxn is fenced.
+  Decision: a timer per transaction fires at the timeout itself, instead of Kafka's 10 s sweep.
+Transaction state is in memory, while the markers themselves are in the (durable) log.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 
@@ -39,10 +42,12 @@ class Transaction:
     partitions: set[tuple[str, int]] = field(default_factory=set)
     groups: set[str] = field(default_factory=set)
     offsets: dict[str, dict[tuple[str, int], groups.CommittedOffset]] = field(default_factory=dict)
+    timer: asyncio.TimerHandle | None = None  # the transaction timeout while Ongoing
 
 
 class Transactions:
-    def __init__(self, producers, storage, coordinator: groups.Coordinator):
+    def __init__(self, producers, storage, coordinator: groups.Coordinator, faults: frozenset[str] = frozenset()):
+        self.faults = faults
         self.producers = producers
         self.storage = storage
         self.coordinator = coordinator
@@ -54,11 +59,13 @@ class Transactions:
     def init_producer_id(self, transactional_id: str | None, timeout_ms: int, producer_id: int,
                          epoch: int) -> tuple[int, int, int]:
         txn = self.by_id.get(transactional_id) if transactional_id else None
-        if txn is not None and txn.state == ONGOING:
+        if txn is not None and txn.state == ONGOING and "txn-init-keeps-ongoing" not in self.faults:
             self._complete(txn, commit=False)
         error, pid, new_epoch = self.producers.init(transactional_id, producer_id, epoch)
         if error or not transactional_id:
             return error, pid, new_epoch
+        if txn is not None and "txn-epoch-not-bumped" in self.faults:
+            self.producers.epochs[pid] = new_epoch = txn.epoch
         if txn is None:
             txn = self.by_id[transactional_id] = Transaction(transactional_id, pid, new_epoch, timeout_ms)
             self.by_producer[pid] = txn
@@ -108,6 +115,8 @@ class Transactions:
             return NONE
         if txn.state == (COMPLETE_COMMIT if commit else COMPLETE_ABORT):
             return NONE  # a retry of the EndTxn that completed it
+        if txn.state == EMPTY and "txn-end-without-partitions-accepted" in self.faults:
+            return NONE
         return INVALID_TXN_STATE
 
     def check_produce(self, topic: str, partition: int, producer_id: int, epoch: int) -> int:
@@ -126,27 +135,42 @@ class Transactions:
         txn = self.by_id.get(transactional_id)
         if txn is None or txn.producer_id != producer_id:
             return INVALID_PRODUCER_ID_MAPPING, None
-        if epoch != txn.epoch:
+        if epoch != txn.epoch and not (epoch < txn.epoch and "txn-old-epoch-accepted" in self.faults):
             return (PRODUCER_FENCED if version >= 2 else INVALID_PRODUCER_EPOCH), None
         return NONE, txn
 
-    @staticmethod
-    def _begin(txn: Transaction) -> None:
+    def _begin(self, txn: Transaction) -> None:
         if txn.state != ONGOING:
             txn.state = ONGOING
             txn.partitions.clear()
             txn.groups.clear()
             txn.offsets.clear()
+            if "txn-timeout-ignored" not in self.faults:
+                txn.timer = asyncio.get_running_loop().call_later(txn.timeout_ms / 1000, self._time_out, txn)
+
+    def _time_out(self, txn: Transaction) -> None:
+        """The coordinator aborts a transaction past its timeout, bumping the epoch first to fence its producer."""
+        if txn.state != ONGOING:
+            return
+        txn.epoch = self.producers.epochs[txn.producer_id] = (txn.epoch + 1) & 0x7FFF
+        self._complete(txn, commit=False)
 
     def _complete(self, txn: Transaction, commit: bool) -> None:
+        if txn.timer is not None:
+            txn.timer.cancel()
+            txn.timer = None
         now = int(time.time() * 1000)
         for topic_name, index in sorted(txn.partitions):
             topic = self.storage.topics.get(topic_name)
             partition = self.storage.partition(topic_name, index)
             if partition is None:
                 continue  # deleted since (every other added partition gets its marker, written to or not)
-            data, batch = records.control_batch(txn.producer_id, txn.epoch, commit, now)
+            data, batch = records.control_batch(txn.producer_id, txn.epoch, commit, now,
+                                                control="txn-marker-not-control" not in self.faults)
+            first = partition.open_transactions.get(txn.producer_id)
             self.storage.append(topic, partition, data, batch, None)
+            if commit and first is not None and "txn-lso-not-advanced" in self.faults:
+                partition.open_transactions[txn.producer_id] = first
         if commit:
             for group, offsets in txn.offsets.items():
                 for (topic_name, index), committed in offsets.items():
