@@ -78,7 +78,7 @@ APIS: dict[int, tuple[str, int, int]] = {
 #: Advertised only when SASL is enabled (``--kafka-sasl-users``). SaslHandshake v0 (raw tokens after the handshake,
 #: before KIP-152) is not offered.
 SASL_APIS: dict[int, tuple[str, int, int]] = {
-    17: ("SaslHandshake", 1, 1),
+    17: ("SaslHandshake", 0, 1),
     36: ("SaslAuthenticate", 0, 2),
 }
 
@@ -161,6 +161,11 @@ class KafkaPersonality:
         await serve_frames(conn, self.frame_shape, handle)  # a size outside the range closes in silence
 
     async def _handle(self, conn: Connection, frame: bytes, host: str, port: int, client_host: str, auth) -> bool:
+        if auth is not None and auth.raw_tokens:  # after SaslHandshake v0 (a token under 8 bytes closes, as any frame)
+            reply = auth.raw_token(frame)
+            if reply is not None:
+                await conn.write(_SIZE.pack(len(reply)) + reply)
+            return reply is not None
         key, version, correlation_id = _HEADER.unpack_from(frame, 0)
         reply_id = correlation_id + 1 if "correlation-id-wrong" in self.active else correlation_id
         if key not in self.requests:
@@ -197,7 +202,7 @@ class KafkaPersonality:
             return False
 
         if key in SASL_APIS:
-            response = auth.handshake(request) if key == 17 else auth.authenticate(request)
+            response = auth.handshake(request, version) if key == 17 else auth.authenticate(request)
             await conn.write(self._frame(key, version, reply_id, response))
             return not auth.closing
         response = await self._dispatch(key, version, request, client_id or "", host, port, client_host)
