@@ -22,7 +22,7 @@ import struct
 
 from targets.reference.core import BrokerConfig, Connection
 from targets.reference.framed import FrameShape, serve_frames
-from targets.reference.kafka import groups
+from targets.reference.kafka import coordinator_state, groups
 from targets.reference.kafka.apis import Broker, Settings
 from targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint
 from targets.reference.kafka.durable import DurableLog
@@ -124,6 +124,14 @@ class KafkaPersonality:
                     partition.trim(settings.retention_records)
         self.broker = Broker(settings, self.active, coordinator, Producers(), storage)
         b = self.broker
+        self.journal = journal
+        self._timers_resumed = False
+        if journal is not None:
+            coordinator_state.rebuild_producers(storage, b.producers)
+            saved = journal.load_coordinator()
+            if saved is not None:
+                coordinator_state.restore(saved, coordinator, b.transactions)
+            b.transactions.on_change = self._save_coordinator
         self._plain_handlers = {
             0: b.produce, 2: b.list_offsets, 8: b.offset_commit, 9: b.offset_fetch, 12: b.heartbeat,
             13: b.leave_group, 15: b.describe_groups, 16: b.list_groups, 19: b.create_topics, 20: b.delete_topics,
@@ -152,6 +160,9 @@ class KafkaPersonality:
         host, port = sockname[0], sockname[1]
         client_host = "/" + str(conn.peer[0]) if conn.peer else ""
         auth = self.sasl.connection() if self.sasl else None
+        if not self._timers_resumed:  # the first connection: the event loop runs now
+            self._timers_resumed = True
+            self.broker.transactions.resume_timers()
 
         async def handle(header: bytes, frame: bytes) -> bool:
             if self.wedged:
@@ -206,6 +217,8 @@ class KafkaPersonality:
             await conn.write(self._frame(key, version, reply_id, response))
             return not auth.closing
         response = await self._dispatch(key, version, request, client_id or "", host, port, client_host)
+        if key in coordinator_state.CHANGING_APIS:
+            self._save_coordinator()  # before the answer: what is acknowledged survives a restart
         if key == 0 and request["Acks"] == 0:
             failed = any(p["ErrorCode"] for t in response["Responses"] for p in t["PartitionResponses"])
             if "acks0-responds" not in self.active:
@@ -231,6 +244,11 @@ class KafkaPersonality:
         if key == 18:
             return self._api_versions(req, version)
         raise AssertionError(f"no handler for advertised key {key}")
+
+    def _save_coordinator(self) -> None:
+        if self.journal is not None:
+            self.journal.save_coordinator(coordinator_state.snapshot(self.broker.coordinator,
+                                                                     self.broker.transactions))
 
     # ------------------------------------------------------------------------------------------ encoding
 

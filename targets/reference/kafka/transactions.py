@@ -53,6 +53,7 @@ class Transactions:
         self.coordinator = coordinator
         self.by_id: dict[str, Transaction] = {}
         self.by_producer: dict[int, Transaction] = {}
+        self.on_change = lambda: None  # called when a timeout aborts a transaction (the durable state saves)
 
     # ------------------------------------------------------------------------------------------ requests
 
@@ -145,8 +146,17 @@ class Transactions:
             txn.partitions.clear()
             txn.groups.clear()
             txn.offsets.clear()
-            if "txn-timeout-ignored" not in self.faults:
-                txn.timer = asyncio.get_running_loop().call_later(txn.timeout_ms / 1000, self._time_out, txn)
+            self._start_timer(txn)
+
+    def _start_timer(self, txn: Transaction) -> None:
+        if "txn-timeout-ignored" not in self.faults:
+            txn.timer = asyncio.get_running_loop().call_later(txn.timeout_ms / 1000, self._time_out, txn)
+
+    def resume_timers(self) -> None:
+        """Transactions restored Ongoing after a restart get their whole timeout again (called in the loop)."""
+        for txn in self.by_id.values():
+            if txn.state == ONGOING and txn.timer is None:
+                self._start_timer(txn)
 
     def _time_out(self, txn: Transaction) -> None:
         """The coordinator aborts a transaction past its timeout, bumping the epoch first to fence its producer."""
@@ -154,6 +164,7 @@ class Transactions:
             return
         txn.epoch = self.producers.epochs[txn.producer_id] = (txn.epoch + 1) & 0x7FFF
         self._complete(txn, commit=False)
+        self.on_change()
 
     def _complete(self, txn: Transaction, commit: bool) -> None:
         if txn.timer is not None:
