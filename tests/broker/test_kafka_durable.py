@@ -93,7 +93,8 @@ def test_reinitialising_after_a_restart_aborts_and_fences(tmp_path):
         produce_txn(w, topic, pid, epoch, 0, [b"lost"])
         error, other_pid, _ = init(w, f"other-{topic}")
     with InProcessBroker(data_dir=tmp_path) as b, b.wire() as w:
-        assert init(w, txn_id) == (0, pid, epoch + 1)
+        assert init(w, txn_id) == (51, -1, -1)  # CONCURRENT_TRANSACTIONS: the restored transaction is aborted
+        assert init(w, txn_id) == (0, pid, epoch + 2)
         seen = fetch_txn(w, topic)
         assert seen.last_stable_offset == 2 and [a.producer_id for a in seen.aborted_transactions] == [pid]
         assert end(w, txn_id, pid, epoch, commit=True) == PRODUCER_FENCED

@@ -23,7 +23,7 @@ from tests.broker.test_kafka_data import batches_in
 from tests.interop.kafka_support import InProcessBroker, Wire, record_batch
 
 NONE, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING = 0, 47, 48, 49
-UNKNOWN_TOPIC_OR_PARTITION, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 3, 55, 90
+UNKNOWN_TOPIC_OR_PARTITION, CONCURRENT_TRANSACTIONS, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 3, 51, 55, 90
 _names = itertools.count()
 
 
@@ -151,8 +151,8 @@ def test_new_epoch_fences_the_old_producer_and_aborts_its_transaction(w):
     name = topic(w)
     txn_id, pid, epoch = open_txn(w, name)
     produce(w, name, pid, epoch, 0, [b"old"])
-    error, same_pid, new_epoch = init(w, txn_id)
-    assert (error, same_pid, new_epoch) == (NONE, pid, epoch + 1)
+    assert init(w, txn_id) == (CONCURRENT_TRANSACTIONS, -1, -1)  # fenced and aborted: ask again
+    assert init(w, txn_id) == (NONE, pid, epoch + 2)  # the fence bumped the epoch, the retry once more
     seen = fetch(w, name)
     assert [(a.producer_id, a.first_offset) for a in seen.aborted_transactions] == [(pid, 0)]
     assert end(w, txn_id, pid, epoch, commit=True) == PRODUCER_FENCED
@@ -160,6 +160,14 @@ def test_new_epoch_fences_the_old_producer_and_aborts_its_transaction(w):
     assert add_partitions(w, txn_id, pid, epoch, [(name, 0)]) == {(name, 0): PRODUCER_FENCED}
     assert produce(w, name, pid, epoch, 1, [b"zombie"])[0] == INVALID_PRODUCER_EPOCH
     assert init(w, txn_id, pid, epoch)[0] == PRODUCER_FENCED  # KIP-360: the old epoch named explicitly
+
+
+def test_kip360_init_naming_the_current_epoch_aborts_and_answers_at_once(w):
+    name = topic(w)
+    txn_id, pid, epoch = open_txn(w, name)
+    produce(w, name, pid, epoch, 0, [b"old"])
+    assert init(w, txn_id, pid, epoch) == (NONE, pid, epoch + 1)
+    assert fetch(w, name).last_stable_offset == 2
 
 
 def test_transaction_past_its_timeout_is_aborted_and_its_producer_fenced(w):

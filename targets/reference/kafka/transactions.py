@@ -2,12 +2,15 @@
 
 Follows TransactionCoordinator / TransactionStateManager (Kafka 3.x), transaction protocol version 1 (the
 producer calls AddPartitionsToTxn itself; no ``transaction.version`` feature is advertised):
-- InitProducerId with a transactional id bumps the epoch (producers.py fences the old one); an ongoing
-  transaction is aborted first (markers written), as the coordinator does before answering;
+- InitProducerId with a transactional id bumps the epoch (producers.py fences the old one). An ongoing
+  transaction is fenced (epoch bumped), aborted (markers written) and the request answered CONCURRENT_TRANSACTIONS
+  (51): the producer asks again and the retry bumps the epoch once more, as Kafka's coordinator does. Decision: a
+  KIP-360 request naming its producer id and epoch gets its answer once the abort is written instead (Kafka would
+  need its lastProducerEpoch bookkeeping to accept the retry);
 - AddPartitionsToTxn / AddOffsetsToTxn move Empty or Complete* to Ongoing; TxnOffsetCommit stashes offsets that
   EndTxn(commit) applies and EndTxn(abort) drops;
 - EndTxn writes a control batch (transaction marker) to every partition of the transaction and completes it at
-  once (one broker: there is no PrepareCommit/PrepareAbort window, so CONCURRENT_TRANSACTIONS never arises);
+  once (one broker: there is no PrepareCommit/PrepareAbort window for EndTxn to answer 51 in);
   EndTxn with no transaction is INVALID_TXN_STATE, a retried EndTxn of the same outcome is NONE;
 - a producer id or epoch that is not the transactional id's current one: INVALID_PRODUCER_ID_MAPPING (49) or
   PRODUCER_FENCED (90), which request versions below 2 get as INVALID_PRODUCER_EPOCH (47), as KafkaApis
@@ -27,7 +30,7 @@ from dataclasses import dataclass, field
 from targets.reference.kafka import groups, records
 
 NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE = 0, 3, 47, 48
-INVALID_PRODUCER_ID_MAPPING, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 49, 55, 90
+INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 49, 51, 55, 90
 
 EMPTY, ONGOING, COMPLETE_COMMIT, COMPLETE_ABORT = "Empty", "Ongoing", "CompleteCommit", "CompleteAbort"
 
@@ -61,6 +64,9 @@ class Transactions:
                          epoch: int) -> tuple[int, int, int]:
         txn = self.by_id.get(transactional_id) if transactional_id else None
         if txn is not None and txn.state == ONGOING and "txn-init-keeps-ongoing" not in self.faults:
+            if producer_id == -1:
+                self._fence_and_abort(txn)
+                return CONCURRENT_TRANSACTIONS, -1, -1
             self._complete(txn, commit=False)
         error, pid, new_epoch = self.producers.init(transactional_id, producer_id, epoch)
         if error or not transactional_id:
@@ -162,9 +168,13 @@ class Transactions:
         """The coordinator aborts a transaction past its timeout, bumping the epoch first to fence its producer."""
         if txn.state != ONGOING:
             return
+        self._fence_and_abort(txn)
+        self.on_change()
+
+    def _fence_and_abort(self, txn: Transaction) -> None:
+        """Bump the epoch first: the markers and every later request carry the new one (prepareFenceProducerEpoch)."""
         txn.epoch = self.producers.epochs[txn.producer_id] = (txn.epoch + 1) & 0x7FFF
         self._complete(txn, commit=False)
-        self.on_change()
 
     def _complete(self, txn: Transaction, commit: bool) -> None:
         if txn.timer is not None:
