@@ -61,6 +61,8 @@ class Settings:
     max_message_bytes: int = 1048588  # max.message.bytes default
     max_fetch_wait_s: float = 30.0  # cap on a fetch's long poll, whatever max_wait_ms claims
     retention_records: int | None = None  # per partition; None keeps everything
+    retention_ms: int = 604800000  # log.retention.ms: the default of the topic retention.ms
+    retention_check_ms: int = 300000  # log.retention.check.interval.ms
 
 
 class Broker:
@@ -219,6 +221,16 @@ class Broker:
                                   batch.base_sequence, batch.last_sequence, base)
         self.storage.notify_append()
         return Appended(NONE, base, -1 if append_time is None else append_time)
+
+    def enforce_retention(self) -> None:
+        """The periodic retention run: each partition drops its closed segments past the topic's retention.ms (its
+        override, else the broker default)."""
+        now = int(time.time() * 1000)
+        for topic in self.storage.topics.values():
+            retention_ms = int(topic.configs.get("retention.ms", self.settings.retention_ms))
+            if retention_ms >= 0:
+                for partition in topic.partitions:
+                    partition.expire_segments(now - retention_ms)
 
     # ------------------------------------------------------------------------------------------ fetch
 

@@ -15,6 +15,8 @@ Trailing bytes after a decoded body are ignored, as Kafka's generated readers do
 
 from __future__ import annotations
 
+import asyncio
+
 import functools
 import logging
 import re
@@ -107,6 +109,8 @@ class KafkaPersonality:
             default_partitions=options.default_partitions,
             max_message_bytes=options.max_message_bytes,
             retention_records=config.retention_records,
+            retention_ms=options.retention_ms,
+            retention_check_ms=options.retention_check_ms,
         )
         coordinator = groups.Coordinator(
             min_session_ms=options.min_session_ms,
@@ -125,7 +129,8 @@ class KafkaPersonality:
         self.broker = Broker(settings, self.active, coordinator, Producers(), storage)
         b = self.broker
         self.journal = journal
-        self._timers_resumed = False
+        self._loop_started = False
+        self._retention_timer: asyncio.TimerHandle | None = None
         if journal is not None:
             coordinator_state.rebuild_producers(storage, b.producers)
             saved = journal.load_coordinator()
@@ -149,7 +154,17 @@ class KafkaPersonality:
             self.requests[1].compile(3)
         self.wedged = False  # crash-on-hostile-array: the broker stops answering anyone
 
+    def _schedule_retention(self) -> None:
+        self._retention_timer = asyncio.get_running_loop().call_later(
+            self.broker.settings.retention_check_ms / 1000, self._run_retention)
+
+    def _run_retention(self) -> None:
+        self.broker.enforce_retention()
+        self._schedule_retention()
+
     async def close(self) -> None:
+        if self._retention_timer is not None:
+            self._retention_timer.cancel()
         self.broker.coordinator.close()
         self.broker.storage.close()
 
@@ -160,9 +175,10 @@ class KafkaPersonality:
         host, port = sockname[0], sockname[1]
         client_host = "/" + str(conn.peer[0]) if conn.peer else ""
         auth = self.sasl.connection() if self.sasl else None
-        if not self._timers_resumed:  # the first connection: the event loop runs now
-            self._timers_resumed = True
+        if not self._loop_started:  # the first connection: the event loop runs now
+            self._loop_started = True
             self.broker.transactions.resume_timers()
+            self._schedule_retention()
 
         async def handle(header: bytes, frame: bytes) -> bool:
             if self.wedged:

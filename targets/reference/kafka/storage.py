@@ -24,6 +24,10 @@ def valid_topic_name(name: str | None) -> bool:
     return bool(name) and name not in (".", "..") and bool(_LEGAL_TOPIC.match(name))
 
 
+SEGMENT_MS = 7 * 24 * 3600 * 1000  # segment.ms default (log.roll.hours = 168)
+SEGMENT_BYTES = 1 << 30  # segment.bytes default
+
+
 @dataclass
 class Partition:
     index: int
@@ -103,6 +107,26 @@ class Partition:
         if drop:
             self._drop_front(drop)
             self.log_start = max(self.log_start, self.bases[0])
+
+    def expire_segments(self, before_ms: int, segment_ms: int = SEGMENT_MS, segment_bytes: int = SEGMENT_BYTES) -> int:
+        """The broker-wide retention sweep (Kafka's deleteRetentionMsBreachedSegments): drop the leading closed
+        segments whose newest timestamp is older than ``before_ms``; the active (last) segment always stays.
+
+        Decision: segments are not stored; they are the ones Kafka would have rolled from the current log start
+        (LogSegment.shouldRoll: a batch whose newest timestamp is more than segment.ms past the segment's first,
+        or one that would take the segment past segment.bytes, starts a new one). Returns the batches dropped."""
+        drop, start, size = 0, 0, 0
+        for i, batch in enumerate(self.batches):
+            if i > start and (self.max_timestamps[i] - self.max_timestamps[start] > segment_ms
+                              or size + len(batch) > segment_bytes):
+                if max(self.max_timestamps[start:i]) >= before_ms:
+                    break  # retention stops at the first segment it must keep
+                drop, start, size = i, i, 0
+            size += len(batch)
+        if drop:
+            self._drop_front(drop)
+            self.log_start = max(self.log_start, self.bases[0])
+        return drop
 
     def delete_before(self, offset: int) -> None:
         """DeleteRecords: the log start offset moves to ``offset``; batches wholly below it are dropped."""
