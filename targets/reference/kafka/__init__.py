@@ -13,8 +13,8 @@ Topic configs (configs.py: CreateTopics, DescribeConfigs, AlterConfigs, Incremen
 per topic: ``message.timestamp.type`` (LogAppendTime: the broker stamps each batch and recomputes its CRC-32C),
 ``max.message.bytes``, ``retention.ms`` (an explicit override expires whole batches on append; every
 ``--kafka-retention-check-ms`` the override, else the broker default ``--kafka-retention-ms``, drops closed segments,
-see Partition.expire_segments) and ``cleanup.policy`` (compact: records without a key are refused; nothing is
-compacted).
+see Partition.expire_segments) and ``cleanup.policy`` (delete: that retention; compact: records without a key are
+refused, and the log cleaner, compaction.py, keeps the newest record of each key in the closed segments).
 CreateTopics accepts and ignores other configs; the alter APIs refuse them (INVALID_CONFIG).
 
 Admin APIs (admin.py): CreatePartitions, DeleteRecords, DeleteGroups, OffsetDelete, DescribeCluster,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from targets.reference.kafka import admin, configs, groups, records
+from targets.reference.kafka import admin, compaction, configs, groups, records
 from targets.reference.kafka.storage import Storage, valid_topic_name
 from targets.reference.kafka.transactions import Transactions
 
@@ -222,15 +222,18 @@ class Broker:
         self.storage.notify_append()
         return Appended(NONE, base, -1 if append_time is None else append_time)
 
-    def enforce_retention(self) -> None:
-        """The periodic retention run: each partition drops its closed segments past the topic's retention.ms (its
-        override, else the broker default)."""
+    def maintain_logs(self) -> None:
+        """The periodic log maintenance: under cleanup.policy delete each partition drops its closed segments past
+        the topic's retention.ms (its override, else the broker default); under compact the cleaner runs."""
         now = int(time.time() * 1000)
         for topic in self.storage.topics.values():
+            policy = topic.configs.get("cleanup.policy", "delete").split(",")
             retention_ms = int(topic.configs.get("retention.ms", self.settings.retention_ms))
-            if retention_ms >= 0:
-                for partition in topic.partitions:
+            for partition in topic.partitions:
+                if "delete" in policy and retention_ms >= 0:
                     partition.expire_segments(now - retention_ms)
+                if "compact" in policy:
+                    compaction.compact(partition)
 
     # ------------------------------------------------------------------------------------------ fetch
 

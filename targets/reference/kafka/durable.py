@@ -11,8 +11,9 @@ Layout under ``<data-dir>/kafka/``:
 fsync policy (``--fsync``): ``batch`` fsyncs the partition file before the produce is acknowledged; ``none``
 leaves flushing to the OS. On start the logs are replayed; a torn tail (an incomplete last batch or one whose
 CRC-32C does not match) is cut off, as Kafka's log recovery truncates an unflushed segment.
-What is not kept: group membership (members rejoin), and retention only trims the in-memory view (the files keep
-every batch until the topic is deleted). Producer sequences are rebuilt from the batches.
+What is not kept: group membership (members rejoin), and retention and compaction only change the in-memory view
+(the files keep every batch until the topic is deleted; both run again after a restart). Producer sequences are
+rebuilt from the batches.
 """
 
 from __future__ import annotations

@@ -159,7 +159,7 @@ class KafkaPersonality:
             self.broker.settings.retention_check_ms / 1000, self._run_retention)
 
     def _run_retention(self) -> None:
-        self.broker.enforce_retention()
+        self.broker.maintain_logs()
         self._schedule_retention()
 
     async def close(self) -> None:
