@@ -34,7 +34,6 @@ class Producer:
     """A transactional producer on its own connection: its transactional id, producer id, epoch and sequences."""
 
     def __init__(self, target, transactional_id: str | None = None, timeout_ms: int = 60000):
-        self.target = target
         self.client = DataPath(target)
         for key in (INIT_PRODUCER_ID, ADD_PARTITIONS, END_TXN):
             self.client.require(key)
@@ -71,12 +70,12 @@ class Producer:
     def init_ok(self, clause_id: str) -> None:
         expect(clause_id, self.init(clause_id)["ErrorCode"], errors.NONE)
 
-    def add_partition(self, topic: str, clause_id: str, epoch: int | None = None) -> tuple[int, int]:
+    def add_partition(self, topic: str, clause_id: str) -> tuple[int, int]:
         """(version, error) of AddPartitionsToTxn for partition 0 of ``topic``."""
         version = self.client.version(ADD_PARTITIONS, ADD_PARTITIONS_MAX)
         body = self.client.call(ADD_PARTITIONS, version, {
             "V3AndBelowTransactionalId": self.transactional_id, "V3AndBelowProducerId": self.producer_id,
-            "V3AndBelowProducerEpoch": self.epoch if epoch is None else epoch,
+            "V3AndBelowProducerEpoch": self.epoch,
             "V3AndBelowTopics": [{"Name": topic, "Partitions": [0]}]}, clause_id)
         try:
             return version, body["ResultsByTopicV3AndBelow"][0]["ResultsByPartition"][0]["PartitionErrorCode"]
@@ -97,12 +96,12 @@ class Producer:
         self.sequences[topic] = sequence + len(values)
         return partition["BaseOffset"]
 
-    def end(self, commit: bool, clause_id: str, epoch: int | None = None) -> tuple[int, int]:
+    def end(self, commit: bool, clause_id: str) -> tuple[int, int]:
         """(version, error) of EndTxn."""
         version = self.client.version(END_TXN, END_TXN_MAX)
         body = self.client.call(END_TXN, version, {
             "TransactionalId": self.transactional_id, "ProducerId": self.producer_id,
-            "ProducerEpoch": self.epoch if epoch is None else epoch, "Committed": commit}, clause_id)
+            "ProducerEpoch": self.epoch, "Committed": commit}, clause_id)
         return version, body["ErrorCode"]
 
     def open_transaction(self, topic: str, values: list[bytes], clause_id: str) -> int:
