@@ -288,6 +288,14 @@ CLAUSES = [
            "Kafka aborts and answers 51 so the producer retries (the retry bumps the epoch again). A broker that "
            "finishes the abort before answering and returns 0 at once leaves the client in the same state, so "
            "both are accepted; 51 must end in success within a few retries.")),
+    Clause("kafka.txn.invalid-timeout",
+           "InitProducerId with a transactional id and a TransactionTimeoutMs of 0 or less answers "
+           "INVALID_TRANSACTION_TIMEOUT (50).",
+           "TransactionCoordinator.handleInitProducerId; TransactionStateManager.validateTransactionTimeoutMs "
+           "(0 < timeout <= transaction.max.timeout.ms)", MUST,
+           decision="A timeout above transaction.max.timeout.ms is refused too, but that maximum is the broker's "
+                    "setting (15 min by default, at most INT32_MAX), so only the bound every broker shares is "
+                    "checked."),
     Clause("kafka.txn.timeout",
            "A transaction left open longer than the TransactionTimeoutMs given to InitProducerId is aborted by "
            "the coordinator: an abort marker is written, the last stable offset moves past it, and the producer "

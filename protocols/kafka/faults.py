@@ -59,4 +59,5 @@ FAULTS: dict[str, str] = {
     "kafka.txn-end-without-partitions-accepted": "kafka.txn.invalid-state",
     "kafka.txn-init-keeps-ongoing": "kafka.txn.init-aborts-ongoing",
     "kafka.txn-timeout-ignored": "kafka.txn.timeout",
+    "kafka.txn-timeout-unchecked": "kafka.txn.invalid-timeout",
 }

@@ -331,6 +331,14 @@ def test_init_during_a_transaction_aborts_it(target):
     check_aborted(producer.client, topic, producer.producer_id, clause)
 
 
+@case("kafka.txn.invalid-timeout")
+@pytest.mark.parametrize("timeout_ms", [0, -1], ids=["zero", "negative"])
+def test_init_with_a_timeout_of_zero_or_less_is_refused(target, timeout_ms):
+    clause = "kafka.txn.invalid-timeout"
+    producer = Producer(target, timeout_ms=timeout_ms)
+    expect(clause, producer.init(clause)["ErrorCode"], errors.INVALID_TRANSACTION_TIMEOUT)
+
+
 @case("kafka.txn.timeout")
 def test_transaction_past_its_timeout_is_aborted(target):
     clause = "kafka.txn.timeout"

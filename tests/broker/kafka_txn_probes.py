@@ -91,6 +91,10 @@ def lso_after_timeout(w: Wire) -> int:
     return fetch(w, name).last_stable_offset
 
 
+def init_with_zero_timeout(w: Wire) -> int:
+    return init(w, f"t-zero-{topic(w)}", timeout_ms=0)[0]
+
+
 #: fault -> (probe(broker) -> observation, the clean broker's observation)
 TXN_PROBES = {
     "kafka.txn-epoch-not-bumped": (with_wire(epoch_after_second_init), 1),
@@ -103,4 +107,5 @@ TXN_PROBES = {
     "kafka.txn-end-without-partitions-accepted": (with_wire(end_with_nothing_begun), 48),
     "kafka.txn-init-keeps-ongoing": (with_wire(lso_after_reinit), 2),
     "kafka.txn-timeout-ignored": (with_wire(lso_after_timeout), 2),
+    "kafka.txn-timeout-unchecked": (with_wire(init_with_zero_timeout), 50),
 }

@@ -23,6 +23,7 @@ from tests.broker.test_kafka_data import batches_in
 from tests.interop.kafka_support import InProcessBroker, Wire, record_batch
 
 NONE, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING = 0, 47, 48, 49
+INVALID_TRANSACTION_TIMEOUT = 50
 UNKNOWN_TOPIC_OR_PARTITION, CONCURRENT_TRANSACTIONS, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 3, 51, 55, 90
 _names = itertools.count()
 
@@ -183,6 +184,11 @@ def test_transaction_past_its_timeout_is_aborted_and_its_producer_fenced(w):
     assert [(a.producer_id, a.first_offset) for a in fetch(w, name).aborted_transactions] == [(pid, 0)]
     assert end(w, txn_id, pid, epoch, commit=True) == PRODUCER_FENCED  # the abort bumped the epoch
     assert init(w, txn_id)[1:] == (pid, epoch + 2)
+
+
+@pytest.mark.parametrize("timeout_ms", [0, -5, 900_001])
+def test_a_transaction_timeout_out_of_range_is_refused(w, timeout_ms):
+    assert init(w, f"bad-timeout-{timeout_ms}", timeout_ms=timeout_ms) == (INVALID_TRANSACTION_TIMEOUT, -1, -1)
 
 
 def test_a_committed_transaction_is_not_timed_out(w):

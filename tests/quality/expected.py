@@ -63,7 +63,7 @@ SCOPES.update({
     **{f"kafka.txn-{name}": "test_transactions" for name in (
         "epoch-not-bumped", "old-epoch-accepted", "lso-not-advanced", "aborted-not-listed", "marker-not-control",
         "read-committed-past-lso", "list-offsets-ignores-isolation", "end-without-partitions-accepted",
-        "init-keeps-ongoing", "timeout-ignored")},
+        "init-keeps-ongoing", "timeout-ignored", "timeout-unchecked")},
 })
 
 #: The SASL-enabled Kafka reference broker and the credentials the suite logs in with.

@@ -158,4 +158,7 @@ FAULTS: dict[str, str] = {
     "kafka.txn-timeout-ignored":
         "A transaction open longer than its TransactionTimeoutMs is aborted by the coordinator (KIP-98, "
         "transaction.timeout.ms); this keeps it open",
+    "kafka.txn-timeout-unchecked":
+        "A transactional InitProducerId needs 0 < TransactionTimeoutMs <= transaction.max.timeout.ms "
+        "(TransactionStateManager.validateTransactionTimeoutMs); this accepts any timeout",
 }

@@ -15,6 +15,8 @@ producer calls AddPartitionsToTxn itself; no ``transaction.version`` feature is 
 - a producer id or epoch that is not the transactional id's current one: INVALID_PRODUCER_ID_MAPPING (49) or
   PRODUCER_FENCED (90), which request versions below 2 get as INVALID_PRODUCER_EPOCH (47), as KafkaApis
   converts it for older clients.
+- a transactional InitProducerId needs 0 < TransactionTimeoutMs <= transaction.max.timeout.ms (900000 here), else
+  INVALID_TRANSACTION_TIMEOUT (50);
 - a transaction still Ongoing after the TransactionTimeoutMs its producer asked for is aborted, its epoch bumped
   first (abortTimedOutTransactions with prepareFenceProducerEpoch), so the producer's late EndTxn is fenced.
   Decision: a timer per transaction fires at the timeout itself, instead of Kafka's 10 s sweep.
@@ -30,6 +32,8 @@ from dataclasses import dataclass, field
 from targets.reference.kafka import groups, records
 
 NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE = 0, 3, 47, 48
+INVALID_TRANSACTION_TIMEOUT = 50
+MAX_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms default
 INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 49, 51, 55, 90
 
 EMPTY, ONGOING, COMPLETE_COMMIT, COMPLETE_ABORT = "Empty", "Ongoing", "CompleteCommit", "CompleteAbort"
@@ -62,6 +66,8 @@ class Transactions:
 
     def init_producer_id(self, transactional_id: str | None, timeout_ms: int, producer_id: int,
                          epoch: int) -> tuple[int, int, int]:
+        if transactional_id and not 0 < timeout_ms <= MAX_TIMEOUT_MS and "txn-timeout-unchecked" not in self.faults:
+            return INVALID_TRANSACTION_TIMEOUT, -1, -1
         txn = self.by_id.get(transactional_id) if transactional_id else None
         if txn is not None and txn.state == ONGOING and "txn-init-keeps-ongoing" not in self.faults:
             if producer_id == -1:
