@@ -1,5 +1,5 @@
-"""aiokafka's AIOKafkaAdminClient through the reference broker: create, list, describe and delete topics, and
-describe and alter configs (topic and broker resources)."""
+"""aiokafka's AIOKafkaAdminClient through the reference broker: create, list, describe and delete topics, describe
+and alter configs (topic and broker resources), and list and describe groups and their committed offsets."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import asyncio
 import pytest
 
 pytest.importorskip("aiokafka", reason="aiokafka is in the interop extra: pip install wirecheck[interop]")
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.structs import OffsetAndMetadata
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 pytestmark = pytest.mark.interop
@@ -81,5 +83,27 @@ def test_describe_broker_config(kafka_bootstrap):
         [(error_code, _, _, _, entries)] = response.resources
         assert error_code == 0
         assert [tuple(e[:3]) for e in entries] == [("broker.id", "0", True)]  # (name, value, read_only)
+
+    with_admin(kafka_bootstrap, scenario)
+
+
+def test_groups_and_their_offsets(kafka_bootstrap, unique):
+    topic, group = unique("ak-grp"), unique("ak-group")
+
+    async def scenario(admin):
+        await admin.create_topics([NewTopic(topic, 1, 1)])
+        consumer = AIOKafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=group, enable_auto_commit=False)
+        await consumer.start()
+        try:
+            consumer.assign([TopicPartition(topic, 0)])
+            await consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(5, "")})
+        finally:
+            await consumer.stop()
+        assert (group, "") in await admin.list_consumer_groups()
+        offsets = await admin.list_consumer_group_offsets(group)
+        assert {tp: meta.offset for tp, meta in offsets.items()} == {TopicPartition(topic, 0): 5}
+        [response] = await admin.describe_consumer_groups([group])
+        [(error_code, group_id, state, *_)] = response.groups  # (error_code, group, state, protocol_type, ...)
+        assert (error_code, group_id, state) == (0, group, "Empty")
 
     with_admin(kafka_bootstrap, scenario)
