@@ -28,6 +28,7 @@ TRANSACTION_COORDINATOR = 1  # FindCoordinator KeyType
 ABORT, COMMIT = 0, 1  # ControlRecordType
 TIMESTAMP = 1_700_000_000_000
 CONCURRENT_RETRIES = 20  # InitProducerId answered CONCURRENT_TRANSACTIONS is asked again, 0.1 s apart
+MARKER_WAIT_S = 5.0  # how long markers may take to land after EndTxn is answered
 
 
 class Producer:
@@ -155,13 +156,26 @@ def marker_type(batch: records.RecordBatch) -> int | None:
     return kind if version == 0 else None
 
 
+def settled(client: DataPath, topic: str, clause_id: str, what: str, wait_s: float = MARKER_WAIT_S) -> dict:
+    """The read_committed Fetch answer once the transaction's marker is in (LastStableOffset = HighWatermark).
+
+    Kafka answers EndTxn once the outcome is in its transaction log and writes the markers after (TV1), so they may
+    land a moment later; the answer is polled for up to ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        partition = fetch(client, topic, READ_COMMITTED, clause_id)
+        if partition["LastStableOffset"] == partition["HighWatermark"]:
+            return partition
+        if time.monotonic() > deadline:
+            raise Divergence(C[clause_id], f"LastStableOffset = HighWatermark {partition['HighWatermark']} {what} "
+                             f"(within {wait_s:g} s)", f"LastStableOffset {partition['LastStableOffset']}")
+        time.sleep(0.05)
+
+
 def check_aborted(client: DataPath, topic: str, producer_id: int, clause_id: str) -> None:
     """The producer's transaction is over (LSO = HW) and a read_committed Fetch lists as aborted every batch of
     the producer it returns."""
-    partition = fetch(client, topic, READ_COMMITTED, clause_id)
-    if partition["LastStableOffset"] != partition["HighWatermark"]:
-        raise Divergence(C[clause_id], f"LastStableOffset = HighWatermark {partition['HighWatermark']} once the "
-                         "transaction is aborted", f"LastStableOffset {partition['LastStableOffset']}")
+    partition = settled(client, topic, clause_id, "once the transaction is aborted")
     listed = [a["FirstOffset"] for a in partition["AbortedTransactions"] or [] if a["ProducerId"] == producer_id]
     for batch in batches(partition, clause_id):
         if batch.producer_id == producer_id and not batch.control and not any(
@@ -228,10 +242,7 @@ def test_committed_records_are_read_committed(target):
     topic = new_topic(producer.client, target)
     producer.open_transaction(topic, [b"c0", b"c1"], clause)
     expect(clause, producer.end(True, clause)[1], errors.NONE)
-    partition = fetch(producer.client, topic, READ_COMMITTED, clause)
-    if partition["LastStableOffset"] != partition["HighWatermark"]:
-        raise Divergence(C[clause], f"LastStableOffset = HighWatermark {partition['HighWatermark']} after the "
-                         "commit", f"LastStableOffset {partition['LastStableOffset']}")
+    partition = settled(producer.client, topic, clause, "after the commit")
     values = [r.value for b in batches(partition, clause) if not b.control for r in b.records]
     if values != [b"c0", b"c1"]:
         raise Divergence(C[clause], "the committed records [b'c0', b'c1'] read_committed", short(values))
@@ -255,6 +266,7 @@ def test_end_txn_writes_a_control_batch(target, outcome):
     topic = new_topic(producer.client, target)
     producer.open_transaction(topic, [b"m0"], clause)
     expect(clause, producer.end(outcome == "commit", clause)[1], errors.NONE)
+    settled(producer.client, topic, clause, f"after the {outcome}")
     found = batches(fetch(producer.client, topic, READ_UNCOMMITTED, clause), clause)
     if len(found) != 2:
         raise Divergence(C[clause], "the data batch then the marker", f"{len(found)} batches")
@@ -346,16 +358,8 @@ def test_transaction_past_its_timeout_is_aborted(target):
     producer = Producer(target, timeout_ms=timeout_ms)
     topic = new_topic(producer.client, target)
     producer.open_transaction(topic, [b"late"], clause)
-    deadline = time.monotonic() + timeout_ms / 1000 + 12  # Kafka sweeps every 10 s (see the clause's decision)
-    while True:
-        partition = fetch(producer.client, topic, READ_COMMITTED, clause)
-        if partition["LastStableOffset"] == partition["HighWatermark"]:
-            break
-        if time.monotonic() > deadline:
-            raise Divergence(C[clause], f"the transaction aborted within {timeout_ms} ms (+12 s)",
-                             f"LastStableOffset still {partition['LastStableOffset']}, "
-                             f"HighWatermark {partition['HighWatermark']}")
-        time.sleep(0.2)
+    # Kafka sweeps every 10 s (see the clause's decision)
+    settled(producer.client, topic, clause, "once the transaction timed out", wait_s=timeout_ms / 1000 + 12)
     found = batches(fetch(producer.client, topic, READ_UNCOMMITTED, clause), clause)
     if not found or not found[-1].control or marker_type(found[-1]) != ABORT:
         raise Divergence(C[clause], "an abort marker after the timed-out records",
