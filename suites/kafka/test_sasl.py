@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from protocols.kafka import errors
-from reports.model import Divergence
-from suites.kafka.client import C, Kafka, short
-from suites.kafka.login import (HANDSHAKE, AUTHENTICATE, SCRAM, authenticate, credentials, expect, handshake, plain,
+from wirecheck.protocols.kafka import errors
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.kafka.client import C, Kafka, short
+from wirecheck.suites.kafka.login import (HANDSHAKE, AUTHENTICATE, SCRAM, authenticate, credentials, expect, handshake, plain,
                                 scram_login, start)
 
 case = pytest.mark.case

@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from protocols.kafka import errors, records
-from reports.model import Divergence
-from suites.kafka.client import NAMED_FETCH_MAX, NAMED_PRODUCE_MAX, C, DataPath, short
-from suites.kafka.test_topics_groups import expect
+from wirecheck.protocols.kafka import errors, records
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.kafka.client import NAMED_FETCH_MAX, NAMED_PRODUCE_MAX, C, DataPath, short
+from wirecheck.suites.kafka.test_topics_groups import expect
 
 case = pytest.mark.case
 PRODUCE, FETCH, LIST_OFFSETS, FIND_COORDINATOR = 0, 1, 2, 10

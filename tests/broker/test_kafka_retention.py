@@ -8,8 +8,8 @@ import time
 
 from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
 
-from targets.reference.kafka.storage import SEGMENT_MS, Partition
-from targets.reference.kafka import records as stored
+from wirecheck.targets.reference.kafka.storage import SEGMENT_MS, Partition
+from wirecheck.targets.reference.kafka import records as stored
 from tests.broker.test_kafka_data import fetch, new_topic, produce
 from tests.interop.kafka_support import InProcessBroker, record_batch
 

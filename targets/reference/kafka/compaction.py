@@ -12,7 +12,7 @@ keep theirs, so a compacted log has holes, and a batch keeps its lastOffsetDelta
 
 from __future__ import annotations
 
-from targets.reference.kafka import records
+from wirecheck.targets.reference.kafka import records
 
 
 def compact(partition) -> int:

@@ -9,8 +9,8 @@ is not kept: members rejoin after a restart, as they do after a coordinator move
 
 from __future__ import annotations
 
-from targets.reference.kafka import groups, records
-from targets.reference.kafka.transactions import Transaction, Transactions
+from wirecheck.targets.reference.kafka import groups, records
+from wirecheck.targets.reference.kafka.transactions import Transaction, Transactions
 
 #: Requests after which the coordinator state is saved (OffsetCommit, DeleteTopics, InitProducerId,
 #: AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit, DeleteGroups, OffsetDelete).

@@ -29,7 +29,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from targets.reference.kafka import groups, records
+from wirecheck.targets.reference.kafka import groups, records
 
 NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE = 0, 3, 47, 48
 INVALID_TRANSACTION_TIMEOUT = 50
