@@ -87,6 +87,10 @@ class ProtocolSpec:
     suite: str = ""
     strategies: str = ""
     layers: str = ""
+    #: "module:function" run on every session a case opens (``target.connect``, unless ``login=False``) before the
+    #: case uses it: ``login(target, session)``, e.g. an authentication the target requires. It does nothing when
+    #: the run gave no credentials. Empty: sessions are used as opened.
+    login: str = ""
 
     def __post_init__(self):
         if not self.endpoints:

@@ -76,4 +76,5 @@ SPEC = ProtocolSpec(
     version_param="api_version",
     capture=CaptureSupport("wirecheck.protocols.kafka.capture", unframeable_clause="kafka.framing.size-prefix"),
     faults=FAULTS,
+    login="suites.kafka.login:login",  # SASL when --target-option kafka.sasl=USER:PASSWORD is given
 )

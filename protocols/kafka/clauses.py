@@ -240,6 +240,71 @@ CLAUSES = [
     Clause("kafka.idempotence.out-of-order",
            "An idempotent batch whose base sequence skips ahead gets OUT_OF_ORDER_SEQUENCE_NUMBER (45).",
            "KIP-98; Errors.OUT_OF_ORDER_SEQUENCE_NUMBER"),
+    # --- transactions (KIP-98, KIP-447); transaction protocol version 1: the producer adds its partitions itself
+    Clause("kafka.txn.epoch-bump",
+           "InitProducerId for a transactional id already initialised returns the same producer id with the "
+           "epoch one higher.",
+           "KIP-98; TransactionCoordinator.handleInitProducerId (prepareIncrementProducerEpoch)", MUST),
+    Clause("kafka.txn.fenced",
+           "A coordinator request (AddPartitionsToTxn, EndTxn) carrying an epoch older than the transactional id's "
+           "current one is refused with PRODUCER_FENCED (90), or INVALID_PRODUCER_EPOCH (47) below version 2.",
+           "KIP-98; KIP-588; TransactionCoordinator (PRODUCER_FENCED); KafkaApis (47 for versions < 2)", MUST,
+           decision=(
+           "Versions below 2 must get 47: older clients do not know 90 (KIP-588). From version 2 on Kafka "
+           "answers 90, but 47 is accepted too: it refuses the fenced producer just as well (its abort is "
+           "fenced in turn), and Kafka itself answers 47 on the produce path.")),
+    Clause("kafka.txn.commit",
+           "After AddPartitionsToTxn, transactional produce and EndTxn(commit), a read_committed Fetch returns "
+           "the records and the last stable offset equals the high watermark.",
+           "KIP-98 ('Transactional messaging'); FetchResponse.json (LastStableOffset)", MUST),
+    Clause("kafka.txn.abort",
+           "After EndTxn(abort), a read_committed Fetch that returns the aborted records lists the producer's "
+           "aborted transaction (ProducerId, FirstOffset at or before its first record).",
+           "KIP-98; FetchResponse.json (AbortedTransactions); LogSegment.collectAbortedTxns", MUST),
+    Clause("kafka.txn.control-batch",
+           "EndTxn writes a transaction marker to every partition of the transaction: a batch with the "
+           "transactional and control attribute bits, the producer's id, and one record whose key is version 0 "
+           "and type 0 (abort) or 1 (commit).",
+           f"{GUIDE}, 'Record Batch' (Control Batches); KIP-98 (EndTransactionMarker)", MUST),
+    Clause("kafka.txn.last-stable-offset",
+           "While a transaction is open, a read_committed Fetch returns LastStableOffset = the first offset of the "
+           "open transaction and no batch at or past it; read_uncommitted returns them.",
+           "KIP-98 (last stable offset); ReplicaManager.readFromLog (FetchTxnCommitted)", MUST),
+    Clause("kafka.txn.list-offsets",
+           "ListOffsets v2+ with IsolationLevel 1 (read_committed) answers the last stable offset for LATEST "
+           "while a transaction is open; read_uncommitted answers the high watermark.",
+           "KIP-98; ListOffsetsRequest.json (IsolationLevel)", MUST),
+    Clause("kafka.txn.invalid-state",
+           "EndTxn with no transaction in progress (right after InitProducerId, or committing one already "
+           "aborted) answers INVALID_TXN_STATE (48).",
+           "TransactionCoordinator.endTransaction (Empty, CompleteAbort); Errors.INVALID_TXN_STATE", MUST),
+    Clause("kafka.txn.init-aborts-ongoing",
+           "InitProducerId for a transactional id whose transaction is ongoing aborts that transaction (abort "
+           "markers written, nothing of it visible to read_committed) and fences the old epoch; the answer is "
+           "CONCURRENT_TRANSACTIONS (51), retried until it succeeds, or success at once.",
+           "TransactionCoordinator.handleInitProducerId (Ongoing: prepareFenceProducerEpoch, then "
+           "CONCURRENT_TRANSACTIONS); KIP-98", MUST,
+           decision=(
+           "Kafka aborts and answers 51 so the producer retries (the retry bumps the epoch again). A broker that "
+           "finishes the abort before answering and returns 0 at once leaves the client in the same state, so "
+           "both are accepted; 51 must end in success within a few retries.")),
+    Clause("kafka.txn.invalid-timeout",
+           "InitProducerId with a transactional id and a TransactionTimeoutMs of 0 or less answers "
+           "INVALID_TRANSACTION_TIMEOUT (50).",
+           "TransactionCoordinator.handleInitProducerId; TransactionStateManager.validateTransactionTimeoutMs "
+           "(0 < timeout <= transaction.max.timeout.ms)", MUST,
+           decision="A timeout above transaction.max.timeout.ms is refused too, but that maximum is the broker's "
+                    "setting (15 min by default, at most INT32_MAX), so only the bound every broker shares is "
+                    "checked."),
+    Clause("kafka.txn.timeout",
+           "A transaction left open longer than the TransactionTimeoutMs given to InitProducerId is aborted by "
+           "the coordinator: an abort marker is written, the last stable offset moves past it, and the producer "
+           "can no longer commit it.",
+           "KIP-98 (transaction.timeout.ms); TransactionCoordinator.abortTimedOutTransactions", MUST,
+           decision=(
+           "Kafka checks every transaction.abort.timed.out.transaction.cleanup.interval.ms (10 s by default), so "
+           "the case waits up to the requested timeout plus 12 s. The commit that follows may be refused with "
+           "any error (Kafka: 90, or 47 below v2, after the epoch bump; 48 without one); only success fails.")),
     # --- configs (KIP-133, KIP-339)
     Clause("kafka.configs.describe-topic",
            "DescribeConfigs of an existing topic returns its configs, each with a name, a value and its source.",

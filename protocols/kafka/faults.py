@@ -48,4 +48,16 @@ FAULTS: dict[str, str] = {
     "kafka.sasl-wrong-password-accepted": "kafka.sasl.wrong-password",
     "kafka.sasl-scram-proof-unchecked": "kafka.sasl.scram-tampered",
     "kafka.sasl-unsupported-mechanism-accepted": "kafka.sasl.handshake-mechanisms",
+    # transactions
+    "kafka.txn-epoch-not-bumped": "kafka.txn.epoch-bump",
+    "kafka.txn-old-epoch-accepted": "kafka.txn.fenced",
+    "kafka.txn-lso-not-advanced": "kafka.txn.commit",
+    "kafka.txn-aborted-not-listed": "kafka.txn.abort",
+    "kafka.txn-marker-not-control": "kafka.txn.control-batch",
+    "kafka.txn-read-committed-past-lso": "kafka.txn.last-stable-offset",
+    "kafka.txn-list-offsets-ignores-isolation": "kafka.txn.list-offsets",
+    "kafka.txn-end-without-partitions-accepted": "kafka.txn.invalid-state",
+    "kafka.txn-init-keeps-ongoing": "kafka.txn.init-aborts-ongoing",
+    "kafka.txn-timeout-ignored": "kafka.txn.timeout",
+    "kafka.txn-timeout-unchecked": "kafka.txn.invalid-timeout",
 }

@@ -2,95 +2,30 @@
 
 A target that does not advertise SaslHandshake makes these cases UNIMPLEMENTED. Cases that log in take the
 credentials from ``--target-option kafka.sasl=USER:PASSWORD`` (UNIMPLEMENTED without them); a mechanism the target
-does not list in its handshake answer is UNIMPLEMENTED too. The SCRAM client side is scramp's.
+does not list in its handshake answer is UNIMPLEMENTED too. Their connections skip the run's login step
+(suites/kafka/login.py), which every other case's connections go through.
 """
 
 from __future__ import annotations
 
 import pytest
-from scramp import ScramClient, ScramException
 
 from wirecheck.protocols.kafka import errors
-from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.reports.model import Divergence
 from wirecheck.suites.kafka.client import C, Kafka, short
+from wirecheck.suites.kafka.login import (HANDSHAKE, AUTHENTICATE, SCRAM, authenticate, credentials, expect, handshake, plain,
+                                scram_login, start)
 
 case = pytest.mark.case
-HANDSHAKE, AUTHENTICATE, METADATA = 17, 36, 3
-SCRAM = ["SCRAM-SHA-256", "SCRAM-SHA-512"]
+METADATA = 3
 
 
 def sasl_client(target) -> Kafka:
-    client = Kafka(target)
+    """A connection left unauthenticated (the run's login step skipped), for the cases that log in themselves."""
+    client = Kafka(target, target.connect(login=False))
     client.require(HANDSHAKE)
     client.require(AUTHENTICATE)
     return client
-
-
-def credentials(target) -> tuple[str, str]:
-    text = target.options.get("sasl")
-    if not text or ":" not in text:
-        raise Unimplemented("no credentials: give --target-option kafka.sasl=USER:PASSWORD")
-    user, _, password = text.partition(":")
-    return user, password
-
-
-def handshake(client: Kafka, mechanism: str, clause_id: str) -> dict:
-    return client.call(HANDSHAKE, client.common_version(HANDSHAKE), {"Mechanism": mechanism}, clause_id)
-
-
-def start(client: Kafka, mechanism: str, clause_id: str) -> None:
-    """SaslHandshake for ``mechanism``; UNIMPLEMENTED if the target does not enable it."""
-    body = handshake(client, mechanism, clause_id)
-    if body["ErrorCode"] == errors.UNSUPPORTED_SASL_MECHANISM:
-        raise Unimplemented(f"{mechanism} is not enabled (the target offers {body['Mechanisms']})")
-    expect(clause_id, body["ErrorCode"], errors.NONE)
-
-
-def authenticate(client: Kafka, token: bytes, clause_id: str) -> dict:
-    return client.call(AUTHENTICATE, client.common_version(AUTHENTICATE), {"AuthBytes": token}, clause_id)
-
-
-def expect(clause_id: str, code: int, *allowed: int) -> None:
-    if code not in allowed:
-        wanted = " or ".join(f"{c} ({errors.name(c)})" for c in allowed)
-        raise Divergence(C[clause_id], f"ErrorCode {wanted}", f"ErrorCode {code} ({errors.name(code)})")
-
-
-def plain(user: str, password: str) -> bytes:
-    return b"\0" + user.encode() + b"\0" + password.encode()
-
-
-def scram_login(client: Kafka, mechanism: str, user: str, password: str, clause_id: str,
-                tamper: str | None = None) -> dict:
-    """A SCRAM exchange; ``tamper`` ("nonce" or "proof") changes the client-final message. The last answer."""
-    start(client, mechanism, clause_id)
-    scram = ScramClient([mechanism], user, password)
-    first = authenticate(client, scram.get_client_first().encode(), clause_id)
-    if first["ErrorCode"] != errors.NONE:
-        return first
-    scram.set_server_first(first["AuthBytes"].decode("utf-8", "replace"))
-    final = scram.get_client_final()
-    if tamper:
-        final = tampered(final, "r=" if tamper == "nonce" else "p=")
-    answer = authenticate(client, final.encode(), clause_id)
-    if answer["ErrorCode"] == errors.NONE and not tamper:
-        try:
-            scram.set_server_final(answer["AuthBytes"].decode("utf-8", "replace"))
-        except ScramException as exc:
-            raise Divergence(C[clause_id], "a server signature that verifies", f"{exc}: "
-                             f"{short(answer['AuthBytes'])}") from None
-    return answer
-
-
-def tampered(message: str, prefix: str) -> str:
-    """The client-final message with the last character of one attribute changed."""
-    parts = message.split(",")
-    for i, part in enumerate(parts):
-        if part.startswith(prefix):
-            value = part[len(prefix):]
-            last = "A" if value[-1] != "A" else "B"
-            parts[i] = prefix + value[:-1] + last
-    return ",".join(parts)
 
 
 def refused(client: Kafka, clause_id: str, what: str) -> None:
@@ -150,7 +85,7 @@ def test_plain_login(target):
 
 
 @case("kafka.sasl.wrong-password")
-@pytest.mark.parametrize("mechanism", ["PLAIN"] + SCRAM)
+@pytest.mark.parametrize("mechanism", ["PLAIN", *SCRAM])
 def test_wrong_password_refused(target, mechanism):
     clause = "kafka.sasl.wrong-password"
     client = sasl_client(target)

@@ -3,6 +3,7 @@ transcript, unique resource names, the protocol's options."""
 
 from __future__ import annotations
 
+import importlib
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -57,8 +58,9 @@ class Target:
         self.catalogue = state.spec.catalogue
         self._sessions: list[Session] = []
 
-    def connect(self, deadline: float | None = None, endpoint: str | None = None) -> Session:
-        """A session to the primary endpoint, or to the named one (of its transport: framed, http1, h2c)."""
+    def connect(self, deadline: float | None = None, endpoint: str | None = None, login: bool = True) -> Session:
+        """A session to the primary endpoint, or to the named one (of its transport: framed, http1, h2c); the
+        protocol's login step (``ProtocolSpec.login``) runs on it first unless ``login`` is False."""
         address = self.endpoint_address(endpoint)
         try:
             session = open_session(address, self.spec.endpoint(endpoint), self.transcript, deadline or self.deadline,
@@ -67,6 +69,9 @@ class Target:
             raise Divergence(survives_clause(self.spec), f"a connection to {address[0]}:{address[1]}",
                              f"connect failed: {exc}") from None
         self._sessions.append(session)
+        if login and self.spec.login:
+            module, _, function = self.spec.login.partition(":")
+            getattr(importlib.import_module(module), function)(self, session)
         return session
 
     def endpoint_address(self, endpoint: str | None = None) -> tuple[str, int]:

@@ -3,6 +3,7 @@ conformance suite cannot see from outside (retention by time, compacted topics, 
 
 from __future__ import annotations
 
+import struct
 import time
 
 import pytest
@@ -14,6 +15,8 @@ from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateRespon
                                  SaslHandshakeResponse)
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 from kafka.record.default_records import DefaultRecordBatchBuilder
+
+from scramp import ScramClient
 
 from tests.interop.kafka_support import InProcessBroker, Wire, build, record_batch
 
@@ -121,7 +124,7 @@ def handshake(w: Wire, mechanism: str):
 
 
 def test_sasl_advertised_only_when_enabled(broker, sasl_broker):
-    for b, expected in ((broker, set()), (sasl_broker, {(17, 1, 1), (36, 0, 2)})):
+    for b, expected in ((broker, set()), (sasl_broker, {(17, 0, 1), (36, 0, 2)})):
         with b.wire() as w:
             r = w.call(ApiVersionsRequest, ApiVersionsResponse, 2)
         assert {(k.api_key, k.min_version, k.max_version) for k in r.api_keys if k.api_key in (17, 36)} == expected
@@ -134,6 +137,36 @@ def test_sasl_plain_login_then_metadata(sasl_broker, version):
         r = w.call(SaslAuthenticateRequest, SaslAuthenticateResponse, version, auth_bytes=b"\0alice\0alice-secret")
         assert r.error_code == NONE
         assert w.call(MetadataRequest, MetadataResponse, 1, topics=[]).brokers
+
+
+def raw_token(w: Wire, token: bytes) -> bytes:
+    """One SASL token without Kafka framing (after SaslHandshake v0): INT32 size, then the token."""
+    w.send_raw(struct.pack(">i", len(token)) + token)
+    return w.recv_frame()
+
+
+def test_sasl_handshake_v0_then_raw_plain_token(sasl_broker):
+    with sasl_broker.wire() as w:
+        r = w.call(SaslHandshakeRequest, SaslHandshakeResponse, 0, mechanism="PLAIN")
+        assert r.error_code == NONE
+        assert raw_token(w, b"\0alice\0alice-secret") == b""  # an empty token: authenticated
+        assert w.call(MetadataRequest, MetadataResponse, 1, topics=[]).brokers
+
+
+def test_sasl_handshake_v0_then_raw_scram_exchange(sasl_broker):
+    scram = ScramClient(["SCRAM-SHA-256"], "alice", "alice-secret")
+    with sasl_broker.wire() as w:
+        assert w.call(SaslHandshakeRequest, SaslHandshakeResponse, 0, mechanism="SCRAM-SHA-256").error_code == NONE
+        scram.set_server_first(raw_token(w, scram.get_client_first().encode()).decode())
+        scram.set_server_final(raw_token(w, scram.get_client_final().encode()).decode())  # verifies the server
+        assert w.call(MetadataRequest, MetadataResponse, 1, topics=[]).brokers
+
+
+def test_sasl_handshake_v0_wrong_password_closes(sasl_broker):
+    with sasl_broker.wire() as w:
+        w.call(SaslHandshakeRequest, SaslHandshakeResponse, 0, mechanism="PLAIN")
+        w.send_raw(struct.pack(">i", 19) + b"\0alice\0wrong-secret")
+        w.expect_closed()
 
 
 def test_sasl_request_before_login_closes(sasl_broker):

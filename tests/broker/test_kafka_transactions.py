@@ -4,6 +4,7 @@ and what read_committed consumers see (LSO, aborted transactions). Requests are 
 from __future__ import annotations
 
 import itertools
+import time
 
 import pytest
 from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
@@ -22,7 +23,8 @@ from tests.broker.test_kafka_data import batches_in
 from tests.interop.kafka_support import InProcessBroker, Wire, record_batch
 
 NONE, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING = 0, 47, 48, 49
-UNKNOWN_TOPIC_OR_PARTITION, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 3, 55, 90
+INVALID_TRANSACTION_TIMEOUT = 50
+UNKNOWN_TOPIC_OR_PARTITION, CONCURRENT_TRANSACTIONS, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 3, 51, 55, 90
 _names = itertools.count()
 
 
@@ -45,9 +47,9 @@ def topic(w: Wire, partitions: int = 1) -> str:
     return name
 
 
-def init(w: Wire, txn_id: str, producer_id: int = -1, epoch: int = -1):
+def init(w: Wire, txn_id: str, producer_id: int = -1, epoch: int = -1, timeout_ms: int = 60000):
     r = w.call(InitProducerIdRequest, InitProducerIdResponse, 4, transactional_id=txn_id,
-               transaction_timeout_ms=60000, producer_id=producer_id, producer_epoch=epoch)
+               transaction_timeout_ms=timeout_ms, producer_id=producer_id, producer_epoch=epoch)
     return r.error_code, r.producer_id, r.producer_epoch
 
 
@@ -150,8 +152,8 @@ def test_new_epoch_fences_the_old_producer_and_aborts_its_transaction(w):
     name = topic(w)
     txn_id, pid, epoch = open_txn(w, name)
     produce(w, name, pid, epoch, 0, [b"old"])
-    error, same_pid, new_epoch = init(w, txn_id)
-    assert (error, same_pid, new_epoch) == (NONE, pid, epoch + 1)
+    assert init(w, txn_id) == (CONCURRENT_TRANSACTIONS, -1, -1)  # fenced and aborted: ask again
+    assert init(w, txn_id) == (NONE, pid, epoch + 2)  # the fence bumped the epoch, the retry once more
     seen = fetch(w, name)
     assert [(a.producer_id, a.first_offset) for a in seen.aborted_transactions] == [(pid, 0)]
     assert end(w, txn_id, pid, epoch, commit=True) == PRODUCER_FENCED
@@ -159,6 +161,45 @@ def test_new_epoch_fences_the_old_producer_and_aborts_its_transaction(w):
     assert add_partitions(w, txn_id, pid, epoch, [(name, 0)]) == {(name, 0): PRODUCER_FENCED}
     assert produce(w, name, pid, epoch, 1, [b"zombie"])[0] == INVALID_PRODUCER_EPOCH
     assert init(w, txn_id, pid, epoch)[0] == PRODUCER_FENCED  # KIP-360: the old epoch named explicitly
+
+
+def test_kip360_init_naming_the_current_epoch_aborts_and_answers_at_once(w):
+    name = topic(w)
+    txn_id, pid, epoch = open_txn(w, name)
+    produce(w, name, pid, epoch, 0, [b"old"])
+    assert init(w, txn_id, pid, epoch) == (NONE, pid, epoch + 1)
+    assert fetch(w, name).last_stable_offset == 2
+
+
+def test_transaction_past_its_timeout_is_aborted_and_its_producer_fenced(w):
+    name = topic(w)
+    txn_id = f"t-{name}"
+    error, pid, epoch = init(w, txn_id, timeout_ms=100)
+    assert add_partitions(w, txn_id, pid, epoch, [(name, 0)]) == {(name, 0): NONE}
+    assert produce(w, name, pid, epoch, 0, [b"late"]) == (NONE, 0)
+    deadline = time.monotonic() + 5
+    while fetch(w, name).last_stable_offset != 2:  # the abort marker takes offset 1
+        assert time.monotonic() < deadline, "the timed-out transaction was never aborted"
+        time.sleep(0.05)
+    assert [(a.producer_id, a.first_offset) for a in fetch(w, name).aborted_transactions] == [(pid, 0)]
+    assert end(w, txn_id, pid, epoch, commit=True) == PRODUCER_FENCED  # the abort bumped the epoch
+    assert init(w, txn_id)[1:] == (pid, epoch + 2)
+
+
+@pytest.mark.parametrize("timeout_ms", [0, -5, 900_001])
+def test_a_transaction_timeout_out_of_range_is_refused(w, timeout_ms):
+    assert init(w, f"bad-timeout-{timeout_ms}", timeout_ms=timeout_ms) == (INVALID_TRANSACTION_TIMEOUT, -1, -1)
+
+
+def test_a_committed_transaction_is_not_timed_out(w):
+    name = topic(w)
+    txn_id = f"t-{name}"
+    error, pid, epoch = init(w, txn_id, timeout_ms=100)
+    assert add_partitions(w, txn_id, pid, epoch, [(name, 0)]) == {(name, 0): NONE}
+    produce(w, name, pid, epoch, 0, [b"kept"])
+    assert end(w, txn_id, pid, epoch, commit=True) == NONE
+    time.sleep(0.3)  # past the timeout: nothing more may be written
+    assert fetch(w, name).high_watermark == 2 and end(w, txn_id, pid, epoch, commit=True) == NONE
 
 
 def test_out_of_order_calls_are_refused(w):

@@ -64,6 +64,10 @@ SCOPES.update({
     "kafka.sasl-wrong-password-accepted": "test_sasl",
     "kafka.sasl-scram-proof-unchecked": "test_sasl",
     "kafka.sasl-unsupported-mechanism-accepted": "test_sasl",
+    **{f"kafka.txn-{name}": "test_transactions" for name in (
+        "epoch-not-bumped", "old-epoch-accepted", "lso-not-advanced", "aborted-not-listed", "marker-not-control",
+        "read-committed-past-lso", "list-offsets-ignores-isolation", "end-without-partitions-accepted",
+        "init-keeps-ongoing", "timeout-ignored", "timeout-unchecked")},
 })
 
 #: The SASL-enabled Kafka reference broker and the credentials the suite logs in with.

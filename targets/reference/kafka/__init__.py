@@ -2,8 +2,8 @@
 
 Options (:class:`KafkaOptions`, flags ``--kafka-<option>``); shared settings come from ``BrokerConfig``:
 ``--retention-records`` (records kept per partition, default all), ``--data-dir`` and ``--fsync``.
-Storage is in memory; with ``--data-dir`` batches and topics are also written to a durable log and replayed on
-start (``--fsync batch|none``; see durable.py for what is and is not kept).
+Storage is in memory; with ``--data-dir`` batches, topics and coordinator state (committed offsets, transactions)
+are also written to disk and replayed on start (``--fsync batch|none``; see durable.py for what is and is not kept).
 
 Transactions (KIP-98): transactions.py is the coordinator (transactional InitProducerId, AddPartitionsToTxn,
 AddOffsetsToTxn, EndTxn, TxnOffsetCommit); markers are control batches in the log, and read_committed Fetch and
@@ -11,13 +11,15 @@ ListOffsets stop at the last stable offset, with the aborted transactions listed
 
 Topic configs (configs.py: CreateTopics, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs): four are honoured
 per topic: ``message.timestamp.type`` (LogAppendTime: the broker stamps each batch and recomputes its CRC-32C),
-``max.message.bytes``, ``retention.ms`` (an explicit override expires whole batches on append; the broker default
-is not enforced) and ``cleanup.policy`` (compact: records without a key are refused; nothing is compacted).
+``max.message.bytes``, ``retention.ms`` (an explicit override expires whole batches on append; every
+``--kafka-retention-check-ms`` the override, else the broker default ``--kafka-retention-ms``, drops closed segments,
+see Partition.expire_segments) and ``cleanup.policy`` (delete: that retention; compact: records without a key are
+refused, and the log cleaner, compaction.py, keeps the newest record of each key in the closed segments).
 CreateTopics accepts and ignores other configs; the alter APIs refuse them (INVALID_CONFIG).
 
 Admin APIs (admin.py): CreatePartitions, DeleteRecords, DeleteGroups, OffsetDelete, DescribeCluster,
 OffsetForLeaderEpoch, DescribeProducers. SASL (sasl.py): ``--kafka-sasl-users FILE`` makes the listener require
-SASL/PLAIN or SCRAM-SHA-256/512 and advertise SaslHandshake (v1) and SaslAuthenticate.
+SASL/PLAIN or SCRAM-SHA-256/512 and advertise SaslHandshake (v0-1) and SaslAuthenticate.
 """
 
 from wirecheck.targets.reference.core import BrokerConfig

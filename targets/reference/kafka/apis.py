@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from wirecheck.targets.reference.kafka import admin, configs, groups, records
+from wirecheck.targets.reference.kafka import admin, compaction, configs, groups, records
 from wirecheck.targets.reference.kafka.storage import Storage, valid_topic_name
 from wirecheck.targets.reference.kafka.transactions import Transactions
 
@@ -61,6 +61,8 @@ class Settings:
     max_message_bytes: int = 1048588  # max.message.bytes default
     max_fetch_wait_s: float = 30.0  # cap on a fetch's long poll, whatever max_wait_ms claims
     retention_records: int | None = None  # per partition; None keeps everything
+    retention_ms: int = 604800000  # log.retention.ms: the default of the topic retention.ms
+    retention_check_ms: int = 300000  # log.retention.check.interval.ms
 
 
 class Broker:
@@ -73,7 +75,7 @@ class Broker:
         self.storage = storage
         self.coordinator = coordinator
         self.producers = producers
-        self.transactions = Transactions(producers, storage, coordinator)
+        self.transactions = Transactions(producers, storage, coordinator, faults)
         self.configs = configs.Configs(storage, settings, faults)
         self.admin = admin.Admin(storage, coordinator, producers, faults, MAX_PARTITIONS, CLUSTER_ID, NODE_ID)
 
@@ -220,6 +222,19 @@ class Broker:
         self.storage.notify_append()
         return Appended(NONE, base, -1 if append_time is None else append_time)
 
+    def maintain_logs(self) -> None:
+        """The periodic log maintenance: under cleanup.policy delete each partition drops its closed segments past
+        the topic's retention.ms (its override, else the broker default); under compact the cleaner runs."""
+        now = int(time.time() * 1000)
+        for topic in self.storage.topics.values():
+            policy = topic.configs.get("cleanup.policy", "delete").split(",")
+            retention_ms = int(topic.configs.get("retention.ms", self.settings.retention_ms))
+            for partition in topic.partitions:
+                if "delete" in policy and retention_ms >= 0:
+                    partition.expire_segments(now - retention_ms)
+                if "compact" in policy:
+                    compaction.compact(partition)
+
     # ------------------------------------------------------------------------------------------ fetch
 
     async def fetch(self, req: dict, version: int) -> dict:
@@ -281,11 +296,12 @@ class Broker:
                         has_error = True
                     continue
                 limit = min(p["PartitionMaxBytes"], budget - total)
-                end = partition.last_stable_offset if read_committed else None
+                stops_at_lso = read_committed and "txn-read-committed-past-lso" not in self.faults
+                end = partition.last_stable_offset if stops_at_lso else None
                 batches = partition.read(offset, max(limit, 0), at_least_one=(total == 0), end=end)
                 data = b"".join(batches)
                 out["Records"] = data
-                if read_committed and batches:
+                if read_committed and batches and "txn-aborted-not-listed" not in self.faults:
                     last = records.parse_header(batches[-1])
                     upper = last.base_offset + last.last_offset_delta + 1
                     out["AbortedTransactions"] = [{"ProducerId": pid, "FirstOffset": first}
@@ -311,7 +327,9 @@ class Broker:
                     continue
                 partition = self.storage.partition(t["Name"], p["PartitionIndex"])
                 ts = p["Timestamp"]
-                if ts == LATEST and req.get("IsolationLevel", 0) == 1 and partition.open_transactions:
+                read_committed = req.get("IsolationLevel", 0) == 1 and "txn-list-offsets-ignores-isolation" not in \
+                    self.faults
+                if ts == LATEST and read_committed and partition.open_transactions:
                     out.update(Offset=partition.last_stable_offset)  # read_committed: the LSO
                 elif ts == LATEST:
                     offset = partition.high_watermark + (1 if "listoffsets-latest-off-by-one" in self.faults else 0)

@@ -57,7 +57,8 @@ def broker_configs(settings) -> dict[str, tuple[int, str, str]]:
     return {
         "broker.id": (INT, "0", "This broker's node id."),
         "message.max.bytes": (INT, str(settings.max_message_bytes), "Default of the topic max.message.bytes."),
-        "log.retention.ms": (LONG, TOPIC_CONFIGS["retention.ms"].default, "Default of the topic retention.ms."),
+        "log.retention.ms": (LONG, str(settings.retention_ms), "Default of the topic retention.ms."),
+        "log.retention.check.interval.ms": (LONG, str(settings.retention_check_ms), "How often retention runs."),
         "log.cleanup.policy": (LIST, "delete", "Default of the topic cleanup.policy."),
         "log.message.timestamp.type": (STRING, "CreateTime", "Default of the topic message.timestamp.type."),
         "num.partitions": (INT, str(settings.default_partitions), "Partitions of auto-created topics."),
@@ -153,6 +154,8 @@ class Configs:
     def _broker_default(self, topic_config: str) -> str:
         if topic_config == "max.message.bytes":
             return str(self.settings.max_message_bytes)
+        if topic_config == "retention.ms":
+            return str(self.settings.retention_ms)
         return TOPIC_CONFIGS[topic_config].default
 
     def _broker_entries(self, with_synonyms: bool) -> list[dict]:

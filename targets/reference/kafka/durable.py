@@ -1,15 +1,19 @@
-"""The optional durable log of the Kafka personality (``--data-dir``): stored batches survive a restart.
+"""The optional durable log of the Kafka personality (``--data-dir``): stored batches and coordinator state survive
+a restart.
 
 Layout under ``<data-dir>/kafka/``:
     topics.json                  every topic: name, partition count, topic id (hex), timestamp type;
                                  rewritten atomically (write + rename) on create and delete
     logs/<topic-id>-<n>.log      partition n's stored batches, appended exactly as served (offsets assigned)
+    coordinator.json             committed offsets and transaction state (coordinator_state.py), rewritten
+                                 atomically after every request that changes them
 
 fsync policy (``--fsync``): ``batch`` fsyncs the partition file before the produce is acknowledged; ``none``
 leaves flushing to the OS. On start the logs are replayed; a torn tail (an incomplete last batch or one whose
 CRC-32C does not match) is cut off, as Kafka's log recovery truncates an unflushed segment.
-What is not kept: committed offsets, groups and producer state (all in memory), and retention only trims the
-in-memory view (the files keep every batch until the topic is deleted).
+What is not kept: group membership (members rejoin), and retention and compaction only change the in-memory view
+(the files keep every batch until the topic is deleted; both run again after a restart). Producer sequences are
+rebuilt from the batches.
 """
 
 from __future__ import annotations
@@ -44,12 +48,23 @@ class DurableLog:
     def save_topics(self, topics) -> None:
         doc = [{"name": t.name, "partitions": len(t.partitions), "topic_id": t.topic_id.hex(),
                 "log_append_time": t.log_append_time, "configs": t.configs} for t in topics]
-        tmp = self.root / "topics.json.tmp"
+        self._replace("topics.json", doc)
+
+    def save_coordinator(self, doc: dict) -> None:
+        self._replace("coordinator.json", doc)
+
+    def load_coordinator(self) -> dict | None:
+        path = self.root / "coordinator.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def _replace(self, name: str, doc) -> None:
+        """Write ``doc`` as JSON to ``name`` atomically: a crash leaves the old file or the new one."""
+        tmp = self.root / f"{name}.tmp"
         tmp.write_text(json.dumps(doc))
         if self.fsync:
             with open(tmp, "rb") as f:
                 os.fsync(f.fileno())
-        tmp.replace(self.root / "topics.json")
+        tmp.replace(self.root / name)
 
     def append(self, topic_id: bytes, partition: int, stored: bytes) -> None:
         key = (topic_id, partition)

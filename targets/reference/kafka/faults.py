@@ -129,4 +129,36 @@ FAULTS: dict[str, str] = {
     "kafka.coordinator-port-hardcoded":
         "FindCoordinator names the broker's own host and port, as Metadata does (FindCoordinatorResponse.json); "
         "this answers a fixed wrong port",
+    "kafka.txn-epoch-not-bumped":
+        "InitProducerId for a known transactional id bumps its epoch (KIP-98, TransactionCoordinator); this "
+        "answers the same epoch again",
+    "kafka.txn-old-epoch-accepted":
+        "A transactional request with an older epoch is fenced, PRODUCER_FENCED (90) or INVALID_PRODUCER_EPOCH (47) "
+        "(KIP-98, KIP-588); this accepts it",
+    "kafka.txn-lso-not-advanced":
+        "A commit marker ends the transaction, so the last stable offset moves past it (KIP-98); this leaves the "
+        "LSO at the committed transaction's first offset",
+    "kafka.txn-aborted-not-listed":
+        "read_committed Fetch lists the aborted transactions of the records it returns (FetchResponse.json "
+        "AbortedTransactions); this lists none, so aborted records look committed",
+    "kafka.txn-marker-not-control":
+        "A transaction marker is a control batch (protocol guide 'Control Batches'); this writes it without the "
+        "control attribute bit",
+    "kafka.txn-read-committed-past-lso":
+        "read_committed Fetch stops at the last stable offset (KIP-98); this returns records of open transactions",
+    "kafka.txn-list-offsets-ignores-isolation":
+        "ListOffsets LATEST with read_committed answers the last stable offset (ListOffsetsRequest.json "
+        "IsolationLevel); this answers the high watermark",
+    "kafka.txn-end-without-partitions-accepted":
+        "EndTxn with no transaction in progress answers INVALID_TXN_STATE (48) (TransactionCoordinator); this "
+        "answers 0",
+    "kafka.txn-init-keeps-ongoing":
+        "InitProducerId aborts the transactional id's ongoing transaction (TransactionCoordinator."
+        "handleInitProducerId); this leaves it open, so its partitions' LSO never moves",
+    "kafka.txn-timeout-ignored":
+        "A transaction open longer than its TransactionTimeoutMs is aborted by the coordinator (KIP-98, "
+        "transaction.timeout.ms); this keeps it open",
+    "kafka.txn-timeout-unchecked":
+        "A transactional InitProducerId needs 0 < TransactionTimeoutMs <= transaction.max.timeout.ms "
+        "(TransactionStateManager.validateTransactionTimeoutMs); this accepts any timeout",
 }

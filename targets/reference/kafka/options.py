@@ -12,6 +12,10 @@ class KafkaOptions:
     max_message_bytes: int = field(default=1048588, metadata={
         "help": "largest accepted batch (Kafka's max.message.bytes)"})
     min_session_ms: int = field(default=6000, metadata={"help": "group.min.session.timeout.ms"})
+    retention_ms: int = field(default=604800000, metadata={
+        "help": "log.retention.ms: the default of the topic retention.ms, enforced on closed segments (-1: keep)"})
+    retention_check_ms: int = field(default=300000, metadata={
+        "help": "log.retention.check.interval.ms: how often retention and the log cleaner run"})
     sasl_users: str = field(default="", metadata={
         "help": "a file of user:password lines: the listener then requires SASL (PLAIN, SCRAM-SHA-256/512) "
                 "and advertises SaslHandshake and SaslAuthenticate"})

@@ -29,9 +29,9 @@ class _PartitionState:
 
 class Producers:
     def __init__(self):
-        self._next_id = 1000
+        self.next_id = 1000
         self.epochs: dict[int, int] = {}  # producer id -> current epoch
-        self._transactional: dict[str, int] = {}
+        self.transactional: dict[str, int] = {}
         self._state: dict[tuple[str, int, int], _PartitionState] = {}
 
     def init(self, transactional_id: str | None, producer_id: int, epoch: int) -> tuple[int, int, int]:
@@ -48,9 +48,9 @@ class Producers:
             return INVALID_REQUEST, -1, -1
         if transactional_id is None:
             return NONE, self._new_id(), 0
-        pid = self._transactional.get(transactional_id)
+        pid = self.transactional.get(transactional_id)
         if pid is None:
-            pid = self._transactional[transactional_id] = self._new_id()
+            pid = self.transactional[transactional_id] = self._new_id()
             return NONE, pid, 0
         if producer_id != -1 and producer_id != pid:
             return INVALID_PRODUCER_ID_MAPPING, -1, -1
@@ -60,8 +60,8 @@ class Producers:
         return NONE, pid, self.epochs[pid]
 
     def _new_id(self) -> int:
-        pid = self._next_id
-        self._next_id += 1
+        pid = self.next_id
+        self.next_id += 1
         self.epochs[pid] = 0
         return pid
 

@@ -183,7 +183,7 @@ def _varint(n: int) -> bytes:
 
 
 def control_batch(producer_id: int, producer_epoch: int, commit: bool, timestamp_ms: int,
-                  coordinator_epoch: int = 0) -> tuple[bytes, Batch]:
+                  coordinator_epoch: int = 0, control: bool = True) -> tuple[bytes, Batch]:
     """A transaction marker: one control record in a transactional control batch (ControlRecordType,
     EndTransactionMarker; protocol guide "Control Batches"). Key: version 0, type (0 abort, 1 commit);
     value: version 0, coordinator epoch. baseOffset 0: the partition assigns it on append."""
@@ -191,7 +191,7 @@ def control_batch(producer_id: int, producer_epoch: int, commit: bool, timestamp
     value = struct.pack(">hi", 0, coordinator_epoch)
     body = b"\x00" + _varint(0) + _varint(0) + _varint(len(key)) + key + _varint(len(value)) + value + _varint(0)
     record = _varint(len(body)) + body
-    attributes = TRANSACTIONAL_FLAG | CONTROL_FLAG
+    attributes = TRANSACTIONAL_FLAG | (CONTROL_FLAG if control else 0)  # control=False: a fault only
     covered = struct.pack(">hiqqqhii", attributes, 0, timestamp_ms, timestamp_ms, producer_id, producer_epoch, -1, 1)
     covered += record
     crc = crc32c.crc32c(covered)
@@ -284,3 +284,39 @@ def has_null_key(data: bytes) -> bool:
     except Exception:  # an undecodable compressed body: no key can be read, so none is known to be null
         return False
     return False
+
+
+def split_records(data: bytes) -> list[tuple[int, bytes | None, bytes]]:
+    """(offset delta, key, the record's own bytes) of each record of a stored batch, decompressed; raises on an
+    undecodable body."""
+    batch = parse_header(data)
+    body = data[HEADER_SIZE:]
+    if batch.attributes & 0x07:
+        body = _DECOMPRESS[batch.attributes & 0x07](body)
+    out, pos = [], 0
+    for _ in range(batch.count):
+        start = pos
+        size, pos = _read_varint(body, pos)
+        end = pos + size
+        if end > len(body):
+            raise ValueError("a record overruns the batch")
+        pos += 1  # attributes
+        _, pos = _read_varint(body, pos)  # timestamp delta
+        delta, pos = _read_varint(body, pos)
+        key_length, pos = _read_varint(body, pos)
+        key = None if key_length < 0 else bytes(body[pos:pos + key_length])
+        out.append((delta, key, bytes(body[start:end])))
+        pos = end
+    return out
+
+
+def with_records(data: bytes, kept: list[bytes]) -> bytes:
+    """The stored batch holding only ``kept`` (records of its own, in order), uncompressed; every other header
+    field stays, lastOffsetDelta included (as the log cleaner keeps it), and the CRC-32C is recomputed."""
+    out = bytearray(data[:HEADER_SIZE]) + b"".join(kept)
+    (attributes,) = struct.unpack_from(">h", out, 21)
+    struct.pack_into(">h", out, 21, attributes & ~0x07)
+    struct.pack_into(">i", out, 57, len(kept))
+    struct.pack_into(">i", out, 8, len(out) - LOG_OVERHEAD)
+    struct.pack_into(">I", out, 17, crc32c.crc32c(memoryview(out)[CRC_START:]))
+    return bytes(out)

@@ -4,8 +4,10 @@ Enabled by ``--kafka-sasl-users FILE`` (one ``user:password`` a line); without i
 neither API is advertised. Per connection, as Kafka's SaslServerAuthenticator does it:
 - before authentication only ApiVersions and SaslHandshake are served (then SaslAuthenticate once a mechanism is
   chosen); anything else closes the connection (IllegalSaslStateException);
-- SaslHandshake v1 names a mechanism: an enabled one is chosen; another gets UNSUPPORTED_SASL_MECHANISM (33) with
-  the enabled list, then the connection closes. v0 (raw tokens without Kafka framing) is not offered;
+- SaslHandshake names a mechanism: an enabled one is chosen; another gets UNSUPPORTED_SASL_MECHANISM (33) with
+  the enabled list, then the connection closes. After v1 the tokens travel in SaslAuthenticate; after v0 they
+  travel raw, each an INT32 size then the token, until authentication completes (a failure closes at once).
+  librdkafka up to 2.0 offers SASL only to a broker that advertises v0, as Kafka does (0-1);
 - PLAIN (RFC 4616) takes one SaslAuthenticate; SCRAM-SHA-256/512 (RFC 5802, through scramp) two;
 - a failed exchange answers SASL_AUTHENTICATION_FAILED (58) and closes the connection.
 """
@@ -66,6 +68,7 @@ class SaslConnection:
     scram_server: object | None = None
     steps: int = 0
     closing: bool = field(default=False)  # the answer just given is the last on this connection
+    raw_tokens: bool = False  # SaslHandshake v0 chose the mechanism: tokens follow without Kafka framing
 
     def allows(self, api_key: int) -> bool:
         if self.authenticated or api_key in (API_VERSIONS, SASL_HANDSHAKE):
@@ -74,7 +77,7 @@ class SaslConnection:
             return True
         return "sasl-unauthenticated-served" in self.auth.faults
 
-    def handshake(self, req: dict) -> dict:
+    def handshake(self, req: dict, version: int) -> dict:
         enabled = list(MECHANISMS)
         if self.authenticated or self.mechanism is not None:
             self.closing = True
@@ -83,6 +86,7 @@ class SaslConnection:
             self.closing = True
             return {"ErrorCode": UNSUPPORTED_SASL_MECHANISM, "Mechanisms": enabled}
         self.mechanism = req["Mechanism"] if req["Mechanism"] in MECHANISMS else "PLAIN"
+        self.raw_tokens = version == 0
         return {"ErrorCode": NONE, "Mechanisms": enabled}
 
     def authenticate(self, req: dict) -> dict:
@@ -96,6 +100,14 @@ class SaslConnection:
             return {"ErrorCode": SASL_AUTHENTICATION_FAILED, "ErrorMessage": FAILED_MESSAGE, "AuthBytes": b"",
                     "SessionLifetimeMs": 0}
         return {"ErrorCode": NONE, "ErrorMessage": None, "AuthBytes": reply, "SessionLifetimeMs": 0}
+
+    def raw_token(self, token: bytes) -> bytes | None:
+        """One raw token after SaslHandshake v0: the reply token, or None when authentication failed."""
+        answer = self.authenticate({"AuthBytes": token})
+        if answer["ErrorCode"] != NONE:
+            return None
+        self.raw_tokens = not self.authenticated
+        return answer["AuthBytes"]
 
     def _plain(self, token: bytes) -> bytes | None:
         authzid, user, password = token.decode("utf-8").split("\0")

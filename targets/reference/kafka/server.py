@@ -15,6 +15,8 @@ Trailing bytes after a decoded body are ignored, as Kafka's generated readers do
 
 from __future__ import annotations
 
+import asyncio
+
 import functools
 import logging
 import re
@@ -22,7 +24,7 @@ import struct
 
 from wirecheck.targets.reference.core import BrokerConfig, Connection
 from wirecheck.targets.reference.framed import FrameShape, serve_frames
-from wirecheck.targets.reference.kafka import groups
+from wirecheck.targets.reference.kafka import coordinator_state, groups
 from wirecheck.targets.reference.kafka.apis import Broker, Settings
 from wirecheck.targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint
 from wirecheck.targets.reference.kafka.durable import DurableLog
@@ -78,7 +80,7 @@ APIS: dict[int, tuple[str, int, int]] = {
 #: Advertised only when SASL is enabled (``--kafka-sasl-users``). SaslHandshake v0 (raw tokens after the handshake,
 #: before KIP-152) is not offered.
 SASL_APIS: dict[int, tuple[str, int, int]] = {
-    17: ("SaslHandshake", 1, 1),
+    17: ("SaslHandshake", 0, 1),
     36: ("SaslAuthenticate", 0, 2),
 }
 
@@ -107,6 +109,8 @@ class KafkaPersonality:
             default_partitions=options.default_partitions,
             max_message_bytes=options.max_message_bytes,
             retention_records=config.retention_records,
+            retention_ms=options.retention_ms,
+            retention_check_ms=options.retention_check_ms,
         )
         coordinator = groups.Coordinator(
             min_session_ms=options.min_session_ms,
@@ -124,6 +128,15 @@ class KafkaPersonality:
                     partition.trim(settings.retention_records)
         self.broker = Broker(settings, self.active, coordinator, Producers(), storage)
         b = self.broker
+        self.journal = journal
+        self._loop_started = False
+        self._retention_timer: asyncio.TimerHandle | None = None
+        if journal is not None:
+            coordinator_state.rebuild_producers(storage, b.producers)
+            saved = journal.load_coordinator()
+            if saved is not None:
+                coordinator_state.restore(saved, coordinator, b.transactions)
+            b.transactions.on_change = self._save_coordinator
         self._plain_handlers = {
             0: b.produce, 2: b.list_offsets, 8: b.offset_commit, 9: b.offset_fetch, 12: b.heartbeat,
             13: b.leave_group, 15: b.describe_groups, 16: b.list_groups, 19: b.create_topics, 20: b.delete_topics,
@@ -141,7 +154,17 @@ class KafkaPersonality:
             self.requests[1].compile(3)
         self.wedged = False  # crash-on-hostile-array: the broker stops answering anyone
 
+    def _schedule_retention(self) -> None:
+        self._retention_timer = asyncio.get_running_loop().call_later(
+            self.broker.settings.retention_check_ms / 1000, self._run_retention)
+
+    def _run_retention(self) -> None:
+        self.broker.maintain_logs()
+        self._schedule_retention()
+
     async def close(self) -> None:
+        if self._retention_timer is not None:
+            self._retention_timer.cancel()
         self.broker.coordinator.close()
         self.broker.storage.close()
 
@@ -152,6 +175,10 @@ class KafkaPersonality:
         host, port = sockname[0], sockname[1]
         client_host = "/" + str(conn.peer[0]) if conn.peer else ""
         auth = self.sasl.connection() if self.sasl else None
+        if not self._loop_started:  # the first connection: the event loop runs now
+            self._loop_started = True
+            self.broker.transactions.resume_timers()
+            self._schedule_retention()
 
         async def handle(header: bytes, frame: bytes) -> bool:
             if self.wedged:
@@ -161,6 +188,11 @@ class KafkaPersonality:
         await serve_frames(conn, self.frame_shape, handle)  # a size outside the range closes in silence
 
     async def _handle(self, conn: Connection, frame: bytes, host: str, port: int, client_host: str, auth) -> bool:
+        if auth is not None and auth.raw_tokens:  # after SaslHandshake v0 (a token under 8 bytes closes, as any frame)
+            reply = auth.raw_token(frame)
+            if reply is not None:
+                await conn.write(_SIZE.pack(len(reply)) + reply)
+            return reply is not None
         key, version, correlation_id = _HEADER.unpack_from(frame, 0)
         reply_id = correlation_id + 1 if "correlation-id-wrong" in self.active else correlation_id
         if key not in self.requests:
@@ -197,10 +229,12 @@ class KafkaPersonality:
             return False
 
         if key in SASL_APIS:
-            response = auth.handshake(request) if key == 17 else auth.authenticate(request)
+            response = auth.handshake(request, version) if key == 17 else auth.authenticate(request)
             await conn.write(self._frame(key, version, reply_id, response))
             return not auth.closing
         response = await self._dispatch(key, version, request, client_id or "", host, port, client_host)
+        if key in coordinator_state.CHANGING_APIS:
+            self._save_coordinator()  # before the answer: what is acknowledged survives a restart
         if key == 0 and request["Acks"] == 0:
             failed = any(p["ErrorCode"] for t in response["Responses"] for p in t["PartitionResponses"])
             if "acks0-responds" not in self.active:
@@ -226,6 +260,11 @@ class KafkaPersonality:
         if key == 18:
             return self._api_versions(req, version)
         raise AssertionError(f"no handler for advertised key {key}")
+
+    def _save_coordinator(self) -> None:
+        if self.journal is not None:
+            self.journal.save_coordinator(coordinator_state.snapshot(self.broker.coordinator,
+                                                                     self.broker.transactions))
 
     # ------------------------------------------------------------------------------------------ encoding
 

@@ -24,6 +24,10 @@ def valid_topic_name(name: str | None) -> bool:
     return bool(name) and name not in (".", "..") and bool(_LEGAL_TOPIC.match(name))
 
 
+SEGMENT_MS = 7 * 24 * 3600 * 1000  # segment.ms default (log.roll.hours = 168)
+SEGMENT_BYTES = 1 << 30  # segment.bytes default
+
+
 @dataclass
 class Partition:
     index: int
@@ -103,6 +107,45 @@ class Partition:
         if drop:
             self._drop_front(drop)
             self.log_start = max(self.log_start, self.bases[0])
+
+    def segment_starts(self, segment_ms: int = SEGMENT_MS, segment_bytes: int = SEGMENT_BYTES) -> list[int]:
+        """Index of the first batch of each segment, the last one being the active segment.
+
+        Decision: segments are not stored; they are the ones Kafka would have rolled from the current log start
+        (LogSegment.shouldRoll: a batch whose newest timestamp is more than segment.ms past the segment's first,
+        or one that would take the segment past segment.bytes, starts a new one)."""
+        starts, size = [0], 0
+        for i, batch in enumerate(self.batches):
+            first = starts[-1]
+            if i > first and (self.max_timestamps[i] - self.max_timestamps[first] > segment_ms
+                              or size + len(batch) > segment_bytes):
+                starts.append(i)
+                size = 0
+            size += len(batch)
+        return starts
+
+    def expire_segments(self, before_ms: int, segment_ms: int = SEGMENT_MS, segment_bytes: int = SEGMENT_BYTES) -> int:
+        """The broker-wide retention run (Kafka's deleteRetentionMsBreachedSegments): drop the leading closed
+        segments whose newest timestamp is older than ``before_ms``; the active segment always stays. Returns the
+        batches dropped."""
+        starts = self.segment_starts(segment_ms, segment_bytes)
+        drop = 0
+        for start, end in zip(starts, starts[1:]):
+            if max(self.max_timestamps[start:end]) >= before_ms:
+                break  # retention stops at the first segment it must keep
+            drop = end
+        if drop:
+            self._drop_front(drop)
+            self.log_start = max(self.log_start, self.bases[0])
+        return drop
+
+    def replace_front(self, count: int, stored: list[bytes]) -> None:
+        """The log cleaner's output: the first ``count`` batches become ``stored`` (offsets kept, holes allowed)."""
+        headers = [records.parse_header(b) for b in stored]
+        self.batches[:count] = stored
+        self.bases[:count] = [h.base_offset for h in headers]
+        self.lasts[:count] = [h.base_offset + h.last_offset_delta for h in headers]
+        self.max_timestamps[:count] = [h.max_timestamp for h in headers]
 
     def delete_before(self, offset: int) -> None:
         """DeleteRecords: the log start offset moves to ``offset``; batches wholly below it are dropped."""

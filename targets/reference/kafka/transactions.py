@@ -2,29 +2,39 @@
 
 Follows TransactionCoordinator / TransactionStateManager (Kafka 3.x), transaction protocol version 1 (the
 producer calls AddPartitionsToTxn itself; no ``transaction.version`` feature is advertised):
-- InitProducerId with a transactional id bumps the epoch (producers.py fences the old one); an ongoing
-  transaction is aborted first (markers written), as the coordinator does before answering;
+- InitProducerId with a transactional id bumps the epoch (producers.py fences the old one). An ongoing
+  transaction is fenced (epoch bumped), aborted (markers written) and the request answered CONCURRENT_TRANSACTIONS
+  (51): the producer asks again and the retry bumps the epoch once more, as Kafka's coordinator does. Decision: a
+  KIP-360 request naming its producer id and epoch gets its answer once the abort is written instead (Kafka would
+  need its lastProducerEpoch bookkeeping to accept the retry);
 - AddPartitionsToTxn / AddOffsetsToTxn move Empty or Complete* to Ongoing; TxnOffsetCommit stashes offsets that
   EndTxn(commit) applies and EndTxn(abort) drops;
 - EndTxn writes a control batch (transaction marker) to every partition of the transaction and completes it at
-  once (one broker: there is no PrepareCommit/PrepareAbort window, so CONCURRENT_TRANSACTIONS never arises);
+  once (one broker: there is no PrepareCommit/PrepareAbort window for EndTxn to answer 51 in);
   EndTxn with no transaction is INVALID_TXN_STATE, a retried EndTxn of the same outcome is NONE;
 - a producer id or epoch that is not the transactional id's current one: INVALID_PRODUCER_ID_MAPPING (49) or
   PRODUCER_FENCED (90), which request versions below 2 get as INVALID_PRODUCER_EPOCH (47), as KafkaApis
   converts it for older clients.
-Decision: the transaction timeout is not enforced (a transaction stays open until EndTxn or the next
-InitProducerId); transaction state is in memory, while the markers themselves are in the (durable) log.
+- a transactional InitProducerId needs 0 < TransactionTimeoutMs <= transaction.max.timeout.ms (900000 here), else
+  INVALID_TRANSACTION_TIMEOUT (50);
+- a transaction still Ongoing after the TransactionTimeoutMs its producer asked for is aborted, its epoch bumped
+  first (abortTimedOutTransactions with prepareFenceProducerEpoch), so the producer's late EndTxn is fenced.
+  Decision: a timer per transaction fires at the timeout itself, instead of Kafka's 10 s sweep.
+Transaction state is in memory, while the markers themselves are in the (durable) log.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 
 from wirecheck.targets.reference.kafka import groups, records
 
 NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE = 0, 3, 47, 48
-INVALID_PRODUCER_ID_MAPPING, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 49, 55, 90
+INVALID_TRANSACTION_TIMEOUT = 50
+MAX_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms default
+INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 49, 51, 55, 90
 
 EMPTY, ONGOING, COMPLETE_COMMIT, COMPLETE_ABORT = "Empty", "Ongoing", "CompleteCommit", "CompleteAbort"
 
@@ -39,26 +49,36 @@ class Transaction:
     partitions: set[tuple[str, int]] = field(default_factory=set)
     groups: set[str] = field(default_factory=set)
     offsets: dict[str, dict[tuple[str, int], groups.CommittedOffset]] = field(default_factory=dict)
+    timer: asyncio.TimerHandle | None = None  # the transaction timeout while Ongoing
 
 
 class Transactions:
-    def __init__(self, producers, storage, coordinator: groups.Coordinator):
+    def __init__(self, producers, storage, coordinator: groups.Coordinator, faults: frozenset[str] = frozenset()):
+        self.faults = faults
         self.producers = producers
         self.storage = storage
         self.coordinator = coordinator
         self.by_id: dict[str, Transaction] = {}
         self.by_producer: dict[int, Transaction] = {}
+        self.on_change = lambda: None  # called when a timeout aborts a transaction (the durable state saves)
 
     # ------------------------------------------------------------------------------------------ requests
 
     def init_producer_id(self, transactional_id: str | None, timeout_ms: int, producer_id: int,
                          epoch: int) -> tuple[int, int, int]:
+        if transactional_id and not 0 < timeout_ms <= MAX_TIMEOUT_MS and "txn-timeout-unchecked" not in self.faults:
+            return INVALID_TRANSACTION_TIMEOUT, -1, -1
         txn = self.by_id.get(transactional_id) if transactional_id else None
-        if txn is not None and txn.state == ONGOING:
+        if txn is not None and txn.state == ONGOING and "txn-init-keeps-ongoing" not in self.faults:
+            if producer_id == -1:
+                self._fence_and_abort(txn)
+                return CONCURRENT_TRANSACTIONS, -1, -1
             self._complete(txn, commit=False)
         error, pid, new_epoch = self.producers.init(transactional_id, producer_id, epoch)
         if error or not transactional_id:
             return error, pid, new_epoch
+        if txn is not None and "txn-epoch-not-bumped" in self.faults:
+            self.producers.epochs[pid] = new_epoch = txn.epoch
         if txn is None:
             txn = self.by_id[transactional_id] = Transaction(transactional_id, pid, new_epoch, timeout_ms)
             self.by_producer[pid] = txn
@@ -108,6 +128,8 @@ class Transactions:
             return NONE
         if txn.state == (COMPLETE_COMMIT if commit else COMPLETE_ABORT):
             return NONE  # a retry of the EndTxn that completed it
+        if txn.state == EMPTY and "txn-end-without-partitions-accepted" in self.faults:
+            return NONE
         return INVALID_TXN_STATE
 
     def check_produce(self, topic: str, partition: int, producer_id: int, epoch: int) -> int:
@@ -126,27 +148,56 @@ class Transactions:
         txn = self.by_id.get(transactional_id)
         if txn is None or txn.producer_id != producer_id:
             return INVALID_PRODUCER_ID_MAPPING, None
-        if epoch != txn.epoch:
+        if epoch != txn.epoch and not (epoch < txn.epoch and "txn-old-epoch-accepted" in self.faults):
             return (PRODUCER_FENCED if version >= 2 else INVALID_PRODUCER_EPOCH), None
         return NONE, txn
 
-    @staticmethod
-    def _begin(txn: Transaction) -> None:
+    def _begin(self, txn: Transaction) -> None:
         if txn.state != ONGOING:
             txn.state = ONGOING
             txn.partitions.clear()
             txn.groups.clear()
             txn.offsets.clear()
+            self._start_timer(txn)
+
+    def _start_timer(self, txn: Transaction) -> None:
+        if "txn-timeout-ignored" not in self.faults:
+            txn.timer = asyncio.get_running_loop().call_later(txn.timeout_ms / 1000, self._time_out, txn)
+
+    def resume_timers(self) -> None:
+        """Transactions restored Ongoing after a restart get their whole timeout again (called in the loop)."""
+        for txn in self.by_id.values():
+            if txn.state == ONGOING and txn.timer is None:
+                self._start_timer(txn)
+
+    def _time_out(self, txn: Transaction) -> None:
+        """The coordinator aborts a transaction past its timeout, bumping the epoch first to fence its producer."""
+        if txn.state != ONGOING:
+            return
+        self._fence_and_abort(txn)
+        self.on_change()
+
+    def _fence_and_abort(self, txn: Transaction) -> None:
+        """Bump the epoch first: the markers and every later request carry the new one (prepareFenceProducerEpoch)."""
+        txn.epoch = self.producers.epochs[txn.producer_id] = (txn.epoch + 1) & 0x7FFF
+        self._complete(txn, commit=False)
 
     def _complete(self, txn: Transaction, commit: bool) -> None:
+        if txn.timer is not None:
+            txn.timer.cancel()
+            txn.timer = None
         now = int(time.time() * 1000)
         for topic_name, index in sorted(txn.partitions):
             topic = self.storage.topics.get(topic_name)
             partition = self.storage.partition(topic_name, index)
             if partition is None:
                 continue  # deleted since (every other added partition gets its marker, written to or not)
-            data, batch = records.control_batch(txn.producer_id, txn.epoch, commit, now)
+            data, batch = records.control_batch(txn.producer_id, txn.epoch, commit, now,
+                                                control="txn-marker-not-control" not in self.faults)
+            first = partition.open_transactions.get(txn.producer_id)
             self.storage.append(topic, partition, data, batch, None)
+            if commit and first is not None and "txn-lso-not-advanced" in self.faults:
+                partition.open_transactions[txn.producer_id] = first
         if commit:
             for group, offsets in txn.offsets.items():
                 for (topic_name, index), committed in offsets.items():

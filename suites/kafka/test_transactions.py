@@ -1,0 +1,370 @@
+"""Transactions (KIP-98, KIP-447), transaction protocol version 1: the producer finds its coordinator with
+FindCoordinator key type 1, adds its partitions itself (AddPartitionsToTxn up to v3; v4+ is the broker-to-broker
+form) and ends with EndTxn up to v4 (v5 is protocol version 2, KIP-890, which bumps the epoch at every commit).
+
+Each case uses its own transactional id and topic, so it is harmless on a live cluster. A target that does not
+advertise InitProducerId, AddPartitionsToTxn and EndTxn makes these cases UNIMPLEMENTED.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+
+import pytest
+
+from wirecheck.protocols.kafka import errors, records
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.kafka.client import NAMED_FETCH_MAX, NAMED_PRODUCE_MAX, C, DataPath, short
+from wirecheck.suites.kafka.test_topics_groups import expect
+
+case = pytest.mark.case
+PRODUCE, FETCH, LIST_OFFSETS, FIND_COORDINATOR = 0, 1, 2, 10
+INIT_PRODUCER_ID, ADD_PARTITIONS, END_TXN = 22, 24, 26
+ADD_PARTITIONS_MAX, END_TXN_MAX = 3, 4
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1
+LATEST = -1
+TRANSACTION_COORDINATOR = 1  # FindCoordinator KeyType
+ABORT, COMMIT = 0, 1  # ControlRecordType
+TIMESTAMP = 1_700_000_000_000
+CONCURRENT_RETRIES = 20  # InitProducerId answered CONCURRENT_TRANSACTIONS is asked again, 0.1 s apart
+MARKER_WAIT_S = 5.0  # how long markers may take to land after EndTxn is answered
+
+
+class Producer:
+    """A transactional producer on its own connection: its transactional id, producer id, epoch and sequences."""
+
+    def __init__(self, target, transactional_id: str | None = None, timeout_ms: int = 60000):
+        self.client = DataPath(target)
+        for key in (INIT_PRODUCER_ID, ADD_PARTITIONS, END_TXN):
+            self.client.require(key)
+        self.transactional_id = transactional_id or target.unique("txn")
+        self.timeout_ms = timeout_ms
+        self.producer_id = self.epoch = -1
+        self.sequences: dict[str, int] = {}
+        with target.precondition("the transaction coordinator found (FindCoordinator key type 1)"):
+            self._find_coordinator()
+
+    def _find_coordinator(self) -> None:
+        version = self.client.version(FIND_COORDINATOR, low=1)
+        body = self.client.call(FIND_COORDINATOR, version, {
+            "Key": self.transactional_id, "KeyType": TRANSACTION_COORDINATOR,
+            "CoordinatorKeys": [self.transactional_id]}, "kafka.group.find-coordinator")
+        entry = body["Coordinators"][0] if version >= 4 else body
+        expect("kafka.group.find-coordinator", entry["ErrorCode"], errors.NONE)
+
+    def init(self, clause_id: str) -> dict:
+        """InitProducerId; on success the producer takes the answered id and epoch. CONCURRENT_TRANSACTIONS is
+        retriable (Kafka answers it while it aborts the id's ongoing transaction): asked again, as clients do."""
+        for _ in range(CONCURRENT_RETRIES):
+            body = self.client.call(INIT_PRODUCER_ID, self.client.version(INIT_PRODUCER_ID), {
+                "TransactionalId": self.transactional_id, "TransactionTimeoutMs": self.timeout_ms,
+                "ProducerId": -1, "ProducerEpoch": -1}, clause_id)
+            if body["ErrorCode"] != errors.CONCURRENT_TRANSACTIONS:
+                break
+            time.sleep(0.1)
+        if body["ErrorCode"] == errors.NONE:
+            self.producer_id, self.epoch = body["ProducerId"], body["ProducerEpoch"]
+            self.sequences.clear()
+        return body
+
+    def init_ok(self, clause_id: str) -> None:
+        expect(clause_id, self.init(clause_id)["ErrorCode"], errors.NONE)
+
+    def add_partition(self, topic: str, clause_id: str) -> tuple[int, int]:
+        """(version, error) of AddPartitionsToTxn for partition 0 of ``topic``."""
+        version = self.client.version(ADD_PARTITIONS, ADD_PARTITIONS_MAX)
+        body = self.client.call(ADD_PARTITIONS, version, {
+            "V3AndBelowTransactionalId": self.transactional_id, "V3AndBelowProducerId": self.producer_id,
+            "V3AndBelowProducerEpoch": self.epoch,
+            "V3AndBelowTopics": [{"Name": topic, "Partitions": [0]}]}, clause_id)
+        try:
+            return version, body["ResultsByTopicV3AndBelow"][0]["ResultsByPartition"][0]["PartitionErrorCode"]
+        except (IndexError, KeyError):
+            raise Divergence(C[clause_id], f"a result for {topic}-0", short(body)) from None
+
+    def produce(self, topic: str, values: list[bytes], clause_id: str) -> int:
+        """A transactional batch to partition 0; its base offset."""
+        sequence = self.sequences.get(topic, 0)
+        batch = records.build_batch(values, base_timestamp=TIMESTAMP, producer_id=self.producer_id,
+                                    producer_epoch=self.epoch, base_sequence=sequence, transactional=True)
+        version = self.client.version(PRODUCE, NAMED_PRODUCE_MAX, low=3)
+        body = self.client.call(PRODUCE, version, {
+            "TransactionalId": self.transactional_id, "Acks": -1, "TimeoutMs": 5000,
+            "TopicData": [{"Name": topic, "PartitionData": [{"Index": 0, "Records": batch}]}]}, clause_id)
+        partition = body["Responses"][0]["PartitionResponses"][0]
+        expect(clause_id, partition["ErrorCode"], errors.NONE)
+        self.sequences[topic] = sequence + len(values)
+        return partition["BaseOffset"]
+
+    def end(self, commit: bool, clause_id: str) -> tuple[int, int]:
+        """(version, error) of EndTxn."""
+        version = self.client.version(END_TXN, END_TXN_MAX)
+        body = self.client.call(END_TXN, version, {
+            "TransactionalId": self.transactional_id, "ProducerId": self.producer_id,
+            "ProducerEpoch": self.epoch, "Committed": commit}, clause_id)
+        return version, body["ErrorCode"]
+
+    def open_transaction(self, topic: str, values: list[bytes], clause_id: str) -> int:
+        """Init, add partition 0 of ``topic`` and produce ``values`` in a transaction left open; the base offset."""
+        self.init_ok(clause_id)
+        expect(clause_id, self.add_partition(topic, clause_id)[1], errors.NONE)
+        return self.produce(topic, values, clause_id)
+
+
+# -- reading back ----------------------------------------------------------------------------------------------
+
+
+def fetch(client: DataPath, topic: str, isolation: int, clause_id: str, offset: int = 0) -> dict:
+    """Partition 0's Fetch answer (no long poll) at this isolation level."""
+    version = client.version(FETCH, NAMED_FETCH_MAX, low=4)
+    body = client.call(FETCH, version, {
+        "ReplicaId": -1, "MaxWaitMs": 0, "MinBytes": 0, "MaxBytes": 1 << 20, "IsolationLevel": isolation,
+        "SessionId": 0, "SessionEpoch": -1,
+        "Topics": [{"Topic": topic, "Partitions": [{"Partition": 0, "FetchOffset": offset,
+                                                    "PartitionMaxBytes": 1 << 20}]}]}, clause_id)
+    try:
+        partition = body["Responses"][0]["Partitions"][0]
+    except (IndexError, KeyError):
+        raise Divergence(C[clause_id], f"a Fetch answer for {topic}-0", short(body)) from None
+    expect(clause_id, partition["ErrorCode"], errors.NONE)
+    return partition
+
+
+def batches(partition: dict, clause_id: str) -> list[records.RecordBatch]:
+    try:
+        return records.decode_batches(partition["Records"] or b"", allow_partial_tail=True)
+    except records.DecodeError as exc:
+        raise Divergence(C[clause_id], "record batches that decode", str(exc)) from None
+
+
+def list_latest(client: DataPath, topic: str, isolation: int, clause_id: str) -> int:
+    version = client.version(LIST_OFFSETS, low=2)
+    body = client.call(LIST_OFFSETS, version, {
+        "ReplicaId": -1, "IsolationLevel": isolation,
+        "Topics": [{"Name": topic, "Partitions": [{"PartitionIndex": 0, "Timestamp": LATEST}]}]}, clause_id)
+    partition = body["Topics"][0]["Partitions"][0]
+    expect(clause_id, partition["ErrorCode"], errors.NONE)
+    return partition["Offset"]
+
+
+def marker_type(batch: records.RecordBatch) -> int | None:
+    """The ControlRecordType of a transaction marker, None if the batch is not a well-formed one."""
+    if len(batch.records) != 1 or batch.records[0].key is None or len(batch.records[0].key) != 4:
+        return None
+    version, kind = struct.unpack(">hh", batch.records[0].key)
+    return kind if version == 0 else None
+
+
+def settled(client: DataPath, topic: str, clause_id: str, what: str, wait_s: float = MARKER_WAIT_S) -> dict:
+    """The read_committed Fetch answer once the transaction's marker is in (LastStableOffset = HighWatermark).
+
+    Kafka answers EndTxn once the outcome is in its transaction log and writes the markers after (TV1), so they may
+    land a moment later; the answer is polled for up to ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        partition = fetch(client, topic, READ_COMMITTED, clause_id)
+        if partition["LastStableOffset"] == partition["HighWatermark"]:
+            return partition
+        if time.monotonic() > deadline:
+            raise Divergence(C[clause_id], f"LastStableOffset = HighWatermark {partition['HighWatermark']} {what} "
+                             f"(within {wait_s:g} s)", f"LastStableOffset {partition['LastStableOffset']}")
+        time.sleep(0.05)
+
+
+def check_aborted(client: DataPath, topic: str, producer_id: int, clause_id: str) -> None:
+    """The producer's transaction is over (LSO = HW) and a read_committed Fetch lists as aborted every batch of
+    the producer it returns."""
+    partition = settled(client, topic, clause_id, "once the transaction is aborted")
+    listed = [a["FirstOffset"] for a in partition["AbortedTransactions"] or [] if a["ProducerId"] == producer_id]
+    for batch in batches(partition, clause_id):
+        if batch.producer_id == producer_id and not batch.control and not any(
+                first <= batch.base_offset for first in listed):
+            raise Divergence(C[clause_id], f"AbortedTransactions naming producer {producer_id} from offset "
+                             f"{batch.base_offset} or before", f"AbortedTransactions "
+                             f"{short(partition['AbortedTransactions'])} with the batch at {batch.base_offset}")
+
+
+def new_topic(client: DataPath, target) -> str:
+    name = target.unique("txn")
+    client.create_topic(name)
+    return name
+
+
+def fenced_codes(version: int) -> tuple[int, ...]:
+    """What an older epoch gets (see the kafka.txn.fenced clause's decision)."""
+    if version < 2:
+        return (errors.INVALID_PRODUCER_EPOCH,)
+    return errors.PRODUCER_FENCED, errors.INVALID_PRODUCER_EPOCH
+
+
+# -- cases -----------------------------------------------------------------------------------------------------
+
+
+@case("kafka.txn.epoch-bump")
+def test_init_again_bumps_the_epoch(target):
+    clause = "kafka.txn.epoch-bump"
+    producer = Producer(target)
+    producer.init_ok(clause)
+    first = (producer.producer_id, producer.epoch)
+    producer.init_ok(clause)
+    if (producer.producer_id, producer.epoch) != (first[0], first[1] + 1):
+        raise Divergence(C[clause], f"producer id {first[0]} with epoch {first[1] + 1}",
+                         f"producer id {producer.producer_id} with epoch {producer.epoch}")
+
+
+@case("kafka.txn.fenced")
+@pytest.mark.parametrize("request_kind", ["add-partitions", "end-txn"])
+def test_old_epoch_is_fenced(target, request_kind):
+    clause = "kafka.txn.fenced"
+    old = Producer(target)
+    topic = new_topic(old.client, target)
+    with target.precondition("a second producer takes over the transactional id"):
+        old.init_ok(clause)
+        if request_kind == "end-txn":
+            expect(clause, old.add_partition(topic, clause)[1], errors.NONE)
+            old.produce(topic, [b"before-fencing"], clause)
+        new = Producer(target, old.transactional_id)
+        new.init_ok("kafka.txn.epoch-bump")
+        if new.epoch <= old.epoch:
+            raise Divergence(C["kafka.txn.epoch-bump"], f"an epoch above {old.epoch}", f"epoch {new.epoch}")
+    if request_kind == "add-partitions":
+        version, code = old.add_partition(topic, clause)
+    else:
+        version, code = old.end(True, clause)
+    expect(clause, code, *fenced_codes(version))
+
+
+@case("kafka.txn.commit")
+def test_committed_records_are_read_committed(target):
+    clause = "kafka.txn.commit"
+    producer = Producer(target)
+    topic = new_topic(producer.client, target)
+    producer.open_transaction(topic, [b"c0", b"c1"], clause)
+    expect(clause, producer.end(True, clause)[1], errors.NONE)
+    partition = settled(producer.client, topic, clause, "after the commit")
+    values = [r.value for b in batches(partition, clause) if not b.control for r in b.records]
+    if values != [b"c0", b"c1"]:
+        raise Divergence(C[clause], "the committed records [b'c0', b'c1'] read_committed", short(values))
+
+
+@case("kafka.txn.abort")
+def test_aborted_transaction_is_listed(target):
+    clause = "kafka.txn.abort"
+    producer = Producer(target)
+    topic = new_topic(producer.client, target)
+    producer.open_transaction(topic, [b"a0", b"a1"], clause)
+    expect(clause, producer.end(False, clause)[1], errors.NONE)
+    check_aborted(producer.client, topic, producer.producer_id, clause)
+
+
+@case("kafka.txn.control-batch")
+@pytest.mark.parametrize("outcome", ["commit", "abort"])
+def test_end_txn_writes_a_control_batch(target, outcome):
+    clause = "kafka.txn.control-batch"
+    producer = Producer(target)
+    topic = new_topic(producer.client, target)
+    producer.open_transaction(topic, [b"m0"], clause)
+    expect(clause, producer.end(outcome == "commit", clause)[1], errors.NONE)
+    settled(producer.client, topic, clause, f"after the {outcome}")
+    found = batches(fetch(producer.client, topic, READ_UNCOMMITTED, clause), clause)
+    if len(found) != 2:
+        raise Divergence(C[clause], "the data batch then the marker", f"{len(found)} batches")
+    marker, wanted = found[1], COMMIT if outcome == "commit" else ABORT
+    got = (marker.transactional, marker.control, marker.producer_id, marker_type(marker))
+    if got != (True, True, producer.producer_id, wanted):
+        raise Divergence(C[clause], f"transactional, control, producer {producer.producer_id}, marker type {wanted}",
+                         f"transactional {got[0]}, control {got[1]}, producer {got[2]}, marker type {got[3]}")
+
+
+def log_with_open_transaction(target, clause_id: str) -> tuple[Producer, str]:
+    """A topic holding one plain record (offset 0) then two records of a transaction left open (offsets 1-2)."""
+    producer = Producer(target)
+    topic = new_topic(producer.client, target)
+    plain = records.build_batch([b"plain"], base_timestamp=TIMESTAMP)
+    expect("kafka.produce.base-offset", producer.client.produce(topic, plain)["ErrorCode"], errors.NONE)
+    producer.open_transaction(topic, [b"o1", b"o2"], clause_id)
+    return producer, topic
+
+
+@case("kafka.txn.last-stable-offset")
+def test_read_committed_stops_at_the_last_stable_offset(target):
+    clause = "kafka.txn.last-stable-offset"
+    producer, topic = log_with_open_transaction(target, clause)
+    committed = fetch(producer.client, topic, READ_COMMITTED, clause)
+    past = [b.base_offset for b in batches(committed, clause) if b.base_offset + b.last_offset_delta >= 1]
+    if committed["LastStableOffset"] != 1 or past:
+        raise Divergence(C[clause], "LastStableOffset 1 and no batch from offset 1 on", f"LastStableOffset "
+                         f"{committed['LastStableOffset']}, batches at {past}")
+    uncommitted = fetch(producer.client, topic, READ_UNCOMMITTED, clause)
+    values = [r.value for b in batches(uncommitted, clause) for r in b.records]
+    if uncommitted["HighWatermark"] != 3 or values != [b"plain", b"o1", b"o2"]:
+        raise Divergence(C[clause], "read_uncommitted: HighWatermark 3 and all three records",
+                         f"HighWatermark {uncommitted['HighWatermark']}, {short(values)}")
+    producer.end(False, clause)
+
+
+@case("kafka.txn.list-offsets")
+def test_list_offsets_read_committed_is_the_last_stable_offset(target):
+    clause = "kafka.txn.list-offsets"
+    producer, topic = log_with_open_transaction(target, clause)
+    got = (list_latest(producer.client, topic, READ_COMMITTED, clause),
+           list_latest(producer.client, topic, READ_UNCOMMITTED, clause))
+    if got != (1, 3):
+        raise Divergence(C[clause], "LATEST 1 read_committed, 3 read_uncommitted",
+                         f"{got[0]} read_committed, {got[1]} read_uncommitted")
+    producer.end(False, clause)
+
+
+@case("kafka.txn.invalid-state")
+@pytest.mark.parametrize("history", ["no-transaction", "commit-after-abort"])
+def test_end_txn_out_of_order_is_invalid(target, history):
+    clause = "kafka.txn.invalid-state"
+    producer = Producer(target)
+    if history == "no-transaction":
+        producer.init_ok(clause)
+    else:
+        topic = new_topic(producer.client, target)
+        producer.open_transaction(topic, [b"x"], clause)
+        expect(clause, producer.end(False, clause)[1], errors.NONE)
+    expect(clause, producer.end(True, clause)[1], errors.INVALID_TXN_STATE)
+
+
+@case("kafka.txn.init-aborts-ongoing")
+def test_init_during_a_transaction_aborts_it(target):
+    clause = "kafka.txn.init-aborts-ongoing"
+    producer = Producer(target)
+    topic = new_topic(producer.client, target)
+    producer.open_transaction(topic, [b"i0", b"i1"], clause)
+    old_epoch = producer.epoch
+    producer.init_ok(clause)  # CONCURRENT_TRANSACTIONS (51) first is allowed: init() asks again
+    if producer.epoch <= old_epoch:
+        raise Divergence(C[clause], f"an epoch above {old_epoch}", f"epoch {producer.epoch}")
+    check_aborted(producer.client, topic, producer.producer_id, clause)
+
+
+@case("kafka.txn.invalid-timeout")
+@pytest.mark.parametrize("timeout_ms", [0, -1], ids=["zero", "negative"])
+def test_init_with_a_timeout_of_zero_or_less_is_refused(target, timeout_ms):
+    clause = "kafka.txn.invalid-timeout"
+    producer = Producer(target, timeout_ms=timeout_ms)
+    expect(clause, producer.init(clause)["ErrorCode"], errors.INVALID_TRANSACTION_TIMEOUT)
+
+
+@case("kafka.txn.timeout")
+def test_transaction_past_its_timeout_is_aborted(target):
+    clause = "kafka.txn.timeout"
+    timeout_ms = 500
+    producer = Producer(target, timeout_ms=timeout_ms)
+    topic = new_topic(producer.client, target)
+    producer.open_transaction(topic, [b"late"], clause)
+    # Kafka sweeps every 10 s (see the clause's decision)
+    settled(producer.client, topic, clause, "once the transaction timed out", wait_s=timeout_ms / 1000 + 12)
+    found = batches(fetch(producer.client, topic, READ_UNCOMMITTED, clause), clause)
+    if not found or not found[-1].control or marker_type(found[-1]) != ABORT:
+        raise Divergence(C[clause], "an abort marker after the timed-out records",
+                         short([(b.base_offset, b.control) for b in found]))
+    check_aborted(producer.client, topic, producer.producer_id, clause)
+    _, code = producer.end(True, clause)
+    if code == errors.NONE:
+        raise Divergence(C[clause], "the late commit refused", "EndTxn(commit) answered 0")
