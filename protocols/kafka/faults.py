@@ -5,6 +5,7 @@ FAULTS: dict[str, str] = {
     "kafka.acks0-responds": "kafka.produce.acks-zero",
     "kafka.advertise-unimplemented": "kafka.api-versions.advertised-implemented",
     "kafka.apiversions-unsupported-not-v0": "kafka.api-versions.unsupported-version",
+    "kafka.apiversions-unsupported-trailing-tags": "kafka.api-versions.unsupported-version",
     "kafka.commit-not-stored": "kafka.commit.round-trip",
     "kafka.coordinator-port-hardcoded": "kafka.group.find-coordinator",
     "kafka.correlation-id-wrong": "kafka.header.correlation-id",

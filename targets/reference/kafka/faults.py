@@ -38,6 +38,9 @@ FAULTS: dict[str, str] = {
     "kafka.apiversions-unsupported-not-v0":
         "ApiVersions at an unsupported version is answered with a v0 body, error 35 (KIP-511, "
         "ApiVersionsRequest.getErrorResponse); this encodes it at the broker's highest (flexible) version",
+    "kafka.apiversions-unsupported-trailing-tags":
+        "The v0 answer to an unsupported ApiVersions version is exactly a v0 body (KIP-511; v0 is not flexible, "
+        "ApiVersionsResponse.json); this appends a tagged-field section, which a v0 reader cannot decode",
     "kafka.unknown-key-stays-open":
         "A request with an unknown api key closes the connection (SocketServer via "
         "RequestHeader.parse); this stays silent and keeps it open",

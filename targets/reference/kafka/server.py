@@ -264,6 +264,8 @@ class KafkaPersonality:
             encode_version = high  # fault: encoded at our highest (flexible) version instead of v0
         out = bytearray(4) + struct.pack(">i", correlation_id)
         self.responses[API_VERSIONS].encode(body, encode_version, out)
+        if "apiversions-unsupported-trailing-tags" in self.active:
+            out.append(0)  # fault: an empty tagged-field section after a v0 (non-flexible) body
         struct.pack_into(">i", out, 0, len(out) - 4)
         return bytes(out)
 
