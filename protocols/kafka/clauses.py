@@ -19,9 +19,17 @@ CLAUSES = [
            "Every request and response is an INT32 size (bytes that follow) then the message.",
            f"{GUIDE}, 'Common Request and Response Structure'"),
     Clause("kafka.framing.negative-size",
-           "A request whose size prefix is negative or above the broker's limit is not processed; the broker "
-           "closes the connection and stays available to other connections.",
-           "NetworkReceive.java (InvalidReceiveException), socket.request.max.bytes", MUST),
+           "A request whose size prefix is negative is not processed; the broker closes the connection and stays "
+           "available to other connections.",
+           "NetworkReceive.java (InvalidReceiveException)", MUST),
+    Clause("kafka.framing.size-limit",
+           "A request whose size prefix is above the broker's frame limit (Kafka: socket.request.max.bytes, "
+           "100 MiB by default) is not processed: the broker closes the connection or answers with an error, "
+           "and stays available to other connections.",
+           "NetworkReceive.java (InvalidReceiveException); SocketServerConfigs.SOCKET_REQUEST_MAX_BYTES", SHOULD,
+           decision=(
+           "SHOULD: the limit is each broker's configuration; closing (Kafka) and an error answer are both "
+           "accepted. A broker that waits for a body above 100 MiB has a higher limit: non-strict.")),
     Clause("kafka.framing.pipelining",
            "Responses on one connection come back in the order the requests were sent.",
            f"{GUIDE}, 'Network' (ordering guarantee)"),

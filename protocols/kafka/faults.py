@@ -16,6 +16,7 @@ FAULTS: dict[str, str] = {
     "kafka.fetch-ignores-offset": "kafka.fetch.records",
     "kafka.fetch-no-long-poll": "kafka.fetch.long-poll",
     "kafka.flexible-header-v1": "kafka.header.response-v1-flexible",
+    "kafka.frame-limit-ignored": "kafka.framing.size-limit",
     "kafka.generation-not-bumped": "kafka.group.generation",
     "kafka.heartbeat-ignores-rebalance": "kafka.group.rebalance-in-progress",
     "kafka.hw-off-by-one": "kafka.fetch.high-watermark",

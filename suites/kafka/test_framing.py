@@ -46,12 +46,35 @@ def test_frame_split_across_writes_is_reassembled(target, split):
 
 
 @case("kafka.framing.negative-size", hostile=True)
-@pytest.mark.parametrize("size", [-1, -(2**31), 2**31 - 1], ids=["-1", "int32-min", "int32-max"])
-def test_unframeable_size_closes_the_connection(target, size):
+@pytest.mark.parametrize("size", [-1, -2, -(2**31)], ids=["-1", "-2", "int32-min"])
+def test_negative_size_closes_the_connection(target, size):
     # Only the size and a few bytes: a conforming broker decides from the size alone and never waits.
     client = Kafka(target)
     client.session.send(struct.pack(">i", size) + b"\x00\x12\x00\x00\x00\x00\x00\x01")
     client.closes("kafka.framing.negative-size")
+
+
+#: Kafka's default frame limit (socket.request.max.bytes)
+KAFKA_FRAME_LIMIT = 100 * 1024 * 1024
+
+
+@case("kafka.framing.size-limit", hostile=True)
+@pytest.mark.parametrize("size", [KAFKA_FRAME_LIMIT + 1, 2**31 - 1], ids=["100MiB+1", "int32-max"])
+def test_size_above_the_limit_is_refused(target, size):
+    # An ApiVersions v0 header after the size: a broker that answers an error can say which request it refuses.
+    clause = "kafka.framing.size-limit"
+    client = Kafka(target)
+    correlation_id = client.next_correlation_id()
+    client.session.send(struct.pack(">ihhi", size, API_VERSIONS, 0, correlation_id))
+    reply = client.session.recv()
+    if reply.ended:
+        return
+    expected = "the connection closed, or an error answer"
+    if not reply.is_frame:
+        raise Divergence(C[clause], expected, f"{reply} (a limit above {size} bytes?)")
+    codes = client.error_codes_of(reply.frame, (API_VERSIONS, 0))
+    if not codes or codes == {errors.NONE}:
+        raise Divergence(C[clause], expected, f"an answer without an error: {client.show(reply.frame)}")
 
 
 @case("kafka.header.null-client-id")

@@ -44,6 +44,7 @@ SCOPES = {
 SCOPES.update({
     "kafka.apiversions-unsupported-not-v0": "test_framing",
     "kafka.apiversions-unsupported-trailing-tags": "test_framing",
+    "kafka.frame-limit-ignored": "test_framing",
     "kafka.describe-configs-drops-key": "test_configs",
     "kafka.describe-configs-synonyms-always": "test_configs",
     "kafka.describe-configs-docs-always": "test_configs",

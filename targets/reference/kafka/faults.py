@@ -41,6 +41,9 @@ FAULTS: dict[str, str] = {
     "kafka.apiversions-unsupported-trailing-tags":
         "The v0 answer to an unsupported ApiVersions version is exactly a v0 body (KIP-511; v0 is not flexible, "
         "ApiVersionsResponse.json); this appends a tagged-field section, which a v0 reader cannot decode",
+    "kafka.frame-limit-ignored":
+        "A size prefix above socket.request.max.bytes (100 MiB) closes the connection before any body byte is "
+        "read (NetworkReceive, InvalidReceiveException); this has no limit and waits for the body",
     "kafka.unknown-key-stays-open":
         "A request with an unknown api key closes the connection (SocketServer via "
         "RequestHeader.parse); this stays silent and keeps it open",

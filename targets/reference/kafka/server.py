@@ -100,8 +100,9 @@ class KafkaPersonality:
         self.active = config.faults_of(self.name, FAULTS)
         self.max_frame = config.max_frame or DEFAULT_MAX_FRAME
         # 8: api_key, api_version and correlation_id at least.
+        max_length = 2**31 - 1 if "frame-limit-ignored" in self.active else self.max_frame
         self.frame_shape = FrameShape(header_size=4, length_at=0, length_format=">i", min_length=8,
-                                      max_length=self.max_frame)
+                                      max_length=max_length)
         settings = Settings(
             auto_create=options.auto_create,
             default_partitions=options.default_partitions,
