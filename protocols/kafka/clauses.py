@@ -121,9 +121,10 @@ CLAUSES = [
            "ProduceRequest.validateRecords; KafkaApis.handleProduceRequest", SHOULD,
            decision="Older brokers answer CORRUPT_MESSAGE (2); both are accepted at SHOULD level."),
     Clause("kafka.produce.batch-length",
-           "A batch whose batchLength disagrees with the bytes present is rejected with CORRUPT_MESSAGE (2) "
-           "or INVALID_RECORD (87), never stored.",
-           f"{GUIDE}, 'Record Batch'; DefaultRecordBatch.ensureValid"),
+           "A batch whose batchLength disagrees with the bytes present is never stored: the partition gets "
+           "CORRUPT_MESSAGE (2) or INVALID_RECORD (87), or the broker closes the connection.",
+           f"{GUIDE}, 'Record Batch'; DefaultRecordBatch.ensureValid",
+           decision="An error for the partition (Kafka) and closing the connection are both accepted."),
     Clause("kafka.produce.unknown-topic",
            "Produce to an unknown topic, or to a partition the topic does not have, gets "
            "UNKNOWN_TOPIC_OR_PARTITION (3); Produce never creates topics.",
@@ -157,6 +158,10 @@ CLAUSES = [
     Clause("kafka.fetch.out-of-range",
            "Fetch from an offset outside [log start, high watermark] gets OFFSET_OUT_OF_RANGE (1).",
            f"{GUIDE}, 'Fetch API'; Errors.OFFSET_OUT_OF_RANGE"),
+    Clause("kafka.fetch.unknown-topic",
+           "Fetch (by topic name) of a topic the broker does not have, or of a partition the topic does not have, "
+           "gets UNKNOWN_TOPIC_OR_PARTITION (3) for that partition.",
+           "KafkaApis.handleFetchRequest; FetchResponse.json (ErrorCode)"),
     Clause("kafka.fetch.high-watermark",
            "Fetch reports the partition's high watermark, equal to the next offset to be written on one node.",
            "FetchResponse.json (HighWatermark)"),
@@ -173,6 +178,10 @@ CLAUSES = [
     Clause("kafka.list-offsets.earliest-latest",
            "ListOffsets with timestamp -2 returns the log start offset and -1 the log end offset.",
            f"{GUIDE}, 'ListOffsets API'; ListOffsetsRequest.json"),
+    Clause("kafka.list-offsets.unknown-topic",
+           "ListOffsets of a topic the broker does not have, or of a partition the topic does not have, gets "
+           "UNKNOWN_TOPIC_OR_PARTITION (3) for that partition.",
+           "KafkaApis.handleListOffsetRequest; ListOffsetsResponse.json (ErrorCode)"),
     # --- metadata
     Clause("kafka.metadata.brokers",
            "Metadata lists at least one broker with a reachable host and port, and the leader of each "

@@ -44,6 +44,15 @@ FAULTS: dict[str, str] = {
     "kafka.frame-limit-ignored":
         "A size prefix above socket.request.max.bytes (100 MiB) closes the connection before any body byte is "
         "read (NetworkReceive, InvalidReceiveException); this has no limit and waits for the body",
+    "kafka.fetch-unknown-partition-no-error":
+        "Fetch of an unknown topic or partition fails with UNKNOWN_TOPIC_OR_PARTITION (3) (KafkaApis."
+        "handleFetchRequest); this answers an empty partition with error 0",
+    "kafka.listoffsets-unknown-partition-no-error":
+        "ListOffsets of an unknown topic or partition fails with UNKNOWN_TOPIC_OR_PARTITION (3) (KafkaApis."
+        "handleListOffsetRequest); this answers offset -1 with error 0",
+    "kafka.batch-length-ignored":
+        "A batch whose batchLength disagrees with its bytes is corrupt (DefaultRecordBatch.ensureValid, "
+        "ByteBufferLogInputStream); this takes the length from the bytes received and stores the batch",
     "kafka.unknown-key-stays-open":
         "A request with an unknown api key closes the connection (SocketServer via "
         "RequestHeader.parse); this stays silent and keeps it open",
