@@ -98,12 +98,9 @@ CLAUSES = [
            "UNSUPPORTED_VERSION listing ApiVersions' own supported range.",
            "KIP-511; ApiVersionsRequest.getErrorResponse; KafkaApis.handleApiVersionsRequest"),
     Clause("kafka.api-versions.invalid-software-name",
-           "An ApiVersions v3+ request whose ClientSoftwareName/Version do not match "
+           "An ApiVersions v3+ request whose ClientSoftwareName or ClientSoftwareVersion does not match "
            "[a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])? is answered with error 42 INVALID_REQUEST.",
-           "KIP-511; ApiVersionsRequest.isValid", SHOULD,
-           decision=(
-           "SHOULD: KIP-511 defines the pattern and Kafka answers 42, but a broker that ignores "
-           "the (informational) names breaks no client.")),
+           "KIP-511 (client name and version validation); ApiVersionsRequest.isValid; KafkaApis.handleApiVersionsRequest", MUST),
     Clause("kafka.api-versions.produce-min-zero",
            "Produce is advertised with min version 0, even when versions below 3 are rejected.",
            "KAFKA-18659 (apache/kafka PR #18727)", SHOULD,
@@ -247,6 +244,10 @@ CLAUSES = [
     Clause("kafka.topics.invalid-partitions",
            "CreateTopics with a partition count below 1 (other than -1 on v4+) gets INVALID_PARTITIONS (37).",
            "CreateTopicsRequest.json; Errors.INVALID_PARTITIONS"),
+    Clause("kafka.topics.invalid-replication-factor",
+           "CreateTopics with a replication factor above the number of brokers (or below 1, other than -1 on v4+) "
+           "gets INVALID_REPLICATION_FACTOR (38).",
+           "CreateTopicsResponse.json; ReplicationControlManager (InvalidReplicationFactorException)"),
     # --- idempotence
     Clause("kafka.idempotence.init-producer-id",
            "InitProducerId returns a non-negative producer id and epoch.",

@@ -20,6 +20,8 @@ FAULTS: dict[str, str] = {
     "kafka.fetch-unknown-partition-no-error": "kafka.fetch.unknown-topic",
     "kafka.listoffsets-unknown-partition-no-error": "kafka.list-offsets.unknown-topic",
     "kafka.batch-length-ignored": "kafka.produce.batch-length",
+    "kafka.replication-factor-unchecked": "kafka.topics.invalid-replication-factor",
+    "kafka.software-name-unchecked": "kafka.api-versions.invalid-software-name",
     "kafka.generation-not-bumped": "kafka.group.generation",
     "kafka.heartbeat-ignores-rebalance": "kafka.group.rebalance-in-progress",
     "kafka.hw-off-by-one": "kafka.fetch.high-watermark",

@@ -155,14 +155,19 @@ def test_produce_is_advertised_from_version_zero(target):
                          f"min version {low}")
 
 
+#: (id, ClientSoftwareName, ClientSoftwareVersion): one of the two outside KIP-511's pattern
+INVALID_SOFTWARE = [("name-leading-dash", "-bad", "1.0"), ("name-space", "bad name", "1.0"), ("name-bang", "x!", "1.0"),
+                    ("name-empty", "", "1.0"), ("version-trailing-dot", "wirecheck", "1.0."),
+                    ("version-plus", "wirecheck", "1.0+build"), ("version-empty", "wirecheck", "")]
+
+
 @case("kafka.api-versions.invalid-software-name")
-@pytest.mark.parametrize("name", ["-bad", "bad name", "x!"], ids=["leading-dash", "space", "bang"])
-def test_invalid_client_software_name_is_invalid_request(target, name):
+@pytest.mark.parametrize(("name", "software_version"), [(n, v) for _, n, v in INVALID_SOFTWARE],
+                         ids=[i for i, _, _ in INVALID_SOFTWARE])
+def test_invalid_client_software_is_invalid_request(target, name, software_version):
     client = Kafka(target)
-    _, high = client.require(API_VERSIONS)
-    if high < 3:
-        pytest.skip("UNIMPLEMENTED: ApiVersions v3 not advertised")
-    body = client.call(API_VERSIONS, 3, {"ClientSoftwareName": name, "ClientSoftwareVersion": "1.0"},
+    client.require(API_VERSIONS, 3)
+    body = client.call(API_VERSIONS, 3, {"ClientSoftwareName": name, "ClientSoftwareVersion": software_version},
                        "kafka.api-versions.invalid-software-name")
     if body["ErrorCode"] != errors.INVALID_REQUEST:
         raise Divergence(C["kafka.api-versions.invalid-software-name"], "ErrorCode 42 (INVALID_REQUEST)",

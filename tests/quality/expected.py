@@ -48,6 +48,8 @@ SCOPES.update({
     "kafka.fetch-unknown-partition-no-error": "test_produce_fetch",
     "kafka.listoffsets-unknown-partition-no-error": "test_produce_fetch",
     "kafka.batch-length-ignored": "test_produce_fetch",
+    "kafka.replication-factor-unchecked": "test_topics_groups",
+    "kafka.software-name-unchecked": "test_framing",
     "kafka.describe-configs-drops-key": "test_configs",
     "kafka.describe-configs-synonyms-always": "test_configs",
     "kafka.describe-configs-docs-always": "test_configs",

@@ -388,7 +388,7 @@ class Broker:
             return INVALID_PARTITIONS, f"This broker keeps at most {MAX_PARTITIONS} partitions a topic.", count, rf
         if name not in self.storage.topics and not self.storage.has_room(count):
             return INVALID_PARTITIONS, "This broker's partition budget is exhausted.", count, rf
-        if rf != 1:
+        if rf != 1 and not (rf > 1 and "replication-factor-unchecked" in self.faults):
             return INVALID_REPLICATION_FACTOR, f"Replication factor {rf}: this broker is the only one.", count, rf
         return NONE, None, count, rf
 

@@ -53,6 +53,12 @@ FAULTS: dict[str, str] = {
     "kafka.batch-length-ignored":
         "A batch whose batchLength disagrees with its bytes is corrupt (DefaultRecordBatch.ensureValid, "
         "ByteBufferLogInputStream); this takes the length from the bytes received and stores the batch",
+    "kafka.replication-factor-unchecked":
+        "CreateTopics with a replication factor above the number of brokers fails with INVALID_REPLICATION_FACTOR "
+        "(38) (ReplicationControlManager, CreateTopicsResponse.json); this creates the topic with one replica",
+    "kafka.software-name-unchecked":
+        "ApiVersions v3+ with a ClientSoftwareName/Version outside KIP-511's pattern fails with INVALID_REQUEST "
+        "(42) (ApiVersionsRequest.isValid); this answers 0",
     "kafka.unknown-key-stays-open":
         "A request with an unknown api key closes the connection (SocketServer via "
         "RequestHeader.parse); this stays silent and keeps it open",

@@ -248,7 +248,7 @@ class KafkaPersonality:
         return bytes(out)
 
     def _api_versions(self, req: dict, version: int) -> dict:
-        if version >= 3 and not (_SOFTWARE.fullmatch(req["ClientSoftwareName"])
+        if version >= 3 and "software-name-unchecked" not in self.active and not (_SOFTWARE.fullmatch(req["ClientSoftwareName"])
                                  and _SOFTWARE.fullmatch(req["ClientSoftwareVersion"])):
             return {"ErrorCode": INVALID_REQUEST, "ThrottleTimeMs": 0, "ApiKeys": []}  # ApiVersionsRequest.isValid
         return {"ErrorCode": 0, "ThrottleTimeMs": 0,
