@@ -76,6 +76,11 @@ CLAUSES = [
     Clause("kafka.encoding.unknown-tags",
            "Unknown tagged fields are skipped, not rejected.",
            "KIP-482 ('unknown tagged fields are ignored')"),
+    Clause("kafka.encoding.response-shape",
+           "A response is exactly the requested version's shape: every field of that version in order, none "
+           "missing, nothing after the body, and tagged-field sections only in flexible versions.",
+           "Message definitions (validVersions, field versions, flexibleVersions); KIP-482; "
+           f"{GUIDE}, 'Versioning and Compatibility'"),
     Clause("kafka.encoding.malformed-body",
            "A request whose body does not decode (truncated, trailing bytes, lying lengths, overlong varints) "
            "is rejected without a well-formed success response; Kafka closes the connection.",

@@ -22,6 +22,7 @@ FAULTS: dict[str, str] = {
     "kafka.batch-length-ignored": "kafka.produce.batch-length",
     "kafka.replication-factor-unchecked": "kafka.topics.invalid-replication-factor",
     "kafka.software-name-unchecked": "kafka.api-versions.invalid-software-name",
+    "kafka.metadata-v13-as-v12": "kafka.encoding.response-shape",
     "kafka.generation-not-bumped": "kafka.group.generation",
     "kafka.heartbeat-ignores-rebalance": "kafka.group.rebalance-in-progress",
     "kafka.hw-off-by-one": "kafka.fetch.high-watermark",

@@ -50,6 +50,7 @@ SCOPES.update({
     "kafka.batch-length-ignored": "test_produce_fetch",
     "kafka.replication-factor-unchecked": "test_topics_groups",
     "kafka.software-name-unchecked": "test_framing",
+    "kafka.metadata-v13-as-v12": "test_versions",
     "kafka.describe-configs-drops-key": "test_configs",
     "kafka.describe-configs-synonyms-always": "test_configs",
     "kafka.describe-configs-docs-always": "test_configs",

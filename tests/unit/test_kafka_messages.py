@@ -175,3 +175,17 @@ def test_a_response_that_parses_as_a_request_is_shown_as_a_response():
     assert decoded[0].startswith(f"ApiVersions v0 request corr={correlation}")
     assert decoded[1].startswith(f"ApiVersions v0 response corr={correlation}")
     assert f"ApiVersions v0 response corr={correlation}" in transcript.render()
+
+
+@pytest.mark.parametrize("shape", ["v12-body-for-v13", "tags-in-non-flexible", "field-missing"])
+def test_responses_decode_only_in_the_requested_versions_shape(shape):
+    body = {"Brokers": [], "ClusterId": None, "ControllerId": 1, "Topics": []}
+    if shape == "v12-body-for-v13":
+        frame, version = messages.encode_response(3, 12, 5, body), 13
+    elif shape == "tags-in-non-flexible":
+        frame, version = messages.encode_response(3, 8, 5, body) + b"\x00", 8
+    else:
+        frame, version = messages.encode_response(3, 8, 5, body)[:-4], 8
+    frame = (len(frame) - 4).to_bytes(4, "big") + frame[4:]
+    with pytest.raises(messages.DecodeError):
+        messages.decode_response(3, version, frame)

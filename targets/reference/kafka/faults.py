@@ -59,6 +59,9 @@ FAULTS: dict[str, str] = {
     "kafka.software-name-unchecked":
         "ApiVersions v3+ with a ClientSoftwareName/Version outside KIP-511's pattern fails with INVALID_REQUEST "
         "(42) (ApiVersionsRequest.isValid); this answers 0",
+    "kafka.metadata-v13-as-v12":
+        "A response has the requested version's fields (MetadataResponse.json: v13 adds the top-level "
+        "ErrorCode); this answers Metadata v13 with the v12 body",
     "kafka.unknown-key-stays-open":
         "A request with an unknown api key closes the connection (SocketServer via "
         "RequestHeader.parse); this stays silent and keeps it open",
