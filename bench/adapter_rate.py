@@ -18,25 +18,25 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from machine import machine_info  # noqa: E402
-from protocols.registry import spec_for  # noqa: E402
-from reports.transcript import Transcript  # noqa: E402
-from targets.adapter import TargetSocket  # noqa: E402
-from targets.launcher import launch  # noqa: E402
-from targets.session import Session  # noqa: E402
+from wirecheck.protocols.registry import spec_for  # noqa: E402
+from wirecheck.reports.transcript import Transcript  # noqa: E402
+from wirecheck.targets.adapter import TargetSocket  # noqa: E402
+from wirecheck.targets.launcher import launch  # noqa: E402
+from wirecheck.targets.session import Session  # noqa: E402
 
 
 def request_layer(protocol: str):
     """A fresh request layer (built on every round trip, as a case would)."""
     if protocol == "rustlog":
-        from protocols.rustlog.layers import Ping, RustLogFrame
+        from wirecheck.protocols.rustlog.layers import Ping, RustLogFrame
 
         return RustLogFrame() / Ping()
     if protocol == "kafka":
-        from protocols.kafka.layers import KafkaRequest, body_class
+        from wirecheck.protocols.kafka.layers import KafkaRequest, body_class
 
         return KafkaRequest(api_key=18, api_version=3, correlation_id=1, client_id="bench") / body_class(
             18, 3, "request")(ClientSoftwareName="bench", ClientSoftwareVersion="1")
-    from protocols.fluvio.layers import ApiVersionsRequestV2, FluvioRequest
+    from wirecheck.protocols.fluvio.layers import ApiVersionsRequestV2, FluvioRequest
 
     return FluvioRequest(correlation_id=1) / ApiVersionsRequestV2(client_version="0.18.2", client_os="linux",
                                                                   client_arch="x86_64")

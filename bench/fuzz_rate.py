@@ -34,11 +34,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from protocols.registry import all_specs  # noqa: E402
-from reports.transcript import Transcript  # noqa: E402
-from targets.fuzzing import WINDOW, MutantFailed, run  # noqa: E402
-from targets.launcher import launch  # noqa: E402
-from targets.session import Session  # noqa: E402
+from wirecheck.protocols.registry import all_specs  # noqa: E402
+from wirecheck.reports.transcript import Transcript  # noqa: E402
+from wirecheck.targets.fuzzing import WINDOW, MutantFailed, run  # noqa: E402
+from wirecheck.targets.launcher import launch  # noqa: E402
+from wirecheck.targets.session import Session  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from machine import machine_info  # noqa: E402
@@ -99,7 +99,7 @@ def main() -> None:
     args = parser.parse_args()
 
     spec = specs[args.protocol]
-    module = importlib.import_module(f"strategies.{spec.name}")
+    module = importlib.import_module(f"wirecheck.strategies.{spec.name}")
     endpoint_name = getattr(module, "FUZZ_ENDPOINT", None)
     endpoint = spec.endpoint(endpoint_name)
     print(f"machine: {machine_info()}")

@@ -108,8 +108,8 @@ def generate_realistic(root: Path, runs: int, cases: int = 312, failing: int = 1
 
 def generate_captures(root: Path, frames: int, files: int = 8) -> int:
     """Kafka conversations (ApiVersions, Produce with a CRC'd batch) as pcaps; returns the frame count."""
-    from protocols.kafka import messages, records
-    from reports.pcap import write_pcap
+    from wirecheck.protocols.kafka import messages, records
+    from wirecheck.reports.pcap import write_pcap
 
     root.mkdir(parents=True, exist_ok=True)
     per_file = max(4, frames // files)
@@ -159,8 +159,8 @@ def plain_baseline(spark, runs_glob: str, out: str, transcripts: bool) -> None:
 
 def measure_ingest(master: str, data: Path, records: int, transcripts: bool, report: bool) -> dict:
     """In a fresh process: baseline, ingest, baseline; then a nightly ingest of one more run."""
-    from reports.pipeline import warehouse
-    from reports.pipeline.session import get_session
+    from wirecheck.reports.pipeline import warehouse
+    from wirecheck.reports.pipeline.session import get_session
 
     t0 = time.perf_counter()
     spark = get_session(master, app_name="wirecheck-bench")
@@ -186,7 +186,7 @@ def measure_ingest(master: str, data: Path, records: int, transcripts: bool, rep
                   "nightly": {"ingest_s": round(nightly_s, 2), "baseline_one_run_s": round(base_new, 2),
                               **nightly}}
         if report:
-            from reports.pipeline.report import build_report
+            from wirecheck.reports.pipeline.report import build_report
 
             jobs_before = _jobs(spark)
             report_s = _timed(lambda: build_report(spark, str(out / "wh"), str(out / "site")))
@@ -205,9 +205,9 @@ def _jobs(spark) -> int:
 
 
 def measure_captures(master: str, captures_root: Path, frames: int) -> dict:
-    from reports.pipeline.captures.detect import default_ports
-    from reports.pipeline.captures.job import analyze
-    from reports.pipeline.session import get_session
+    from wirecheck.reports.pipeline.captures.detect import default_ports
+    from wirecheck.reports.pipeline.captures.job import analyze
+    from wirecheck.reports.pipeline.session import get_session
 
     spark = get_session(master, app_name="wirecheck-bench")
     spark.range(100).selectExpr("id % 3 as k").groupBy("k").count().collect()
@@ -253,7 +253,7 @@ def main() -> None:
     print(f"machine: {machine_info()}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="wirecheck-bench-"))
     try:
-        from reports.pipeline.session import get_session
+        from wirecheck.reports.pipeline.session import get_session
 
         sets = []
         t = time.perf_counter()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import struct
 
-from protocols import fields as f
+from wirecheck.protocols import fields as f
 
 LENGTH_OFFSET = 8  # batchLength (after the int64 base offset)
 MAGIC_OFFSET = 16

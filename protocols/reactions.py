@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from protocols.clauses import Catalogue
-from reports.model import Divergence
+from wirecheck.protocols.clauses import Catalogue
+from wirecheck.reports.model import Divergence
 
 ANSWER, ERROR, CLOSE, RESET, SILENCE, MALFORMED = "answer", "error", "close", "reset", "silence", "malformed"
 OUTCOMES = (ANSWER, ERROR, CLOSE, SILENCE)  # what a reaction may permit (a reset counts as a close)

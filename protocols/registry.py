@@ -13,7 +13,7 @@ import os
 import pkgutil
 from contextlib import contextmanager
 
-from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
+from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 __all__ = ["CaptureSupport", "Endpoint", "ProtocolSpec", "all_specs", "spec_for", "registered"]
 
@@ -29,7 +29,7 @@ def all_specs() -> dict[str, ProtocolSpec]:
     for info in pkgutil.iter_modules(protocols.__path__):
         if not info.ispkg:
             continue
-        module = importlib.import_module(f"protocols.{info.name}")
+        module = importlib.import_module(f"wirecheck.protocols.{info.name}")
         spec = getattr(module, "SPEC", None)
         if spec is not None:
             specs[spec.name] = spec

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping
 
-from protocols.clauses import Catalogue
-from protocols.framing import Framing
+from wirecheck.protocols.clauses import Catalogue
+from wirecheck.protocols.framing import Framing
 
 if TYPE_CHECKING:  # scapy is imported by the layers that implement ``dissect``, not by the spec
     from scapy.packet import Packet
@@ -97,9 +97,9 @@ class ProtocolSpec:
         names = [e.name for e in self.endpoints]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.name}: duplicate endpoint names {names}")
-        object.__setattr__(self, "suite", self.suite or f"suites.{self.name}")
-        object.__setattr__(self, "strategies", self.strategies or f"strategies.{self.name}")
-        object.__setattr__(self, "layers", self.layers or f"protocols.{self.name}.layers")
+        object.__setattr__(self, "suite", self.suite or f"wirecheck.suites.{self.name}")
+        object.__setattr__(self, "strategies", self.strategies or f"wirecheck.strategies.{self.name}")
+        object.__setattr__(self, "layers", self.layers or f"wirecheck.protocols.{self.name}.layers")
 
     def endpoint(self, name: str | None = None) -> Endpoint:
         """The named endpoint, or the primary (first) one."""

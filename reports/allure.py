@@ -3,7 +3,7 @@ event stream; does nothing when allure-pytest is not installed)."""
 
 from __future__ import annotations
 
-from reports.events import CaseStarted, VerdictReached
+from wirecheck.reports.events import CaseStarted, VerdictReached
 
 try:
     import allure

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from reports.model import Divergence, Verdict
+from wirecheck.reports.model import Divergence, Verdict
 
 if TYPE_CHECKING:
-    from targets.runner.case import CaseState
+    from wirecheck.targets.runner.case import CaseState
 
 
 class Subscriber(Protocol):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-from protocols.clauses import Clause, Level
+from wirecheck.protocols.clauses import Clause, Level
 
 
 class Verdict(enum.Enum):

@@ -6,7 +6,7 @@ The writer is a subscriber of the runner's event stream (reports/events.py).
 
 from __future__ import annotations
 
-from reports.events import RunFinished, VerdictReached
+from wirecheck.reports.events import RunFinished, VerdictReached
 
 import datetime as dt
 import json
@@ -17,7 +17,7 @@ from collections import Counter
 from importlib import metadata
 from pathlib import Path
 
-from reports.transcript import Transcript
+from wirecheck.reports.transcript import Transcript
 
 RUN_SCHEMA = "wirecheck.run/1"
 CASE_SCHEMA = "wirecheck.case/2"  # /2: protocol-neutral "message" and "version" (were "api", "api_version");
@@ -135,7 +135,7 @@ class RunWriter:
         path = self.run_dir / "transcripts" / f"{name}.json"
         path.write_text(json.dumps(data))
         if pcap:
-            from reports.pcap import write_pcap
+            from wirecheck.reports.pcap import write_pcap
 
             write_pcap(data, path.with_suffix(".pcap"))
         return str(path.relative_to(self.run_dir))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reports.model import Divergence
+from wirecheck.reports.model import Divergence
 
 
 def render_failure(state, div: Divergence, reproduce: str, notes: list[str] = ()) -> str:

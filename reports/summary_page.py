@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from html import escape
 
-from reports.events import RunFinished
-from reports.transcript import hexdump
+from wirecheck.reports.events import RunFinished
+from wirecheck.reports.transcript import hexdump
 
 PASSING = {"OK", "NON-STRICT", "NOT-RUN", "UNIMPLEMENTED", "XFAIL"}
 STYLE = """body{font-family:sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse}

@@ -3,7 +3,7 @@ did not fail the run, verdict totals and the per-version matrix (advertised equa
 
 from __future__ import annotations
 
-from reports.events import VerdictReached
+from wirecheck.reports.events import VerdictReached
 
 MATRIX_MARK = {"OK": "ok", "NON-STRICT": "ns", "UNIMPLEMENTED": "--", "FAILED": "FAIL", "ERROR": "ERR",
                "XFAIL": "xf", "XPASS": "XP", "NOT-RUN": "..", "TARGET-DOWN": "DOWN", "BLOCKED": "blk",

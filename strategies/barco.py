@@ -12,12 +12,12 @@ import struct
 
 from hypothesis import strategies as st
 
-from protocols import reactions
-from protocols.barco import wire
-from protocols.barco.clauses import CATALOGUE
-from protocols.reactions import ANSWER, ERROR, MALFORMED, Observation
-from strategies import operators
-from strategies.engine import Mutant
+from wirecheck.protocols import reactions
+from wirecheck.protocols.barco import wire
+from wirecheck.protocols.barco.clauses import CATALOGUE
+from wirecheck.protocols.reactions import ANSWER, ERROR, MALFORMED, Observation
+from wirecheck.strategies import operators
+from wirecheck.strategies.engine import Mutant
 
 FUZZ_ENDPOINT = "producer"  # the framed endpoint bench/fuzz_rate.py and the bulk case fuzz
 NO_HANG = "barco.robustness.no-hang"
@@ -36,7 +36,7 @@ timestamps = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1))
 
 def layer_examples() -> dict:
     """Every message layer (protocols.barco.layers.message_layers) -> a strategy of built layers."""
-    from protocols.barco import layers as L
+    from wirecheck.protocols.barco import layers as L
 
     small = st.binary(max_size=24)
     messages = st.lists(small.map(lambda data: L.Message(data=data)), max_size=3)

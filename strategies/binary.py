@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from protocols.fields import uvarint_bytes
+from wirecheck.protocols.fields import uvarint_bytes
 
 INT16_MAX, INT32_MAX = 2**15 - 1, 2**31 - 1
 

@@ -18,8 +18,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Generator, Iterable, Iterator, Protocol
 
-from protocols.clauses import Catalogue
-from protocols.reactions import Observation, Reaction
+from wirecheck.protocols.clauses import Catalogue
+from wirecheck.protocols.reactions import Observation, Reaction
 
 BATCH = 64  # mutants pipelined in one write while the connection is expected to stay open
 HEX_SHOWN = 256  # bytes of a mutant's frame shown in a failure (the full frame is in the transcript)

@@ -21,14 +21,14 @@ from typing import NamedTuple
 
 from hypothesis import strategies as st
 
-from protocols import reactions
-from protocols.fields import DecodeError
-from protocols.fluvio import SPEC, errors, hello, messages, records, wire
-from protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
-from protocols.reactions import ANSWER, CLOSE, ERROR, MALFORMED, SILENCE, Observation
-from strategies import operators
-from strategies.binary import Span, overlong_uvarint
-from strategies.engine import Mutant
+from wirecheck.protocols import reactions
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.fluvio import SPEC, errors, hello, messages, records, wire
+from wirecheck.protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
+from wirecheck.protocols.reactions import ANSWER, CLOSE, ERROR, MALFORMED, SILENCE, Observation
+from wirecheck.strategies import operators
+from wirecheck.strategies.binary import Span, overlong_uvarint
+from wirecheck.strategies.engine import Mutant
 
 NO_HANG = "fluvio.robustness.no-hang"
 CLOSE_WAIT = 0.3  # seconds we wait for a preferred close before calling the target's choice "waits"
@@ -162,7 +162,7 @@ def codec_values(codec, version: int, max_items: int = 3):
 
 def layer_examples() -> dict:
     """Every message layer (protocols.fluvio.layers.message_layers) -> a strategy of built body layers."""
-    from protocols.fluvio import layers
+    from wirecheck.protocols.fluvio import layers
 
     def built(cls, codec, version):
         return codec_values(codec, version).map(lambda value: cls(**value))

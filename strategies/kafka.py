@@ -18,18 +18,18 @@ from typing import NamedTuple
 
 from hypothesis import strategies as st
 
-from protocols import fields as f
-from protocols import compression
-from protocols.kafka import errors, messages, records
-from protocols.kafka.codec import TAGGED, NullableStruct, StructCodec, _Sized
-from protocols.kafka import SPEC
-from protocols.kafka.clauses import CATALOGUE
-from protocols.reactions import ANSWER, ERROR, MALFORMED as UNREADABLE, SILENCE, Lazy, Observation, Reaction
-from protocols import reactions
-from strategies import binary
-from strategies import operators as operators_registry
-from strategies.binary import Span
-from strategies.engine import Mutant
+from wirecheck.protocols import fields as f
+from wirecheck.protocols import compression
+from wirecheck.protocols.kafka import errors, messages, records
+from wirecheck.protocols.kafka.codec import TAGGED, NullableStruct, StructCodec, _Sized
+from wirecheck.protocols.kafka import SPEC
+from wirecheck.protocols.kafka.clauses import CATALOGUE
+from wirecheck.protocols.reactions import ANSWER, ERROR, MALFORMED as UNREADABLE, SILENCE, Lazy, Observation, Reaction
+from wirecheck.protocols import reactions
+from wirecheck.strategies import binary
+from wirecheck.strategies import operators as operators_registry
+from wirecheck.strategies.binary import Span
+from wirecheck.strategies.engine import Mutant
 
 # ---------------------------------------------------------------------------------------------------------
 # Valid values
@@ -152,7 +152,7 @@ def bodies(api_key: int, version: int, kind: str = "request", **options):
 
 def layer_examples() -> dict:
     """Every message layer (protocols.kafka.layers.message_layers) -> a strategy of built body layers."""
-    from protocols.kafka import layers
+    from wirecheck.protocols.kafka import layers
 
     return {cls.__name__: bodies(api_key, version, kind, unknown_tags=True).map(cls.from_value)
             for api_key, version, kind, cls in layers.body_classes()}

@@ -17,7 +17,7 @@ import struct
 from dataclasses import dataclass
 from typing import Callable
 
-from strategies import binary
+from wirecheck.strategies import binary
 
 FAMILIES = ("length-lie", "truncation", "boundary-int", "overlong-varint", "invalid-utf8", "bad-crc",
             "unknown-enum", "hostile-count", "duplicate-field", "drop-field", "swap-fields", "concatenation",
@@ -80,7 +80,7 @@ def _truncate(rng, frame, span):
 
 
 def _overlong_varint(rng, frame, span):
-    from protocols.fields import read_uvarint
+    from wirecheck.protocols.fields import read_uvarint
 
     value, _ = read_uvarint(frame, span.start)
     return binary.replace(frame, span, binary.overlong_uvarint(value, 6))

@@ -22,13 +22,13 @@ from typing import NamedTuple
 
 from hypothesis import strategies as st
 
-from protocols import reactions
-from protocols.fields import BOOL, UUID, DecodeError
-from protocols.pravega import commands as cmd
-from protocols.pravega.clauses import CATALOGUE
-from protocols.reactions import ANSWER, ERROR, MALFORMED, Observation
-from strategies import operators
-from strategies.engine import Mutant
+from wirecheck.protocols import reactions
+from wirecheck.protocols.fields import BOOL, UUID, DecodeError
+from wirecheck.protocols.pravega import commands as cmd
+from wirecheck.protocols.pravega.clauses import CATALOGUE
+from wirecheck.protocols.reactions import ANSWER, ERROR, MALFORMED, Observation
+from wirecheck.strategies import operators
+from wirecheck.strategies.engine import Mutant
 
 NO_HANG = "pravega.robustness.no-hang"
 KEEPALIVE = cmd.encode("KeepAlive")
@@ -139,7 +139,7 @@ def command_values(name: str):
 
 def layer_examples() -> dict:
     """Every message layer (protocols.pravega.layers.message_layers) -> a strategy of built payload layers."""
-    from protocols.pravega import layers
+    from wirecheck.protocols.pravega import layers
 
     return {name: command_values(name).map(lambda values, cls=cls: cls(**values))
             for name, cls in layers.message_layers().items()}

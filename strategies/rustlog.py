@@ -19,15 +19,15 @@ import struct
 
 from hypothesis import strategies as st
 
-from protocols import reactions
-from protocols.reactions import ANSWER, ERROR, MALFORMED, Lazy, Observation
-from protocols.rustlog import PING, SPEC
-from protocols.rustlog.clauses import CATALOGUE, MAX_FRAME, MAX_PARTITIONS, MAX_RECORDS
-from protocols.rustlog.layers import (REQUESTS, TOPIC_RE, U32_MAX, U64_MAX, FrameDecodeError, Kind, decode_frame,
+from wirecheck.protocols import reactions
+from wirecheck.protocols.reactions import ANSWER, ERROR, MALFORMED, Lazy, Observation
+from wirecheck.protocols.rustlog import PING, SPEC
+from wirecheck.protocols.rustlog.clauses import CATALOGUE, MAX_FRAME, MAX_PARTITIONS, MAX_RECORDS
+from wirecheck.protocols.rustlog.layers import (REQUESTS, TOPIC_RE, U32_MAX, U64_MAX, FrameDecodeError, Kind, decode_frame,
                                       encode_frame, encode_payload)
-from strategies import operators
-from strategies.engine import Mutant
-from strategies.mutations import invalid_utf8_variants, length_lies
+from wirecheck.strategies import operators
+from wirecheck.strategies.engine import Mutant
+from wirecheck.strategies.mutations import invalid_utf8_variants, length_lies
 
 NO_HANG = "rustlog.robustness.no-hang"
 STAYS_OPEN = "rustlog.request.stays-open"
@@ -113,7 +113,7 @@ def kind_values(kind: Kind) -> st.SearchStrategy:
 
 def layer_examples() -> dict:
     """Every message layer (protocols.rustlog.layers.message_layers) -> a strategy of built layers."""
-    from protocols.rustlog import layers
+    from wirecheck.protocols.rustlog import layers
 
     return {name: st.fixed_dictionaries({field.name: kind_values(field.kind) for field in cls.fields_desc})
             .map(lambda values, cls=cls: cls(**values)) for name, cls in layers.message_layers().items()}

@@ -26,9 +26,9 @@ from scapy.packet import Packet, Raw
 from scapy.plist import PacketList, QueryAnswer, SndRcvList
 from scapy.supersocket import SuperSocket
 
-from protocols.spec import Endpoint, ProtocolSpec
-from reports.transcript import Transcript
-from targets.session import Reply, Session
+from wirecheck.protocols.spec import Endpoint, ProtocolSpec
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.session import Reply, Session
 
 
 class TargetSocket(SuperSocket):

@@ -9,8 +9,8 @@ model (which error codes an answer frame carries). Protocols with versioned APIs
 
 from __future__ import annotations
 
-from reports.model import Divergence, Unimplemented
-from targets.session import Outcome, Reply, Session
+from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.targets.session import Outcome, Reply, Session
 
 
 def short(obj, limit: int = 300) -> str:

@@ -14,10 +14,10 @@ import time
 from collections import deque
 from typing import Callable, Iterable
 
-from protocols.reactions import CLOSE, ERROR, MALFORMED, RESET, SILENCE, Observation
-from reports.model import Divergence, Verdict
-from strategies.engine import Adapter, Mutant, Progress, bisect, numbered, plan_batches, wants_keepalive
-from targets.session import Outcome, Reply, Session
+from wirecheck.protocols.reactions import CLOSE, ERROR, MALFORMED, RESET, SILENCE, Observation
+from wirecheck.reports.model import Divergence, Verdict
+from wirecheck.strategies.engine import Adapter, Mutant, Progress, bisect, numbered, plan_batches, wants_keepalive
+from wirecheck.targets.session import Outcome, Reply, Session
 
 WINDOW = 16  # batches in flight at once, each on its own connection
 SENT_KEPT = 4096  # mutants remembered to name the first unjudged one when the target dies

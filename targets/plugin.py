@@ -17,20 +17,20 @@ from pathlib import Path
 import pytest
 from _pytest.outcomes import OutcomeException
 
-from protocols.registry import all_specs
-from reports.allure import AllureReporter
-from reports.model import Divergence, HarnessError, TargetDied, Unimplemented, Verdict
-from reports.records import RunWriter
-from reports.render import render_failure
-from reports.summary_page import SummaryPage
-from reports.terminal import TerminalSummary
-from reports.transcript import Transcript
-from targets.fuzz import FuzzBudget, register_hypothesis_profiles
-from targets.runner.case import CaseState, Target
-from reports.events import CaseStarted, Exchange, RunFinished, VerdictReached
-from targets.runner.run import Run, RunOptions, UsageProblem
-from targets.runner.validate import validate, writable_dir
-from targets.runner.verdicts import NOT_RUN, TARGET_DOWN, apply_baseline, classify, flaky, unwrap
+from wirecheck.protocols.registry import all_specs
+from wirecheck.reports.allure import AllureReporter
+from wirecheck.reports.model import Divergence, HarnessError, TargetDied, Unimplemented, Verdict
+from wirecheck.reports.records import RunWriter
+from wirecheck.reports.render import render_failure
+from wirecheck.reports.summary_page import SummaryPage
+from wirecheck.reports.terminal import TerminalSummary
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.fuzz import FuzzBudget, register_hypothesis_profiles
+from wirecheck.targets.runner.case import CaseState, Target
+from wirecheck.reports.events import CaseStarted, Exchange, RunFinished, VerdictReached
+from wirecheck.targets.runner.run import Run, RunOptions, UsageProblem
+from wirecheck.targets.runner.validate import validate, writable_dir
+from wirecheck.targets.runner.verdicts import NOT_RUN, TARGET_DOWN, apply_baseline, classify, flaky, unwrap
 
 case_key = pytest.StashKey["CaseState"]()
 

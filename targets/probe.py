@@ -11,9 +11,9 @@ from __future__ import annotations
 import socket
 import ssl
 
-from protocols.spec import Endpoint, ProtocolSpec
-from reports.transcript import Transcript
-from targets.transport import endpoint_of, open_session
+from wirecheck.protocols.spec import Endpoint, ProtocolSpec
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.transport import endpoint_of, open_session
 
 
 def hello_answered(address: tuple[str, int], spec: ProtocolSpec | Endpoint, deadline: float,

@@ -13,10 +13,10 @@ import ssl
 import time
 from dataclasses import dataclass
 
-from protocols.spec import Endpoint, ProtocolSpec
-from reports.transcript import Transcript
-from targets.transport import endpoint_of
-from targets.transport.stream import PeerGone, StreamSession
+from wirecheck.protocols.spec import Endpoint, ProtocolSpec
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.transport import endpoint_of
+from wirecheck.targets.transport.stream import PeerGone, StreamSession
 
 LOOPBACK_PREFIXES = ("127.", "::1", "localhost")
 

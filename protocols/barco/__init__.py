@@ -11,11 +11,11 @@ Modules: ``wire`` (struct codecs: frames, bodies, records, poll responses, disco
 
 from __future__ import annotations
 
-from protocols.barco import layers, wire
-from protocols.barco.clauses import CATALOGUE
-from protocols.barco.faults import FAULTS
-from protocols.framing import Framing
-from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
+from wirecheck.protocols.barco import layers, wire
+from wirecheck.protocols.barco.clauses import CATALOGUE
+from wirecheck.protocols.barco.faults import FAULTS
+from wirecheck.protocols.framing import Framing
+from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 DISCOVERY_PORT, PRODUCER_PORT, CONSUMER_PORT, PRODUCER_BINARY_PORT = 9250, 9251, 9252, 9254
 #: the binary producer's framing: 13-byte header, u32 body length at offset 5 (not counting the header)
@@ -79,6 +79,6 @@ SPEC = ProtocolSpec(
     ),
     message_param="opcode",
     version_param="version",
-    capture=CaptureSupport("protocols.barco.capture", unframeable_clause="barco.framing.oversize"),
+    capture=CaptureSupport("wirecheck.protocols.barco.capture", unframeable_clause="barco.framing.oversize"),
     faults=FAULTS,
 )

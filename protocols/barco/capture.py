@@ -7,8 +7,8 @@ valid response header, answers a stream id the client used, and an ERROR body re
 
 from __future__ import annotations
 
-from protocols.barco import wire
-from protocols.capture import Finding
+from wirecheck.protocols.barco import wire
+from wirecheck.protocols.capture import Finding
 
 RESPONSE_OPCODES = (wire.READY, wire.ERROR, wire.PRODUCE_RESPONSE)
 

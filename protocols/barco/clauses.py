@@ -25,7 +25,7 @@ Decisions:
 
 from __future__ import annotations
 
-from protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.clauses import Catalogue, Clause, Level
 
 SEED = "seed NETWORK_FORMATS.md"
 MUST, SHOULD = Level.MUST, Level.SHOULD

@@ -16,7 +16,7 @@ from scapy.fields import (ByteEnumField, ByteField, ConditionalField, FieldLenFi
                           XIntField)
 from scapy.packet import Packet, Raw, bind_layers
 
-from protocols.barco import wire
+from wirecheck.protocols.barco import wire
 
 
 class BarcoFrame(Packet):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import zstandard
 
-from protocols.compression import CompressionError, read_zstd
+from wirecheck.protocols.compression import CompressionError, read_zstd
 
 VERSION = 1
 FLAG_TIMESTAMP = 0x01

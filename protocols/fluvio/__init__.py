@@ -8,12 +8,12 @@ batch, record, compression), ``messages`` (header, request and response bodies o
 
 from __future__ import annotations
 
-from protocols.fields import DecodeError
-from protocols.fluvio import layers, messages, sc
-from protocols.fluvio.faults import FAULTS
-from protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
-from protocols.framing import I32_PREFIX
-from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.fluvio import layers, messages, sc
+from wirecheck.protocols.fluvio.faults import FAULTS
+from wirecheck.protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
+from wirecheck.protocols.framing import I32_PREFIX
+from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 9005  # SPU public port (fluvio-types defaults)
 SC_PORT = 9003  # SC public port (fluvio-types defaults)
@@ -55,6 +55,6 @@ SPEC = ProtocolSpec(
                         is_hello_answer=_answers_hello_serving(sc.WATCH), describe=messages.describe)),
     message_param="api_key",
     version_param="version",
-    capture=CaptureSupport("protocols.fluvio.capture", unframeable_clause="fluvio.framing.oversize"),
+    capture=CaptureSupport("wirecheck.protocols.fluvio.capture", unframeable_clause="fluvio.framing.oversize"),
     faults=FAULTS,
 )

@@ -7,9 +7,9 @@ times under one correlation id (notes §5), so responses are paired by correlati
 
 from __future__ import annotations
 
-from protocols.capture import Finding
-from protocols.fields import DecodeError
-from protocols.fluvio import messages
+from wirecheck.protocols.capture import Finding
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.fluvio import messages
 
 
 def sniff(data: bytes) -> bool:

@@ -15,7 +15,7 @@ that answers that Produce with NotLeaderForPartition (6) gives no way to get a t
 report UNIMPLEMENTED (clause ``fluvio.topics.provisioning``).
 """
 
-from protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.clauses import Catalogue, Clause, Level
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 

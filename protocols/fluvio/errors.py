@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from protocols.fields import INT16, VARLONG, DecodeError
-from protocols.fluvio.wire import I64, STRING, U8, U32, U64, Field, FluvioOption, Struct
+from wirecheck.protocols.fields import INT16, VARLONG, DecodeError
+from wirecheck.protocols.fluvio.wire import I64, STRING, U8, U32, U64, Field, FluvioOption, Struct
 
 _REPLICA_KEY = Struct("ReplicaKey", [Field("topic", STRING), Field("partition", U32)])
 

@@ -13,8 +13,8 @@ from scapy.fields import (ByteField, FieldLenField, ShortField, SignedByteField,
                           SignedShortField, StrLenField, XIntField)
 from scapy.packet import Packet, bind_layers
 
-from protocols.fields import VARLONG, CodecField
-from protocols.fluvio import messages
+from wirecheck.protocols.fields import VARLONG, CodecField
+from wirecheck.protocols.fluvio import messages
 
 
 class _AtVersion:
@@ -140,7 +140,7 @@ class FluvioBatchHeader(Packet):
     ]
 
     def post_build(self, pkt, pay):
-        from protocols.fluvio.records import recompute_crc
+        from wirecheck.protocols.fluvio.records import recompute_crc
 
         data = pkt + pay
         if self.batch_len is None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import struct
 
-from protocols.fields import DecodeError
-from protocols.fluvio.errors import ERROR_CODE
-from protocols.fluvio.wire import (BYTES, I16, I32, I64, RECORD_SET, STRING, U8, U32, U64, Field, FluvioOption,
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.fluvio.errors import ERROR_CODE
+from wirecheck.protocols.fluvio.wire import (BYTES, I16, I32, I64, RECORD_SET, STRING, U8, U32, U64, Field, FluvioOption,
                                    FluvioVec, StringMap, Struct, Union)
 
 __all__ = ["DecodeError"]

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 
 import cramjam
 
-from protocols import fields as f
-from protocols.fields import DecodeError
-from protocols import compression
-from protocols.batches import ATTRIBUTES_OFFSET, CRC_OFFSET, LENGTH_OFFSET, MAGIC_OFFSET, recompute_crc
+from wirecheck.protocols import fields as f
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols import compression
+from wirecheck.protocols.batches import ATTRIBUTES_OFFSET, CRC_OFFSET, LENGTH_OFFSET, MAGIC_OFFSET, recompute_crc
 
 __all__ = ["ATTRIBUTES_OFFSET", "CRC_OFFSET", "LENGTH_OFFSET", "MAGIC_OFFSET", "recompute_crc"]
 

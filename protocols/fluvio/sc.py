@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import struct
 
-from protocols.fields import DecodeError
-from protocols.fluvio import messages
-from protocols.fluvio.errors import ERROR_CODE
-from protocols.fluvio.wire import (BOOL, I32, I64, STRING, U8, U16, U32, U64, Field, FluvioOption, FluvioVec,
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.fluvio import messages
+from wirecheck.protocols.fluvio.errors import ERROR_CODE
+from wirecheck.protocols.fluvio.wire import (BOOL, I32, I64, STRING, U8, U16, U32, U64, Field, FluvioOption, FluvioVec,
                                    Struct, Union)
 
 API_VERSIONS, CREATE, DELETE, LIST, WATCH = 18, 1001, 1002, 1003, 1004

@@ -15,8 +15,8 @@ Every codec takes the message version, because struct fields are gated by ``min_
 
 from __future__ import annotations
 
-from protocols import fields as f
-from protocols.fields import DecodeError
+from wirecheck.protocols import fields as f
+from wirecheck.protocols.fields import DecodeError
 
 I16_MAX = 2**15 - 1
 

@@ -8,11 +8,11 @@ API: encode/decode frames, versions, header rules), ``layers`` (scapy packets ge
 
 from __future__ import annotations
 
-from protocols.framing import I32_PREFIX
-from protocols.kafka import layers, messages
-from protocols.kafka.faults import FAULTS
-from protocols.kafka.clauses import CATALOGUE
-from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
+from wirecheck.protocols.framing import I32_PREFIX
+from wirecheck.protocols.kafka import layers, messages
+from wirecheck.protocols.kafka.faults import FAULTS
+from wirecheck.protocols.kafka.clauses import CATALOGUE
+from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 9092
 MAX_BODY = 104_857_600  # socket.request.max.bytes default (SocketServerConfigs.SOCKET_REQUEST_MAX_BYTES_DEFAULT)
@@ -85,6 +85,6 @@ SPEC = ProtocolSpec(
                         dissect=layers.dissect),),
     message_param="api",
     version_param="api_version",
-    capture=CaptureSupport("protocols.kafka.capture", unframeable_clause="kafka.framing.size-prefix"),
+    capture=CaptureSupport("wirecheck.protocols.kafka.capture", unframeable_clause="kafka.framing.size-prefix"),
     faults=FAULTS,
 )

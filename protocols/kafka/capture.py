@@ -8,10 +8,10 @@ CRC-32Cs; Produce base offsets move forward per partition and Fetch batches come
 
 from __future__ import annotations
 
-from protocols.fields import DecodeError
-from protocols.kafka import errors, messages, records
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.kafka import errors, messages, records
 
-from protocols.capture import Finding
+from wirecheck.protocols.capture import Finding
 
 API_VERSIONS, PRODUCE, FETCH = 18, 0, 1
 UNSUPPORTED_VERSION = 35

@@ -8,7 +8,7 @@ Sources are the Kafka protocol guide (kafka.apache.org/protocol, section named),
 
 from __future__ import annotations
 
-from protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.clauses import Catalogue, Clause, Level
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 GUIDE = "Kafka protocol guide"

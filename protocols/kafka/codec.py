@@ -19,9 +19,9 @@ import functools
 import struct
 import uuid
 
-from protocols import fields as f
-from protocols.fields import DecodeError
-from protocols.kafka.schema import FieldDef, MessageDef
+from wirecheck.protocols import fields as f
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.kafka.schema import FieldDef, MessageDef
 
 TAGGED = "_tagged_fields"
 

@@ -18,10 +18,10 @@ import functools
 from scapy.fields import ConditionalField, Field, SignedIntField, SignedShortField
 from scapy.packet import Packet, Raw
 
-from protocols import fields as f
-from protocols.kafka import messages
-from protocols.kafka.codec import TAGGED, NullableStruct, StructCodec, message_codec
-from protocols.kafka.schema import header as header_definition
+from wirecheck.protocols import fields as f
+from wirecheck.protocols.kafka import messages
+from wirecheck.protocols.kafka.codec import TAGGED, NullableStruct, StructCodec, message_codec
+from wirecheck.protocols.kafka.schema import header as header_definition
 
 
 class StructListField(Field):

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import functools
 
-from protocols import fields as f
-from protocols.fields import DecodeError
-from protocols.kafka import schema
-from protocols.kafka.codec import EncodeError, StructCodec, message_codec
+from wirecheck.protocols import fields as f
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.kafka import schema
+from wirecheck.protocols.kafka.codec import EncodeError, StructCodec, message_codec
 
 __all__ = [
     "DecodeError",

@@ -32,10 +32,10 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from protocols import fields as f
-from protocols.fields import DecodeError
-from protocols import compression
-from protocols.batches import ATTRIBUTES_OFFSET, CRC_OFFSET, LENGTH_OFFSET, MAGIC_OFFSET, recompute_crc  # noqa: F401 (re-exported)
+from wirecheck.protocols import fields as f
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols import compression
+from wirecheck.protocols.batches import ATTRIBUTES_OFFSET, CRC_OFFSET, LENGTH_OFFSET, MAGIC_OFFSET, recompute_crc  # noqa: F401 (re-exported)
 
 BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")  # base offset .. record count: 61 bytes
 BATCH_OVERHEAD = BATCH_HEADER.size  # 61

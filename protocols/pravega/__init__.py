@@ -7,12 +7,12 @@ Modules: ``mutf8`` (Java modified UTF-8), ``commands`` (the command table and th
 
 from __future__ import annotations
 
-from protocols.fields import DecodeError
-from protocols.framing import Framing
-from protocols.pravega import commands, layers
-from protocols.pravega.clauses import CATALOGUE
-from protocols.pravega.faults import FAULTS
-from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.framing import Framing
+from wirecheck.protocols.pravega import commands, layers
+from wirecheck.protocols.pravega.clauses import CATALOGUE
+from wirecheck.protocols.pravega.faults import FAULTS
+from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 12345  # service.listener.port (ServiceConfig.java:47)
 #: ``i32 type | i32 length`` then the payload (notes §1)
@@ -43,6 +43,6 @@ SPEC = ProtocolSpec(
                         describe=commands.describe, dissect=layers.dissect),),
     message_param="command",
     version_param="version",
-    capture=CaptureSupport("protocols.pravega.capture", unframeable_clause="pravega.framing.reply"),
+    capture=CaptureSupport("wirecheck.protocols.pravega.capture", unframeable_clause="pravega.framing.reply"),
     faults=FAULTS,
 )

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import struct
 
-from protocols.capture import Finding
-from protocols.fields import DecodeError
-from protocols.pravega import commands
+from wirecheck.protocols.capture import Finding
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.pravega import commands
 
 _HELLO = commands.CODE["Hello"]
 

@@ -11,8 +11,8 @@ code's path is implementation-defined (a read beyond a sealed end, an equal even
 or lists every outcome the code can take.
 """
 
-from protocols.clauses import Catalogue, Clause, Level
-from protocols.pravega.commands import MAX_PAYLOAD
+from wirecheck.protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.pravega.commands import MAX_PAYLOAD
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 

@@ -18,8 +18,8 @@ import uuid
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from protocols.fields import BOOL, INT8, INT32, INT64, UUID, DecodeError
-from protocols.pravega.mutf8 import JAVA_UTF
+from wirecheck.protocols.fields import BOOL, INT8, INT32, INT64, UUID, DecodeError
+from wirecheck.protocols.pravega.mutf8 import JAVA_UTF
 
 WIRE_VERSION, OLDEST_COMPATIBLE_VERSION = 17, 5
 HEADER = struct.Struct(">ii")

@@ -11,8 +11,8 @@ from __future__ import annotations
 from scapy.fields import SignedIntField
 from scapy.packet import Packet, Raw, bind_layers
 
-from protocols.fields import CodecField
-from protocols.pravega import commands
+from wirecheck.protocols.fields import CodecField
+from wirecheck.protocols.pravega import commands
 
 
 class _Optional:

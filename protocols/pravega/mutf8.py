@@ -9,7 +9,7 @@ continuation bytes; we decode exactly that set.
 
 from __future__ import annotations
 
-from protocols.fields import DecodeError
+from wirecheck.protocols.fields import DecodeError
 
 MAX_BYTES = 65_535
 

@@ -2,11 +2,11 @@
 
 import json
 
-from protocols.framing import U32_PREFIX
-from protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
-from protocols.rustlog.faults import FAULTS
-from protocols.rustlog.clauses import CATALOGUE, MAX_FRAME
-from protocols.rustlog.layers import describe, dissect, encode_frame
+from wirecheck.protocols.framing import U32_PREFIX
+from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
+from wirecheck.protocols.rustlog.faults import FAULTS
+from wirecheck.protocols.rustlog.clauses import CATALOGUE, MAX_FRAME
+from wirecheck.protocols.rustlog.layers import describe, dissect, encode_frame
 
 PING = encode_frame({"type": "Ping"})
 
@@ -24,6 +24,6 @@ SPEC = ProtocolSpec(
     endpoints=(Endpoint("broker", default_port=7070, framing=U32_PREFIX, max_body=MAX_FRAME, hello=lambda: PING,
                         is_hello_answer=_is_pong, describe=describe,
                         dissect=dissect),),
-    capture=CaptureSupport("protocols.rustlog.capture", unframeable_clause="rustlog.framing.oversize"),
+    capture=CaptureSupport("wirecheck.protocols.rustlog.capture", unframeable_clause="rustlog.framing.oversize"),
     faults=FAULTS,
 )

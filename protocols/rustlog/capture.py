@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from protocols.capture import Finding
+from wirecheck.protocols.capture import Finding
 
 REQUESTS = {"Produce", "Fetch", "OffsetCommit", "OffsetFetch", "CreateTopic", "ListTopics", "DescribeTopic",
             "DescribePartition", "MetricsFetch", "Ping"}

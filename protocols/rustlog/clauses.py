@@ -6,7 +6,7 @@ protocol; where it is silent or contradicts itself we decide, and say so in ``de
 one of several defensible behaviours are SHOULD: a target that takes another permitted path is NON-STRICT.
 """
 
-from protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.clauses import Catalogue, Clause, Level
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 

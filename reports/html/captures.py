@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports.html.site import copy_assets, esc, page, table, write
+from wirecheck.reports.html.site import copy_assets, esc, page, table, write
 
 
 def write_capture_site(summary: dict, files: list[dict], flows: list[dict], violations: list[dict],

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reports.html import charts
-from reports.html.site import copy_assets, esc, page, pct, slug, table, verdict_cell, write
+from wirecheck.reports.html import charts
+from wirecheck.reports.html.site import copy_assets, esc, page, pct, slug, table, verdict_cell, write
 
 LEGEND = ["OK", "XFAIL", "NON-STRICT", "XPASS", "FAILED", "ERROR", "UNIMPLEMENTED", "NOT-RUN"]
 
@@ -138,7 +138,7 @@ def _case_page(case: dict, pcap_name: str | None) -> str:
 
 def write_site(summary: dict, failing: list[dict], out_dir: Path) -> Path:
     """Write the whole report; ``failing`` are case rows (dicts) with ``transcript_json``."""
-    from reports.pcap import write_pcap
+    from wirecheck.reports.pcap import write_pcap
 
     out_dir = Path(out_dir)
     copy_assets(out_dir)

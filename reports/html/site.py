@@ -29,7 +29,7 @@ def slug(*parts) -> str:
 def copy_assets(out_dir: Path) -> None:
     target = Path(out_dir) / "assets"
     target.mkdir(parents=True, exist_ok=True)
-    for asset in resources.files("reports.html").joinpath(ASSETS).iterdir():
+    for asset in resources.files("wirecheck.reports.html").joinpath(ASSETS).iterdir():
         if asset.is_file():
             (target / asset.name).write_bytes(asset.read_bytes())
 

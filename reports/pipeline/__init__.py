@@ -1,1 +1,1 @@
-"""PySpark jobs: run warehouse, conformance report, regression gate, capture conformance (``python -m reports.pipeline``)."""
+"""PySpark jobs: run warehouse, conformance report, regression gate, capture conformance (``python -m wirecheck.reports.pipeline``)."""

@@ -1,4 +1,4 @@
-"""Command line of the pipeline: ``python -m reports.pipeline <job> ...``.
+"""Command line of the pipeline: ``python -m wirecheck.reports.pipeline <job> ...``.
 
 The same jobs run under spark-submit from the repository root:
   PYTHONPATH=. spark-submit --master local[2] reports/pipeline/__main__.py <job> ...
@@ -21,7 +21,7 @@ import sys
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m reports.pipeline", description="wirecheck's PySpark jobs",
+    parser = argparse.ArgumentParser(prog="python -m wirecheck.reports.pipeline", description="wirecheck's PySpark jobs",
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--master", default=None, help="Spark master (default local[*]; kept under spark-submit)")
     jobs = parser.add_subparsers(dest="job", required=True)
@@ -62,7 +62,7 @@ BROKEN_ENVIRONMENT = 3
 def main(argv: list[str] | None = None, spark=None) -> int:
     args = build_parser().parse_args(argv)
     if spark is None:
-        from reports.pipeline.session import get_session
+        from wirecheck.reports.pipeline.session import get_session
 
         try:
             spark = get_session(args.master, app_name=f"wirecheck-{args.job}")
@@ -71,14 +71,14 @@ def main(argv: list[str] | None = None, spark=None) -> int:
                   "is Java 17+ installed?", file=sys.stderr)
             return BROKEN_ENVIRONMENT
     if args.job == "ingest":
-        from reports.pipeline.warehouse import ingest
+        from wirecheck.reports.pipeline.warehouse import ingest
 
         stats = ingest(spark, args.inputs, args.warehouse, reingest=args.reingest)
         print(f"ingested {stats['runs']} run(s), {stats['cases']} case record(s) into {args.warehouse}; "
               f"skipped {stats['skipped']} run(s) already there")
         return 0
     if args.job == "report":
-        from reports.pipeline.report import build_report
+        from wirecheck.reports.pipeline.report import build_report
 
         summary = build_report(spark, args.warehouse, args.out, args.window, args.max_case_pages,
                                tuple(args.compare) if args.compare else None)
@@ -86,8 +86,8 @@ def main(argv: list[str] | None = None, spark=None) -> int:
               f"{len(summary['regressions'])} regression(s) -> {args.out}/index.html")
         return 0
     if args.job == "gate":
-        from reports.pipeline.gate import gate
-        from reports.pipeline.warehouse import ingest
+        from wirecheck.reports.pipeline.gate import gate
+        from wirecheck.reports.pipeline.warehouse import ingest
 
         if args.ingest:
             ingest(spark, args.ingest, args.warehouse)
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None, spark=None) -> int:
         print("\n".join(result.lines()))
         return result.exit_code
     if args.job == "captures":
-        from reports.pipeline.captures.job import parse_ports, run_capture_job
+        from wirecheck.reports.pipeline.captures.job import parse_ports, run_capture_job
 
         result = run_capture_job(spark, args.inputs, args.out, parse_ports(args.port))
         print(f"captures: {result['files']} file(s), {result['flows']} flow(s), {result['frames']} frame(s), "

@@ -1,6 +1,6 @@
 """The zip to ship with ``spark-submit --py-files``: the packages the jobs import on executors.
 
-    python -m reports.pipeline.bundle wirecheck-pipeline.zip
+    python -m wirecheck.reports.pipeline.bundle wirecheck-pipeline.zip
 
 Executors still need the third-party packages (``pip install 'wirecheck[pipeline]'`` on every node).
 """
@@ -27,5 +27,5 @@ def write_bundle(destination: str | Path) -> Path:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        raise SystemExit("usage: python -m reports.pipeline.bundle OUT.zip")
+        raise SystemExit("usage: python -m wirecheck.reports.pipeline.bundle OUT.zip")
     print(write_bundle(sys.argv[1]))

@@ -13,7 +13,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 def known_protocols() -> list[str]:
     """Every registered protocol; records may name others, which are added at load time."""
-    from protocols.registry import all_specs
+    from wirecheck.protocols.registry import all_specs
 
     return sorted(all_specs())
 
@@ -29,7 +29,7 @@ CATALOGUE_ROW = StructType([
 
 def load_catalogue(protocol: str):
     """The protocol's Catalogue, or None when it does not exist (yet)."""
-    from protocols.registry import all_specs
+    from wirecheck.protocols.registry import all_specs
 
     try:
         spec = all_specs().get(protocol)

@@ -16,7 +16,7 @@ from itertools import chain
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from reports.pipeline.schema import EXECUTED, PASSING, SEVERITY
+from wirecheck.reports.pipeline.schema import EXECUTED, PASSING, SEVERITY
 
 def _map(pairs) -> Column:
     return F.create_map(*[F.lit(x) for x in chain.from_iterable(pairs)])

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import SparkSession
 
-from reports.pipeline import conformance, warehouse
+from wirecheck.reports.pipeline import conformance, warehouse
 
 OK, FAILED, USAGE, BROKEN = 0, 1, 2, 3
 

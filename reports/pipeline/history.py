@@ -9,7 +9,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from reports.pipeline.schema import EXECUTED, PASSING
+from wirecheck.reports.pipeline.schema import EXECUTED, PASSING
 
 #: Verdicts that mean "this case did not hold" when comparing two runs (any verdict we do not know counts too).
 NOT_HOLDING_KNOWN = ("FAILED", "ERROR", "XPASS")

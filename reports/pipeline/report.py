@@ -14,8 +14,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from reports.pipeline import conformance, history, warehouse
-from reports.pipeline.catalogue import catalogue_frame
+from wirecheck.reports.pipeline import conformance, history, warehouse
+from wirecheck.reports.pipeline.catalogue import catalogue_frame
 
 SUMMARY_SCHEMA = "wirecheck.summary/1"
 MAX_CASE_PAGES = 200
@@ -133,8 +133,8 @@ def _attach_transcripts(spark: SparkSession, warehouse_path: str, failing: list[
 def build_report(spark: SparkSession, warehouse_path: str, out_dir: str, window: int = 10,
                  max_case_pages: int = MAX_CASE_PAGES, compare: tuple[str, str] | None = None) -> dict:
     """Write summary.json and the site to ``out_dir`` (a local directory or any Hadoop URI)."""
-    from reports.html.conformance import case_page_name, write_site
-    from reports.pipeline import fs
+    from wirecheck.reports.html.conformance import case_page_name, write_site
+    from wirecheck.reports.pipeline import fs
 
     runs = warehouse.load_runs(spark, warehouse_path)
     run_info = None if runs is None else runs.select("run_id", "suite_version", "started_at", "finished_at",

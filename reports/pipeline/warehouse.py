@@ -27,8 +27,8 @@ from urllib.parse import unquote
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from reports.pipeline import fs
-from reports.pipeline.schema import CASE_RECORD, NO_TARGET, RUN_RECORD
+from wirecheck.reports.pipeline import fs
+from wirecheck.reports.pipeline.schema import CASE_RECORD, NO_TARGET, RUN_RECORD
 
 CASES = "cases"
 RUNS = "runs"

@@ -11,10 +11,10 @@ from __future__ import annotations
 import itertools
 import json
 
-from protocols.barco import wire
-from protocols.barco.clauses import CATALOGUE
-from reports.model import Divergence
-from targets.client import StrictClient, short
+from wirecheck.protocols.barco import wire
+from wirecheck.protocols.barco.clauses import CATALOGUE
+from wirecheck.reports.model import Divergence
+from wirecheck.targets.client import StrictClient, short
 
 C = CATALOGUE
 DISCOVERED = {"producer": "producerBinaryPort", "producer-http": "producerPort", "consumer": "consumerPort"}

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from protocols.barco import wire
-from suites.barco.client import (Consumer, Producer, decode_binary, diverge, expect_status, http, json_items,
+from wirecheck.protocols.barco import wire
+from wirecheck.suites.barco.client import (Consumer, Producer, decode_binary, diverge, expect_status, http, json_items,
                                  records_of, register_query)
 
 case = pytest.mark.case

@@ -6,8 +6,8 @@ import time
 import h11
 import pytest
 
-from protocols.barco import wire
-from suites.barco.client import Consumer, diverge, expect_status, http, http_produce
+from wirecheck.protocols.barco import wire
+from wirecheck.suites.barco.client import Consumer, diverge, expect_status, http, http_produce
 
 case = pytest.mark.case
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from protocols.barco import wire
-from suites.barco.client import Consumer, Producer, diverge, next_sid, records_of
+from wirecheck.protocols.barco import wire
+from wirecheck.suites.barco.client import Consumer, Producer, diverge, next_sid, records_of
 
 case = pytest.mark.case
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from strategies.barco import BarcoFuzz, BulkMutator
-from suites.barco.client import resolve
-from targets.fuzzing import fuzz_case, greeted, judge_one
+from wirecheck.strategies.barco import BarcoFuzz, BulkMutator
+from wirecheck.suites.barco.client import resolve
+from wirecheck.targets.fuzzing import fuzz_case, greeted, judge_one
 
 case = pytest.mark.case
 

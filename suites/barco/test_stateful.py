@@ -16,8 +16,8 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
-from protocols.barco import wire
-from suites.barco.client import Producer, decode_binary, diverge, http, records_of, register_query
+from wirecheck.protocols.barco import wire
+from wirecheck.suites.barco.client import Producer, decode_binary, diverge, http, records_of, register_query
 
 case = pytest.mark.case
 SLOTS = (0, 1)

@@ -16,12 +16,12 @@ import itertools
 import os
 import struct
 
-from protocols.fields import DecodeError
-from protocols.fluvio import errors, messages, records
-from protocols.fluvio.clauses import CATALOGUE
-from reports.model import Divergence, Unimplemented
-from targets.client import AdvertisedVersions, StrictClient, short
-from targets.session import Reply
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.fluvio import errors, messages, records
+from wirecheck.protocols.fluvio.clauses import CATALOGUE
+from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.targets.client import AdvertisedVersions, StrictClient, short
+from wirecheck.targets.session import Reply
 
 C = CATALOGUE
 CLIENT_ID = "wirecheck"

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from protocols.fields import DecodeError
-from protocols.fluvio import messages, sc
-from protocols.fluvio.clauses import CATALOGUE as C
-from reports.model import Divergence, Unimplemented
-from suites.fluvio.client import Fluvio
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.fluvio import messages, sc
+from wirecheck.protocols.fluvio.clauses import CATALOGUE as C
+from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.suites.fluvio.client import Fluvio
 
 
 class ScClient(Fluvio):

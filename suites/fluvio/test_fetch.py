@@ -2,9 +2,9 @@
 
 import pytest
 
-from protocols.fluvio import errors, messages, records
-from reports.model import Divergence
-from suites.fluvio.client import C, INVALID_TOPIC, NO_SUCH_PARTITION, Fluvio, batch_of, new_topic
+from wirecheck.protocols.fluvio import errors, messages, records
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.fluvio.client import C, INVALID_TOPIC, NO_SUCH_PARTITION, Fluvio, batch_of, new_topic
 
 case = pytest.mark.case
 

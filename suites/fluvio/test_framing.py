@@ -5,10 +5,10 @@ import time
 
 import pytest
 
-from protocols.fluvio import messages
-from protocols.fluvio.clauses import MAX_FRAME
-from reports.model import Divergence
-from suites.fluvio.client import C, Fluvio, frame_with_size, new_topic, record_set, batch_of
+from wirecheck.protocols.fluvio import messages
+from wirecheck.protocols.fluvio.clauses import MAX_FRAME
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.fluvio.client import C, Fluvio, frame_with_size, new_topic, record_set, batch_of
 
 case = pytest.mark.case
 API_VERSIONS_V2 = {"client_version": "0.18.2", "client_os": "linux", "client_arch": "x86_64"}

@@ -4,9 +4,9 @@ import struct
 
 import pytest
 
-from protocols.fluvio import errors, messages, records
-from reports.model import Divergence
-from suites.fluvio.client import C, INVALID_TOPIC, NO_SUCH_PARTITION, Fluvio, batch_of, new_topic, record_set
+from wirecheck.protocols.fluvio import errors, messages, records
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.fluvio.client import C, INVALID_TOPIC, NO_SUCH_PARTITION, Fluvio, batch_of, new_topic, record_set
 
 case = pytest.mark.case
 

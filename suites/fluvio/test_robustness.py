@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from strategies.fluvio import BulkMutator, FluvioFuzz
-from suites.fluvio.client import new_topic
-from targets.fuzzing import fuzz_case, judge_one
+from wirecheck.strategies.fluvio import BulkMutator, FluvioFuzz
+from wirecheck.suites.fluvio.client import new_topic
+from wirecheck.targets.fuzzing import fuzz_case, judge_one
 
 case = pytest.mark.case
 

@@ -6,11 +6,11 @@ import struct
 
 import pytest
 
-from protocols.fluvio import sc
-from protocols.fluvio.clauses import CATALOGUE as C
-from reports.model import Divergence
-from suites.fluvio.sc_client import ScClient
-from targets.session import Outcome
+from wirecheck.protocols.fluvio import sc
+from wirecheck.protocols.fluvio.clauses import CATALOGUE as C
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.fluvio.sc_client import ScClient
+from wirecheck.targets.session import Outcome
 
 case = pytest.mark.case
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from protocols.fluvio import errors, records
-from reports.model import Divergence
-from strategies.fluvio import batches
-from suites.fluvio.client import C, Fluvio, new_topic
+from wirecheck.protocols.fluvio import errors, records
+from wirecheck.reports.model import Divergence
+from wirecheck.strategies.fluvio import batches
+from wirecheck.suites.fluvio.client import C, Fluvio, new_topic
 
 case = pytest.mark.case
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocols.fluvio import messages
-from reports.model import Divergence, Unimplemented
-from strategies.fluvio import request_frames
-from suites.fluvio.client import C, Fluvio, batch_of, new_topic
+from wirecheck.protocols.fluvio import messages
+from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.strategies.fluvio import request_frames
+from wirecheck.suites.fluvio.client import C, Fluvio, batch_of, new_topic
 
 case = pytest.mark.case
 SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?")

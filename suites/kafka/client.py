@@ -10,10 +10,10 @@ from __future__ import annotations
 import itertools
 import time
 
-from protocols.kafka import errors, messages
-from protocols.kafka.clauses import CATALOGUE
-from reports.model import Divergence
-from targets.client import AdvertisedVersions, StrictClient, short
+from wirecheck.protocols.kafka import errors, messages
+from wirecheck.protocols.kafka.clauses import CATALOGUE
+from wirecheck.reports.model import Divergence
+from wirecheck.targets.client import AdvertisedVersions, StrictClient, short
 
 C = CATALOGUE
 CLIENT_ID = "wirecheck"  # default when no case is known; cases stamp "wirecheck/<case id>" (see Kafka.client_id)

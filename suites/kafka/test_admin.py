@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from protocols.kafka import errors, records
-from reports.model import Divergence
-from suites.kafka.client import C, DataPath, short
-from suites.kafka.test_topics_groups import (commit, expect, fetch_committed, find_coordinator, idempotent_batch,
+from wirecheck.protocols.kafka import errors, records
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.kafka.client import C, DataPath, short
+from wirecheck.suites.kafka.test_topics_groups import (commit, expect, fetch_committed, find_coordinator, idempotent_batch,
                                              init_producer, join_single_member)
 
 case = pytest.mark.case

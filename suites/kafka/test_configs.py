@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from protocols.kafka import errors, records
-from reports.model import Divergence, Unimplemented
-from suites.kafka.client import C, DataPath, short
+from wirecheck.protocols.kafka import errors, records
+from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.suites.kafka.client import C, DataPath, short
 
 case = pytest.mark.case
 DESCRIBE, ALTER, INCREMENTAL = 32, 33, 44

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from protocols.kafka import errors, messages
-from reports.model import Divergence
-from suites.kafka.client import C, Kafka, short
+from wirecheck.protocols.kafka import errors, messages
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.kafka.client import C, Kafka, short
 
 case = pytest.mark.case
 API_VERSIONS = messages.API_VERSIONS

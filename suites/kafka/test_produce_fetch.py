@@ -6,11 +6,11 @@ import time
 
 import pytest
 
-from protocols import compression
-from protocols.kafka import errors, records
-from reports.model import Divergence
-from strategies import kafka as kafka_strategies
-from suites.kafka.client import NAMED_PRODUCE_MAX, C, DataPath, short
+from wirecheck.protocols import compression
+from wirecheck.protocols.kafka import errors, records
+from wirecheck.reports.model import Divergence
+from wirecheck.strategies import kafka as kafka_strategies
+from wirecheck.suites.kafka.client import NAMED_PRODUCE_MAX, C, DataPath, short
 
 case = pytest.mark.case
 TIMESTAMP = 1_700_000_000_000

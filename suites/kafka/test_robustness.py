@@ -13,11 +13,11 @@ import struct
 import pytest
 from hypothesis import given
 
-from protocols.kafka import messages
-from reports.model import Divergence
-from strategies import kafka as kafka_strategies
-from suites.kafka.client import C, Kafka
-from targets.fuzzing import fuzz_case, judge_one
+from wirecheck.protocols.kafka import messages
+from wirecheck.reports.model import Divergence
+from wirecheck.strategies import kafka as kafka_strategies
+from wirecheck.suites.kafka.client import C, Kafka
+from wirecheck.targets.fuzzing import fuzz_case, judge_one
 
 case = pytest.mark.case
 

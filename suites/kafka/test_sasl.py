@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 from scramp import ScramClient, ScramException
 
-from protocols.kafka import errors
-from reports.model import Divergence, Unimplemented
-from suites.kafka.client import C, Kafka, short
+from wirecheck.protocols.kafka import errors
+from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.suites.kafka.client import C, Kafka, short
 
 case = pytest.mark.case
 HANDSHAKE, AUTHENTICATE, METADATA = 17, 36, 3

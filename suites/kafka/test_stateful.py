@@ -12,11 +12,11 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
-from protocols import compression
-from protocols.kafka import errors, records
-from reports.model import Divergence
-from suites.kafka.client import C, DataPath, short
-from suites.kafka.test_topics_groups import commit, fetch_committed, find_coordinator
+from wirecheck.protocols import compression
+from wirecheck.protocols.kafka import errors, records
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.kafka.client import C, DataPath, short
+from wirecheck.suites.kafka.test_topics_groups import commit, fetch_committed, find_coordinator
 
 case = pytest.mark.case
 VALUES = st.lists(st.integers(0, 64).flatmap(lambda n: st.binary(min_size=n, max_size=n)), min_size=1, max_size=5)

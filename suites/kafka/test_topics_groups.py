@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from protocols.kafka import errors, records
-from reports.model import Divergence
-from suites.kafka.client import C, DataPath, short
+from wirecheck.protocols.kafka import errors, records
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.kafka.client import C, DataPath, short
 
 case = pytest.mark.case
 COMMIT_MAX = 9  # OffsetCommit/OffsetFetch v10 name topics by id

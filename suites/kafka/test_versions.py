@@ -12,9 +12,9 @@ import uuid
 
 import pytest
 
-from protocols.kafka import errors, messages, records
-from reports.model import Divergence
-from suites.kafka.client import C, Kafka, short
+from wirecheck.protocols.kafka import errors, messages, records
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.kafka.client import C, Kafka, short
 
 case = pytest.mark.case
 CLAUSE = "kafka.api-versions.advertised-implemented"

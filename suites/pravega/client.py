@@ -15,11 +15,11 @@ from __future__ import annotations
 import itertools
 import uuid
 
-from protocols.fields import DecodeError
-from protocols.pravega import commands as cmd
-from protocols.pravega.clauses import CATALOGUE
-from targets.client import StrictClient, short
-from targets.session import Reply
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.pravega import commands as cmd
+from wirecheck.protocols.pravega.clauses import CATALOGUE
+from wirecheck.targets.client import StrictClient, short
+from wirecheck.targets.session import Reply
 
 C = CATALOGUE
 MIN = cmd.NULL_ATTRIBUTE_VALUE

@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from protocols.pravega import commands as cmd
-from suites.pravega.client import MIN, Pravega, new_segment, segment_name
+from wirecheck.protocols.pravega import commands as cmd
+from wirecheck.suites.pravega.client import MIN, Pravega, new_segment, segment_name
 
 case = pytest.mark.case
 EV = cmd.event(b"hello")  # 13 bytes

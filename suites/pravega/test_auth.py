@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from reports.model import Unimplemented
-from suites.pravega.client import Pravega, new_segment, segment_name
+from wirecheck.reports.model import Unimplemented
+from wirecheck.suites.pravega.client import Pravega, new_segment, segment_name
 
 case = pytest.mark.case
 WRONG = "wirecheck-wrong-token"

@@ -5,9 +5,9 @@ import uuid
 
 import pytest
 
-from protocols.pravega import commands as cmd
-from protocols.pravega import mutf8
-from suites.pravega.client import Pravega, new_segment, segment_name
+from wirecheck.protocols.pravega import commands as cmd
+from wirecheck.protocols.pravega import mutf8
+from wirecheck.suites.pravega.client import Pravega, new_segment, segment_name
 
 case = pytest.mark.case
 

@@ -5,11 +5,11 @@ import uuid
 
 import pytest
 
-from protocols.pravega import commands as cmd
-from protocols.pravega.layers import (AppendBlockEnd, CreateSegment, Hello, PravegaFrame, ReadSegment, SegmentRead,
+from wirecheck.protocols.pravega import commands as cmd
+from wirecheck.protocols.pravega.layers import (AppendBlockEnd, CreateSegment, Hello, PravegaFrame, ReadSegment, SegmentRead,
                                       SetupAppend)
-from suites.pravega.client import Pravega, segment_name
-from targets.adapter import TargetSocket
+from wirecheck.suites.pravega.client import Pravega, segment_name
+from wirecheck.targets.adapter import TargetSocket
 
 case = pytest.mark.case
 

@@ -5,8 +5,8 @@ import uuid
 
 import pytest
 
-from protocols.pravega import commands as cmd
-from suites.pravega.client import Pravega, new_segment
+from wirecheck.protocols.pravega import commands as cmd
+from wirecheck.suites.pravega.client import Pravega, new_segment
 
 case = pytest.mark.case
 EVENTS = [b"alpha", b"", b"gamma" * 20]

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from strategies.pravega import BulkMutator, PravegaFuzz, setup_frames
-from suites.pravega.client import Pravega, segment_name
-from targets.fuzzing import fuzz_case, judge_one
+from wirecheck.strategies.pravega import BulkMutator, PravegaFuzz, setup_frames
+from wirecheck.suites.pravega.client import Pravega, segment_name
+from wirecheck.targets.fuzzing import fuzz_case, judge_one
 
 case = pytest.mark.case
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from protocols.pravega import commands as cmd
-from strategies.pravega import event_payloads
-from suites.pravega.client import MIN, Pravega, new_table, segment_name
+from wirecheck.protocols.pravega import commands as cmd
+from wirecheck.strategies.pravega import event_payloads
+from wirecheck.suites.pravega.client import MIN, Pravega, new_table, segment_name
 
 case = pytest.mark.case
 

@@ -3,8 +3,8 @@
 
 import pytest
 
-from protocols.pravega import commands as cmd
-from suites.pravega.client import Pravega, new_table, segment_name
+from wirecheck.protocols.pravega import commands as cmd
+from wirecheck.suites.pravega.client import Pravega, new_table, segment_name
 
 case = pytest.mark.case
 ANY, NEW = cmd.NO_VERSION, cmd.NOT_EXISTS

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import base64
 
-from protocols.rustlog.clauses import CATALOGUE
-from protocols.rustlog.layers import ANSWERS, FrameDecodeError, decode_frame, encode_frame, schema_problems
-from reports.model import Divergence
-from targets.client import StrictClient
-from targets.session import Reply
+from wirecheck.protocols.rustlog.clauses import CATALOGUE
+from wirecheck.protocols.rustlog.layers import ANSWERS, FrameDecodeError, decode_frame, encode_frame, schema_problems
+from wirecheck.reports.model import Divergence
+from wirecheck.targets.client import StrictClient
+from wirecheck.targets.session import Reply
 
 C = CATALOGUE
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from protocols.rustlog.clauses import MAX_PARTITIONS, MAX_TOPIC_NAME
-from reports.model import Divergence
-from suites.rustlog.client import C, RustLog, new_topic, short
+from wirecheck.protocols.rustlog.clauses import MAX_PARTITIONS, MAX_TOPIC_NAME
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.rustlog.client import C, RustLog, new_topic, short
 
 case = pytest.mark.case
 

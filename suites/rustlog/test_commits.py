@@ -2,8 +2,8 @@
 
 import pytest
 
-from reports.model import Divergence
-from suites.rustlog.client import C, new_topic, short
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.rustlog.client import C, new_topic, short
 
 case = pytest.mark.case
 

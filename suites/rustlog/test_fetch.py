@@ -4,11 +4,11 @@ import time
 
 import pytest
 
-from protocols.rustlog.clauses import MAX_FRAME
-from protocols.rustlog.layers import encode_frame
-from reports.model import Divergence, Unimplemented
-from suites.rustlog.client import C, RustLog, new_topic, short
-from targets.session import Outcome
+from wirecheck.protocols.rustlog.clauses import MAX_FRAME
+from wirecheck.protocols.rustlog.layers import encode_frame
+from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.suites.rustlog.client import C, RustLog, new_topic, short
+from wirecheck.targets.session import Outcome
 
 case = pytest.mark.case
 

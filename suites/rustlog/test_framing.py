@@ -5,10 +5,10 @@ import time
 
 import pytest
 
-from protocols.rustlog.clauses import MAX_FRAME
-from protocols.rustlog.layers import encode_frame
-from reports.model import Divergence
-from suites.rustlog.client import C, RustLog, b64, short
+from wirecheck.protocols.rustlog.clauses import MAX_FRAME
+from wirecheck.protocols.rustlog.layers import encode_frame
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.rustlog.client import C, RustLog, b64, short
 
 case = pytest.mark.case
 

@@ -4,9 +4,9 @@ import threading
 
 import pytest
 
-from protocols.rustlog.clauses import MAX_RECORD, MAX_RECORDS
-from reports.model import Divergence
-from suites.rustlog.client import C, RustLog, b64, new_topic, short
+from wirecheck.protocols.rustlog.clauses import MAX_RECORD, MAX_RECORDS
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.rustlog.client import C, RustLog, b64, new_topic, short
 
 case = pytest.mark.case
 

@@ -3,11 +3,11 @@
 
 import pytest
 
-from protocols.rustlog.clauses import MAX_RECORDS
-from protocols.rustlog.layers import U64_MAX, encode_frame
-from reports.model import Divergence
-from strategies.rustlog import NOT_OBJECTS, UNKNOWN_TYPES, invalid_field_variants
-from suites.rustlog.client import C, RustLog, new_topic, short
+from wirecheck.protocols.rustlog.clauses import MAX_RECORDS
+from wirecheck.protocols.rustlog.layers import U64_MAX, encode_frame
+from wirecheck.reports.model import Divergence
+from wirecheck.strategies.rustlog import NOT_OBJECTS, UNKNOWN_TYPES, invalid_field_variants
+from wirecheck.suites.rustlog.client import C, RustLog, new_topic, short
 
 case = pytest.mark.case
 FIELD_TOPIC = "wirecheck-fields"  # created once per target; the invalid requests never change it

@@ -6,11 +6,11 @@ import time
 import pytest
 from hypothesis import given
 
-from protocols.rustlog.layers import encode_frame
-from reports.model import Divergence
-from strategies.rustlog import RustLogFuzz, hostile_frame
-from suites.rustlog.client import C, RustLog, new_topic, short
-from targets.fuzzing import fuzz_case, judge_one
+from wirecheck.protocols.rustlog.layers import encode_frame
+from wirecheck.reports.model import Divergence
+from wirecheck.strategies.rustlog import RustLogFuzz, hostile_frame
+from wirecheck.suites.rustlog.client import C, RustLog, new_topic, short
+from wirecheck.targets.fuzzing import fuzz_case, judge_one
 
 case = pytest.mark.case
 

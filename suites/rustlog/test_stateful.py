@@ -4,8 +4,8 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
 
-from reports.model import Divergence
-from suites.rustlog.client import C, RustLog, short
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.rustlog.client import C, RustLog, short
 
 case = pytest.mark.case
 

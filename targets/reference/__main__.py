@@ -1,4 +1,4 @@
-"""Run the reference broker: ``python -m targets.reference`` or ``wirecheck-broker``.
+"""Run the reference broker: ``python -m wirecheck.targets.reference`` or ``wirecheck-broker``.
 
 Binds 127.0.0.1 by default. ``--ready-file`` receives a JSON object naming each listener's port once all are
 listening, which is how the suite learns the ephemeral ports it asked for with ``--<name>-port 0``. The
@@ -17,8 +17,8 @@ import ssl
 import sys
 from pathlib import Path
 
-from targets.reference.core import BrokerConfig, Listener
-from targets.reference.personality import PersonalityInfo, discover
+from wirecheck.targets.reference.core import BrokerConfig, Listener
+from wirecheck.targets.reference.personality import PersonalityInfo, discover
 
 
 def build_parser(personalities: dict[str, PersonalityInfo]) -> argparse.ArgumentParser:

@@ -17,7 +17,7 @@ import struct
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from targets.reference.core import Connection
+from wirecheck.targets.reference.core import Connection
 
 DRAIN_CHUNK = 1 << 16
 

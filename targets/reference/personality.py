@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from targets.reference.core import BrokerConfig, Personality
+from wirecheck.targets.reference.core import BrokerConfig, Personality
 
 log = logging.getLogger("wirecheck.broker")
 
@@ -79,7 +79,7 @@ def discover() -> dict[str, PersonalityInfo]:
     A package that does not import is left out with a warning: a personality being built must not take the
     others down.
     """
-    import targets.reference as package
+    import wirecheck.targets.reference as package
 
     found = {}
     for module in pkgutil.iter_modules(package.__path__):

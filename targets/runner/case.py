@@ -8,15 +8,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from protocols.clauses import Clause
-from protocols.spec import ProtocolSpec
-from reports.model import Blocked, Divergence, HarnessError, Verdict
-from reports.transcript import Transcript
-from targets.session import Session
-from targets.transport import open_session
+from wirecheck.protocols.clauses import Clause
+from wirecheck.protocols.spec import ProtocolSpec
+from wirecheck.reports.model import Blocked, Divergence, HarnessError, Verdict
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.session import Session
+from wirecheck.targets.transport import open_session
 
 if TYPE_CHECKING:
-    from targets.runner.run import Run, TargetInfo
+    from wirecheck.targets.runner.run import Run, TargetInfo
 
 
 @dataclass

@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from reports.transcript import Transcript
+from wirecheck.reports.transcript import Transcript
 
 DOWN_PREFIX = "TARGET-DOWN"
 RESTART_TIMEOUT = 120.0  # the restart command itself

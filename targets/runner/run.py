@@ -10,17 +10,17 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from protocols.spec import ProtocolSpec
-from reports.baseline import Baseline
-from reports.model import Divergence, TargetDied
-from targets import probe
-from targets.fuzz import FuzzBudget
-from targets.transport import client_context
-from targets.runner import health
-from targets.runner.case import CaseState, survives_clause
-from targets.runner.survey import survey
-from targets.runner.validate import UsageProblem, parse_target
-from reports.events import EventStream
+from wirecheck.protocols.spec import ProtocolSpec
+from wirecheck.reports.baseline import Baseline
+from wirecheck.reports.model import Divergence, TargetDied
+from wirecheck.targets import probe
+from wirecheck.targets.fuzz import FuzzBudget
+from wirecheck.targets.transport import client_context
+from wirecheck.targets.runner import health
+from wirecheck.targets.runner.case import CaseState, survives_clause
+from wirecheck.targets.runner.survey import survey
+from wirecheck.targets.runner.validate import UsageProblem, parse_target
+from wirecheck.reports.events import EventStream
 
 __all__ = ["Run", "RunOptions", "TargetInfo", "UsageProblem"]
 
@@ -68,7 +68,7 @@ class Run:
 
     def __init__(self, options: RunOptions, budget: FuzzBudget, specs: dict[str, ProtocolSpec],
                  worker: str = "main", run_id: str | None = None):
-        from reports.records import new_run_id
+        from wirecheck.reports.records import new_run_id
 
         self.options = options
         self.budget = budget
@@ -189,7 +189,7 @@ class Run:
         return None if info.reference else self.tls
 
     def _launch_reference(self) -> dict[str, TargetInfo]:
-        from targets.launcher import launch
+        from wirecheck.targets.launcher import launch
 
         workdir = self.report_dir / f"broker-{self.worker}-{next(self._counter)}"
         self.broker = launch(protocols=sorted(self.collected_protocols) or None,

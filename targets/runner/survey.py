@@ -12,8 +12,8 @@ import ssl
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from protocols.spec import ProtocolSpec
-from targets import probe
+from wirecheck.protocols.spec import ProtocolSpec
+from wirecheck.targets import probe
 
 
 @dataclass(frozen=True)

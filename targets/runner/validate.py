@@ -8,8 +8,8 @@ import os
 import socket
 from pathlib import Path
 
-from protocols.spec import ProtocolSpec
-from reports.model import HarnessError
+from wirecheck.protocols.spec import ProtocolSpec
+from wirecheck.reports.model import HarnessError
 
 TARGET_FORM = "[PROTOCOL=]HOST:PORT"
 
@@ -56,7 +56,7 @@ def validate(options, specs: dict[str, ProtocolSpec]) -> None:
     for fault in options.reference_faults:
         if fault not in faults:
             raise UsageProblem(f"--reference-fault {fault}: no such fault; expected PROTOCOL.NAME "
-                               f"(python -m targets.reference --list-faults)")
+                               f"(python -m wirecheck.targets.reference --list-faults)")
     if options.confirm is not None and options.confirm < 0:
         raise UsageProblem(f"--confirm {options.confirm}: expected a count of re-runs >= 0")
     if options.target_restart is not None and not options.target_restart.strip():

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reports.baseline import Baseline
-from reports.model import Blocked, Divergence, HarnessError, Unimplemented, Verdict
+from wirecheck.reports.baseline import Baseline
+from wirecheck.reports.model import Blocked, Divergence, HarnessError, Unimplemented, Verdict
 
 NOT_RUN = "NOT-RUN"
 TARGET_DOWN = "TARGET-DOWN"

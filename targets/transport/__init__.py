@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import ssl
 
-from protocols.spec import Endpoint, ProtocolSpec
-from reports.transcript import Transcript
-from targets.transport.tls import client_context
+from wirecheck.protocols.spec import Endpoint, ProtocolSpec
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.transport.tls import client_context
 
 __all__ = ["client_context", "endpoint_of", "open_session"]
 
@@ -29,10 +29,10 @@ def open_session(address: tuple[str, int], spec_or_endpoint: ProtocolSpec | Endp
     """A connected session of the endpoint's transport."""
     endpoint = endpoint_of(spec_or_endpoint)
     if endpoint.transport == "framed":
-        from targets.session import Session as cls
+        from wirecheck.targets.session import Session as cls
     elif endpoint.transport == "http1":
-        from targets.transport.http1 import Http1Session as cls
+        from wirecheck.targets.transport.http1 import Http1Session as cls
     else:
-        from targets.transport.h2c import H2Session as cls
+        from wirecheck.targets.transport.h2c import H2Session as cls
     return cls(address, endpoint, transcript, deadline=deadline, connect_timeout=connect_timeout, tls=tls,
                server_hostname=server_hostname)

@@ -17,11 +17,11 @@ import h2.connection
 import h2.events
 import h2.exceptions
 
-from protocols.spec import Endpoint, ProtocolSpec
-from reports.transcript import Transcript
-from targets.session import Outcome
-from targets.transport.http import Headers, HttpReply, as_bytes, record_reply, record_request
-from targets.transport.stream import PeerGone, StreamSession
+from wirecheck.protocols.spec import Endpoint, ProtocolSpec
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.session import Outcome
+from wirecheck.targets.transport.http import Headers, HttpReply, as_bytes, record_reply, record_request
+from wirecheck.targets.transport.stream import PeerGone, StreamSession
 
 
 @dataclass

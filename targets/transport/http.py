@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reports.transcript import Transcript
-from targets.session import Outcome
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.session import Outcome
 
 Headers = list[tuple[bytes, bytes]]
 HEADER_PREVIEW = 6  # headers shown on a transcript line

@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 import ssl
 
-from reports.transcript import Transcript
+from wirecheck.reports.transcript import Transcript
 
 CLOSED, RESET = "closed", "reset"  # the same words as Outcome.CLOSED / Outcome.RESET values
 
@@ -77,7 +77,7 @@ class StreamSession:
     def __init__(self, address: tuple[str, int], spec_or_endpoint, transcript: Transcript, deadline: float = 2.0,
                  connect_timeout: float = 3.0, tls: ssl.SSLContext | None = None,
                  server_hostname: str | None = None):
-        from targets.transport import endpoint_of
+        from wirecheck.targets.transport import endpoint_of
 
         self.endpoint = endpoint_of(spec_or_endpoint)
         self.transcript = transcript

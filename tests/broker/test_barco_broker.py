@@ -12,9 +12,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from protocols.barco import wire
-from targets.launcher import launch
-from targets.reference import barco
+from wirecheck.protocols.barco import wire
+from wirecheck.targets.launcher import launch
+from wirecheck.targets.reference import barco
 
 DEFAULT_PORTS = {9250, 9251, 9252, 9254}
 

@@ -135,7 +135,7 @@ def test_sigterm_shuts_down_cleanly_with_open_connections():
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "targets.reference", "--protocols", "rustlog", *args],
+    return subprocess.run([sys.executable, "-m", "wirecheck.targets.reference", "--protocols", "rustlog", *args],
                           cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True,
                           timeout=30)
 
@@ -143,7 +143,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("fault", ["rustlog.no-such-fault", "zero-length-ignored", "kafka.crc-ieee"])
 def test_unknown_fault_is_refused_listing_the_valid_ones(tmp_path, fault):
     """Unknown, un-namespaced, or of a personality that is not running: refused, naming every valid fault."""
-    from targets.reference.rustlog import FAULTS
+    from wirecheck.targets.reference.rustlog import FAULTS
 
     result = run_cli("--rustlog-port", "0", "--fault", fault, "--ready-file", str(tmp_path / "r.json"))
     assert result.returncode != 0
@@ -153,7 +153,7 @@ def test_unknown_fault_is_refused_listing_the_valid_ones(tmp_path, fault):
 
 
 def test_list_faults_groups_the_faults_by_personality():
-    from targets.reference.personality import discover
+    from wirecheck.targets.reference.personality import discover
 
     personalities = discover()
     assert {"rustlog", "kafka", "fluvio"} <= set(personalities)

@@ -11,7 +11,7 @@ import struct
 
 import pytest
 
-from targets.reference.fluvio import FAULTS
+from wirecheck.targets.reference.fluvio import FAULTS
 from tests.broker.fluvio_support import (
     Closed, ThreadBroker, api_versions_body, batch, batches_of, decode_api_versions, decode_fetch, decode_produce,
     decode_stream_fetch, decode_update_offsets, fetch_body, produce_body, record_set, request,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from targets.reference.fluvio import messages
-from targets.reference.fluvio.records import read_record_set
-from targets.reference.fluvio.wire import Reader
+from wirecheck.targets.reference.fluvio import messages
+from wirecheck.targets.reference.fluvio.records import read_record_set
+from wirecheck.targets.reference.fluvio.wire import Reader
 from tests.broker.fluvio_support import ThreadBroker, batch, fetch_body, record, request, varint
 
 

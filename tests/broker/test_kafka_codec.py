@@ -6,7 +6,7 @@ import pytest
 from kafka.protocol.consumer.fetch import FetchResponse
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint, write_uvarint
+from wirecheck.targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint, write_uvarint
 from tests.interop.kafka_support import build
 
 
@@ -88,7 +88,7 @@ def test_unknown_tags_are_skipped_by_size_and_the_fault_misskips():
 def test_primitive_arrays_and_the_element_budget():
     import struct
 
-    from targets.reference.kafka.codec import MAX_ELEMENTS
+    from wirecheck.targets.reference.kafka.codec import MAX_ELEMENTS
 
     def offset_fetch(n: int) -> bytes:
         return (struct.pack(">h", 1) + b"g" + struct.pack(">i", 1) + struct.pack(">h", 1) + b"t"

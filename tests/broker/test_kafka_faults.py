@@ -23,7 +23,7 @@ from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest, Fin
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProducerIdResponse
 
-from targets.reference.kafka import FAULTS
+from wirecheck.targets.reference.kafka import FAULTS
 from tests.broker.kafka_admin_probes import ADMIN_PROBES, SASL_PROBES, sasl_options
 from tests.broker.test_kafka_groups import join, join_new, join_request
 from tests.interop.kafka_support import Closed, InProcessBroker, Wire, build, record_batch

@@ -20,7 +20,7 @@ import kafka.protocol.producer.transaction as kp_txn
 import pytest
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 
-from targets.reference.kafka.server import APIS
+from wirecheck.targets.reference.kafka.server import APIS
 from tests.interop.kafka_support import Closed, InProcessBroker, build
 
 CLASSES = {

@@ -10,10 +10,10 @@ import threading
 import grpc
 import pytest
 
-from targets.reference.pravega.controller import controller_pb2 as pb
-from targets.reference.pravega.controller import controller_pb2_grpc as pb_grpc
-from targets.reference.pravega.controller.service import ControllerService
-from targets.reference.pravega.controller.store_link import StoreError, WireSegmentStore
+from wirecheck.targets.reference.pravega.controller import controller_pb2 as pb
+from wirecheck.targets.reference.pravega.controller import controller_pb2_grpc as pb_grpc
+from wirecheck.targets.reference.pravega.controller.service import ControllerService
+from wirecheck.targets.reference.pravega.controller.store_link import StoreError, WireSegmentStore
 
 STORE_PORT = 12345  # what getURI must answer; nothing listens there in these tests
 
@@ -279,7 +279,7 @@ def test_wire_link_sends_the_spec_layouts_and_accepts_idempotent_answers():
 def test_the_broker_starts_the_controller_beside_the_store(tmp_path):
     """Ephemeral like the store when the store is; getURI names the store; a stream's segments exist in the store
     (the controller created them over the wire: creating one again is SegmentAlreadyExists)."""
-    from targets.launcher import launch
+    from wirecheck.targets.launcher import launch
 
     broker = launch(["pravega"], workdir=tmp_path / "on")
     try:

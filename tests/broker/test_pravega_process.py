@@ -9,9 +9,9 @@ import struct
 import uuid
 from pathlib import Path
 
-from protocols.pravega import commands as cmd
-from targets.launcher import launch
-from targets.reference import pravega
+from wirecheck.protocols.pravega import commands as cmd
+from wirecheck.targets.launcher import launch
+from wirecheck.targets.reference import pravega
 from tests.quality.harness import run_suite
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from targets.reference.rustlog import FAULTS
+from wirecheck.targets.reference.rustlog import FAULTS
 from tests.broker.rustlog_support import (
     ProcessBroker, ThreadBroker, create_topic, encode, fetch, frame, produce,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from protocols.registry import all_specs
+from wirecheck.protocols.registry import all_specs
 
 SPECS = all_specs()
 
@@ -18,7 +18,7 @@ def pytest_generate_tests(metafunc):
 @pytest.fixture(scope="session")
 def reference_broker(tmp_path_factory):
     """The reference broker with every personality it has, on ephemeral ports."""
-    from targets.launcher import launch
+    from wirecheck.targets.launcher import launch
 
     broker = launch(workdir=tmp_path_factory.mktemp("broker"))
     yield broker

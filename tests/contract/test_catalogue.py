@@ -3,7 +3,7 @@ is well formed."""
 
 from __future__ import annotations
 
-from protocols.clauses import Level
+from wirecheck.protocols.clauses import Level
 from tests.contract.sources import case_ids, module_files, protocol_sources, text_of
 
 

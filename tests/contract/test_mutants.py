@@ -9,9 +9,9 @@ import random
 
 import pytest
 
-from protocols import reactions
-from protocols.clauses import Level
-from strategies import operators
+from wirecheck.protocols import reactions
+from wirecheck.protocols.clauses import Level
+from wirecheck.strategies import operators
 
 MUTANTS = 1500
 OUTCOME_KINDS = ("answer", "error", "code", "close", "silence", "malformed", "keepalive")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from targets import probe
+from wirecheck.targets import probe
 from tests.contract.conftest import SPECS
 
 

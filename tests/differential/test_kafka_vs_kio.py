@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocols import fields as f
-from protocols.kafka import messages
-from protocols.kafka.codec import NullableStruct, StructCodec, _Sized
-from strategies import kafka as kafka_strategies
+from wirecheck.protocols import fields as f
+from wirecheck.protocols.kafka import messages
+from wirecheck.protocols.kafka.codec import NullableStruct, StructCodec, _Sized
+from wirecheck.strategies import kafka as kafka_strategies
 
 kio_index = pytest.importorskip("kio.index")
 kio_serial = pytest.importorskip("kio.serial")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
-from targets.reference.core import BrokerConfig, Listener
+from wirecheck.targets.reference.core import BrokerConfig, Listener
 
 from tests.rawsocket import Closed, RawClient  # noqa: F401 - Closed is re-exported to the tests
 
@@ -38,11 +38,11 @@ DEADLINE = 5.0
 
 @contextlib.contextmanager
 def broker_process(faults: tuple[str, ...] = (), startup_timeout: float = 15.0):
-    """Yield the port of a freshly started ``python -m targets.reference --protocols kafka``; stop it after."""
+    """Yield the port of a freshly started ``python -m wirecheck.targets.reference --protocols kafka``; stop it after."""
     with tempfile.TemporaryDirectory() as tmp:
         ready = Path(tmp) / "ready.json"
         log = open(Path(tmp) / "broker.log", "wb")
-        args = [sys.executable, "-m", "targets.reference", "--protocols", "kafka", "--kafka-port", "0",
+        args = [sys.executable, "-m", "wirecheck.targets.reference", "--protocols", "kafka", "--kafka-port", "0",
                 "--ready-file", str(ready)]
         for fault in faults:
             args += ["--fault", fault]
@@ -71,7 +71,7 @@ class InProcessBroker:
     def __init__(self, faults: tuple[str, ...] = (), max_frame: int | None = None, data_dir: Path | None = None,
                  retention_records: int | None = None, **options):
         """``faults`` namespaced (``kafka.crc-ieee``); ``options``: KafkaOptions fields (min_session_ms 100 here)."""
-        from targets.reference.kafka import KafkaOptions, create  # the personality under test
+        from wirecheck.targets.reference.kafka import KafkaOptions, create  # the personality under test
 
         options.setdefault("min_session_ms", 100)
         self.config = BrokerConfig(faults=frozenset(faults), idle_timeout=10.0, max_frame=max_frame,

@@ -18,8 +18,8 @@ import time
 import pytest
 import zstandard
 
-from protocols.barco import wire
-from targets.launcher import launch
+from wirecheck.protocols.barco import wire
+from wirecheck.targets.launcher import launch
 
 pytestmark = pytest.mark.interop
 

@@ -15,7 +15,7 @@ import os
 
 import pytest
 
-from targets.launcher import launch
+from wirecheck.targets.launcher import launch
 
 fluvio = pytest.importorskip("fluvio", reason="the fluvio client (interop extra)")
 

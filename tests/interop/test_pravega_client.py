@@ -11,7 +11,7 @@ import itertools
 
 import pytest
 
-from targets.launcher import launch
+from wirecheck.targets.launcher import launch
 
 pravega_client = pytest.importorskip("pravega_client", reason="the pravega client (interop extra)")
 

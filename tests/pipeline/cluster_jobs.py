@@ -14,8 +14,8 @@ import sys
 
 
 def main() -> None:
-    from reports.pipeline.__main__ import main as run_job
-    from reports.pipeline.session import get_session
+    from wirecheck.reports.pipeline.__main__ import main as run_job
+    from wirecheck.reports.pipeline.session import get_session
 
     out, argv = sys.argv[1], sys.argv[2:]
     jobs, current = [], []

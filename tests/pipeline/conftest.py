@@ -15,7 +15,7 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    from reports.pipeline.session import get_session
+    from wirecheck.reports.pipeline.session import get_session
 
     session = get_session(master="local[2]", app_name="wirecheck-pipeline-tests",
                           conf={"spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse"))})
@@ -26,7 +26,7 @@ def spark(tmp_path_factory):
 @pytest.fixture(scope="session")
 def history(spark, tmp_path_factory):
     """Four runs ingested once for the conformance, gate and HTML tests (see ``runs.history``)."""
-    from reports.pipeline import warehouse
+    from wirecheck.reports.pipeline import warehouse
     from tests.pipeline.runs import write_history
 
     root = tmp_path_factory.mktemp("history")
@@ -38,7 +38,7 @@ def history(spark, tmp_path_factory):
 @pytest.fixture(scope="session")
 def report(spark, history):
     """The conformance report of ``history``, written once by the CLI (``report`` job)."""
-    from reports.pipeline.__main__ import main
+    from wirecheck.reports.pipeline.__main__ import main
 
     out = history / "report"
     assert main(["report", "--warehouse", str(history / "wh"), "--out", str(out)], spark=spark) == 0

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from protocols.kafka import messages
-from protocols.rustlog.layers import encode_frame
+from wirecheck.protocols.kafka import messages
+from wirecheck.protocols.rustlog.layers import encode_frame
 
-from reports.pcap import write_pcap
+from wirecheck.reports.pcap import write_pcap
 from tests.pipeline.kafka_frames import record_batch, response, transcript
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 from kafka.protocol.producer import ProduceRequest, ProduceResponse

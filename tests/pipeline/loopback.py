@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from protocols.rustlog.layers import decode_frame, encode_frame
+from wirecheck.protocols.rustlog.layers import decode_frame, encode_frame
 
 TCPDUMP = shutil.which("tcpdump")
 REPO = Path(__file__).resolve().parents[2]
@@ -101,7 +101,7 @@ def capture_broker_traffic(out: Path, faults: list[str] = (), protocol: str = "r
                            client=client_conversation) -> tuple[Path, int, list]:
     """(pcap path, broker port, what the client got back)."""
     ready = Path(tempfile.mkdtemp(prefix="wirecheck-broker-")) / "ready.json"
-    broker_cmd = [sys.executable, "-m", "targets.reference", "--protocols", protocol, f"--{protocol}-port", "0",
+    broker_cmd = [sys.executable, "-m", "wirecheck.targets.reference", "--protocols", protocol, f"--{protocol}-port", "0",
                   "--ready-file", str(ready)] + [arg for f in faults for arg in ("--fault", f)]
     broker = subprocess.Popen(broker_cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     dump = None
@@ -146,7 +146,7 @@ def _listening(dump: subprocess.Popen) -> bool:
 
 def kafka_hello_client(port: int) -> list:
     """Two ApiVersions v0 requests on one connection (the suite's own probe frame), answers undecoded."""
-    from protocols.kafka import hello
+    from wirecheck.protocols.kafka import hello
 
     answers = []
     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:

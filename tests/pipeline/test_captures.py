@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from reports.pipeline.__main__ import main
-from reports.pipeline.captures.job import run_capture_job
+from wirecheck.reports.pipeline.__main__ import main
+from wirecheck.reports.pipeline.captures.job import run_capture_job
 from tests.pipeline.injected import EXPECTED, write_injected
 from tests.pipeline.loopback import TCPDUMP, capture_broker_traffic
 

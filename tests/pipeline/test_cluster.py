@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from reports.pipeline.__main__ import main
+from wirecheck.reports.pipeline.__main__ import main
 from tests.pipeline.injected import write_injected
 from tests.pipeline.runs import write_history
 
@@ -93,7 +93,7 @@ def _jobs(runs: str, captures: str, out: str) -> list[list[str]]:
 @pytest.fixture(scope="module")
 def on_cluster(cluster, inputs):
     """The four jobs in one spark-submit application on the cluster, with a --conf that must be kept."""
-    from reports.pipeline.bundle import write_bundle
+    from wirecheck.reports.pipeline.bundle import write_bundle
 
     url, root = cluster
     out = root / "out"

@@ -8,9 +8,9 @@ from pathlib import Path
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from reports.pipeline import conformance, warehouse
-from reports.pipeline.__main__ import main
-from reports.pipeline.catalogue import catalogue_frame
+from wirecheck.reports.pipeline import conformance, warehouse
+from wirecheck.reports.pipeline.__main__ import main
+from wirecheck.reports.pipeline.catalogue import catalogue_frame
 from tests.pipeline.runs import FRAMING, OVERSIZE, UTF8, VENDOR, ZERO, case, write_run
 
 
@@ -138,7 +138,7 @@ def test_gate_without_java_exits_3_with_one_line(tmp_path):
 
     env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}
     env.pop("PYSPARK_GATEWAY_PORT", None)
-    result = subprocess.run([sys.executable, "-m", "reports.pipeline", "gate", "--warehouse", str(tmp_path / "wh")],
+    result = subprocess.run([sys.executable, "-m", "wirecheck.reports.pipeline", "gate", "--warehouse", str(tmp_path / "wh")],
                             env=env, capture_output=True, text=True, timeout=120,
                             cwd=Path(__file__).resolve().parents[2])
     assert result.returncode == 3, result.stderr[-2000:]

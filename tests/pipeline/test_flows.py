@@ -7,8 +7,8 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import RawPcapReader, rdpcap, wrpcap, wrpcapng
 
-from reports.pcap import write_pcap
-from reports.pipeline.captures.flows import _dissected, _fast, read_capture
+from wirecheck.reports.pcap import write_pcap
+from wirecheck.reports.pipeline.captures.flows import _dissected, _fast, read_capture
 from tests.pipeline.kafka_frames import conversation, transcript
 
 

@@ -56,7 +56,7 @@ def test_the_console_check_can_fail(tmp_path):
 
 
 def test_capture_report_renders_without_console_errors(tmp_path):
-    from reports.html.captures import write_capture_site
+    from wirecheck.reports.html.captures import write_capture_site
 
     summary = {"files": 1, "flows": 1, "frames": 4, "violations": 1,
                "by_clause": [{"protocol": "kafka", "clause": "kafka.header.correlation-id", "level": "MUST",

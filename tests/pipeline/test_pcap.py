@@ -9,7 +9,7 @@ import pytest
 from scapy.layers.inet import TCP
 from scapy.utils import rdpcap
 
-from reports.pcap import write_pcap
+from wirecheck.reports.pcap import write_pcap
 from tests.pipeline.kafka_frames import conversation, transcript
 
 TSHARK = shutil.which("tshark")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from reports.pipeline.__main__ import main
+from wirecheck.reports.pipeline.__main__ import main
 
 
 def _summary(out):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reports.pipeline.fs import join
-from reports.pipeline.session import JOB_CONF, LOCAL_CONF, session_conf
+from wirecheck.reports.pipeline.fs import join
+from wirecheck.reports.pipeline.session import JOB_CONF, LOCAL_CONF, session_conf
 
 
 def test_run_directly_the_master_is_local_with_the_local_settings():

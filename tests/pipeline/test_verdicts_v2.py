@@ -3,7 +3,7 @@ run.json and case fields load."""
 
 from __future__ import annotations
 
-from reports.pipeline import conformance, warehouse
+from wirecheck.reports.pipeline import conformance, warehouse
 from tests.pipeline.runs import FRAMING, OVERSIZE, case, write_run
 
 

@@ -8,7 +8,7 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from reports.pipeline import warehouse
+from wirecheck.reports.pipeline import warehouse
 from tests.pipeline.runs import REFERENCE_ADDRESS, VENDOR, case, transcript, write_run
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from protocols.registry import all_specs
+from wirecheck.protocols.registry import all_specs
 
 #: protocol -> its faults table (ProtocolSpec.faults, from protocols/<name>/faults.py)
 EXPECTED: dict[str, dict[str, str]] = {name: dict(spec.faults) for name, spec in all_specs().items() if spec.faults}

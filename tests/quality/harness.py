@@ -53,7 +53,7 @@ def run_suite(suite: str, report_dir: Path, faults: list[str] = (), expect: str 
 
 def broker_faults(protocol: str) -> set[str]:
     """The namespaced faults of the reference broker's personality for ``protocol`` (none if it has none)."""
-    from targets.reference.personality import discover
+    from wirecheck.targets.reference.personality import discover
 
     info = discover().get(protocol)
     return set(info.faults) if info else set()

@@ -37,7 +37,7 @@ def test_fault_is_caught_naming_its_clause(tmp_path, protocol, fault):
 
 @pytest.mark.parametrize("protocol", sorted(EXPECTED))
 def test_every_expected_clause_is_in_the_catalogue(protocol):
-    from protocols.registry import spec_for
+    from wirecheck.protocols.registry import spec_for
 
     catalogue = spec_for(protocol).catalogue
     for fault, clause in EXPECTED[protocol].items():

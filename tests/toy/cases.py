@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import strategies as st
 
-from reports.model import Divergence
+from wirecheck.reports.model import Divergence
 from tests.toy.spec import PING, PONG, ToyFrame
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from scapy.fields import FieldLenField, StrLenField
 from scapy.packet import Packet
 
-from protocols.clauses import Catalogue, Clause, Level
-from protocols.framing import Framing
-from protocols.spec import Endpoint, ProtocolSpec
+from wirecheck.protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.framing import Framing
+from wirecheck.protocols.spec import Endpoint, ProtocolSpec
 
 U16_PREFIX = Framing(header_size=2, length_offset=0, length_format=">H")
 

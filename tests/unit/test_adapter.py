@@ -3,16 +3,16 @@ session's transcript has the exchange, for every protocol that has layers."""
 
 import pytest
 
-from protocols.fluvio import layers as fluvio
-from protocols.fluvio import records as fluvio_records
-from protocols.kafka import layers as kafka
-from protocols.kafka import records as kafka_records
-from protocols.registry import spec_for
-from protocols.rustlog import layers as rustlog
-from reports.transcript import Transcript
-from targets.adapter import TargetSocket
-from targets.launcher import launch
-from targets.session import Outcome
+from wirecheck.protocols.fluvio import layers as fluvio
+from wirecheck.protocols.fluvio import records as fluvio_records
+from wirecheck.protocols.kafka import layers as kafka
+from wirecheck.protocols.kafka import records as kafka_records
+from wirecheck.protocols.registry import spec_for
+from wirecheck.protocols.rustlog import layers as rustlog
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.adapter import TargetSocket
+from wirecheck.targets.launcher import launch
+from wirecheck.targets.session import Outcome
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 
 from hypothesis import given, settings
 
-from protocols.fluvio import layers, messages
-from strategies.fluvio import request_frames
+from wirecheck.protocols.fluvio import layers, messages
+from wirecheck.strategies.fluvio import request_frames
 
 
 def test_a_layer_for_every_advertised_request_and_response_version():

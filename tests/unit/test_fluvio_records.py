@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocols.fields import DecodeError
-from protocols.fluvio import messages, records
-from strategies.fluvio import BulkMutator, batches, records_
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.fluvio import messages, records
+from wirecheck.strategies.fluvio import BulkMutator, batches, records_
 
 
 @given(batches(wide_varints=True))
@@ -94,7 +94,7 @@ def test_mutants_match_their_expectation_under_our_own_decoder(operator):
 
 @given(st.data())
 def test_hypothesis_request_frames_decode(data):
-    from strategies.fluvio import request_frames
+    from wirecheck.strategies.fluvio import request_frames
 
     api, version, frame = data.draw(request_frames("wc-topic"))
     decoded = messages.decode_request(frame)
@@ -103,7 +103,7 @@ def test_hypothesis_request_frames_decode(data):
 
 @given(st.data())
 def test_hostile_frames_strategy_draws_any_operator(data):
-    from strategies.fluvio import hostile_frames
+    from wirecheck.strategies.fluvio import hostile_frames
 
     mutant = data.draw(hostile_frames("wc-topic"))
     assert mutant.operator in BulkMutator.OPERATORS and len(mutant.frame) >= 4

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocols.fields import DecodeError
-from protocols.fluvio import errors, messages
-from protocols.fluvio.wire import BOOL, BYTES, I32, STRING, U32, Field, FluvioOption, FluvioVec, Struct
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.fluvio import errors, messages
+from wirecheck.protocols.fluvio.wire import BOOL, BYTES, I32, STRING, U32, Field, FluvioOption, FluvioVec, Struct
 
 
 def roundtrip(codec, value, version=0):

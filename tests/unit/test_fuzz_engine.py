@@ -11,16 +11,16 @@ import threading
 
 import pytest
 
-from protocols import reactions
-from protocols.clauses import Catalogue, Clause, Level
-from protocols.framing import U32_PREFIX
-from protocols.reactions import ANSWER, ERROR, Observation
-from protocols.registry import Endpoint, ProtocolSpec
-from reports.transcript import Transcript
-from strategies import engine, operators
-from strategies.engine import Mutant, bisect, plan_batches
-from targets.fuzzing import MutantFailed, judge_one, run
-from targets.session import Session
+from wirecheck.protocols import reactions
+from wirecheck.protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.framing import U32_PREFIX
+from wirecheck.protocols.reactions import ANSWER, ERROR, Observation
+from wirecheck.protocols.registry import Endpoint, ProtocolSpec
+from wirecheck.reports.transcript import Transcript
+from wirecheck.strategies import engine, operators
+from wirecheck.strategies.engine import Mutant, bisect, plan_batches
+from wirecheck.targets.fuzzing import MutantFailed, judge_one, run
+from wirecheck.targets.session import Session
 
 # -- a toy protocol: u32-length frames; "ok" is answered "ok", "err" with "E400", "bye" closes, "ping" -> "pong";
 # -- "bad" is (wrongly) answered "ok"; "stall" ends the connection when another request (not a ping) follows it in
@@ -189,7 +189,7 @@ def test_plan_batches_and_bisect_are_pure():
 
 
 def test_every_span_operator_gives_bytes_on_a_traced_frame():
-    from strategies import kafka
+    from wirecheck.strategies import kafka
 
     seeds = [kafka.random_seed(random.Random(n)) for n in range(60)]
     for op in operators.REGISTRY.values():

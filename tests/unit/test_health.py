@@ -3,10 +3,10 @@ named, the down board every worker shares, and the verdicts of a blocked, dead o
 
 from __future__ import annotations
 
-from reports.model import Blocked, Divergence, TargetDied, Verdict
-from reports.transcript import Transcript
-from targets.runner.health import DownBoard, last_step, stopped_answering
-from targets.runner.verdicts import classify, flaky
+from wirecheck.reports.model import Blocked, Divergence, TargetDied, Verdict
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.runner.health import DownBoard, last_step, stopped_answering
+from wirecheck.targets.runner.verdicts import classify, flaky
 from tests.verdicts.spec import CATALOGUE, frame
 
 

@@ -14,8 +14,8 @@ import random
 
 import pytest
 
-from protocols.kafka import messages
-from strategies import kafka as kafka_strategies
+from wirecheck.protocols.kafka import messages
+from wirecheck.strategies import kafka as kafka_strategies
 
 pytest.importorskip("aiokafka")
 

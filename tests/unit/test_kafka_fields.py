@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocols import fields as f
-from protocols.fields import DecodeError
+from wirecheck.protocols import fields as f
+from wirecheck.protocols.fields import DecodeError
 
 
 @given(st.integers(0, 2**32 - 1))

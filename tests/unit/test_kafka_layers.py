@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 
-from protocols.kafka import layers, messages
-from strategies import kafka as kafka_strategies
+from wirecheck.protocols.kafka import layers, messages
+from wirecheck.strategies import kafka as kafka_strategies
 
 
 @settings(max_examples=40)

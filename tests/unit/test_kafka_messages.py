@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocols.kafka import messages, schema
-from protocols.kafka.messages import DecodeError
-from strategies import kafka as kafka_strategies
+from wirecheck.protocols.kafka import messages, schema
+from wirecheck.protocols.kafka.messages import DecodeError
+from wirecheck.strategies import kafka as kafka_strategies
 
 # (api key, first flexible version), from the spec notes section 3 (Kafka 4.x definitions)
 FLEXIBLE_FROM = {18: 3, 3: 9, 0: 9, 1: 12, 2: 6, 10: 3, 11: 6, 14: 4, 12: 4, 13: 4, 8: 8, 9: 6, 19: 5, 22: 2}
@@ -145,7 +145,7 @@ def test_encoding_matches_kafka_python():
 
 
 def test_describe_requests_and_their_responses():
-    import protocols.kafka as kafka
+    import wirecheck.protocols.kafka as kafka
 
     request = messages.encode_request(18, 3, 4242, "c", {"ClientSoftwareName": "a", "ClientSoftwareVersion": "1"})
     assert kafka.describe(request).startswith("ApiVersions v3 request corr=4242")
@@ -161,8 +161,8 @@ def test_a_response_that_parses_as_a_request_is_shown_as_a_response():
     # An ApiVersions v0 answer with correlation id 0x00120000, error 0 and no keys is also a valid ApiVersions v0
     # request (api key 18, version 0, correlation id 0, empty client id): transcripts must label it by its
     # direction, not by what it parses as.
-    import protocols.kafka as kafka
-    from reports.transcript import Transcript
+    import wirecheck.protocols.kafka as kafka
+    from wirecheck.reports.transcript import Transcript
 
     correlation = 18 << 16
     request = messages.encode_request(18, 0, correlation, "c", {})

@@ -7,10 +7,10 @@ import struct
 import pytest
 from hypothesis import given
 
-from protocols import compression
-from protocols.kafka import records
-from protocols.kafka.records import CorruptBatch, DecodeError, Record, RecordBatch
-from strategies import kafka as kafka_strategies
+from wirecheck.protocols import compression
+from wirecheck.protocols.kafka import records
+from wirecheck.protocols.kafka.records import CorruptBatch, DecodeError, Record, RecordBatch
+from wirecheck.strategies import kafka as kafka_strategies
 
 
 @given(kafka_strategies.record_batches())

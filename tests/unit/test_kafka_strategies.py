@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from protocols.kafka import errors, messages, records
-from protocols.kafka.clauses import CATALOGUE
-from protocols.reactions import ANSWER, CLOSE, ERROR, Observation
-from strategies import binary
-from strategies import kafka as kafka_strategies
+from wirecheck.protocols.kafka import errors, messages, records
+from wirecheck.protocols.kafka.clauses import CATALOGUE
+from wirecheck.protocols.reactions import ANSWER, CLOSE, ERROR, Observation
+from wirecheck.strategies import binary
+from wirecheck.strategies import kafka as kafka_strategies
 
 REJECTED = {"hostile-count", "negative-length", "truncate", "overlong-varint", "truncated-tag", "invalid-utf8"}
 CLOSED = Observation(CLOSE)

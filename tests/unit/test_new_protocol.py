@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from protocols.registry import all_specs
-from targets import probe
+from wirecheck.protocols.registry import all_specs
+from wirecheck.targets import probe
 from tests.toy.server import ToyServer
 
 ROOT = Path(__file__).resolve().parents[2]

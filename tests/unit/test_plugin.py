@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from targets.launcher import launch
+from wirecheck.targets.launcher import launch
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocols.fields import DecodeError
-from protocols.pravega import commands as cmd
-from protocols.pravega import layers, mutf8
-from strategies.pravega import command_values
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.pravega import commands as cmd
+from wirecheck.protocols.pravega import layers, mutf8
+from wirecheck.strategies.pravega import command_values
 
 NAMES = sorted(cmd.BY_NAME)
 

@@ -27,7 +27,7 @@ def test_generated_modules_match_the_proto(tmp_path):
 
 def test_service_names_the_controller_api():
     """The method paths the clients call: package io.pravega.controller.stream.api.grpc.v1, ControllerService."""
-    from targets.reference.pravega.controller import controller_pb2 as pb
+    from wirecheck.targets.reference.pravega.controller import controller_pb2 as pb
 
     service = pb.DESCRIPTOR.services_by_name["ControllerService"]
     assert service.full_name == "io.pravega.controller.stream.api.grpc.v1.ControllerService"

@@ -5,12 +5,12 @@ import socket
 
 import pytest
 
-from protocols.registry import all_specs, registered
-from protocols.spec import Endpoint, ProtocolSpec
-from protocols.clauses import Catalogue
-from targets import probe
-from targets.launcher import launch
-from targets.transport import client_context
+from wirecheck.protocols.registry import all_specs, registered
+from wirecheck.protocols.spec import Endpoint, ProtocolSpec
+from wirecheck.protocols.clauses import Catalogue
+from wirecheck.targets import probe
+from wirecheck.targets.launcher import launch
+from wirecheck.targets.transport import client_context
 from tests.http_servers import H2Server, Http1Server
 from tests.tls_support import make_certificates
 from tests.unit.test_transport_tls import TlsPongServer

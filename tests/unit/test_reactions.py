@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from protocols import reactions
-from protocols.clauses import Catalogue, Clause, Level
-from protocols.reactions import ANSWER, CLOSE, ERROR, MALFORMED, RESET, SILENCE, Observation, Reaction
-from reports.model import Verdict
+from wirecheck.protocols import reactions
+from wirecheck.protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.reactions import ANSWER, CLOSE, ERROR, MALFORMED, RESET, SILENCE, Observation, Reaction
+from wirecheck.reports.model import Verdict
 
 CAT = Catalogue("toy", [
     Clause("toy.must", "must", "here"), Clause("toy.should", "should", "here", Level.SHOULD),

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from protocols.rustlog import SPEC
-from reports.transcript import Transcript
-from targets.session import Outcome, Session
+from wirecheck.protocols.rustlog import SPEC
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.session import Outcome, Session
 
 
 class OneShotServer:
@@ -85,7 +85,7 @@ def test_transcript_renders_hex_and_decoded_frames():
 
 
 def test_session_accepts_an_endpoint_and_refuses_a_non_framed_one():
-    from protocols.spec import Endpoint
+    from wirecheck.protocols.spec import Endpoint
 
     pong = b"\x00\x00\x00\x0f" + b'{"type":"Pong"}'
     server = OneShotServer(lambda c: (c.sendall(pong), time.sleep(0.5)))
@@ -109,7 +109,7 @@ def test_expect_end_skips_frames_until_the_peer_closes():
 
 
 def test_check_loopback():
-    from targets.session import check_loopback
+    from wirecheck.targets.session import check_loopback
 
     check_loopback("127.0.0.1")
     with pytest.raises(ValueError):

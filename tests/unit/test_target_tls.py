@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from targets.launcher import launch
+from wirecheck.targets.launcher import launch
 from tests.tls_support import make_certificates
 
 ROOT = Path(__file__).resolve().parents[2]

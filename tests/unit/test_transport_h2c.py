@@ -5,11 +5,11 @@ import time
 
 import pytest
 
-from protocols.spec import Endpoint
-from reports.transcript import Transcript
-from targets.session import Outcome
-from targets.transport import open_session
-from targets.transport.h2c import H2Session
+from wirecheck.protocols.spec import Endpoint
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.session import Outcome
+from wirecheck.targets.transport import open_session
+from wirecheck.targets.transport.h2c import H2Session
 from tests.http_servers import POLL_BODY, H2Server
 
 CONSUMER = Endpoint("consumer", default_port=9252, transport="h2c", max_body=1 << 20)

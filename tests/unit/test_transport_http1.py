@@ -5,11 +5,11 @@ import time
 
 import pytest
 
-from protocols.spec import Endpoint
-from reports.transcript import Transcript
-from targets.session import Outcome
-from targets.transport import client_context, open_session
-from targets.transport.http1 import Http1Session
+from wirecheck.protocols.spec import Endpoint
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.session import Outcome
+from wirecheck.targets.transport import client_context, open_session
+from wirecheck.targets.transport.http1 import Http1Session
 from tests.http_servers import POLL_BODY, Http1Server
 from tests.tls_support import make_certificates
 

@@ -6,10 +6,10 @@ import threading
 
 import pytest
 
-from protocols.rustlog import SPEC
-from reports.transcript import Transcript
-from targets.session import Outcome, Session
-from targets.transport import client_context
+from wirecheck.protocols.rustlog import SPEC
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.session import Outcome, Session
+from wirecheck.targets.transport import client_context
 from tests.tls_support import make_certificates
 
 PING = b"\x00\x00\x00\x0f" + b'{"type":"Ping"}'

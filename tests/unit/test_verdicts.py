@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from targets.launcher import launch
+from wirecheck.targets.launcher import launch
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, WIRECHECK_PROTOCOLS="tests.verdicts.spec", PYTHONPATH=str(ROOT))

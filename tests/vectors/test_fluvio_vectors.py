@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from protocols import fields as f
-from protocols.fields import DecodeError
-from protocols.fluvio import errors, layers, messages, records
+from wirecheck.protocols import fields as f
+from wirecheck.protocols.fields import DecodeError
+from wirecheck.protocols.fluvio import errors, layers, messages, records
 
 DATA = json.loads((Path(__file__).parent / "fluvio" / "vectors.json").read_text(encoding="utf-8"))
 VECTORS = {v["name"]: v for v in DATA["vectors"]}

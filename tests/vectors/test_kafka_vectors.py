@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from protocols import fields as f
-from protocols.kafka import layers, messages, records
+from wirecheck.protocols import fields as f
+from wirecheck.protocols.kafka import layers, messages, records
 
 HERE = Path(__file__).parent / "kafka"
 

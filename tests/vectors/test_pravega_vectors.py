@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from protocols.pravega import commands as cmd
-from protocols.pravega import layers, mutf8
+from wirecheck.protocols.pravega import commands as cmd
+from wirecheck.protocols.pravega import layers, mutf8
 
 DATA = json.loads((Path(__file__).parent / "pravega" / "vectors.json").read_text(encoding="utf-8"))
 VECTORS = {v["name"]: v for v in DATA["vectors"]}
@@ -93,15 +93,15 @@ class Broker:
     """The Pravega personality driven in-process: request bytes in, reply bytes out."""
 
     def __init__(self):
-        from targets.reference.core import BrokerConfig
-        from targets.reference.pravega import PravegaOptions, create
-        from targets.reference.pravega.server import ConnectionState
+        from wirecheck.targets.reference.core import BrokerConfig
+        from wirecheck.targets.reference.pravega import PravegaOptions, create
+        from wirecheck.targets.reference.pravega.server import ConnectionState
 
         self.personality = create(BrokerConfig(), PravegaOptions())
         self.state = ConnectionState(None)
 
     def __call__(self, frame: bytes):
-        from targets.reference.pravega.wire import Reader
+        from wirecheck.targets.reference.pravega.wire import Reader
 
         code = int.from_bytes(frame[:4], "big", signed=True)
         return self.personality._dispatch(self.state, code, Reader(frame[8:]))

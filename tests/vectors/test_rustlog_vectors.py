@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from protocols.rustlog.layers import REQUESTS, RESPONSES, RustLogFrame, decode_frame, encode_frame, schema_problems
+from wirecheck.protocols.rustlog.layers import REQUESTS, RESPONSES, RustLogFrame, decode_frame, encode_frame, schema_problems
 
 VECTORS = json.loads((Path(__file__).parent / "rustlog" / "frames.json").read_text())["frames"]
 
@@ -38,7 +38,7 @@ def test_scapy_layers(vector):
 
 @pytest.mark.parametrize("vector", [v for v in VECTORS if v["object"]["type"] in REQUESTS], ids=lambda v: v["name"])
 def test_reference_broker_decodes_the_vectors(vector):
-    from targets.reference.rustlog import schema, wire
+    from wirecheck.targets.reference.rustlog import schema, wire
 
     frame = bytes.fromhex(vector["hex"])
     (length,) = wire.LENGTH.unpack_from(frame)

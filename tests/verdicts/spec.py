@@ -8,8 +8,8 @@ ECHO wrongly.
 
 from __future__ import annotations
 
-from protocols.clauses import Catalogue, Clause, Level
-from protocols.spec import Endpoint, ProtocolSpec
+from wirecheck.protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.spec import Endpoint, ProtocolSpec
 from tests.toy.spec import U16_PREFIX, frame  # the toy's framing: u16 length, ASCII text
 
 PING, PONG = frame("PING"), frame("PONG")

@@ -10,9 +10,9 @@ import functools
 import io
 from dataclasses import dataclass
 
-from protocols.capture import Finding
-from reports.pipeline.captures.detect import capture_module, detect
-from reports.pipeline.captures.flows import Flow, read_capture
+from wirecheck.protocols.capture import Finding
+from wirecheck.reports.pipeline.captures.detect import capture_module, detect
+from wirecheck.reports.pipeline.captures.flows import Flow, read_capture
 
 @dataclass
 class FlowStreams:
@@ -57,7 +57,7 @@ def _local(path: str) -> str:
 
 
 def _level(protocol: str, clause_id: str) -> str:
-    from reports.pipeline.catalogue import load_catalogue
+    from wirecheck.reports.pipeline.catalogue import load_catalogue
 
     catalogue = load_catalogue(protocol)
     if catalogue is not None and clause_id in catalogue:
@@ -83,7 +83,7 @@ def _split(spec, data: bytes, side: str, problems: list[str]) -> tuple[list[byte
 
 @functools.lru_cache(maxsize=None)
 def _specs() -> dict:
-    from protocols.registry import all_specs
+    from wirecheck.protocols.registry import all_specs
 
     return all_specs()
 

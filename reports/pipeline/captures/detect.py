@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import importlib
 
-from protocols.registry import all_specs
+from wirecheck.protocols.registry import all_specs
 
 
 def default_ports() -> dict[int, str]:

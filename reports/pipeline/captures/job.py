@@ -19,9 +19,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
 
-from reports.pipeline.captures.analyze import analyze_flow, read_file
-from reports.pipeline.captures.detect import default_ports
-from reports.pipeline import fs
+from wirecheck.reports.pipeline.captures.analyze import analyze_flow, read_file
+from wirecheck.reports.pipeline.captures.detect import default_ports
+from wirecheck.reports.pipeline import fs
 
 VIOLATION = StructType([
     StructField("file", StringType()), StructField("flow", StringType()), StructField("protocol", StringType()),
@@ -93,7 +93,7 @@ def analyze(spark: SparkSession, paths: list[str], ports: dict[int, str]):
 
 def run_capture_job(spark: SparkSession, inputs: list[str], out_dir: str, ports: dict[int, str] | None = None,
                     html: bool = True) -> dict:
-    from reports.html.captures import write_capture_site
+    from wirecheck.reports.html.captures import write_capture_site
 
     paths = set()
     for pattern in inputs:

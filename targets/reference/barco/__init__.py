@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from targets.reference.barco.faults import FAULTS
-from targets.reference.barco.server import BarcoPersonality
-from targets.reference.core import BrokerConfig
-from targets.reference.personality import PersonalityInfo
+from wirecheck.targets.reference.barco.faults import FAULTS
+from wirecheck.targets.reference.barco.server import BarcoPersonality
+from wirecheck.targets.reference.core import BrokerConfig
+from wirecheck.targets.reference.personality import PersonalityInfo
 
 DEFAULT_PORT = 9250
 ENDPOINTS = {"producer-http": 9251, "consumer": 9252, "producer": 9254}

@@ -20,7 +20,7 @@ import h2.connection
 import h2.events
 import h2.exceptions
 
-from targets.reference.core import Connection, IdleTimeout
+from wirecheck.targets.reference.core import Connection, IdleTimeout
 
 log = logging.getLogger("wirecheck.broker.barco")
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"

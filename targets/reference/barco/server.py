@@ -11,11 +11,11 @@ import logging
 import time
 from pathlib import Path
 
-from targets.reference.barco import codec
-from targets.reference.barco.consumers import Consumer, Consumers
-from targets.reference.barco.http import Request, Response, serve
-from targets.reference.barco.store import ChunkStore, StoreFull
-from targets.reference.core import BrokerConfig, Connection
+from wirecheck.targets.reference.barco import codec
+from wirecheck.targets.reference.barco.consumers import Consumer, Consumers
+from wirecheck.targets.reference.barco.http import Request, Response, serve
+from wirecheck.targets.reference.barco.store import ChunkStore, StoreFull
+from wirecheck.targets.reference.core import BrokerConfig, Connection
 
 log = logging.getLogger("wirecheck.broker.barco")
 TOKEN = -(1 << 63)  # dev mode: one broker owns the whole ring (D7)

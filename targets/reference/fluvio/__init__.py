@@ -1,4 +1,4 @@
-"""The Fluvio SPU personality of the reference broker (``python -m targets.reference --protocols fluvio``).
+"""The Fluvio SPU personality of the reference broker (``python -m wirecheck.targets.reference --protocols fluvio``).
 
 It serves the SPU's public port: ApiVersions (18), Produce (0), Fetch (1), FetchOffsets (1002), StreamFetch
 (1003) with UpdateOffsets (1005), from the byte-level notes (specs/fluvio.md) and the seed
@@ -17,12 +17,12 @@ Produce gets PartitionFull (72)). From ``BrokerConfig``: ``--retention-records``
 default all). Storage is in memory only (``--data-dir`` is ignored by this personality).
 """
 
-from targets.reference.core import BrokerConfig
-from targets.reference.fluvio.faults import FAULTS
-from targets.reference.fluvio.options import FluvioOptions
-from targets.reference.fluvio.sc import DEFAULT_PORT as SC_PORT
-from targets.reference.fluvio.server import FluvioPersonality
-from targets.reference.personality import PersonalityInfo
+from wirecheck.targets.reference.core import BrokerConfig
+from wirecheck.targets.reference.fluvio.faults import FAULTS
+from wirecheck.targets.reference.fluvio.options import FluvioOptions
+from wirecheck.targets.reference.fluvio.sc import DEFAULT_PORT as SC_PORT
+from wirecheck.targets.reference.fluvio.server import FluvioPersonality
+from wirecheck.targets.reference.personality import PersonalityInfo
 
 DEFAULT_PORT = 9005  # the SPU's public port
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from targets.reference.fluvio import wire
-from targets.reference.fluvio.records import Batch, read_record_set
-from targets.reference.fluvio.wire import Malformed, Reader
+from wirecheck.targets.reference.fluvio import wire
+from wirecheck.targets.reference.fluvio.records import Batch, read_record_set
+from wirecheck.targets.reference.fluvio.wire import Malformed, Reader
 
 # SmartModule API versions (notes §3.1, stream_fetch.rs)
 SMARTMODULE_LOOKBACK = 20

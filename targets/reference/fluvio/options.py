@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field
 
-from targets.reference.personality import parse_mapping
+from wirecheck.targets.reference.personality import parse_mapping
 
 MAX_REQUEST_SIZE = 33_554_432  # STORAGE_MAX_REQUEST_SIZE (§8): a larger batch gets MessageTooLarge (10)
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import crc32c
 
-from targets.reference.fluvio.wire import Malformed, Reader
+from wirecheck.targets.reference.fluvio.wire import Malformed, Reader
 
 PREAMBLE = 12  # base_offset + batch_len: batch_len counts the bytes after these (§4.2)
 BATCH_HEADER_SIZE = 45  # partition_leader_epoch .. first_sequence (BATCH_HEADER_SIZE in batch.rs)

@@ -40,11 +40,11 @@ import logging
 import struct
 from dataclasses import dataclass
 
-from targets.reference.core import BrokerConfig, Connection, IdleTimeout, FrameTimeout
-from targets.reference.framed import BadLength, FrameShape, serve_frames
-from targets.reference.fluvio import messages, sc_messages as sm
-from targets.reference.fluvio.storage import Storage, Topic, valid_topic_name
-from targets.reference.fluvio.wire import ErrorCode, Malformed, Reader
+from wirecheck.targets.reference.core import BrokerConfig, Connection, IdleTimeout, FrameTimeout
+from wirecheck.targets.reference.framed import BadLength, FrameShape, serve_frames
+from wirecheck.targets.reference.fluvio import messages, sc_messages as sm
+from wirecheck.targets.reference.fluvio.storage import Storage, Topic, valid_topic_name
+from wirecheck.targets.reference.fluvio.wire import ErrorCode, Malformed, Reader
 
 log = logging.getLogger("wirecheck.broker.fluvio.sc")
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from targets.reference.fluvio import wire
-from targets.reference.fluvio.wire import Malformed, Reader
+from wirecheck.targets.reference.fluvio import wire
+from wirecheck.targets.reference.fluvio.wire import Malformed, Reader
 
 DYN_OBJ = 11
 MAX_LABEL = 64  # no SC label is longer; a longer one is hostile and closes the connection (sc.py D3)

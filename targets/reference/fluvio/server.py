@@ -29,15 +29,15 @@ import asyncio
 import logging
 import struct
 
-from targets.reference.core import BrokerConfig, Connection
-from targets.reference.framed import BadLength, FrameShape, serve_frames
-from targets.reference.fluvio import messages
-from targets.reference.fluvio.sc import ScServer
-from targets.reference.fluvio.faults import FAULTS
-from targets.reference.fluvio.options import FluvioOptions
-from targets.reference.fluvio.records import Batch, MAX_COMPRESSION
-from targets.reference.fluvio.storage import Partition, Storage
-from targets.reference.fluvio.wire import OK, ErrorCode, Malformed, Reader
+from wirecheck.targets.reference.core import BrokerConfig, Connection
+from wirecheck.targets.reference.framed import BadLength, FrameShape, serve_frames
+from wirecheck.targets.reference.fluvio import messages
+from wirecheck.targets.reference.fluvio.sc import ScServer
+from wirecheck.targets.reference.fluvio.faults import FAULTS
+from wirecheck.targets.reference.fluvio.options import FluvioOptions
+from wirecheck.targets.reference.fluvio.records import Batch, MAX_COMPRESSION
+from wirecheck.targets.reference.fluvio.storage import Partition, Storage
+from wirecheck.targets.reference.fluvio.wire import OK, ErrorCode, Malformed, Reader
 
 log = logging.getLogger("wirecheck.broker.fluvio")
 

@@ -1,4 +1,4 @@
-"""The Kafka personality of the reference broker (``python -m targets.reference --protocols kafka``).
+"""The Kafka personality of the reference broker (``python -m wirecheck.targets.reference --protocols kafka``).
 
 Options (:class:`KafkaOptions`, flags ``--kafka-<option>``); shared settings come from ``BrokerConfig``:
 ``--retention-records`` (records kept per partition, default all), ``--data-dir`` and ``--fsync``.
@@ -20,11 +20,11 @@ OffsetForLeaderEpoch, DescribeProducers. SASL (sasl.py): ``--kafka-sasl-users FI
 SASL/PLAIN or SCRAM-SHA-256/512 and advertise SaslHandshake (v1) and SaslAuthenticate.
 """
 
-from targets.reference.core import BrokerConfig
-from targets.reference.kafka.faults import FAULTS
-from targets.reference.kafka.options import KafkaOptions
-from targets.reference.kafka.server import KafkaPersonality
-from targets.reference.personality import PersonalityInfo
+from wirecheck.targets.reference.core import BrokerConfig
+from wirecheck.targets.reference.kafka.faults import FAULTS
+from wirecheck.targets.reference.kafka.options import KafkaOptions
+from wirecheck.targets.reference.kafka.server import KafkaPersonality
+from wirecheck.targets.reference.personality import PersonalityInfo
 
 DEFAULT_PORT = 9092
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-from targets.reference.kafka import groups
+from wirecheck.targets.reference.kafka import groups
 
 NONE = 0
 OFFSET_OUT_OF_RANGE = 1

@@ -10,9 +10,9 @@ import struct
 import time
 from dataclasses import dataclass
 
-from targets.reference.kafka import admin, configs, groups, records
-from targets.reference.kafka.storage import Storage, valid_topic_name
-from targets.reference.kafka.transactions import Transactions
+from wirecheck.targets.reference.kafka import admin, configs, groups, records
+from wirecheck.targets.reference.kafka.storage import Storage, valid_topic_name
+from wirecheck.targets.reference.kafka.transactions import Transactions
 
 NONE = 0
 OFFSET_OUT_OF_RANGE = 1

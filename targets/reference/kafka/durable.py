@@ -22,7 +22,7 @@ from pathlib import Path
 
 import crc32c
 
-from targets.reference.kafka import records
+from wirecheck.targets.reference.kafka import records
 
 log = logging.getLogger("wirecheck.broker.kafka")
 MAX_OPEN_FILES = 128

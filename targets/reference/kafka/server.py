@@ -20,17 +20,17 @@ import logging
 import re
 import struct
 
-from targets.reference.core import BrokerConfig, Connection
-from targets.reference.framed import FrameShape, serve_frames
-from targets.reference.kafka import groups
-from targets.reference.kafka.apis import Broker, Settings
-from targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint
-from targets.reference.kafka.durable import DurableLog
-from targets.reference.kafka.faults import FAULTS
-from targets.reference.kafka.options import KafkaOptions
-from targets.reference.kafka.producers import Producers
-from targets.reference.kafka.sasl import Authenticator, read_users
-from targets.reference.kafka.storage import Storage
+from wirecheck.targets.reference.core import BrokerConfig, Connection
+from wirecheck.targets.reference.framed import FrameShape, serve_frames
+from wirecheck.targets.reference.kafka import groups
+from wirecheck.targets.reference.kafka.apis import Broker, Settings
+from wirecheck.targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint
+from wirecheck.targets.reference.kafka.durable import DurableLog
+from wirecheck.targets.reference.kafka.faults import FAULTS
+from wirecheck.targets.reference.kafka.options import KafkaOptions
+from wirecheck.targets.reference.kafka.producers import Producers
+from wirecheck.targets.reference.kafka.sasl import Authenticator, read_users
+from wirecheck.targets.reference.kafka.storage import Storage
 
 log = logging.getLogger("wirecheck.broker.kafka")
 

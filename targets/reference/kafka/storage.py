@@ -14,7 +14,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
-from targets.reference.kafka import records
+from wirecheck.targets.reference.kafka import records
 
 # Topic.java: legal characters, at most 249, not "." or ".."
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")

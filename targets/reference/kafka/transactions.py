@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from targets.reference.kafka import groups, records
+from wirecheck.targets.reference.kafka import groups, records
 
 NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE = 0, 3, 47, 48
 INVALID_PRODUCER_ID_MAPPING, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 49, 55, 90

@@ -1,4 +1,4 @@
-"""The Pravega segment store personality of the reference broker (``python -m targets.reference --protocols
+"""The Pravega segment store personality of the reference broker (``python -m wirecheck.targets.reference --protocols
 pravega``).
 
 It serves the segment store's wire protocol, version 17 (oldest compatible 5), from the byte-level notes
@@ -14,12 +14,12 @@ max_store_bytes, max_parked_reads, controller_port (the gRPC controller beside t
 ``BrokerConfig``: ``--data-dir`` (a journal replayed on start, see store.py), ``--fsync``, ``--max-frame``. Default port 12345 (service.listener.port).
 """
 
-from targets.reference.core import BrokerConfig
-from targets.reference.personality import PersonalityInfo
-from targets.reference.pravega.faults import FAULTS
-from targets.reference.pravega.options import PravegaOptions
-from targets.reference.pravega.controller.attach import PravegaWithController
-from targets.reference.pravega.server import PravegaPersonality
+from wirecheck.targets.reference.core import BrokerConfig
+from wirecheck.targets.reference.personality import PersonalityInfo
+from wirecheck.targets.reference.pravega.faults import FAULTS
+from wirecheck.targets.reference.pravega.options import PravegaOptions
+from wirecheck.targets.reference.pravega.controller.attach import PravegaWithController
+from wirecheck.targets.reference.pravega.server import PravegaPersonality
 
 DEFAULT_PORT = 12345
 

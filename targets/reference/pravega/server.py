@@ -32,12 +32,12 @@ import asyncio
 import logging
 import struct
 
-from targets.reference.core import BrokerConfig, Connection, FrameTimeout, IdleTimeout
-from targets.reference.framed import FrameShape, serve_frames
-from targets.reference.pravega.faults import FAULTS
-from targets.reference.pravega.options import PravegaOptions
-from targets.reference.pravega.store import NOT_EXISTS, NULL_VALUE, Segment, Store, StoreFull, wait_for_change
-from targets.reference.pravega.wire import Malformed, Reader, Writer
+from wirecheck.targets.reference.core import BrokerConfig, Connection, FrameTimeout, IdleTimeout
+from wirecheck.targets.reference.framed import FrameShape, serve_frames
+from wirecheck.targets.reference.pravega.faults import FAULTS
+from wirecheck.targets.reference.pravega.options import PravegaOptions
+from wirecheck.targets.reference.pravega.store import NOT_EXISTS, NULL_VALUE, Segment, Store, StoreFull, wait_for_change
+from wirecheck.targets.reference.pravega.wire import Malformed, Reader, Writer
 
 log = logging.getLogger("wirecheck.broker.pravega")
 

@@ -13,10 +13,10 @@ consumer offsets are in memory only, as the seed says.
 
 from dataclasses import dataclass
 
-from targets.reference.core import BrokerConfig
-from targets.reference.personality import PersonalityInfo
-from targets.reference.rustlog.faults import FAULTS
-from targets.reference.rustlog.server import RustLogPersonality
+from wirecheck.targets.reference.core import BrokerConfig
+from wirecheck.targets.reference.personality import PersonalityInfo
+from wirecheck.targets.reference.rustlog.faults import FAULTS
+from wirecheck.targets.reference.rustlog.server import RustLogPersonality
 
 DEFAULT_PORT = 7070
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from targets.reference.rustlog.wire import INVALID_REQUEST, RequestError
+from wirecheck.targets.reference.rustlog.wire import INVALID_REQUEST, RequestError
 
 U32_MAX = 2**32 - 1
 U64_MAX = 2**64 - 1

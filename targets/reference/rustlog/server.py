@@ -17,13 +17,13 @@ import logging
 import os
 import time
 
-from targets.reference.core import BrokerConfig, Connection
-from targets.reference.framed import BadLength, FrameShape, serve_frames
-from targets.reference.rustlog.faults import FAULTS
-from targets.reference.rustlog.log import PartitionLog
-from targets.reference.rustlog.schema import TOPIC_NAME, UnknownType, parse_request
-from targets.reference.rustlog.store import Store, Topic
-from targets.reference.rustlog.wire import (
+from wirecheck.targets.reference.core import BrokerConfig, Connection
+from wirecheck.targets.reference.framed import BadLength, FrameShape, serve_frames
+from wirecheck.targets.reference.rustlog.faults import FAULTS
+from wirecheck.targets.reference.rustlog.log import PartitionLog
+from wirecheck.targets.reference.rustlog.schema import TOPIC_NAME, UnknownType, parse_request
+from wirecheck.targets.reference.rustlog.store import Store, Topic
+from wirecheck.targets.reference.rustlog.wire import (
     INSUFFICIENT_SPACE, INTERNAL_SERVER_ERROR, INVALID_REQUEST, LENGTH, MAX_FRAME, OFFSET_OUT_OF_RANGE,
     PARTITION_NOT_FOUND, RECORD_TOO_LARGE, STORAGE_ERROR, TOPIC_NOT_FOUND, Encoder, RequestError, TooDeep,
     decode_text, parse_json,

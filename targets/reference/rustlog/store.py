@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from targets.reference.rustlog.log import PartitionLog, fsync_dir
-from targets.reference.rustlog.schema import TOPIC_NAME
+from wirecheck.targets.reference.rustlog.log import PartitionLog, fsync_dir
+from wirecheck.targets.reference.rustlog.schema import TOPIC_NAME
 
 log = logging.getLogger("wirecheck.broker.rustlog")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from targets.reference.pravega.controller.server import DEFAULT_PORT, ControllerServer
-from targets.reference.pravega.server import PravegaPersonality
+from wirecheck.targets.reference.pravega.controller.server import DEFAULT_PORT, ControllerServer
+from wirecheck.targets.reference.pravega.server import PravegaPersonality
 
 log = logging.getLogger("wirecheck.broker.pravega.controller")
 

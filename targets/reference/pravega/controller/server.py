@@ -6,9 +6,9 @@ import logging
 
 import grpc
 
-from targets.reference.pravega.controller import controller_pb2_grpc as pb_grpc
-from targets.reference.pravega.controller.service import ControllerService
-from targets.reference.pravega.controller.store_link import WireSegmentStore
+from wirecheck.targets.reference.pravega.controller import controller_pb2_grpc as pb_grpc
+from wirecheck.targets.reference.pravega.controller.service import ControllerService
+from wirecheck.targets.reference.pravega.controller.store_link import WireSegmentStore
 
 DEFAULT_PORT = 9090  # Pravega's controller port
 

@@ -12,10 +12,10 @@ import logging
 
 import grpc
 
-from targets.reference.pravega.controller import controller_pb2 as pb
-from targets.reference.pravega.controller import controller_pb2_grpc as pb_grpc
-from targets.reference.pravega.controller.model import Metadata, ScaleError, Stream, segment_name, valid_name
-from targets.reference.pravega.controller.store_link import SegmentStore, StoreError
+from wirecheck.targets.reference.pravega.controller import controller_pb2 as pb
+from wirecheck.targets.reference.pravega.controller import controller_pb2_grpc as pb_grpc
+from wirecheck.targets.reference.pravega.controller.model import Metadata, ScaleError, Stream, segment_name, valid_name
+from wirecheck.targets.reference.pravega.controller.store_link import SegmentStore, StoreError
 
 log = logging.getLogger("wirecheck.broker.pravega.controller")
 
