@@ -39,6 +39,9 @@ class Endpoint:
     hello: Callable[[], bytes] | None = None  # a harmless, always-valid request (probe and liveness)
     is_hello_answer: Callable[[bytes], bool] | None = None  # does this whole answer answer ``hello`` correctly?
     describe: Callable[[bytes], str] = describe_bytes  # one whole frame -> readable text, never raises
+    #: one whole answer frame (target -> suite) -> text, never raises; None: ``describe`` reads both directions.
+    #: For protocols where an answer can also parse as a request (Kafka), so answers are never shown as requests.
+    describe_answer: Callable[[bytes], str] | None = None
     #: (answer frame, the request frame it answers or None) -> the answer as a scapy layer (the scapy adapter)
     dissect: Callable[[bytes, bytes | None], Packet] | None = None
     #: another endpoint of the same protocol whose port this one shares (e.g. HTTP/1.1 and h2c on one port)
@@ -140,3 +143,7 @@ class ProtocolSpec:
     @property
     def describe(self) -> Callable[[bytes], str]:
         return self.primary.describe
+
+    @property
+    def describe_answer(self) -> Callable[[bytes], str]:
+        return self.primary.describe_answer or self.primary.describe

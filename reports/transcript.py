@@ -28,6 +28,11 @@ class Event:
     local: str = ""
     peer: str = ""
 
+    @property
+    def incoming(self) -> bool:
+        """Bytes the target sent (an answer), as opposed to bytes sent to it."""
+        return self.kind in ("recv", "partial")
+
     def to_dict(self, describe: Callable[[bytes], str]) -> dict:
         out = {"t": round(self.t, 6), "conn": self.conn, "kind": self.kind}
         if self.data:
@@ -48,6 +53,7 @@ class Event:
 class Transcript:
     protocol: str
     describe: Callable[[bytes], str] = lambda frame: ""
+    describe_answer: Callable[[bytes], str] | None = None  # answers (recv, partial); None: ``describe``
     events: deque = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))
     started: float = field(default_factory=time.monotonic)
     _connections: int = 0
@@ -77,7 +83,11 @@ class Transcript:
 
     def to_dict(self, case: str, nodeid: str) -> dict:
         return {"schema": "wirecheck.transcript/1", "case": case, "nodeid": nodeid, "protocol": self.protocol,
-                "dropped_events": self.dropped, "events": [e.to_dict(self.describe) for e in self.events]}
+                "dropped_events": self.dropped, "events": [e.to_dict(self.describer(e)) for e in self.events]}
+
+    def describer(self, event: Event) -> Callable[[bytes], str]:
+        """How to show an event's bytes: answers with the answer describer, the rest as sent."""
+        return self.describe_answer if event.incoming and self.describe_answer else self.describe
 
     def render(self, limit: int = 60) -> str:
         """The last ``limit`` events as text: one line per event, hex dumps under sends and receives."""
@@ -88,7 +98,7 @@ class Transcript:
         for e in events:
             head = f"{e.t:9.4f}s conn#{e.conn} {e.kind.upper():8}"
             if e.kind in ("send", "recv", "partial"):
-                decoded = _safe(self.describe, e.data) if e.decode else ""
+                decoded = _safe(self.describer(e), e.data) if e.decode else ""
                 lines.append(f"{head} {len(e.data)} bytes  {decoded}".rstrip())
                 lines.extend("      " + row for row in hexdump(e.data[:HEX_PREVIEW]))
                 if len(e.data) > HEX_PREVIEW:

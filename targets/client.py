@@ -91,7 +91,8 @@ class StrictClient:
 
     def show(self, frame: bytes) -> str:
         """An answer frame as text for a divergence (the endpoint's describer)."""
-        return short(self.session.endpoint.describe(frame))
+        endpoint = self.session.endpoint
+        return short((endpoint.describe_answer or endpoint.describe)(frame))
 
     def close(self) -> None:
         self.session.close()

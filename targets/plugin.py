@@ -232,7 +232,7 @@ def pytest_collection_modifyitems(session, config, items):
         if spec is None or case_id not in spec.catalogue:
             raise pytest.UsageError(f"{item.nodeid}: case {case_id!r} names no clause of a known catalogue")
         state = CaseState(case_id, item.nodeid, spec.catalogue[case_id], spec, bool(mark.kwargs.get("hostile")),
-                          Transcript(protocol, spec.describe))
+                          Transcript(protocol, spec.describe, spec.describe_answer))
         item.stash[case_key] = state
         item.extra_keyword_matches.update({case_id, protocol})
         run.collected_protocols.add(protocol)

@@ -24,7 +24,7 @@ def hello_answered(address: tuple[str, int], spec: ProtocolSpec | Endpoint, dead
     endpoint = endpoint_of(spec)
     if endpoint.hello is None:
         return False, f"endpoint {endpoint.name} has no hello to probe with"
-    transcript = transcript or Transcript(spec.name, endpoint.describe)
+    transcript = transcript or Transcript(spec.name, endpoint.describe, endpoint.describe_answer)
     try:
         session = open_session(address, endpoint, transcript, deadline=deadline, connect_timeout=deadline, tls=tls,
                                server_hostname=server_hostname)
@@ -40,7 +40,7 @@ def hello_answered(address: tuple[str, int], spec: ProtocolSpec | Endpoint, dead
     if answer is not None and endpoint.is_hello_answer(answer):
         return True, ""
     if answer is not None:
-        return False, f"wrong answer to the liveness request: {endpoint.describe(answer)}"
+        return False, f"wrong answer to the liveness request: {(endpoint.describe_answer or endpoint.describe)(answer)}"
     return False, str(reply)
 
 

@@ -41,36 +41,47 @@ _RECENT_LIMIT = 4096
 
 
 def describe(frame: bytes) -> str:
-    """A readable one-liner: requests fully; responses by the last request described with their correlation id."""
+    """A request (suite -> target) as a readable one-liner; remembers its correlation id for its answer."""
     try:
         decoded = messages.decode_request(frame)
-        header = decoded["header"]
-        key, version, correlation = header["RequestApiKey"], header["RequestApiVersion"], header["CorrelationId"]
-        if len(_RECENT_REQUESTS) >= _RECENT_LIMIT:
-            _RECENT_REQUESTS.clear()
-        _RECENT_REQUESTS[correlation] = (key, version)
-        return (f"{messages.api_name(key)} v{version} request corr={correlation} "
-                f"client={header.get('ClientId')!r} {decoded['body']!r}")[:2000]
     except Exception:  # describe never raises: it runs on hostile bytes
-        pass
+        return _unknown(frame)
+    header = decoded["header"]
+    key, version, correlation = header["RequestApiKey"], header["RequestApiVersion"], header["CorrelationId"]
+    if len(_RECENT_REQUESTS) >= _RECENT_LIMIT:
+        _RECENT_REQUESTS.clear()
+    _RECENT_REQUESTS[correlation] = (key, version)
+    return (f"{messages.api_name(key)} v{version} request corr={correlation} "
+            f"client={header.get('ClientId')!r} {decoded['body']!r}")[:2000]
+
+
+def describe_answer(frame: bytes) -> str:
+    """A response (target -> suite), decoded as the request with its correlation id asked for. Never read as a
+    request: a response's correlation id can parse as an api key and version."""
     correlation = int.from_bytes(frame[4:8], "big", signed=True) if len(frame) >= 8 else None
     guess = _RECENT_REQUESTS.get(correlation)
-    if guess is not None:
-        try:
-            body = messages.decode_response(guess[0], guess[1], frame)["body"]
-            return (f"{messages.api_name(guess[0])} v{guess[1]} response corr={correlation} {body!r}")[:2000]
-        except Exception as exc:
-            return (f"Kafka frame corr={correlation} ({len(frame)} bytes), not a {messages.api_name(guess[0])} "
-                    f"v{guess[1]} response: {exc}")[:2000]
+    if guess is None:
+        return _unknown(frame, "response")
+    key, version = guess
+    try:
+        body = messages.decode_response(key, version, frame)["body"]
+    except Exception as exc:  # noqa: BLE001 - hostile or broken answers are shown, not raised
+        return (f"Kafka response corr={correlation} ({len(frame)} bytes), not a {messages.api_name(key)} "
+                f"v{version} response: {exc}")[:2000]
+    return f"{messages.api_name(key)} v{version} response corr={correlation} {body!r}"[:2000]
+
+
+def _unknown(frame: bytes, what: str = "frame") -> str:
     length = int.from_bytes(frame[:4], "big", signed=True) if len(frame) >= 4 else None
-    return f"Kafka frame length={length} corr?={correlation} ({len(frame)} bytes)"
+    correlation = int.from_bytes(frame[4:8], "big", signed=True) if len(frame) >= 8 else None
+    return f"Kafka {what} length={length} corr?={correlation} ({len(frame)} bytes)"
 
 
 SPEC = ProtocolSpec(
     name="kafka",
     catalogue=CATALOGUE,
     endpoints=(Endpoint("broker", default_port=DEFAULT_PORT, framing=I32_PREFIX, max_body=MAX_BODY, hello=hello,
-                        is_hello_answer=is_hello_answer, describe=describe,
+                        is_hello_answer=is_hello_answer, describe=describe, describe_answer=describe_answer,
                         dissect=layers.dissect),),
     message_param="api",
     version_param="api_version",

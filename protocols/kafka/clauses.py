@@ -19,9 +19,17 @@ CLAUSES = [
            "Every request and response is an INT32 size (bytes that follow) then the message.",
            f"{GUIDE}, 'Common Request and Response Structure'"),
     Clause("kafka.framing.negative-size",
-           "A request whose size prefix is negative or above the broker's limit is not processed; the broker "
-           "closes the connection and stays available to other connections.",
-           "NetworkReceive.java (InvalidReceiveException), socket.request.max.bytes", MUST),
+           "A request whose size prefix is negative is not processed; the broker closes the connection and stays "
+           "available to other connections.",
+           "NetworkReceive.java (InvalidReceiveException)", MUST),
+    Clause("kafka.framing.size-limit",
+           "A request whose size prefix is above the broker's frame limit (Kafka: socket.request.max.bytes, "
+           "100 MiB by default) is not processed: the broker closes the connection or answers with an error, "
+           "and stays available to other connections.",
+           "NetworkReceive.java (InvalidReceiveException); SocketServerConfigs.SOCKET_REQUEST_MAX_BYTES", SHOULD,
+           decision=(
+           "SHOULD: the limit is each broker's configuration; closing (Kafka) and an error answer are both "
+           "accepted. A broker that waits for a body above 100 MiB has a higher limit: non-strict.")),
     Clause("kafka.framing.pipelining",
            "Responses on one connection come back in the order the requests were sent.",
            f"{GUIDE}, 'Network' (ordering guarantee)"),
@@ -68,6 +76,11 @@ CLAUSES = [
     Clause("kafka.encoding.unknown-tags",
            "Unknown tagged fields are skipped, not rejected.",
            "KIP-482 ('unknown tagged fields are ignored')"),
+    Clause("kafka.encoding.response-shape",
+           "A response is exactly the requested version's shape: every field of that version in order, none "
+           "missing, nothing after the body, and tagged-field sections only in flexible versions.",
+           "Message definitions (validVersions, field versions, flexibleVersions); KIP-482; "
+           f"{GUIDE}, 'Versioning and Compatibility'"),
     Clause("kafka.encoding.malformed-body",
            "A request whose body does not decode (truncated, trailing bytes, lying lengths, overlong varints) "
            "is rejected without a well-formed success response; Kafka closes the connection.",
@@ -90,12 +103,9 @@ CLAUSES = [
            "UNSUPPORTED_VERSION listing ApiVersions' own supported range.",
            "KIP-511; ApiVersionsRequest.getErrorResponse; KafkaApis.handleApiVersionsRequest"),
     Clause("kafka.api-versions.invalid-software-name",
-           "An ApiVersions v3+ request whose ClientSoftwareName/Version do not match "
+           "An ApiVersions v3+ request whose ClientSoftwareName or ClientSoftwareVersion does not match "
            "[a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])? is answered with error 42 INVALID_REQUEST.",
-           "KIP-511; ApiVersionsRequest.isValid", SHOULD,
-           decision=(
-           "SHOULD: KIP-511 defines the pattern and Kafka answers 42, but a broker that ignores "
-           "the (informational) names breaks no client.")),
+           "KIP-511 (client name and version validation); ApiVersionsRequest.isValid; KafkaApis.handleApiVersionsRequest", MUST),
     Clause("kafka.api-versions.produce-min-zero",
            "Produce is advertised with min version 0, even when versions below 3 are rejected.",
            "KAFKA-18659 (apache/kafka PR #18727)", SHOULD,
@@ -113,9 +123,10 @@ CLAUSES = [
            "ProduceRequest.validateRecords; KafkaApis.handleProduceRequest", SHOULD,
            decision="Older brokers answer CORRUPT_MESSAGE (2); both are accepted at SHOULD level."),
     Clause("kafka.produce.batch-length",
-           "A batch whose batchLength disagrees with the bytes present is rejected with CORRUPT_MESSAGE (2) "
-           "or INVALID_RECORD (87), never stored.",
-           f"{GUIDE}, 'Record Batch'; DefaultRecordBatch.ensureValid"),
+           "A batch whose batchLength disagrees with the bytes present is never stored: the partition gets "
+           "CORRUPT_MESSAGE (2) or INVALID_RECORD (87), or the broker closes the connection.",
+           f"{GUIDE}, 'Record Batch'; DefaultRecordBatch.ensureValid",
+           decision="An error for the partition (Kafka) and closing the connection are both accepted."),
     Clause("kafka.produce.unknown-topic",
            "Produce to an unknown topic, or to a partition the topic does not have, gets "
            "UNKNOWN_TOPIC_OR_PARTITION (3); Produce never creates topics.",
@@ -149,6 +160,10 @@ CLAUSES = [
     Clause("kafka.fetch.out-of-range",
            "Fetch from an offset outside [log start, high watermark] gets OFFSET_OUT_OF_RANGE (1).",
            f"{GUIDE}, 'Fetch API'; Errors.OFFSET_OUT_OF_RANGE"),
+    Clause("kafka.fetch.unknown-topic",
+           "Fetch (by topic name) of a topic the broker does not have, or of a partition the topic does not have, "
+           "gets UNKNOWN_TOPIC_OR_PARTITION (3) for that partition.",
+           "KafkaApis.handleFetchRequest; FetchResponse.json (ErrorCode)"),
     Clause("kafka.fetch.high-watermark",
            "Fetch reports the partition's high watermark, equal to the next offset to be written on one node.",
            "FetchResponse.json (HighWatermark)"),
@@ -165,6 +180,10 @@ CLAUSES = [
     Clause("kafka.list-offsets.earliest-latest",
            "ListOffsets with timestamp -2 returns the log start offset and -1 the log end offset.",
            f"{GUIDE}, 'ListOffsets API'; ListOffsetsRequest.json"),
+    Clause("kafka.list-offsets.unknown-topic",
+           "ListOffsets of a topic the broker does not have, or of a partition the topic does not have, gets "
+           "UNKNOWN_TOPIC_OR_PARTITION (3) for that partition.",
+           "KafkaApis.handleListOffsetRequest; ListOffsetsResponse.json (ErrorCode)"),
     # --- metadata
     Clause("kafka.metadata.brokers",
            "Metadata lists at least one broker with a reachable host and port, and the leader of each "
@@ -230,6 +249,10 @@ CLAUSES = [
     Clause("kafka.topics.invalid-partitions",
            "CreateTopics with a partition count below 1 (other than -1 on v4+) gets INVALID_PARTITIONS (37).",
            "CreateTopicsRequest.json; Errors.INVALID_PARTITIONS"),
+    Clause("kafka.topics.invalid-replication-factor",
+           "CreateTopics with a replication factor above the number of brokers (or below 1, other than -1 on v4+) "
+           "gets INVALID_REPLICATION_FACTOR (38).",
+           "CreateTopicsResponse.json; ReplicationControlManager (InvalidReplicationFactorException)"),
     # --- idempotence
     Clause("kafka.idempotence.init-producer-id",
            "InitProducerId returns a non-negative producer id and epoch.",

@@ -53,12 +53,16 @@ class Kafka(AdvertisedVersions, StrictClient):
     def receive(self, api_key: int, version: int, correlation_id: int, clause_id: str,
                 deadline: float | None = None) -> dict:
         """The next answer decoded at (api_key, version); anything else violates ``clause_id``."""
-        name = f"a {messages.api_name(api_key)} v{version} response"
-        frame = self.frame(clause_id, name, deadline)
+        frame = self.frame(clause_id, f"a {messages.api_name(api_key)} v{version} response", deadline)
+        return self.answer_of(frame, api_key, version, correlation_id, clause_id)
+
+    def answer_of(self, frame: bytes, api_key: int, version: int, correlation_id: int, clause_id: str) -> dict:
+        """An answer frame decoded strictly at (api_key, version): exactly that version's fields, nothing missing,
+        nothing after them (no tagged fields in a non-flexible version); anything else violates ``clause_id``."""
         try:
             decoded = messages.decode_response(api_key, version, frame)
         except messages.DecodeError as exc:
-            raise Divergence(C[clause_id], f"{name} (response header v"
+            raise Divergence(C[clause_id], f"a {messages.api_name(api_key)} v{version} response (response header v"
                              f"{messages.response_header_version(api_key, version)})",
                              f"undecodable: {exc}") from None
         got = decoded["header"]["CorrelationId"]
@@ -174,13 +178,14 @@ class DataPath(Kafka):
         except (IndexError, KeyError):
             raise Divergence(C[clause_id], f"a response for {topic}-{partition}", short(answer)) from None
 
-    def list_offset(self, topic: str, timestamp: int, partition: int = 0) -> dict:
+    def list_offset(self, topic: str, timestamp: int, partition: int = 0,
+                    clause_id: str = "kafka.list-offsets.earliest-latest") -> dict:
         version = self.version(2, low=1)
         body = {"ReplicaId": -1, "IsolationLevel": 0,
                 "Topics": [{"Name": topic, "Partitions": [{"PartitionIndex": partition, "Timestamp": timestamp}]}]}
-        answer = self.call(2, version, body, "kafka.list-offsets.earliest-latest")
+        answer = self.call(2, version, body, clause_id)
         try:
             return answer["Topics"][0]["Partitions"][0]
         except (IndexError, KeyError):
-            raise Divergence(C["kafka.list-offsets.earliest-latest"], f"a response for {topic}-{partition}",
+            raise Divergence(C[clause_id], f"a response for {topic}-{partition}",
                              short(answer)) from None

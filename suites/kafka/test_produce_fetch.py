@@ -10,7 +10,7 @@ from wirecheck.protocols import compression
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.reports.model import Divergence
 from wirecheck.strategies import kafka as kafka_strategies
-from wirecheck.suites.kafka.client import C, DataPath, short
+from wirecheck.suites.kafka.client import NAMED_PRODUCE_MAX, C, DataPath, short
 
 case = pytest.mark.case
 TIMESTAMP = 1_700_000_000_000
@@ -147,10 +147,39 @@ def test_wrong_magic_is_an_invalid_record(target, data_path, magic):
 @case("kafka.produce.batch-length")
 @pytest.mark.parametrize("delta", [-1, 1, 1000], ids=["short-by-1", "long-by-1", "long-by-1000"])
 def test_lying_batch_length_is_rejected(target, data_path, delta):
+    clause = "kafka.produce.batch-length"
     client, topic = data_path
     mutation = kafka_strategies.lying_batch_length(batch_of([b"x", b"y"]), delta)
-    expect_code(client.produce(topic, mutation.batch, clause_id="kafka.produce.batch-length"),
-                "kafka.produce.batch-length", errors.CORRUPT_MESSAGE, errors.INVALID_RECORD)
+    version = client.version(0, NAMED_PRODUCE_MAX, low=3)
+    correlation_id = client.send(0, version, {"TransactionalId": None, "Acks": -1, "TimeoutMs": 5000, "TopicData": [
+        {"Name": topic, "PartitionData": [{"Index": 0, "Records": mutation.batch}]}]})
+    reply = client.session.recv()
+    if reply.ended:
+        return  # closing the connection is a permitted rejection
+    answer = client.answer_of(client.frame_of(reply, clause, "a Produce response"), 0, version, correlation_id,
+                              clause)
+    expect_code(answer["Responses"][0]["PartitionResponses"][0], clause, errors.CORRUPT_MESSAGE,
+                errors.INVALID_RECORD)
+
+
+@case("kafka.fetch.unknown-topic")
+@pytest.mark.parametrize("partition", [None, 1, 7, -1], ids=["unknown-topic", "partition-1", "partition-7", "-1"])
+def test_fetch_of_unknown_topic_or_partition(target, data_path, partition):
+    client, topic = data_path
+    if partition is None:
+        topic, partition = target.unique("absent"), 0
+    expect_code(client.fetch(topic, 0, partition=partition, clause_id="kafka.fetch.unknown-topic"),
+                "kafka.fetch.unknown-topic", errors.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+@case("kafka.list-offsets.unknown-topic")
+@pytest.mark.parametrize("partition", [None, 1, 7, -1], ids=["unknown-topic", "partition-1", "partition-7", "-1"])
+def test_list_offsets_of_unknown_topic_or_partition(target, data_path, partition):
+    client, topic = data_path
+    if partition is None:
+        topic, partition = target.unique("absent"), 0
+    expect_code(client.list_offset(topic, -1, partition=partition, clause_id="kafka.list-offsets.unknown-topic"),
+                "kafka.list-offsets.unknown-topic", errors.UNKNOWN_TOPIC_OR_PARTITION)
 
 
 @case("kafka.produce.unknown-topic")

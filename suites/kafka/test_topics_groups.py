@@ -23,10 +23,10 @@ def expect(clause_id: str, code: int, *allowed: int) -> None:
         raise Divergence(C[clause_id], f"ErrorCode {wanted}", f"ErrorCode {code} ({errors.name(code)})")
 
 
-def create(client: DataPath, name: str, partitions: int, clause_id: str) -> int:
+def create(client: DataPath, name: str, partitions: int, clause_id: str, replication: int = 1) -> int:
     version = client.version(19, low=1)
-    body = client.call(19, version, {"Topics": [{"Name": name, "NumPartitions": partitions, "ReplicationFactor": 1}],
-                                     "timeoutMs": 10000}, clause_id)
+    body = client.call(19, version, {"Topics": [{"Name": name, "NumPartitions": partitions,
+                                                 "ReplicationFactor": replication}], "timeoutMs": 10000}, clause_id)
     return body["Topics"][0]["ErrorCode"]
 
 
@@ -49,6 +49,16 @@ def test_invalid_partition_count(target, partitions):
     expect("kafka.topics.invalid-partitions",
            create(client, target.unique("bad"), partitions, "kafka.topics.invalid-partitions"),
            errors.INVALID_PARTITIONS)
+
+
+@case("kafka.topics.invalid-replication-factor")
+@pytest.mark.parametrize("above", [1, 100, None], ids=["brokers+1", "brokers+100", "int16-max"])
+def test_replication_factor_above_the_broker_count(target, above):
+    clause = "kafka.topics.invalid-replication-factor"
+    client = DataPath(target)
+    body = client.call(3, client.version(3, low=4), {"Topics": [], "AllowAutoTopicCreation": False}, clause)
+    replication = 0x7FFF if above is None else len(body["Brokers"]) + above
+    expect(clause, create(client, target.unique("rf"), 1, clause, replication), errors.INVALID_REPLICATION_FACTOR)
 
 
 @case("kafka.topics.create")

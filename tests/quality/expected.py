@@ -46,6 +46,15 @@ SCOPES = {
         "not-stored", "unknown-session-ok", "delete-ignored", "filter-ignored")},
 }
 SCOPES.update({
+    "kafka.apiversions-unsupported-not-v0": "test_framing",
+    "kafka.apiversions-unsupported-trailing-tags": "test_framing",
+    "kafka.frame-limit-ignored": "test_framing",
+    "kafka.fetch-unknown-partition-no-error": "test_produce_fetch",
+    "kafka.listoffsets-unknown-partition-no-error": "test_produce_fetch",
+    "kafka.batch-length-ignored": "test_produce_fetch",
+    "kafka.replication-factor-unchecked": "test_topics_groups",
+    "kafka.software-name-unchecked": "test_framing",
+    "kafka.metadata-v13-as-v12": "test_versions",
     "kafka.describe-configs-drops-key": "test_configs",
     "kafka.describe-configs-synonyms-always": "test_configs",
     "kafka.describe-configs-docs-always": "test_configs",

@@ -150,8 +150,42 @@ def test_describe_requests_and_their_responses():
     request = messages.encode_request(18, 3, 4242, "c", {"ClientSoftwareName": "a", "ClientSoftwareVersion": "1"})
     assert kafka.describe(request).startswith("ApiVersions v3 request corr=4242")
     response = messages.encode_response(18, 3, 4242, {"ErrorCode": 35, "ApiKeys": []})
-    assert kafka.describe(response).startswith("ApiVersions v3 response corr=4242 {'ErrorCode': 35")
-    assert "not a ApiVersions v3 response" in kafka.describe(response[:-1])
+    assert kafka.describe_answer(response).startswith("ApiVersions v3 response corr=4242 {'ErrorCode': 35")
+    assert "not a ApiVersions v3 response" in kafka.describe_answer(response[:-1])
     assert kafka.describe(b"\xff") == "Kafka frame length=None corr?=None (1 bytes)"
     assert kafka.is_hello_answer(messages.encode_response(18, 0, kafka.HELLO_CORRELATION_ID, {
         "ErrorCode": 0, "ApiKeys": [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": 3}]}))
+
+
+def test_a_response_that_parses_as_a_request_is_shown_as_a_response():
+    # An ApiVersions v0 answer with correlation id 0x00120000, error 0 and no keys is also a valid ApiVersions v0
+    # request (api key 18, version 0, correlation id 0, empty client id): transcripts must label it by its
+    # direction, not by what it parses as.
+    import wirecheck.protocols.kafka as kafka
+    from wirecheck.reports.transcript import Transcript
+
+    correlation = 18 << 16
+    request = messages.encode_request(18, 0, correlation, "c", {})
+    response = messages.encode_response(18, 0, correlation, {"ErrorCode": 0, "ApiKeys": []})
+    assert messages.decode_request(response)["header"]["RequestApiKey"] == 18
+    transcript = Transcript("kafka", kafka.SPEC.describe, kafka.SPEC.describe_answer)
+    transcript.add(1, "send", request)
+    transcript.add(1, "recv", response)
+    decoded = [e["decoded"] for e in transcript.to_dict("c", "n")["events"]]
+    assert decoded[0].startswith(f"ApiVersions v0 request corr={correlation}")
+    assert decoded[1].startswith(f"ApiVersions v0 response corr={correlation}")
+    assert f"ApiVersions v0 response corr={correlation}" in transcript.render()
+
+
+@pytest.mark.parametrize("shape", ["v12-body-for-v13", "tags-in-non-flexible", "field-missing"])
+def test_responses_decode_only_in_the_requested_versions_shape(shape):
+    body = {"Brokers": [], "ClusterId": None, "ControllerId": 1, "Topics": []}
+    if shape == "v12-body-for-v13":
+        frame, version = messages.encode_response(3, 12, 5, body), 13
+    elif shape == "tags-in-non-flexible":
+        frame, version = messages.encode_response(3, 8, 5, body) + b"\x00", 8
+    else:
+        frame, version = messages.encode_response(3, 8, 5, body)[:-4], 8
+    frame = (len(frame) - 4).to_bytes(4, "big") + frame[4:]
+    with pytest.raises(messages.DecodeError):
+        messages.decode_response(3, version, frame)

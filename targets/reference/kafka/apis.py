@@ -6,6 +6,7 @@ Error behaviour follows Kafka's KafkaApis/ReplicaManager/GroupCoordinator as sum
 
 from __future__ import annotations
 
+import struct
 import time
 from dataclasses import dataclass
 
@@ -187,6 +188,8 @@ class Broker:
             max_bytes = int(topic.configs.get("max.message.bytes", max_bytes))
         if "message-too-large-unchecked" in self.faults:
             max_bytes = 1 << 62
+        if "batch-length-ignored" in self.faults and data and len(data) >= records.LOG_OVERHEAD:
+            data = data[:8] + struct.pack(">i", len(data) - records.LOG_OVERHEAD) + data[12:]  # fault: trust the bytes
         error, batch, message, data = records.validate(data or b"", max_bytes, crc_ieee="crc-ieee" in self.faults)
         if error:
             return Appended(error, message=message)
@@ -279,6 +282,8 @@ class Broker:
                     has_error = True
                     continue
                 error = self._partition_error(name, p["Partition"])
+                if error and "fetch-unknown-partition-no-error" in self.faults:
+                    continue  # fault: an empty partition with error 0
                 if error:
                     out["ErrorCode"] = error
                     has_error = True
@@ -322,6 +327,8 @@ class Broker:
                        "LeaderEpoch": -1}
                 parts.append(out)
                 error = self._partition_error(t["Name"], p["PartitionIndex"])
+                if error and "listoffsets-unknown-partition-no-error" in self.faults:
+                    continue  # fault: offset -1 with error 0
                 if error:
                     out["ErrorCode"] = error
                     continue
@@ -399,7 +406,7 @@ class Broker:
             return INVALID_PARTITIONS, f"This broker keeps at most {MAX_PARTITIONS} partitions a topic.", count, rf
         if name not in self.storage.topics and not self.storage.has_room(count):
             return INVALID_PARTITIONS, "This broker's partition budget is exhausted.", count, rf
-        if rf != 1:
+        if rf != 1 and not (rf > 1 and "replication-factor-unchecked" in self.faults):
             return INVALID_REPLICATION_FACTOR, f"Replication factor {rf}: this broker is the only one.", count, rf
         return NONE, None, count, rf
 

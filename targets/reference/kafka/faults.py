@@ -38,6 +38,30 @@ FAULTS: dict[str, str] = {
     "kafka.apiversions-unsupported-not-v0":
         "ApiVersions at an unsupported version is answered with a v0 body, error 35 (KIP-511, "
         "ApiVersionsRequest.getErrorResponse); this encodes it at the broker's highest (flexible) version",
+    "kafka.apiversions-unsupported-trailing-tags":
+        "The v0 answer to an unsupported ApiVersions version is exactly a v0 body (KIP-511; v0 is not flexible, "
+        "ApiVersionsResponse.json); this appends a tagged-field section, which a v0 reader cannot decode",
+    "kafka.frame-limit-ignored":
+        "A size prefix above socket.request.max.bytes (100 MiB) closes the connection before any body byte is "
+        "read (NetworkReceive, InvalidReceiveException); this has no limit and waits for the body",
+    "kafka.fetch-unknown-partition-no-error":
+        "Fetch of an unknown topic or partition fails with UNKNOWN_TOPIC_OR_PARTITION (3) (KafkaApis."
+        "handleFetchRequest); this answers an empty partition with error 0",
+    "kafka.listoffsets-unknown-partition-no-error":
+        "ListOffsets of an unknown topic or partition fails with UNKNOWN_TOPIC_OR_PARTITION (3) (KafkaApis."
+        "handleListOffsetRequest); this answers offset -1 with error 0",
+    "kafka.batch-length-ignored":
+        "A batch whose batchLength disagrees with its bytes is corrupt (DefaultRecordBatch.ensureValid, "
+        "ByteBufferLogInputStream); this takes the length from the bytes received and stores the batch",
+    "kafka.replication-factor-unchecked":
+        "CreateTopics with a replication factor above the number of brokers fails with INVALID_REPLICATION_FACTOR "
+        "(38) (ReplicationControlManager, CreateTopicsResponse.json); this creates the topic with one replica",
+    "kafka.software-name-unchecked":
+        "ApiVersions v3+ with a ClientSoftwareName/Version outside KIP-511's pattern fails with INVALID_REQUEST "
+        "(42) (ApiVersionsRequest.isValid); this answers 0",
+    "kafka.metadata-v13-as-v12":
+        "A response has the requested version's fields (MetadataResponse.json: v13 adds the top-level "
+        "ErrorCode); this answers Metadata v13 with the v12 body",
     "kafka.unknown-key-stays-open":
         "A request with an unknown api key closes the connection (SocketServer via "
         "RequestHeader.parse); this stays silent and keeps it open",

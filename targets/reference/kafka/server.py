@@ -102,8 +102,9 @@ class KafkaPersonality:
         self.active = config.faults_of(self.name, FAULTS)
         self.max_frame = config.max_frame or DEFAULT_MAX_FRAME
         # 8: api_key, api_version and correlation_id at least.
+        max_length = 2**31 - 1 if "frame-limit-ignored" in self.active else self.max_frame
         self.frame_shape = FrameShape(header_size=4, length_at=0, length_format=">i", min_length=8,
-                                      max_length=self.max_frame)
+                                      max_length=max_length)
         settings = Settings(
             auto_create=options.auto_create,
             default_partitions=options.default_partitions,
@@ -272,6 +273,8 @@ class KafkaPersonality:
         body_version = version
         if key == 1 and version < 4:
             body_version = 4  # advertise-unimplemented: Fetch v3 answered in the v4 layout
+        if key == 3 and version == 13 and "metadata-v13-as-v12" in self.active:
+            body_version = 12  # fault: no top-level ErrorCode
         msg = self.responses[key]
         out = bytearray(4)
         out += struct.pack(">i", correlation_id)
@@ -286,7 +289,7 @@ class KafkaPersonality:
         return bytes(out)
 
     def _api_versions(self, req: dict, version: int) -> dict:
-        if version >= 3 and not (_SOFTWARE.fullmatch(req["ClientSoftwareName"])
+        if version >= 3 and "software-name-unchecked" not in self.active and not (_SOFTWARE.fullmatch(req["ClientSoftwareName"])
                                  and _SOFTWARE.fullmatch(req["ClientSoftwareVersion"])):
             return {"ErrorCode": INVALID_REQUEST, "ThrottleTimeMs": 0, "ApiKeys": []}  # ApiVersionsRequest.isValid
         return {"ErrorCode": 0, "ThrottleTimeMs": 0,
@@ -303,6 +306,8 @@ class KafkaPersonality:
             encode_version = high  # fault: encoded at our highest (flexible) version instead of v0
         out = bytearray(4) + struct.pack(">i", correlation_id)
         self.responses[API_VERSIONS].encode(body, encode_version, out)
+        if "apiversions-unsupported-trailing-tags" in self.active:
+            out.append(0)  # fault: an empty tagged-field section after a v0 (non-flexible) body
         struct.pack_into(">i", out, 0, len(out) - 4)
         return bytes(out)
 
