@@ -24,7 +24,7 @@ def broker():
 
 def connect(broker, name, deadline=2.0):
     spec = spec_for(name)
-    return TargetSocket.connect(broker.address(name), spec, Transcript(name, spec.describe), deadline=deadline)
+    return TargetSocket.connect(broker.address(name), spec, Transcript(name, spec.describe, spec.describe_answer), deadline=deadline)
 
 
 def exchanged(transcript):
@@ -117,7 +117,7 @@ def test_an_answer_its_layer_cannot_dissect_comes_back_raw():
 
     threading.Thread(target=answer_short_frame, daemon=True).start()
     spec = spec_for("kafka")
-    with TargetSocket.connect(listener.getsockname()[:2], spec, Transcript("kafka", spec.describe)) as target:
+    with TargetSocket.connect(listener.getsockname()[:2], spec, Transcript("kafka", spec.describe, spec.describe_answer)) as target:
         answer = target.sr1(kafka.request_packet(18, 3, 1, "wc", {}))
         notes = [e.detail for e in target.transcript.events if e.kind == "note"]
     listener.close()
