@@ -13,7 +13,8 @@ from kafka.protocol.consumer.offsets import ListOffsetsRequest, ListOffsetsRespo
 from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 
-from tests.interop.kafka_support import Closed, InProcessBroker, Wire, build, record_batch
+from tests.broker.kafka_admin_probes import with_wire
+from tests.interop.kafka_support import Closed, Wire, build, record_batch
 
 _names = itertools.count()
 
@@ -81,13 +82,6 @@ def lying_batch_length(w: Wire) -> int | str:
     except (Closed, ConnectionError):
         return "closed"
     return resp.responses[0].partition_responses[0].error_code
-
-
-def with_wire(probe):
-    def run(b: InProcessBroker):
-        with b.wire() as w:
-            return probe(w)
-    return run
 
 
 #: fault -> (probe(broker) -> observation, the clean broker's observation)
