@@ -169,10 +169,11 @@ def run(connect: Connect, adapter: Adapter, mutants: Iterable[Mutant], count: in
             failure, usable, unjudged = judge.receive(session, batch)
             progress.batches += 1
             if failure is not None:
+                in_flight = batch + [m for _, other in flights for m in other]
                 session.close()
                 _close(s for s, _ in flights)
                 flights.clear()
-                raise MutantFailed(*_pin(connect, judge, batch, failure, progress))
+                raise MutantFailed(*_pin(connect, judge, batch, failure, progress, in_flight))
             if usable:
                 idle.append(session)
             else:
@@ -205,8 +206,27 @@ def _probe(connect: Connect, judge: _Judge, batch: list[Mutant]):
         session.close()
 
 
-def _pin(connect: Connect, judge: _Judge, batch: list[Mutant], failure, progress: Progress):
-    """The culprit of a failing batch: bisect it on fresh connections."""
+def _alive(connect: Connect, judge: _Judge) -> bool:
+    """Does the target answer the keepalive on a new connection?"""
+    try:
+        session = connect()
+    except Divergence:
+        return False
+    try:
+        session.send(judge.adapter.keepalive, decode=False)
+        reply = session.recv()
+        return reply.is_frame and judge.adapter.is_keepalive_answer(reply.frame)
+    finally:
+        session.close()
+
+
+def _pin(connect: Connect, judge: _Judge, batch: list[Mutant], failure, progress: Progress,
+         in_flight: list[Mutant]):
+    """The culprit of a failing batch: bisect it on fresh connections. A target that died is :class:`TargetLost`
+    with every mutant that was in flight as a suspect: the batches on other connections were being processed too,
+    and the failing batch may only have seen its connection go down with the target."""
+    if not _alive(connect, judge):
+        raise TargetLost(failure[1], sorted(in_flight, key=lambda m: m.index))
     if len(batch) == 1:
         return failure
     progress.bisections += 1
@@ -216,8 +236,8 @@ def _pin(connect: Connect, judge: _Judge, batch: list[Mutant], failure, progress
         while True:
             try:
                 result = _probe(connect, judge, probe)
-            except Divergence as lost:  # the target stopped accepting connections: it died on this batch
-                raise TargetLost(lost, batch) from None
+            except Divergence as lost:  # the target stopped accepting connections while we bisected
+                raise TargetLost(lost, sorted(in_flight, key=lambda m: m.index)) from None
             probe = search.send(result)
     except StopIteration as done:
         suspects, found = done.value
@@ -306,21 +326,22 @@ def pin_killer(target, adapter: Adapter, suspects: list[Mutant]) -> Mutant | Non
         return None
     connect = greeted(target.connect, adapter)
 
-    def kills(batch: list[Mutant]) -> bool:
+    def kills(mutants: list[Mutant]) -> bool:
         if not target.answers() and not revive():
             raise _CannotPin
-        try:
-            session = connect()
-        except Divergence:
-            raise _CannotPin from None
-        try:
-            judge = _Judge(adapter, [])
-            judge.send(session, batch)
-            judge.receive(session, batch)
-        except (Divergence, OSError):
-            pass  # whatever the reactions were: the question is whether the target is still there
-        finally:
-            session.close()
+        for batch in plan_batches(mutants):  # as the run sent them: a mutant that may end its connection ends a batch
+            try:
+                session = connect()
+            except Divergence:
+                return True  # an earlier batch of these killed it
+            try:
+                judge = _Judge(adapter, [])
+                judge.send(session, batch)
+                judge.receive(session, batch)
+            except (Divergence, OSError):
+                pass  # whatever the reactions were: the question is whether the target is still there
+            finally:
+                session.close()
         return not target.answers()
 
     candidates = suspects

@@ -4,8 +4,11 @@ read_committed output holds every input record transformed exactly once, in orde
 
 The loop is the one librdkafka documents for EOS: consume, produce the results and the consumer's positions in
 one transaction, commit; when a transaction fails it is aborted and the consumer rewinds to its committed offsets.
-The case takes about 35 s: after the restart librdkafka 2.x waits about 30 s before it looks the group coordinator
-up again for TxnOffsetCommit (a client-side wait; every request the broker gets is answered at once).
+After the restart librdkafka 2.x looks the group coordinator up again for TxnOffsetCommit only once an idle
+connection of its own is closed (a client-side wait; every request the broker gets is answered at once). With the
+broker's default 30 s idle timeout that wait was 30 s, and under load twice that, past the transaction timeout, so
+the broker rightly aborted the transaction and fenced the producer. The broker here closes idle connections after
+5 s (the case takes about 10 s) and the transaction timeout is far above any such wait.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ class RestartableBroker:
         log = open(self.data_dir / "broker.log", "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "wirecheck.targets.reference", "--protocols", "kafka", "--kafka-port", str(self.port),
-             "--data-dir", str(self.data_dir), "--ready-file", str(ready)],
+             "--data-dir", str(self.data_dir), "--ready-file", str(ready), "--idle-timeout", "5"],
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
         log.close()
         deadline = time.monotonic() + 15
@@ -99,7 +102,7 @@ def test_consume_transform_produce_survives_a_broker_kill(broker):
     consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group, "enable.auto.commit": False,
                          "auto.offset.reset": "earliest", "isolation.level": "read_committed"})
     producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "eos-transformer",
-                         "transaction.timeout.ms": 60000})
+                         "transaction.timeout.ms": 300000})
     producer.init_transactions(30)
     consumer.assign([TopicPartition(source, 0)])
     transactions, aborted, killed = 0, 0, False

@@ -7,11 +7,13 @@ import socket
 import struct
 import threading
 
+import pytest
+
 from tests.unit.test_fuzz_engine import ANSWERED, CATALOGUE, SPEC, ToyAdapter, frame
 from wirecheck.reports.model import Divergence
 from wirecheck.reports.transcript import Transcript
-from wirecheck.strategies.engine import Mutant, numbered
-from wirecheck.targets.fuzzing import pin_killer
+from wirecheck.strategies.engine import Mutant, Progress, numbered
+from wirecheck.targets.fuzzing import TargetLost, _Judge, _pin, pin_killer
 from wirecheck.targets.session import Session
 
 
@@ -116,5 +118,24 @@ def test_a_target_that_cannot_be_restarted_is_not_asked():
     target.server.stop()
     try:
         assert pin_killer(target, ToyAdapter([]), suspects(killer_at=5)) is None
+    finally:
+        target.stop()
+
+
+def test_a_batch_that_only_saw_the_target_die_is_not_blamed():
+    """Under load the target may die of a mutant on another connection while the first batch judged is an innocent
+    one whose connection was reset: every mutant in flight is a suspect, and the restarted target names the killer
+    among them (the innocent batch's reset alone named nobody, or the wrong mutant)."""
+    target = RestartableTarget()
+    innocent, *others = suspects(killer_at=6, count=8)
+    target.server.stop()  # the killer, on another connection, has already done its work
+    try:
+        judge = _Judge(ToyAdapter([]), [])
+        reset = Divergence(CATALOGUE["toy.answer"], "an answer", "connection reset")
+        with pytest.raises(TargetLost) as lost:
+            _pin(target.connect, judge, [innocent], (innocent, reset), Progress(), [*reversed(others), innocent])
+        assert [m.index for m in lost.value.suspects] == list(range(8)) and lost.value.divergence is reset
+        killer = pin_killer(target, ToyAdapter([]), lost.value.suspects)
+        assert killer is not None and killer.index == 6
     finally:
         target.stop()
