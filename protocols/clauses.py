@@ -30,13 +30,27 @@ class Clause:
         return self.id.split(".", 1)[0]
 
 
+def differential_clause_id(protocol: str) -> str:
+    return f"{protocol}.differential.same-answer"
+
+
+def engine_clauses(protocol: str) -> list[Clause]:
+    """Clauses the engine checks for every protocol, added to each catalogue."""
+    return [Clause(differential_clause_id(protocol),
+                   "Given the same conversation, the server answers as the reference broker does, but for the fields "
+                   "the protocol declares volatile (ids, hosts, ports, times, messages).",
+                   "wirecheck differential mode (--differential)", Level.SHOULD,
+                   decision="SHOULD: the reference broker is one conforming implementation, not the spec; a "
+                            "difference in a field a clause covers is reported under that clause instead.")]
+
+
 class Catalogue:
     """The clauses of one protocol, looked up by ID."""
 
     def __init__(self, protocol: str, clauses: list[Clause]):
         self.protocol = protocol
         self._by_id: dict[str, Clause] = {}
-        for clause in clauses:
+        for clause in [*clauses, *engine_clauses(protocol)]:
             if clause.protocol != protocol:
                 raise ValueError(f"clause {clause.id!r} does not belong to protocol {protocol!r}")
             if clause.id in self._by_id:

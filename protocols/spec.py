@@ -94,6 +94,13 @@ class ProtocolSpec:
     #: case uses it: ``login(target, session)``, e.g. an authentication the target requires. It does nothing when
     #: the run gave no credentials. Empty: sessions are used as opened.
     login: str = ""
+    #: differential mode: answer fields two conforming servers may fill differently (generated ids, hosts, ports,
+    #: timestamps, throttle times, messages), as globs over the dotted field path of the decoded answer without
+    #: list indices, e.g. "*.throttle_time_ms" or "MetadataResponse*.brokers.host"
+    volatile_fields: tuple[str, ...] = ()
+    #: differential mode: answer fields a clause covers (glob as above -> clause id); a difference in any other
+    #: field is reported under "<name>.differential.same-answer" (SHOULD)
+    field_clauses: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         if not self.endpoints:

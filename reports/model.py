@@ -23,6 +23,7 @@ class Verdict(enum.Enum):
     TARGET_DOWN = "TARGET-DOWN"  # the target died earlier in the run: the case could not run (the run fails)
     BLOCKED = "BLOCKED"  # a precondition (create a topic, produce, join) failed: the clause was not reached
     FLAKY = "FLAKY"  # failed, then passed when run again (--confirm N)
+    DIVERGENT = "DIVERGENT"  # answered otherwise than the reference broker (--differential)
 
 
 class Divergence(AssertionError):
@@ -35,10 +36,31 @@ class Divergence(AssertionError):
         self.note = note
         super().__init__(f"{clause.id}: expected {expected}; got {actual}" + (f" ({note})" if note else ""))
 
+    def with_note(self, note: str) -> "Divergence":
+        """The same divergence (of the same kind) with another note."""
+        noted = type(self).__new__(type(self))
+        noted.__dict__.update(self.__dict__, note=note)
+        noted.args = (f"{self.clause.id}: expected {self.expected}; got {self.actual}" + (f" ({note})" if note else ""),)
+        return noted
+
     @property
     def verdict(self) -> Verdict:
         """NON-STRICT for a SHOULD clause (the plugin turns it into FAILED under --strict)."""
         return Verdict.NON_STRICT if self.clause.level is Level.SHOULD else Verdict.FAILED
+
+
+class Differs(Divergence):
+    """--differential: the target answered otherwise than the reference broker on the same conversation. Under
+    a MUST clause it fails the run; under a SHOULD clause only with --strict."""
+
+    def __init__(self, clause: Clause, path: str, expected: str, actual: str, requests: int = 0, note: str = ""):
+        self.path = path  # the first differing field
+        self.requests = requests  # requests on the connection up to the differing answer
+        super().__init__(clause, expected, actual, note)
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict.DIVERGENT
 
 
 class TargetDied(Divergence):

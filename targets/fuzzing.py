@@ -15,7 +15,7 @@ from collections import deque
 from typing import Callable, Iterable
 
 from wirecheck.protocols.reactions import CLOSE, ERROR, MALFORMED, RESET, SILENCE, Observation
-from wirecheck.reports.model import Divergence, Verdict
+from wirecheck.reports.model import Differs, Divergence, Verdict
 from wirecheck.strategies.engine import Adapter, Mutant, Progress, bisect, numbered, plan_batches, wants_keepalive
 from wirecheck.targets.session import Outcome, Reply, Session
 
@@ -79,9 +79,12 @@ class _Judge:
         for position, mutant in enumerate(batch):
             reaction = mutant.reaction
             patience = reaction.patience if SILENCE in reaction.outcomes else None
-            obs = observe(self.adapter, mutant, session.recv(patience))
-            while obs.kind == ERROR and reaction.errors_before_close and ERROR not in reaction.outcomes:
+            try:
                 obs = observe(self.adapter, mutant, session.recv(patience))
+                while obs.kind == ERROR and reaction.errors_before_close and ERROR not in reaction.outcomes:
+                    obs = observe(self.adapter, mutant, session.recv(patience))
+            except Differs as differs:  # --differential: the reference broker reacted otherwise to this mutant
+                return (mutant, differs), False, []
             divergence = reaction.judge(obs, self.catalogue)
             if divergence is not None:
                 if divergence.verdict is Verdict.FAILED:
@@ -91,7 +94,10 @@ class _Judge:
                 return None, False, batch[position + 1:]
         if not wants_keepalive(batch):
             return None, False, []
-        failure, usable = self._keepalive(session, batch[-1])
+        try:
+            failure, usable = self._keepalive(session, batch[-1])
+        except Differs as differs:
+            return (batch[-1], differs), False, []
         return failure, usable, []
 
     def _keepalive(self, session: Session, last: Mutant):
@@ -278,11 +284,13 @@ def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, c
     sent: deque[Mutant] = deque(maxlen=SENT_KEPT)
     progress = Progress()
     try:
+        if getattr(target, "differential", False):  # one batch at a time: both servers see the same order
+            window = 1
         run(connect or target.connect, adapter, _remembered(mutants, sent), count, progress=progress, window=window)
     except MutantFailed as failed:
         div = failed.divergence
         note = f"{failed.mutant.label()}; --fuzz-seed={seed}" + (f"; {div.note}" if div.note else "")
-        raise Divergence(div.clause, div.expected, div.actual, note=note[:2000]) from None
+        raise div.with_note(note[:2000]) from None
     except TargetLost as lost:
         raise _died(target, adapter, lost.divergence, lost.suspects, seed) from None
     except Divergence as lost:  # no new connection: the target died while batches were in flight

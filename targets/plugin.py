@@ -79,6 +79,9 @@ def pytest_addoption(parser):
     group.addoption("--confirm", type=int, default=None, metavar="N",
                     help="re-run a failed case N times; FLAKY when a re-run passes (fails the run only with "
                          "--strict). Default 0, 2 with --fuzz=nightly")
+    group.addoption("--differential", action="store_true",
+                    help="also send every conversation to a clean bundled reference broker and report answers "
+                         "that differ (DIVERGENT; outside the fields a clause covers, it fails only with --strict)")
     group.addoption("--example-db", default=None, metavar="DIR|none",
                     help="Hypothesis' storage: example database and caches (default: "
                          "$XDG_CACHE_HOME/wirecheck/hypothesis, outside the checkout; 'none': no example database)")
@@ -97,7 +100,8 @@ def _options(config) -> RunOptions:
         tls_ca=config.getoption("target_ca"), tls_verify=not config.getoption("target_insecure"),
         hypothesis_seed=config.getoption("hypothesis_seed", default=None),
         argv=list(config.invocation_params.args),
-        target_restart=config.getoption("target_restart"), confirm=config.getoption("confirm"))
+        target_restart=config.getoption("target_restart"), confirm=config.getoption("confirm"),
+        differential=config.getoption("differential"))
 
 
 def pytest_configure(config):

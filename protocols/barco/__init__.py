@@ -81,4 +81,5 @@ SPEC = ProtocolSpec(
     version_param="version",
     capture=CaptureSupport("wirecheck.protocols.barco.capture", unframeable_clause="barco.framing.oversize"),
     faults=FAULTS,
+    field_clauses={"*.stream_id": "barco.framing.stream-id-echo"},
 )

@@ -57,4 +57,7 @@ SPEC = ProtocolSpec(
     version_param="version",
     capture=CaptureSupport("wirecheck.protocols.fluvio.capture", unframeable_clause="fluvio.framing.oversize"),
     faults=FAULTS,
+    volatile_fields=("*.modified_time",),  # when a consumer offset was last written, by the server's clock
+    field_clauses={"ProduceResponse*.base_offset": "fluvio.produce.offsets",
+                   "FetchResponse*.high_watermark": "fluvio.fetch.high-watermark"},
 )

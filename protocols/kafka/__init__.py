@@ -87,5 +87,11 @@ SPEC = ProtocolSpec(
     version_param="api_version",
     capture=CaptureSupport("wirecheck.protocols.kafka.capture", unframeable_clause="kafka.framing.size-prefix"),
     faults=FAULTS,
-    login="suites.kafka.login:login",  # SASL when --target-option kafka.sasl=USER:PASSWORD is given
+    login="wirecheck.suites.kafka.login:login",  # SASL when --target-option kafka.sasl=USER:PASSWORD is given
+    # where a broker listens, ids it generates (topic, cluster, producer, member, fetch session), throttling
+    # and free-text messages
+    volatile_fields=("*.Host", "*.Port", "*.TopicId", "*.ClusterId", "*.ProducerId", "*.MemberId", "*.SessionId",
+                     "*.ThrottleTimeMs", "*.ErrorMessage"),
+    field_clauses={"ProduceResponse*.BaseOffset": "kafka.produce.base-offset",
+                   "FetchResponse*.HighWatermark": "kafka.fetch.high-watermark"},
 )

@@ -45,4 +45,6 @@ SPEC = ProtocolSpec(
     version_param="version",
     capture=CaptureSupport("wirecheck.protocols.pravega.capture", unframeable_clause="pravega.framing.reply"),
     faults=FAULTS,
+    volatile_fields=("*.last_modified",),  # the segment store's clock
+    field_clauses={"*.request_id": "pravega.request-id.echo"},
 )

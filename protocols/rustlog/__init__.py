@@ -26,4 +26,11 @@ SPEC = ProtocolSpec(
                         dissect=dissect),),
     capture=CaptureSupport("wirecheck.protocols.rustlog.capture", unframeable_clause="rustlog.framing.oversize"),
     faults=FAULTS,
+    # the length follows the JSON text; append times and messages are the server's own
+    volatile_fields=("RustLogFrame.length", "*.timestamp", "Error.message", "MetricsFetchResponse.metrics*"),
+    field_clauses={"ProduceResponse.base_offset": "rustlog.produce.offsets",
+                   "FetchResponse.records.offset": "rustlog.fetch.records",
+                   "FetchResponse.records.payload": "rustlog.fetch.records",
+                   "FetchResponse.next_offset": "rustlog.fetch.next-offset",
+                   "OffsetFetchResponse.offset": "rustlog.commit.round-trip"},
 )

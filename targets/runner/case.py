@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 from wirecheck.protocols.clauses import Clause
 from wirecheck.protocols.spec import ProtocolSpec
-from wirecheck.reports.model import Blocked, Divergence, HarnessError, Verdict
+from wirecheck.reports.model import Blocked, Differs, Divergence, HarnessError, Verdict
 from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.differential import mirrored
 from wirecheck.targets.session import Session
 from wirecheck.targets.transport import open_session
 
@@ -57,6 +58,9 @@ class Target:
         self.transcript = state.transcript
         self.catalogue = state.spec.catalogue
         self._sessions: list[Session] = []
+        #: --differential: sessions are mirrored to the reference broker (cases that race connections against
+        #: each other run them one at a time, so that both servers see the same order)
+        self.differential = run.options.differential
 
     def connect(self, deadline: float | None = None, endpoint: str | None = None, login: bool = True) -> Session:
         """A session to the primary endpoint, or to the named one (of its transport: framed, http1, h2c); the
@@ -68,11 +72,28 @@ class Target:
         except OSError as exc:
             raise Divergence(survives_clause(self.spec), f"a connection to {address[0]}:{address[1]}",
                              f"connect failed: {exc}") from None
+        oracle = self._run.oracle(self.spec.name)
+        if oracle is not None:  # --differential: the same bytes to the reference broker, answers compared
+            session = self._mirrored(session, oracle, endpoint, deadline)
         self._sessions.append(session)
         if login and self.spec.login:
             module, _, function = self.spec.login.partition(":")
             getattr(importlib.import_module(module), function)(self, session)
         return session
+
+    def _mirrored(self, session, oracle: "TargetInfo", endpoint: str | None, deadline: float | None):
+        name = endpoint if endpoint is not None and endpoint != self.spec.primary.name else None
+        shared = self.spec.endpoint(name).shares_port_with if name else ""
+        address = oracle.address if name is None else oracle.endpoints.get(shared or name)
+        if address is None:
+            return session
+        try:
+            twin = open_session(address, self.spec.endpoint(endpoint), Transcript(self.spec.name),
+                                deadline or self.deadline)
+        except OSError as exc:
+            session.close()
+            raise HarnessError(f"--differential: the reference broker does not accept a connection: {exc}") from None
+        return mirrored(session, twin, self.spec, self.spec.endpoint(endpoint))
 
     def endpoint_address(self, endpoint: str | None = None) -> tuple[str, int]:
         """Where an endpoint listens: the target's address for the primary, else a known address (reference
@@ -114,7 +135,7 @@ class Target:
         try:
             yield
         except Divergence as div:
-            if div.clause.id == self.case_id:
+            if div.clause.id == self.case_id or isinstance(div, Differs):  # a difference is not a failed setup
                 raise
             raise Blocked(what, div) from div
 

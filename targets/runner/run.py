@@ -61,6 +61,7 @@ class RunOptions:
     argv: list[str] = field(default_factory=list)
     target_restart: str | None = None  # a shell command that (re)starts the given target(s)
     confirm: int | None = None  # re-runs of a failed case (None: the fuzz profile's default)
+    differential: bool = False  # also send every conversation to a clean reference broker and compare the answers
 
 
 class Run:
@@ -86,6 +87,8 @@ class Run:
         self._counter = itertools.count()
         self._targets: dict[str, TargetInfo] | None = None
         self.broker = None  # BrokerProcess when we launched the reference
+        self.oracle_broker = None  # --differential: the clean reference broker answers are compared with
+        self._oracles: dict[str, TargetInfo] | None = None
         self.collected_protocols: set[str] = set()  # the reference broker runs only these personalities
         self.report_dir = Path(options.report_dir).resolve() / self.run_id
         self.tls = client_context(options.tls_ca, options.tls_verify) if options.tls else None
@@ -113,8 +116,9 @@ class Run:
         }
 
     def finish(self) -> None:
-        if self.broker is not None:
-            self.broker.stop()
+        for broker in (self.broker, self.oracle_broker):
+            if broker is not None:
+                broker.stop()
 
     # -- targets
 
@@ -189,20 +193,32 @@ class Run:
         return None if info.reference else self.tls
 
     def _launch_reference(self) -> dict[str, TargetInfo]:
+        self.broker = self._launch(self.options.reference_faults, "broker")
+        return self._reference_targets(self.broker)
+
+    def _launch(self, faults: list[str], stem: str):
         from wirecheck.targets.launcher import launch
 
-        workdir = self.report_dir / f"broker-{self.worker}-{next(self._counter)}"
-        self.broker = launch(protocols=sorted(self.collected_protocols) or None,
-                             faults=self.options.reference_faults, workdir=workdir,
-                             extra_args=["--retention-records", "5000", "--segment-records", "1000",
-                                         *self.options.reference_args])
-        host = self.broker.host
-        return {name: TargetInfo(name, (host, port), reference=True, endpoints=self._reference_endpoints(name))
-                for name, port in self.broker.ports.items() if name in self.specs}
+        workdir = self.report_dir / f"{stem}-{self.worker}-{next(self._counter)}"
+        return launch(protocols=sorted(self.collected_protocols) or None, faults=faults, workdir=workdir,
+                      extra_args=["--retention-records", "5000", "--segment-records", "1000",
+                                  *self.options.reference_args])
 
-    def _reference_endpoints(self, protocol: str) -> dict[str, tuple[str, int]]:
-        """The launched broker's listeners for a protocol's other endpoints (e.g. Fluvio's "sc")."""
-        return {e: (self.broker.host, p) for e, p in self.broker.endpoints.get(protocol, {}).items()}
+    def _reference_targets(self, broker) -> dict[str, TargetInfo]:
+        """Each personality of a launched broker, with its listeners for the protocol's other endpoints."""
+        return {name: TargetInfo(name, (broker.host, port), reference=True,
+                                 endpoints={e: (broker.host, p) for e, p in broker.endpoints.get(name, {}).items()})
+                for name, port in broker.ports.items() if name in self.specs}
+
+    def oracle(self, protocol: str) -> TargetInfo | None:
+        """--differential: the clean reference broker's listener for ``protocol`` (launched on first use, with
+        --reference-arg but never --reference-fault); None without --differential."""
+        if not self.options.differential:
+            return None
+        if self._oracles is None:
+            self.oracle_broker = self._launch([], "oracle")
+            self._oracles = self._reference_targets(self.oracle_broker)
+        return self._oracles.get(protocol)
 
     def target_options(self, protocol: str) -> dict[str, str]:
         """``--target-option PROTOCOL.KEY=VALUE`` settings for one protocol."""
@@ -321,6 +337,8 @@ class Run:
         args.append(f"--fuzz-seed={self.budget.seed}")
         if self.strict:
             args.append("--strict")
+        if self.options.differential:
+            args.append("--differential")
         if self.tls is not None and info is not None and not info.reference:
             args += ["--target-tls"] + (["--target-ca", self.options.tls_ca] if self.options.tls_ca else []) + \
                 (["--target-insecure"] if not self.options.tls_verify else [])

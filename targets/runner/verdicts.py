@@ -5,7 +5,8 @@ NON-STRICT unless ``--strict``), :class:`Unimplemented` (the target does not adv
 whose reason starts with NOT-RUN (no target speaks the protocol) or TARGET-DOWN (its target died earlier),
 :class:`Blocked` (a precondition failed: the clause under test was never reached). Anything else is the
 harness's own ERROR. A vendor's baseline turns known failures into XFAIL and a listed case that passes into
-XPASS. A failure that passes when run again (``--confirm N``) is FLAKY (:func:`flaky`).
+XPASS. A failure that passes when run again (``--confirm N``) is FLAKY (:func:`flaky`). An answer that differs
+from the reference broker's (``--differential``, :class:`Differs`) is DIVERGENT.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wirecheck.reports.baseline import Baseline
-from wirecheck.reports.model import Blocked, Divergence, HarnessError, Unimplemented, Verdict
+from wirecheck.protocols.clauses import Level
+from wirecheck.reports.model import Blocked, Differs, Divergence, HarnessError, Unimplemented, Verdict
 
 NOT_RUN = "NOT-RUN"
 TARGET_DOWN = "TARGET-DOWN"
@@ -43,6 +45,9 @@ def classify(exc: BaseException | None, when: str, skip_reason: str | None, stri
         return Classified(Verdict.UNIMPLEMENTED, str(exc), outcome="skipped", longrepr=f"{UNIMPLEMENTED}: {exc}")
     if isinstance(exc, Blocked):
         return Classified(Verdict.BLOCKED, str(exc), outcome="skipped", longrepr=f"BLOCKED: {exc}")
+    if isinstance(exc, Differs):  # --differential: fails the run under a MUST clause, or a SHOULD one with --strict
+        passes = exc.clause.level is Level.SHOULD and not strict
+        return Classified(Verdict.DIVERGENT, str(exc), exc, outcome="passed" if passes else None)
     if isinstance(exc, Divergence):
         if exc.verdict is Verdict.NON_STRICT and not strict:
             return Classified(Verdict.NON_STRICT, str(exc), exc, outcome="passed")

@@ -1,0 +1,215 @@
+"""Differential mode (``--differential``): every conversation a case has with the target is also had, byte for
+byte, with the bundled reference broker (the oracle), and each answer is compared with the oracle's.
+
+Both answers are decoded with the protocol's scapy layers (``Endpoint.dissect``) and flattened to dotted field
+paths (``MetadataResponse.brokers[0].port``). Fields that two conforming servers may fill differently (ids,
+hosts, ports, timestamps, throttle times, messages) are declared per protocol in
+``ProtocolSpec.volatile_fields``, never decided here. The first remaining difference raises :class:`Differs`
+(verdict DIVERGENT): under the clause that covers the field (``ProtocolSpec.field_clauses``), else under the
+protocol's SHOULD-level ``<name>.differential.same-answer`` clause, so ``--strict`` decides whether it fails the
+run. It is raised where the answer is read, inside the case, so Hypothesis shrinks the conversation to the
+shortest one that still differs. What ended a connection (closed or reset) counts as the same outcome. An
+endpoint without layers (e.g. Fluvio's SC) is still mirrored, so that both servers hold the same state, and only
+its outcomes are compared.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from fnmatch import fnmatchcase
+
+from wirecheck.protocols.clauses import differential_clause_id
+from wirecheck.protocols.spec import Endpoint, ProtocolSpec
+from wirecheck.reports.model import Differs
+from wirecheck.targets.session import Outcome, Reply
+
+_INDEX = re.compile(r"\[\d+\]")
+MAX_SHOWN = 1500  # characters of each decoded answer in a divergence
+REQUEST_LIMIT = 1 << 31  # hostile requests may claim any length; they are split here only to pair answers
+
+
+def flatten(packet, prefix: str = "") -> dict[str, object]:
+    """A scapy packet as {dotted field path: value}: nested packets, lists and JSON-like values included, a list
+    as its elements (``path[i]``) and its length (``path.count``)."""
+    from scapy.packet import NoPayload
+
+    fields: dict[str, object] = {}
+    path = f"{prefix}{type(packet).__name__}"
+    for field in packet.fields_desc:
+        _leaves(packet.getfieldval(field.name), f"{path}.{field.name}", fields)
+    if not isinstance(packet.payload, NoPayload):
+        fields.update(flatten(packet.payload, prefix))
+    return fields
+
+
+def _leaves(value, key: str, out: dict[str, object]) -> None:
+    from scapy.packet import Packet
+
+    if isinstance(value, Packet):
+        out.update(flatten(value, key + "."))
+    elif isinstance(value, dict):
+        for name, item in value.items():
+            _leaves(item, f"{key}.{name}", out)
+        out[f"{key}.keys"] = sorted(map(str, value))
+    elif isinstance(value, list) and any(isinstance(v, (Packet, dict, list)) for v in value):
+        for i, item in enumerate(value):
+            _leaves(item, f"{key}[{i}]", out)
+        out[f"{key}.count"] = len(value)
+    else:
+        out[key] = value
+
+
+def _volatile(path: str, patterns: tuple[str, ...]) -> bool:
+    bare = _INDEX.sub("", path)
+    return any(fnmatchcase(bare, pattern) for pattern in patterns)
+
+
+def _outcome(reply: Reply) -> str:
+    if reply.is_frame:
+        return "an answer"
+    if reply.ended:
+        return "the connection ended"
+    return str(reply.outcome.value)
+
+
+class Comparator:
+    """Compares one endpoint's answers from the target and the oracle."""
+
+    def __init__(self, spec: ProtocolSpec, endpoint: Endpoint):
+        self.spec = spec
+        self.endpoint = endpoint
+        self.describe = endpoint.describe_answer or endpoint.describe
+
+    def fields(self, answer: bytes, request: bytes | None) -> dict[str, object] | None:
+        """The answer's fields (volatile ones left out), or None when the layers cannot decode it."""
+        try:
+            packet = self.endpoint.dissect(answer, request)
+        except Exception:  # noqa: BLE001 - an answer the layers cannot decode is compared as bytes
+            return None
+        volatile = self.spec.volatile_fields
+        return {path: value for path, value in flatten(packet).items() if not _volatile(path, volatile)}
+
+    def difference(self, request: bytes | None, ours: Reply, oracle: Reply) -> tuple[str, object, object] | None:
+        """(first differing field path, target's value, oracle's value), or None when they agree."""
+        if _outcome(ours) != _outcome(oracle):
+            return "outcome", _outcome(ours), _outcome(oracle)
+        if not ours.is_frame or self.endpoint.dissect is None:  # without layers, only the outcome is compared
+            return None
+        mine, theirs = self.fields(ours.frame, request), self.fields(oracle.frame, request)
+        if mine is None or theirs is None:  # what the layers cannot decode is compared byte for byte
+            if mine is None and theirs is None:
+                return None if ours.frame == oracle.frame else ("bytes", ours.frame[:64].hex(), oracle.frame[:64].hex())
+            return "decoding", "decodes" if mine is not None else "does not decode", \
+                "decodes" if theirs is not None else "does not decode"
+        for path in list(mine) + [p for p in theirs if p not in mine]:
+            if mine.get(path, "<absent>") != theirs.get(path, "<absent>"):
+                return path, mine.get(path, "<absent>"), theirs.get(path, "<absent>")
+        return None
+
+    def clause_for(self, path: str):
+        bare = _INDEX.sub("", path)
+        for pattern, clause_id in self.spec.field_clauses.items():
+            if fnmatchcase(bare, pattern):
+                return self.spec.catalogue[clause_id]
+        return self.spec.catalogue[differential_clause_id(self.spec.name)]
+
+    def shown(self, reply: Reply) -> str:
+        text = self.describe(reply.frame) if reply.is_frame else str(reply)
+        return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
+
+
+class _Sockets:
+    """``session.sock`` of a mirrored session: a half-close reaches both servers; anything else the target's."""
+
+    def __init__(self, ours: socket.socket, oracle: socket.socket):
+        self._ours, self._oracle = ours, oracle
+
+    def shutdown(self, how: int) -> None:
+        for sock in (self._oracle, self._ours):
+            try:
+                sock.shutdown(how)
+            except OSError:
+                pass
+
+    def __getattr__(self, name):
+        return getattr(self._ours, name)
+
+
+class MirroredSession:
+    """A framed session to the target whose every byte also goes to the oracle, and whose every answer is
+    compared with the oracle's answer to the same bytes. Reads as a :class:`targets.session.Session`."""
+
+    def __init__(self, ours, oracle, comparator: Comparator):
+        self._ours, self._oracle, self._comparator = ours, oracle, comparator
+        self._sent: list[bytes] = []  # this connection's requests so far: the conversation a difference shows
+        self._unsplit = bytearray()  # sent bytes not yet a whole frame
+        self._unanswered: list[bytes] = []  # whole request frames in order: an answer is decoded with the oldest
+        self.sock = _Sockets(ours.sock, oracle.sock)
+
+    def __getattr__(self, name):
+        return getattr(self._ours, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._oracle.close()
+        self._ours.close()
+
+    def send(self, data: bytes, decode: bool = True) -> bool:
+        self._sent.append(bytes(data))
+        self._unsplit += data
+        frames, used, problem = self._ours.framing.split(self._unsplit, REQUEST_LIMIT)
+        self._unanswered += frames
+        del self._unsplit[:len(self._unsplit) if problem else used]  # an unframeable request never gets a frame
+        self._oracle.send(data, decode=decode)
+        return self._ours.send(data, decode=decode)
+
+    def recv(self, deadline: float | None = None) -> Reply:
+        ours = self._ours.recv(deadline)
+        # The oracle gets as long as the target had; a silent target has used it up, and then the oracle gets
+        # at least its own deadline.
+        oracle = self._oracle.recv(deadline)
+        self._check(ours, oracle)
+        return ours
+
+    def request(self, data: bytes, deadline: float | None = None) -> Reply:
+        self.send(data)
+        return self.recv(deadline)
+
+    def expect_end(self, deadline: float | None = None) -> Reply:
+        ours = self._ours.expect_end(deadline)
+        oracle = self._oracle.expect_end(deadline)
+        if _outcome(ours) != _outcome(oracle) and (ours.ended or oracle.ended):
+            self._raise("outcome", _outcome(ours), _outcome(oracle), ours, oracle)
+        return ours
+
+    def _check(self, ours: Reply, oracle: Reply) -> None:
+        # Servers answer in request order; both answers are decoded with the same request, so a request that
+        # got no answer (e.g. Kafka's acks=0) cannot make equal answers differ.
+        request = self._unanswered.pop(0) if self._unanswered and ours.is_frame else None
+        found = self._comparator.difference(request, ours, oracle)
+        if found is not None:
+            self._raise(*found, ours, oracle)
+
+    def _raise(self, path: str, mine, theirs, ours: Reply, oracle: Reply) -> None:
+        comparator = self._comparator
+        conversation = " | ".join(frame.hex()[:200] for frame in self._sent[-8:])
+        self._ours.transcript.note(f"differential: first difference at {path}: target {mine!r}, "
+                                   f"reference broker {theirs!r}"[:2000])
+        raise Differs(comparator.clause_for(path), path, f"the reference broker's answer: {comparator.shown(oracle)}",
+                      f"{comparator.shown(ours)}", requests=len(self._sent),
+                      note=f"first difference at {path}: target {mine!r}, reference broker {theirs!r}; "
+                           f"{len(self._sent)} request(s) on this connection: {conversation}"[:2000])
+
+
+def mirrored(ours, oracle, spec: ProtocolSpec, endpoint: Endpoint):
+    """``ours`` mirrored to ``oracle`` when the endpoint is framed (HTTP endpoints are not compared yet)."""
+    if endpoint.transport != "framed":
+        oracle.close()
+        return ours
+    return MirroredSession(ours, oracle, Comparator(spec, endpoint))
