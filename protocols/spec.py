@@ -101,6 +101,9 @@ class ProtocolSpec:
     #: differential mode: answer fields a clause covers (glob as above -> clause id); a difference in any other
     #: field is reported under "<name>.differential.same-answer" (SHOULD)
     field_clauses: Mapping[str, str] = field(default_factory=dict)
+    #: differential mode: fields the layers leave as bytes that hold structure of their own (glob as above ->
+    #: "module:function" turning the bytes into plain values), e.g. Kafka's record batches
+    field_decoders: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         if not self.endpoints:

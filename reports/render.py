@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from wirecheck.reports.model import Divergence
+from wirecheck.reports.model import Differs, Divergence
 
 
 def render_failure(state, div: Divergence, reproduce: str, notes: list[str] = ()) -> str:
     clause = div.clause
+    verdict = "DIVERGENT" if isinstance(div, Differs) else "FAILED"
     lines = [
-        f"wirecheck FAILED {state.case_id}" + (f" (violates {clause.id})" if clause.id != state.case_id else ""),
+        f"wirecheck {verdict} {state.case_id}" + (f" (violates {clause.id})" if clause.id != state.case_id else ""),
         f"  clause    [{clause.level.value}] {clause.requirement}",
         f"  source    {clause.source}",
     ]
+    if isinstance(div, Differs):
+        lines.append(f"  differs   at {div.path} (target vs the reference broker on the same conversation)")
     if getattr(div, "step", None):  # reports.model.TargetDied
         lines.append(f"  died      {div}")
     if clause.decision:

@@ -7,7 +7,7 @@ from wirecheck.reports.events import VerdictReached
 
 MATRIX_MARK = {"OK": "ok", "NON-STRICT": "ns", "UNIMPLEMENTED": "--", "FAILED": "FAIL", "ERROR": "ERR",
                "XFAIL": "xf", "XPASS": "XP", "NOT-RUN": "..", "TARGET-DOWN": "DOWN", "BLOCKED": "blk",
-               "FLAKY": "flk"}
+               "FLAKY": "flk", "DIVERGENT": "div"}
 
 
 class TerminalSummary:

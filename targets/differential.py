@@ -15,9 +15,11 @@ its outcomes are compared.
 
 from __future__ import annotations
 
+import importlib
 import re
 import socket
 from fnmatch import fnmatchcase
+from typing import Callable
 
 from wirecheck.protocols.clauses import differential_clause_id
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
@@ -29,35 +31,45 @@ MAX_SHOWN = 1500  # characters of each decoded answer in a divergence
 REQUEST_LIMIT = 1 << 31  # hostile requests may claim any length; they are split here only to pair answers
 
 
-def flatten(packet, prefix: str = "") -> dict[str, object]:
+Decoders = Callable[[str], Callable[[bytes], object] | None]
+
+
+def flatten(packet, prefix: str = "", decoder: Decoders = lambda path: None) -> dict[str, object]:
     """A scapy packet as {dotted field path: value}: nested packets, lists and JSON-like values included, a list
-    as its elements (``path[i]``) and its length (``path.count``)."""
+    as its elements (``path[i]``) and its length (``path.count``); ``decoder(path)`` may turn bytes into values."""
     from scapy.packet import NoPayload
 
     fields: dict[str, object] = {}
     path = f"{prefix}{type(packet).__name__}"
     for field in packet.fields_desc:
-        _leaves(packet.getfieldval(field.name), f"{path}.{field.name}", fields)
+        _leaves(packet.getfieldval(field.name), f"{path}.{field.name}", fields, decoder)
     if not isinstance(packet.payload, NoPayload):
-        fields.update(flatten(packet.payload, prefix))
+        fields.update(flatten(packet.payload, prefix, decoder))
     return fields
 
 
-def _leaves(value, key: str, out: dict[str, object]) -> None:
+def _leaves(value, key: str, out: dict[str, object], decoder: Decoders) -> None:
     from scapy.packet import Packet
 
+    if isinstance(value, (bytes, bytearray)) and (decode := decoder(key)) is not None:
+        value = decode(bytes(value))
     if isinstance(value, Packet):
-        out.update(flatten(value, key + "."))
+        out.update(flatten(value, key + ".", decoder))
     elif isinstance(value, dict):
         for name, item in value.items():
-            _leaves(item, f"{key}.{name}", out)
+            _leaves(item, f"{key}.{name}", out, decoder)
         out[f"{key}.keys"] = sorted(map(str, value))
     elif isinstance(value, list) and any(isinstance(v, (Packet, dict, list)) for v in value):
         for i, item in enumerate(value):
-            _leaves(item, f"{key}[{i}]", out)
+            _leaves(item, f"{key}[{i}]", out, decoder)
         out[f"{key}.count"] = len(value)
     else:
         out[key] = value
+
+
+def _function(name: str):
+    module, _, attribute = name.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def _volatile(path: str, patterns: tuple[str, ...]) -> bool:
@@ -80,6 +92,11 @@ class Comparator:
         self.spec = spec
         self.endpoint = endpoint
         self.describe = endpoint.describe_answer or endpoint.describe
+        self._decoders = {pattern: _function(name) for pattern, name in spec.field_decoders.items()}
+
+    def decoder(self, path: str):
+        bare = _INDEX.sub("", path)
+        return next((f for pattern, f in self._decoders.items() if fnmatchcase(bare, pattern)), None)
 
     def fields(self, answer: bytes, request: bytes | None) -> dict[str, object] | None:
         """The answer's fields (volatile ones left out), or None when the layers cannot decode it."""
@@ -88,7 +105,8 @@ class Comparator:
         except Exception:  # noqa: BLE001 - an answer the layers cannot decode is compared as bytes
             return None
         volatile = self.spec.volatile_fields
-        return {path: value for path, value in flatten(packet).items() if not _volatile(path, volatile)}
+        return {path: value for path, value in flatten(packet, decoder=self.decoder).items()
+                if not _volatile(path, volatile)}
 
     def difference(self, request: bytes | None, ours: Reply, oracle: Reply) -> tuple[str, object, object] | None:
         """(first differing field path, target's value, oracle's value), or None when they agree."""

@@ -350,6 +350,8 @@ def pytest_runtest_makereport(item, call):
     else:
         result = apply_baseline(run.baseline, state.case_id, classify(exc, call.when, skip_reason, run.strict))
     _set_pytest_outcome(item, rep, result)
+    if result.divergence is not None:
+        _note_example(state, exc)
     state.verdict = result.verdict
     state.recorded = True
     keep = result.verdict not in (Verdict.OK, Verdict.NOT_RUN, Verdict.UNIMPLEMENTED) or run.options.keep_transcripts
@@ -361,6 +363,16 @@ def pytest_runtest_makereport(item, call):
     if result.verdict is Verdict.FAILED and div is not None and div.clause.id in run.options.stop_at_clause:
         item.session.shouldfail = f"{div.clause.id} reported FAILED (--stop-at-clause)"
     return rep
+
+
+def _note_example(state: CaseState, exc: BaseException | None) -> None:
+    """Hypothesis' falsifying example (the shrunk one, as the notes on what it raised say) into the transcript,
+    where the failing conversation is: a vendor sees both the example and the bytes."""
+    notes = [note for raised in (exc, unwrap(exc) if exc is not None else None) if raised is not None
+             for note in getattr(raised, "__notes__", [])]
+    example = "\n".join(dict.fromkeys(note for note in notes if note.strip()))
+    if any(mark in example for mark in ("Falsifying", "Failing test case", "state = ")):
+        state.transcript.note(f"Hypothesis' shrunk example:\n{example}"[:4000])
 
 
 def _set_pytest_outcome(item, rep, result) -> None:

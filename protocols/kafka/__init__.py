@@ -91,7 +91,10 @@ SPEC = ProtocolSpec(
     # where a broker listens, ids it generates (topic, cluster, producer, member, fetch session), throttling
     # and free-text messages
     volatile_fields=("*.Host", "*.Port", "*.TopicId", "*.ClusterId", "*.ProducerId", "*.MemberId", "*.SessionId",
-                     "*.ThrottleTimeMs", "*.ErrorMessage"),
+                     "*.ThrottleTimeMs", "*.ErrorMessage",
+                     # batch timestamps (a control batch's are the broker's clock) and the CRC that covers them
+                     "*.Records.base_timestamp", "*.Records.max_timestamp", "*.Records.crc"),
+    field_decoders={"*.Records": "wirecheck.protocols.kafka.records:batches_as_fields"},
     field_clauses={"ProduceResponse*.BaseOffset": "kafka.produce.base-offset",
                    "FetchResponse*.HighWatermark": "kafka.fetch.high-watermark"},
 )

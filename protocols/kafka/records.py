@@ -258,6 +258,22 @@ def decode_batches(data: bytes, allow_partial_tail: bool = False, verify_crc: bo
     return batches
 
 
+def batches_as_fields(data: bytes | None) -> list[dict] | bytes | None:
+    """A Records field as plain values (batch header fields, and each record), for comparing two servers' answers
+    field by field (differential mode); bytes that are not v2 batches stay bytes."""
+    if not data or magic_of(data) != 2:
+        return data
+    try:
+        found = decode_batches(data, allow_partial_tail=True, verify_crc=False)
+    except DecodeError:
+        return data
+    return [{name: getattr(batch, name) for name in ("base_offset", "partition_leader_epoch", "compression",
+                                                     "log_append_time", "transactional", "control", "base_timestamp",
+                                                     "max_timestamp", "producer_id", "producer_epoch",
+                                                     "base_sequence", "crc")}
+            | {"records": [vars(record) for record in batch.records]} for batch in found]
+
+
 def _is_partial_tail(data: bytes, pos: int) -> bool:
     if len(data) - pos < 12:
         return True

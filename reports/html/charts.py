@@ -11,7 +11,7 @@ from pathlib import Path
 #: The report's verdict colours (assets/report.css), so charts and tables read alike.
 COLOURS = {"OK": "#7bd17b", "XFAIL": "#b7e4b7", "NON-STRICT": "#f5e07a", "XPASS": "#f5b97a", "FAILED": "#f07b7b",
            "ERROR": "#c77bf0", "UNIMPLEMENTED": "#d8d8d8", "NOT-RUN": "#eeeeee", "BLOCKED": "#a9c4e8",
-           "TARGET-DOWN": "#8a8a8a", "FLAKY": "#d9ec9a"}
+           "TARGET-DOWN": "#8a8a8a", "FLAKY": "#d9ec9a", "DIVERGENT": "#f0a37b"}
 PLOTLY_JS = "plotly.min.js"
 CONFIG = {"displaylogo": False, "responsive": True}
 

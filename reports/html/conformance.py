@@ -14,7 +14,7 @@ from pathlib import Path
 from wirecheck.reports.html import charts
 from wirecheck.reports.html.site import copy_assets, esc, page, pct, slug, table, verdict_cell, write
 
-LEGEND = ["OK", "XFAIL", "FLAKY", "NON-STRICT", "XPASS", "FAILED", "ERROR", "BLOCKED", "TARGET-DOWN", "UNIMPLEMENTED",
+LEGEND = ["OK", "XFAIL", "FLAKY", "NON-STRICT", "DIVERGENT", "XPASS", "FAILED", "ERROR", "BLOCKED", "TARGET-DOWN", "UNIMPLEMENTED",
           "NOT-RUN"]
 
 

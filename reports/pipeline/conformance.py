@@ -216,7 +216,7 @@ def flaky(cases: DataFrame) -> DataFrame:
 
 
 #: Verdicts whose cases get a page of their own in the report.
-FAILING = ("FAILED", "ERROR", "XPASS", "NON-STRICT")
+FAILING = ("FAILED", "ERROR", "XPASS", "NON-STRICT", "DIVERGENT")
 
 
 def flaky_candidates(cases: DataFrame) -> DataFrame:

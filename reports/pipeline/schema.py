@@ -69,7 +69,7 @@ RUN_RECORD = StructType([
 ])
 
 #: Verdicts that mean the case ran against a target and produced an answer about it.
-EXECUTED = ("OK", "NON-STRICT", "FAILED", "ERROR", "XFAIL", "XPASS", "FLAKY")
+EXECUTED = ("OK", "NON-STRICT", "FAILED", "ERROR", "XFAIL", "XPASS", "FLAKY", "DIVERGENT")
 #: Verdicts counted as passing in pass rates: the case held, or failed only as the vendor said it would, or
 #: failed once and passed when run again (FLAKY: counted among the flaky cases too).
 PASSING = ("OK", "NON-STRICT", "XFAIL", "FLAKY")
@@ -84,9 +84,10 @@ SEVERITY = {
     "XFAIL": 5,
     "FLAKY": 6,
     "NON-STRICT": 7,
-    "XPASS": 8,
-    "ERROR": 9,
-    "FAILED": 10,
+    "DIVERGENT": 8,  # answered otherwise than the reference broker (--differential)
+    "XPASS": 9,
+    "ERROR": 10,
+    "FAILED": 11,
 }
 
 #: Placeholder partition value for records with no target (NOT-RUN cases).

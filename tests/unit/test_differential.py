@@ -1,0 +1,54 @@
+"""The differential comparator: answers decoded with the layers, volatile fields ignored, the first difference
+named by its field path and reported under the clause that covers it; DIVERGENT fails the run only under a MUST
+clause or --strict."""
+
+from __future__ import annotations
+
+from wirecheck.protocols.clauses import Level
+from wirecheck.protocols.registry import all_specs
+from wirecheck.protocols.rustlog.layers import encode_frame
+from wirecheck.reports.model import Differs, Verdict
+from wirecheck.targets.differential import Comparator, flatten
+from wirecheck.targets.runner.verdicts import classify
+from wirecheck.targets.session import Outcome, Reply
+
+RUSTLOG = all_specs()["rustlog"]
+COMPARE = Comparator(RUSTLOG, RUSTLOG.primary)
+
+
+def fetched(next_offset: int, timestamp: int) -> Reply:
+    return Reply(Outcome.FRAME, encode_frame({"type": "FetchResponse", "next_offset": next_offset,
+                                              "records": [{"offset": 0, "timestamp": timestamp, "payload": "YQ=="}]}))
+
+
+def test_json_values_flatten_to_field_paths():
+    fields = flatten(RUSTLOG.primary.dissect(fetched(1, 5).frame, None))
+    assert fields["FetchResponse.records[0].timestamp"] == 5 and fields["FetchResponse.records.count"] == 1
+
+
+def test_volatile_fields_are_not_compared():
+    assert COMPARE.difference(None, fetched(1, 1795485508319175), fetched(1, 1795485508319047)) is None
+
+
+def test_the_first_difference_is_named_and_its_clause_found():
+    path, ours, theirs = COMPARE.difference(None, fetched(2, 1), fetched(1, 1))
+    assert (path, ours, theirs) == ("FetchResponse.next_offset", 2, 1)
+    assert COMPARE.clause_for(path).id == "rustlog.fetch.next-offset"
+    assert COMPARE.clause_for("Error.details").id == "rustlog.differential.same-answer"
+
+
+def test_closed_and_reset_are_one_outcome_but_an_answer_is_another():
+    closed, reset = Reply(Outcome.CLOSED), Reply(Outcome.RESET)
+    assert COMPARE.difference(None, closed, reset) is None
+    assert COMPARE.difference(None, fetched(1, 1), closed) == ("outcome", "an answer", "the connection ended")
+
+
+def test_divergent_fails_the_run_under_a_must_clause_or_strict():
+    should = Differs(RUSTLOG.catalogue["rustlog.differential.same-answer"], "Error.details", "x", "y")
+    must = Differs(RUSTLOG.catalogue["rustlog.fetch.next-offset"], "FetchResponse.next_offset", "1", "2")
+    assert should.clause.level is Level.SHOULD and must.clause.level is Level.MUST
+    assert classify(should, "call", None, strict=False).outcome == "passed"
+    assert classify(should, "call", None, strict=True).outcome is None  # pytest's own: failed
+    assert classify(must, "call", None, strict=False).outcome is None
+    assert {classify(d, "call", None, strict=s).verdict for d in (should, must) for s in (False, True)} == \
+        {Verdict.DIVERGENT}
