@@ -17,11 +17,16 @@ from collections import Counter
 from importlib import metadata
 from pathlib import Path
 
+from wirecheck.reports.replay import replay_document
 from wirecheck.reports.transcript import Transcript
 
 RUN_SCHEMA = "wirecheck.run/1"
 CASE_SCHEMA = "wirecheck.case/2"  # /2: protocol-neutral "message" and "version" (were "api", "api_version");
 # later /2 records add "attempts" and the verdicts TARGET-DOWN, BLOCKED, FLAKY (readers ignore unknown fields)
+
+
+#: verdicts of cases that passed or never talked to the target: no replay file
+NO_REPLAY = ("OK", "NOT-RUN", "UNIMPLEMENTED", "TARGET-DOWN")
 
 
 def _now() -> str:
@@ -55,6 +60,8 @@ class RunWriter:
                      "started_at": _now(), "finished_at": None, **meta, "totals": {}}
         self._slugs: Counter = Counter()
         self._started = False
+        #: what replay files need from the run (the name nonce, the deadline); None: no replay files
+        self.replay_context: dict | None = None
 
     # -- the event stream
 
@@ -71,7 +78,7 @@ class RunWriter:
         if event.keep_transcript and (state.transcript.events or state.attempts):
             transcript_path = self.write_transcript(state.case_id, state.nodeid, state.transcript, pcap=self.pcap,
                                                     attempts=state.attempts)
-        return {
+        record = {
             "case": state.case_id,
             "nodeid": state.nodeid,
             "protocol": state.spec.name,
@@ -92,6 +99,21 @@ class RunWriter:
             "worker": self.worker,
             "attempts": len(state.attempts) + 1,
         }
+        if transcript_path is not None and event.verdict.value not in NO_REPLAY:
+            record["replay"] = self.write_replay(record, state.transcript, transcript_path)
+        return record
+
+    def write_replay(self, record: dict, transcript: Transcript, transcript_path: str) -> str | None:
+        """The case's replay file beside its transcript (``replays/<same name>.json``); its relative path."""
+        if self.replay_context is None:
+            return None
+        document = replay_document(record, transcript, **self.replay_context)
+        if document is None:
+            return None
+        path = self.run_dir / "replays" / Path(transcript_path).name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document))
+        return str(path.relative_to(self.run_dir))
 
     def _ensure_started(self) -> None:
         if self._started:

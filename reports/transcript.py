@@ -27,6 +27,7 @@ class Event:
     detail: str = ""
     local: str = ""
     peer: str = ""
+    endpoint: str = ""  # connect events: the protocol endpoint the connection is to (replay files need it)
 
     @property
     def incoming(self) -> bool:
@@ -42,7 +43,7 @@ class Event:
                 out["truncated"] = True
             if self.decode:
                 out["decoded"] = _safe(describe, self.data)
-        for name in ("detail", "local", "peer"):
+        for name in ("detail", "local", "peer", "endpoint"):
             value = getattr(self, name)
             if value:
                 out[name] = value

@@ -137,6 +137,28 @@ class Comparator:
         return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
 
 
+class RequestQueue:
+    """The request frames sent on one connection, in order: servers answer in request order, so an answer is
+    decoded with the oldest request not yet answered."""
+
+    def __init__(self, framing):
+        self._framing = framing
+        self._unsplit = bytearray()  # sent bytes not yet a whole frame
+        self._frames: list[bytes] = []
+
+    def sent(self, data: bytes) -> None:
+        self._unsplit += data
+        frames, used, problem = self._framing.split(self._unsplit, REQUEST_LIMIT)
+        self._frames += frames
+        del self._unsplit[:len(self._unsplit) if problem else used]  # an unframeable request never gets a frame
+
+    def answered(self) -> bytes | None:
+        """The request an answer frame answers (None when none is waiting). A request that got no answer (e.g.
+        Kafka's acks=0) pairs later answers with the wrong request; both sides are decoded with the same one,
+        so equal answers still compare equal."""
+        return self._frames.pop(0) if self._frames else None
+
+
 class _Sockets:
     """``session.sock`` of a mirrored session: a half-close reaches both servers; anything else the target's."""
 
@@ -161,8 +183,7 @@ class MirroredSession:
     def __init__(self, ours, oracle, comparator: Comparator):
         self._ours, self._oracle, self._comparator = ours, oracle, comparator
         self._sent: list[bytes] = []  # this connection's requests so far: the conversation a difference shows
-        self._unsplit = bytearray()  # sent bytes not yet a whole frame
-        self._unanswered: list[bytes] = []  # whole request frames in order: an answer is decoded with the oldest
+        self._requests = RequestQueue(ours.framing)
         self.sock = _Sockets(ours.sock, oracle.sock)
 
     def __getattr__(self, name):
@@ -180,10 +201,7 @@ class MirroredSession:
 
     def send(self, data: bytes, decode: bool = True) -> bool:
         self._sent.append(bytes(data))
-        self._unsplit += data
-        frames, used, problem = self._ours.framing.split(self._unsplit, REQUEST_LIMIT)
-        self._unanswered += frames
-        del self._unsplit[:len(self._unsplit) if problem else used]  # an unframeable request never gets a frame
+        self._requests.sent(data)
         self._oracle.send(data, decode=decode)
         return self._ours.send(data, decode=decode)
 
@@ -207,9 +225,7 @@ class MirroredSession:
         return ours
 
     def _check(self, ours: Reply, oracle: Reply) -> None:
-        # Servers answer in request order; both answers are decoded with the same request, so a request that
-        # got no answer (e.g. Kafka's acks=0) cannot make equal answers differ.
-        request = self._unanswered.pop(0) if self._unanswered and ours.is_frame else None
+        request = self._requests.answered() if ours.is_frame else None
         found = self._comparator.difference(request, ours, oracle)
         if found is not None:
             self._raise(*found, ours, oracle)

@@ -122,6 +122,7 @@ def pytest_configure(config):
         raise pytest.UsageError(str(exc)) from None
     run.writer = RunWriter(Path(run.options.report_dir), run.run_id, run.worker, run.metadata(),
                            pcap=run.options.pcap)
+    run.writer.replay_context = {"nonce": run.nonce, "deadline": run.deadline}
     run.summary = TerminalSummary()
     for reporter in (run.writer, SummaryPage(run.writer), run.summary, AllureReporter()):
         run.events.subscribe(reporter)

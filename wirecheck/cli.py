@@ -3,6 +3,7 @@
     wirecheck run [SUITE ...] [PYTEST OPTIONS]   the conformance suites (all, or e.g. ``kafka fluvio``)
     wirecheck broker [BROKER OPTIONS]            the reference broker (same as ``wirecheck-broker``)
     wirecheck pipeline JOB [OPTIONS]             the Spark pipeline: ingest, report, gate, captures
+    wirecheck replay FILE|DIR --target HOST:PORT  play a failing case's replay file (or a corpus) against a target
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-COMMANDS = ("run", "broker", "pipeline")
+COMMANDS = ("run", "broker", "pipeline", "replay")
 
 
 def run_suites(argv: list[str]) -> int:
@@ -43,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         from wirecheck.targets.reference.__main__ import main as broker
 
         return broker(rest)
+    if command == "replay":
+        from wirecheck.targets.replay import main as replay
+
+        return replay(rest)
     from wirecheck.reports.pipeline.__main__ import main as pipeline
 
     return pipeline(rest)

@@ -24,7 +24,7 @@ class PeerGone(Exception):
 
 class Stream:
     def __init__(self, address: tuple[str, int], transcript: Transcript, connect_timeout: float = 3.0,
-                 tls: ssl.SSLContext | None = None, server_hostname: str | None = None):
+                 tls: ssl.SSLContext | None = None, server_hostname: str | None = None, endpoint: str = ""):
         self.transcript = transcript
         self.conn = transcript.new_connection()
         sock = socket.create_connection(address, timeout=connect_timeout)
@@ -41,7 +41,7 @@ class Stream:
         self.sock = sock
         local, peer = sock.getsockname(), sock.getpeername()
         transcript.add(self.conn, "connect", detail=detail, local=f"{local[0]}:{local[1]}",
-                       peer=f"{peer[0]}:{peer[1]}")
+                       peer=f"{peer[0]}:{peer[1]}", endpoint=endpoint)
 
     @property
     def tls(self) -> bool:
@@ -82,7 +82,7 @@ class StreamSession:
         self.endpoint = endpoint_of(spec_or_endpoint)
         self.transcript = transcript
         self.deadline = deadline
-        self.stream = Stream(address, transcript, connect_timeout, tls, server_hostname)
+        self.stream = Stream(address, transcript, connect_timeout, tls, server_hostname, self.endpoint.name)
         self.conn = self.stream.conn
 
     def _before_close(self) -> None:

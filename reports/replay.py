@@ -1,0 +1,56 @@
+"""Replay files (``wirecheck.replay/1``): a case that did not pass, as the exact bytes it sent and what came back,
+so that the conversation can be played again against any target without the suite, Hypothesis or the seed
+(``wirecheck replay FILE --target HOST:PORT``; a directory of them is a regression corpus, ``--corpus DIR``).
+
+Built from the case's transcript: the steps keep the order in which they happened across connections. Resource
+names the run generated (``wc-<nonce>-...``) are rewritten with a fresh nonce on replay, so a file can be played
+against the same server again. Format: docs/report-schema.md.
+"""
+
+from __future__ import annotations
+
+REPLAY_SCHEMA = "wirecheck.replay/1"
+#: transcript events that are a reaction of the target (what a replay expects again)
+REACTIONS = ("recv", "partial", "closed", "reset", "silent")
+
+
+def replay_document(record: dict, transcript, nonce: str, deadline: float) -> dict | None:
+    """The replay file of a case record and its transcript; None when the case sent nothing."""
+    steps, endpoints = [], {}
+    events = list(transcript.events)
+    for index, event in enumerate(events):
+        following = events[index + 1] if index + 1 < len(events) else None
+        if event.kind == "partial" and following is not None and following.conn == event.conn and \
+                following.kind in ("closed", "reset", "silent"):
+            continue  # the bytes of an incomplete frame, then how it ended: one reaction, judged by how it ended
+        if event.kind == "connect":
+            endpoints[event.conn] = event.endpoint
+            steps.append({"conn": event.conn, "connect": event.endpoint})
+        elif event.kind == "send":
+            steps.append({"conn": event.conn, "send": event.data.hex()})
+        elif event.kind in REACTIONS:
+            step = {"conn": event.conn, "expect": event.kind}
+            if event.data:
+                step["hex"] = event.data.hex()
+            steps.append(step)
+        elif event.kind in ("close",):
+            steps.append({"conn": event.conn, "close": True})
+        elif event.kind in ("http-request", "http-response", "malformed"):
+            steps.append({"conn": event.conn, "http": event.kind})
+    if not any("send" in step for step in steps):
+        return None
+    return {
+        "schema": REPLAY_SCHEMA,
+        "protocol": record["protocol"],
+        "case": record["case"],
+        "nodeid": record["nodeid"],
+        "clause": record["clause"],
+        "verdict": record["verdict"],
+        "message": record["message"],
+        "expected": record["expected"],
+        "actual": record["actual"],
+        "deadline": deadline,
+        "nonce": nonce,
+        "dropped_events": transcript.dropped,  # earlier steps the transcript did not keep (a long bulk case)
+        "steps": steps,
+    }

@@ -1,0 +1,174 @@
+"""Play a replay file (reports/replay.py) against a target and say whether its failure reproduces.
+
+The steps run in their recorded order: connections are opened to the recorded endpoints, the recorded bytes are
+sent, and each recorded reaction of the target (an answer, a close, a reset, silence) is read again and compared
+with the one on record, decoded with the protocol's layers and outside its declared volatile fields, as
+``--differential`` compares two servers. The failure reproduces when every reaction matches the failing run's
+(and, for a target that died, when the target no longer answers afterwards): verdict FAILED under the recorded
+clause. Any reaction that differs means it does not: verdict OK, naming the first difference.
+
+    wirecheck replay FILE|DIR --target [PROTOCOL=]HOST:PORT [--endpoint NAME=HOST:PORT ...] [--deadline S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from wirecheck.protocols.registry import all_specs
+from wirecheck.reports.replay import REPLAY_SCHEMA
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets import probe
+from wirecheck.targets.differential import Comparator, RequestQueue
+from wirecheck.targets.session import Outcome, Reply
+from wirecheck.targets.transport import open_session
+
+_KINDS = {"recv": Outcome.FRAME, "closed": Outcome.CLOSED, "reset": Outcome.RESET, "silent": Outcome.SILENT,
+          "partial": Outcome.UNFRAMEABLE}
+
+
+class ReplayError(Exception):
+    """The file cannot be replayed (unknown schema or protocol, an HTTP conversation, no address for an
+    endpoint)."""
+
+
+@dataclass
+class Replayed:
+    reproduced: bool
+    detail: str
+    document: dict
+
+    @property
+    def verdict(self) -> str:
+        return "FAILED" if self.reproduced else "OK"
+
+    def line(self) -> str:
+        doc = self.document
+        if self.reproduced:
+            return f"FAILED {doc['clause']} ({doc['case']}): reproduced, {self.detail}"
+        return f"OK {doc['case']}: the failure does not reproduce: {self.detail}"
+
+
+def load(path: Path) -> dict:
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ReplayError(f"{path}: not a readable replay file: {exc}") from None
+    if not isinstance(document, dict) or document.get("schema") != REPLAY_SCHEMA:
+        raise ReplayError(f"{path}: not a {REPLAY_SCHEMA} file")
+    if document.get("protocol") not in all_specs():
+        raise ReplayError(f"{path}: unknown protocol {document.get('protocol')!r}")
+    if any("http" in step for step in document["steps"]):
+        raise ReplayError(f"{path}: an HTTP conversation; replay plays framed conversations only")
+    return document
+
+
+def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: float | None = None,
+           transcript: Transcript | None = None) -> Replayed:
+    """Play ``document`` against the endpoints in ``addresses`` (endpoint name -> address; "" is the primary)."""
+    spec = all_specs()[document["protocol"]]
+    deadline = deadline or document["deadline"]
+    transcript = transcript or Transcript(spec.name, spec.describe, spec.describe_answer)
+    old, new = f"wc-{document['nonce']}-".encode(), f"wc-{secrets.token_hex(3)}-".encode()
+    sessions, queues, comparators = {}, {}, {}
+    reactions = 0
+    try:
+        for step in document["steps"]:
+            conn = step["conn"]
+            if "connect" in step:
+                endpoint = spec.endpoint(step["connect"] or None)
+                address = addresses.get(endpoint.name) or addresses.get(endpoint.shares_port_with) or \
+                    (addresses.get("") if endpoint is spec.primary else None)
+                if address is None:
+                    raise ReplayError(f"no address for the {spec.name} endpoint {endpoint.name!r}: give --endpoint "
+                                      f"{endpoint.name}=HOST:PORT")
+                try:
+                    sessions[conn] = open_session(address, endpoint, transcript, deadline)
+                except OSError as exc:
+                    return Replayed(False, f"connection {conn} to {address[0]}:{address[1]} failed: {exc}", document)
+                queues[conn], comparators[conn] = RequestQueue(endpoint.framing), Comparator(spec, endpoint)
+            elif "send" in step and conn in sessions:
+                data = bytes.fromhex(step["send"]).replace(old, new)
+                queues[conn].sent(data)
+                sessions[conn].send(data)
+            elif "expect" in step and conn in sessions:
+                reactions += 1
+                recorded = Reply(_KINDS[step["expect"]], bytes.fromhex(step.get("hex", "")).replace(old, new))
+                if recorded.outcome is Outcome.UNFRAMEABLE:
+                    recorded = Reply(Outcome.UNFRAMEABLE, partial=recorded.frame)
+                got = sessions[conn].recv(deadline)
+                request = queues[conn].answered() if got.is_frame else None
+                found = _difference(comparators[conn], request, got, recorded)
+                if found is not None:
+                    path, ours, theirs = found
+                    return Replayed(False, f"reaction #{reactions} (connection {conn}) differs at {path}: "
+                                           f"the target {ours!r}, the failing run {theirs!r}", document)
+            elif "close" in step and conn in sessions:
+                sessions.pop(conn).close()
+    finally:
+        for session in sessions.values():
+            session.close()
+    if document["clause"].endswith(".robustness.survives"):  # the failure was the target's death
+        primary = addresses.get("") or addresses.get(spec.primary.name)
+        alive, what = probe.hello_answered(primary, spec, deadline)
+        if alive:
+            return Replayed(False, f"all {reactions} reactions match, and the target still answers", document)
+        return Replayed(True, f"all {reactions} reactions match and the target stopped answering: {what}", document)
+    return Replayed(True, f"the target reacts as in the failing run at all {reactions} reactions", document)
+
+
+def _difference(comparator: Comparator, request: bytes | None, got: Reply, recorded: Reply):
+    if recorded.outcome is Outcome.UNFRAMEABLE or got.outcome is Outcome.UNFRAMEABLE:
+        same = got.outcome is recorded.outcome and got.partial[:len(recorded.partial)] == recorded.partial
+        return None if same else ("outcome", str(got), str(recorded))
+    return comparator.difference(request, got, recorded)
+
+
+def replay_files(path: Path) -> list[Path]:
+    """A replay file, or every ``*.json`` replay file under a directory (a corpus), in name order."""
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*.json") if p.is_file())
+    return [path]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="wirecheck replay", description=__doc__.split("\n\n")[0])
+    parser.add_argument("path", type=Path, help="a replay file, or a directory of them")
+    parser.add_argument("--target", required=True, metavar="[PROTOCOL=]HOST:PORT",
+                        help="the server to replay against (its primary endpoint)")
+    parser.add_argument("--endpoint", action="append", default=[], metavar="NAME=HOST:PORT",
+                        help="the address of another endpoint of the protocol (e.g. sc=127.0.0.1:9003)")
+    parser.add_argument("--deadline", type=float, default=None,
+                        help="seconds to wait for each reaction (default: the failing run's)")
+    args = parser.parse_args(argv)
+    try:
+        addresses = {"": probe.parse_address(args.target.rpartition("=")[2])}
+        for text in args.endpoint:
+            name, _, address = text.partition("=")
+            addresses[name] = probe.parse_address(address)
+    except (ValueError, OSError) as exc:
+        parser.error(str(exc))
+    files = replay_files(args.path)
+    if not files:
+        parser.error(f"{args.path}: no replay files")
+    reproduced = problems = 0
+    for path in files:
+        try:
+            result = replay(load(path), addresses, args.deadline)
+        except ReplayError as exc:
+            print(f"ERROR {exc}")
+            problems += 1
+            continue
+        print(f"{path}: {result.line()}")
+        reproduced += result.reproduced
+    print(f"{len(files)} replayed: {reproduced} reproduced, {len(files) - reproduced - problems} not, "
+          f"{problems} could not be replayed")
+    return 1 if reproduced else (4 if problems else 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
