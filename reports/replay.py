@@ -12,6 +12,7 @@ from __future__ import annotations
 REPLAY_SCHEMA = "wirecheck.replay/1"
 #: transcript events that are a reaction of the target (what a replay expects again)
 REACTIONS = ("recv", "partial", "closed", "reset", "silent")
+LIVENESS_NOTE = "liveness probe"  # the note the runner writes before its probe (targets/runner/run.py)
 
 
 def replay_document(record: dict, transcript, nonce: str, deadline: float) -> dict | None:
@@ -19,6 +20,8 @@ def replay_document(record: dict, transcript, nonce: str, deadline: float) -> di
     steps, endpoints = [], {}
     events = list(transcript.events)
     for index, event in enumerate(events):
+        if event.kind == "note" and event.detail.startswith(LIVENESS_NOTE):
+            break  # what follows is the harness's liveness probe, not the case's conversation
         following = events[index + 1] if index + 1 < len(events) else None
         if event.kind == "partial" and following is not None and following.conn == event.conn and \
                 following.kind in ("closed", "reset", "silent"):

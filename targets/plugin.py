@@ -25,6 +25,7 @@ from wirecheck.reports.render import render_failure
 from wirecheck.reports.summary_page import SummaryPage
 from wirecheck.reports.terminal import TerminalSummary
 from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.corpus import ReplayCase, ReplayFile, in_corpus, replay_command
 from wirecheck.targets.fuzz import FuzzBudget, register_hypothesis_profiles
 from wirecheck.targets.runner.case import CaseState, Target
 from wirecheck.reports.events import CaseStarted, Exchange, RunFinished, VerdictReached
@@ -82,6 +83,9 @@ def pytest_addoption(parser):
     group.addoption("--differential", action="store_true",
                     help="also send every conversation to a clean bundled reference broker and report answers "
                          "that differ (DIVERGENT; outside the fields a clause covers, it fails only with --strict)")
+    group.addoption("--corpus", action="append", default=[], metavar="DIR",
+                    help="replay files (written for every case that did not pass, replays/ in a run directory) to "
+                         "play against the target before the generated cases: FAILED where a failure reproduces")
     group.addoption("--example-db", default=None, metavar="DIR|none",
                     help="Hypothesis' storage: example database and caches (default: "
                          "$XDG_CACHE_HOME/wirecheck/hypothesis, outside the checkout; 'none': no example database)")
@@ -127,6 +131,16 @@ def pytest_configure(config):
     for reporter in (run.writer, SummaryPage(run.writer), run.summary, AllureReporter()):
         run.events.subscribe(reporter)
     config.wirecheck = run
+    for corpus in config.getoption("corpus"):
+        if not Path(corpus).is_dir():
+            raise pytest.UsageError(f"--corpus {corpus}: not a directory of replay files")
+        config.args.append(corpus)  # collected by pytest_collect_file below
+
+
+def pytest_collect_file(file_path, parent):
+    if in_corpus(file_path, parent.config.getoption("corpus")):
+        return ReplayFile.from_parent(parent, path=file_path)
+    return None
 
 
 def _use_example_database(where: str | None) -> None:
@@ -198,10 +212,18 @@ def _case_state(item) -> CaseState | None:
 @pytest.fixture
 def target(request) -> Target:
     """The server under test for this case's protocol; NOT-RUN when none speaks it."""
-    state = _case_state(request.node)
+    tgt = resolve_target(request.node)
+    yield tgt
+    tgt.close_all()
+
+
+def resolve_target(item) -> Target:
+    """The ``target`` of a case item (skipped NOT-RUN when no target speaks its protocol, TARGET-DOWN when its
+    target died earlier)."""
+    state = _case_state(item)
     if state is None:
-        raise HarnessError(f"{request.node.nodeid} uses `target` but has no @pytest.mark.case(...)")
-    run: Run = request.config.wirecheck
+        raise HarnessError(f"{item.nodeid} uses `target` but has no @pytest.mark.case(...)")
+    run: Run = item.config.wirecheck
     try:
         info = run.targets().get(state.spec.name)
     except UsageProblem as exc:
@@ -212,9 +234,7 @@ def target(request) -> Target:
     if down is not None:
         pytest.skip(f"{TARGET_DOWN}: {down}")
     state.info = info
-    tgt = Target(run, state)
-    yield tgt
-    tgt.close_all()
+    return Target(run, state)
 
 
 @pytest.fixture
@@ -227,6 +247,7 @@ def fuzz(request) -> FuzzBudget:
 
 def pytest_collection_modifyitems(session, config, items):
     run: Run = config.wirecheck
+    items.sort(key=lambda item: not isinstance(item, ReplayCase))  # the regression corpus first (a stable sort)
     for item in items:
         mark = item.get_closest_marker("case")
         if mark is None:
@@ -290,7 +311,7 @@ def pytest_runtest_call(item):
     while failure is not None and attempt <= run.confirm and _confirmable(failure, run):
         state.attempts.append((f"attempt {attempt}: {_one_line(failure)}", list(state.transcript.events)))
         attempt += 1
-        target = item.funcargs.get("target")
+        target = getattr(item, "funcargs", {}).get("target")
         if target is not None:
             target.close_all()
         state.transcript.clear()
@@ -356,8 +377,10 @@ def pytest_runtest_makereport(item, call):
     state.verdict = result.verdict
     state.recorded = True
     keep = result.verdict not in (Verdict.OK, Verdict.NOT_RUN, Verdict.UNIMPLEMENTED) or run.options.keep_transcripts
-    reproduce = run.reproduce(item.nodeid, state.info) if result.verdict not in (Verdict.OK, Verdict.NOT_RUN) \
-        else None
+    reproduce = None
+    if result.verdict not in (Verdict.OK, Verdict.NOT_RUN):
+        reproduce = run.reproduce(item.nodeid, state.info) if not isinstance(item, ReplayCase) else \
+            replay_command(item.path, state.info)
     params = dict(getattr(getattr(item, "callspec", None), "params", {}))
     run.events.emit(VerdictReached(state, result.verdict, result.message, result.divergence, reproduce, keep, params))
     div = result.divergence

@@ -81,7 +81,8 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
             conn = step["conn"]
             if "connect" in step:
                 endpoint = spec.endpoint(step["connect"] or None)
-                address = addresses.get(endpoint.name) or addresses.get(endpoint.shares_port_with) or \
+                shared = endpoint.shares_port_with
+                address = addresses.get(endpoint.name) or (addresses.get(shared) if shared else None) or \
                     (addresses.get("") if endpoint is spec.primary else None)
                 if address is None:
                     raise ReplayError(f"no address for the {spec.name} endpoint {endpoint.name!r}: give --endpoint "
