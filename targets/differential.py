@@ -72,9 +72,10 @@ def _function(name: str):
     return getattr(importlib.import_module(module), attribute)
 
 
-def _volatile(path: str, patterns: tuple[str, ...]) -> bool:
+def _first_match(path: str, patterns):
+    """The first glob among ``patterns`` that ``path`` matches without its list indices, or None."""
     bare = _INDEX.sub("", path)
-    return any(fnmatchcase(bare, pattern) for pattern in patterns)
+    return next((pattern for pattern in patterns if fnmatchcase(bare, pattern)), None)
 
 
 def _outcome(reply: Reply) -> str:
@@ -95,8 +96,8 @@ class Comparator:
         self._decoders = {pattern: _function(name) for pattern, name in spec.field_decoders.items()}
 
     def decoder(self, path: str):
-        bare = _INDEX.sub("", path)
-        return next((f for pattern, f in self._decoders.items() if fnmatchcase(bare, pattern)), None)
+        pattern = _first_match(path, self._decoders)
+        return None if pattern is None else self._decoders[pattern]
 
     def fields(self, answer: bytes, request: bytes | None) -> dict[str, object] | None:
         """The answer's fields (volatile ones left out), or None when the layers cannot decode it."""
@@ -106,7 +107,7 @@ class Comparator:
             return None
         volatile = self.spec.volatile_fields
         return {path: value for path, value in flatten(packet, decoder=self.decoder).items()
-                if not _volatile(path, volatile)}
+                if _first_match(path, volatile) is None}
 
     def difference(self, request: bytes | None, ours: Reply, oracle: Reply) -> tuple[str, object, object] | None:
         """(first differing field path, target's value, oracle's value), or None when they agree."""
@@ -126,11 +127,9 @@ class Comparator:
         return None
 
     def clause_for(self, path: str):
-        bare = _INDEX.sub("", path)
-        for pattern, clause_id in self.spec.field_clauses.items():
-            if fnmatchcase(bare, pattern):
-                return self.spec.catalogue[clause_id]
-        return self.spec.catalogue[differential_clause_id(self.spec.name)]
+        pattern = _first_match(path, self.spec.field_clauses)
+        clause_id = self.spec.field_clauses[pattern] if pattern else differential_clause_id(self.spec.name)
+        return self.spec.catalogue[clause_id]
 
     def shown(self, reply: Reply) -> str:
         text = self.describe(reply.frame) if reply.is_frame else str(reply)

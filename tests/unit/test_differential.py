@@ -52,3 +52,12 @@ def test_divergent_fails_the_run_under_a_must_clause_or_strict():
     assert classify(must, "call", None, strict=False).outcome is None
     assert {classify(d, "call", None, strict=s).verdict for d in (should, must) for s in (False, True)} == \
         {Verdict.DIVERGENT}
+
+
+def test_every_protocols_declarations_name_real_clauses_and_decoders():
+    for spec in all_specs().values():
+        assert f"{spec.name}.differential.same-answer" in spec.catalogue
+        for pattern, clause_id in spec.field_clauses.items():
+            assert clause_id in spec.catalogue, (spec.name, pattern, clause_id)
+        comparator = Comparator(spec, spec.primary)
+        assert all(callable(comparator.decoder(pattern.replace("*", "X"))) for pattern in spec.field_decoders)
