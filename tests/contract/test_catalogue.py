@@ -3,7 +3,7 @@ is well formed."""
 
 from __future__ import annotations
 
-from wirecheck.protocols.clauses import Level
+from wirecheck.protocols.clauses import Level, engine_clauses
 from tests.contract.sources import case_ids, module_files, protocol_sources, text_of
 
 
@@ -16,10 +16,12 @@ def test_every_case_names_a_known_clause(spec):
 def test_every_clause_is_exercised(spec):
     """A clause is exercised when a case names it, a check in the suite or strategies raises it, or the
     protocol's capture checks report it. The liveness clause is the runner's: it is checked after every hostile
-    case, so a protocol with a hostile case exercises it."""
+    case, so a protocol with a hostile case exercises it. The engine's own clauses (differential mode) are raised
+    by the engine for every protocol (tests/quality/test_differential.py)."""
     text = text_of(protocol_sources(spec))
     if "hostile=True" in text:
         text += f'"{spec.name}.robustness.survives"'
+    text += "".join(f'"{clause.id}"' for clause in engine_clauses(spec.name))
     assert [c.id for c in spec.catalogue if f'"{c.id}"' not in text] == []
 
 
