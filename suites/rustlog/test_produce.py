@@ -1,6 +1,6 @@
 """Produce (seed §Produce Request, §Produce Response)."""
 
-import threading
+import functools
 
 import pytest
 
@@ -113,21 +113,14 @@ def test_produce_to_an_invalid_topic_name_is_400(target, name):
 @case("rustlog.produce.batch-atomic")
 def test_concurrent_batches_do_not_interleave(target):
     _, topic = new_topic(target)
-    batches, size, results, errors = 8, 50, {}, []
+    batches, size, results = 8, 50, {}
 
     def producer(n):
-        try:
-            client = RustLog(target)
-            results[n] = client.produce(topic, 0, [b"%d:%d" % (n, i) for i in range(size)])["base_offset"]
-            client.close()
-        except Exception as exc:  # reported below, with the others
-            errors.append(exc)
+        client = RustLog(target)
+        results[n] = client.produce(topic, 0, [b"%d:%d" % (n, i) for i in range(size)])["base_offset"]
+        client.close()
 
-    threads = [threading.Thread(target=producer, args=(n,)) for n in range(batches)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
+    errors = target.concurrently([functools.partial(producer, n) for n in range(batches)])
     if errors:
         raise errors[0]
     reader = RustLog(target)

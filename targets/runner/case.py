@@ -4,6 +4,7 @@ transcript, unique resource names, the protocol's options."""
 from __future__ import annotations
 
 import importlib
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -58,8 +59,7 @@ class Target:
         self.transcript = state.transcript
         self.catalogue = state.spec.catalogue
         self._sessions: list[Session] = []
-        #: --differential: sessions are mirrored to the reference broker (cases that race connections against
-        #: each other run them one at a time, so that both servers see the same order)
+        #: --differential: sessions are mirrored to the reference broker
         self.differential = run.options.differential
 
     def connect(self, deadline: float | None = None, endpoint: str | None = None, login: bool = True) -> Session:
@@ -94,6 +94,29 @@ class Target:
             session.close()
             raise HarnessError(f"--differential: the reference broker does not accept a connection: {exc}") from None
         return mirrored(session, twin, self.spec, self.spec.endpoint(endpoint))
+
+    def concurrently(self, jobs: list, timeout: float = 30) -> list[Exception]:
+        """Run the callables at once, each in its own thread; the exceptions they raised. Under --differential
+        they run one after another: two servers given racing connections order them differently, and every
+        answer that depends on the order (offsets) would differ without either server being wrong."""
+        errors: list[Exception] = []
+
+        def run(job):
+            try:
+                job()
+            except Exception as exc:  # the caller reports them, with the others
+                errors.append(exc)
+
+        if self.differential:
+            for job in jobs:
+                run(job)
+            return errors
+        threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout)
+        return errors
 
     def endpoint_address(self, endpoint: str | None = None) -> tuple[str, int]:
         """Where an endpoint listens: the target's address for the primary, else a known address (reference
