@@ -222,6 +222,9 @@ def _check_constants() -> None:
 
 _check_constants()
 
+#: an ACL said no: the client lacks a permission, which no clause can require of a server
+AUTHORIZATION_FAILURES = frozenset({29, 30, 31, 53})  # topic, group, cluster, transactional id
+
 
 def error_codes(value) -> set[int]:
     """Every ErrorCode anywhere in a decoded body (top level, per topic, per partition)."""

@@ -25,7 +25,7 @@ def topic_for(target, stem: str = "t") -> str:
     """A topic for a case whose checks hold whatever the topic holds: the first of ``--target-option
     barco.topics=NAME,...`` (topics an operator provisioned) when given, else a fresh name (a Barco broker
     creates a topic on its first write)."""
-    named = [n.strip() for n in target.options.get("topics", "").split(",") if n.strip()]
+    named = list(target.named_topics())
     return named[0] if named else target.unique(stem)
 
 

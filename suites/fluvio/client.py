@@ -22,6 +22,7 @@ from wirecheck.protocols.fluvio import errors, messages, records
 from wirecheck.protocols.fluvio.clauses import CATALOGUE
 from wirecheck.reports.model import Divergence, Unimplemented
 from wirecheck.targets.client import AdvertisedVersions, StrictClient, short
+from wirecheck.targets.runner.validate import parse_topics
 from wirecheck.targets.session import Reply
 
 C = CATALOGUE
@@ -261,12 +262,7 @@ def batch_of(values: list[bytes], **options) -> bytes:
 
 def provisioned_topics(target) -> dict[str, int]:
     """``--target-option fluvio.topics=name:partitions,...`` (or ``WIRECHECK_FLUVIO_TOPICS``) -> {name: partitions}."""
-    text = (getattr(target, "options", {}).get("topics") or os.environ.get(TOPICS_ENV, "")).strip()
-    topics = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, _, count = item.partition(":")
-        topics[name] = int(count or 1)
-    return topics
+    return target.named_topics() or parse_topics(os.environ.get(TOPICS_ENV, ""))
 
 
 def new_topic(target, client: Fluvio | None = None, stem: str = "t", partitions: int = 1, own: bool = False,

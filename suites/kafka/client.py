@@ -10,9 +10,9 @@ from __future__ import annotations
 import itertools
 import time
 
-from wirecheck.protocols.kafka import errors, messages
+from wirecheck.protocols.kafka import errors, messages, records
 from wirecheck.protocols.kafka.clauses import CATALOGUE
-from wirecheck.reports.model import Divergence
+from wirecheck.reports.model import Blocked, Divergence
 from wirecheck.targets.client import AdvertisedVersions, StrictClient, short
 
 C = CATALOGUE
@@ -36,6 +36,9 @@ class Kafka(AdvertisedVersions, StrictClient):
         self.client_id = f"{CLIENT_ID}/{case_id}" if case_id else CLIENT_ID
         self._correlation = itertools.count(1)
         self._last_request: tuple[int, int] | None = None  # (api key, version) of the last request sent
+        #: an authorization error (the client lacks a permission) makes the case BLOCKED, unless the case judges
+        #: only an answer's shape, which the error does not change (the versions matrix)
+        self.denial_blocks = True
 
     def next_correlation_id(self) -> int:
         return next(self._correlation)
@@ -69,6 +72,12 @@ class Kafka(AdvertisedVersions, StrictClient):
         if got != correlation_id:
             raise Divergence(C["kafka.header.correlation-id"], f"correlation id {correlation_id}",
                              f"correlation id {got}")
+        denied = errors.error_codes(decoded["body"]) & errors.AUTHORIZATION_FAILURES
+        if denied and self.denial_blocks:  # a server whose ACLs keep this API from the suite's client (e.g. topic administration)
+            code = min(denied)
+            raise Blocked(f"{messages.api_name(api_key)} authorized for this client",
+                          Divergence(C[clause_id], "an answer to an authorized client",
+                                     f"error {code} {errors.name(code)}"))
         return decoded["body"]
 
     def call(self, api_key: int, version: int, body: dict, clause_id: str, **send_options) -> dict:
@@ -120,6 +129,33 @@ class DataPath(Kafka):
 
     def version(self, api_key: int, cap: int | None = None, low: int = 0) -> int:
         return self.common_version(api_key, cap, low)
+
+    def topic(self, stem: str = "t", partitions: int = 1, shared: bool = False,
+              fewer_than: int | None = None) -> str:
+        """A topic for this case with at least ``partitions`` partitions (fewer than ``fewer_than`` when a case needs
+        a partition the topic does not have).
+
+        ``shared``: the case's checks hold on a topic that already holds records and that other cases write to at
+        the same time (every offset it checks is relative to its own writes), so a topic the user named
+        (``--target-option kafka.topics=NAME:PARTITIONS,...``) is used when one fits. Otherwise a fresh topic with a
+        unique name, created: a target that refuses makes the case BLOCKED."""
+        if shared:
+            for name, count in self.target.named_topics().items():
+                if count >= partitions and (fewer_than is None or count < fewer_than):
+                    return name
+        name = self.target.unique(stem)
+        self.create_topic(name, partitions)
+        return name
+
+    def log_end(self, topic: str, partition: int = 0) -> int:
+        """The partition's log end offset now (ListOffsets latest): where a case's own writes to a shared topic
+        start. A precondition: a failure makes the case BLOCKED."""
+        with self.target.precondition(f"the log end offset of {topic}-{partition} listed"):
+            answer = self.list_offset(topic, -1, partition)
+            if answer["ErrorCode"] != errors.NONE:
+                raise Divergence(C["kafka.list-offsets.earliest-latest"], "ListOffsets latest with error 0",
+                                 f"error {answer['ErrorCode']} {errors.name(answer['ErrorCode'])}")
+            return answer["Offset"]
 
     def create_topic(self, name: str, partitions: int = 1) -> None:
         """A new topic, through CreateTopics when advertised, else through Metadata auto-creation: a precondition
@@ -177,6 +213,28 @@ class DataPath(Kafka):
             return answer["Responses"][0]["Partitions"][0]
         except (IndexError, KeyError):
             raise Divergence(C[clause_id], f"a response for {topic}-{partition}", short(answer)) from None
+
+    def records_from(self, topic: str, offset: int, clause_id: str = "kafka.fetch.records",
+                     partition: int = 0) -> tuple[dict, list[tuple[int, bytes | None, bytes | None]]]:
+        """One Fetch from ``offset``: the partition's answer and its records (offset, key, value) from that offset
+        on, each batch's CRC-32C checked."""
+        answer = self.fetch(topic, offset, partition, clause_id=clause_id)
+        if answer["ErrorCode"] != errors.NONE:
+            code = answer["ErrorCode"]
+            raise Divergence(C[clause_id], "ErrorCode 0 (NONE)", f"ErrorCode {code} ({errors.name(code)})")
+        try:
+            batches = records.decode_batches(answer["Records"] or b"", allow_partial_tail=True)
+        except records.CorruptBatch as exc:
+            raise Divergence(C["kafka.fetch.batch-crc"], "batches with a valid CRC-32C", str(exc)) from None
+        except records.DecodeError as exc:
+            raise Divergence(C["kafka.fetch.batch-crc"], "well-formed magic-2 batches", str(exc)) from None
+        if batches and batches[0].base_offset + batches[0].last_offset_delta < offset:
+            # a batch wholly before the fetch offset: the broker did not start at the batch holding the offset
+            raise Divergence(C[clause_id], f"batches from the one holding offset {offset}",
+                             f"a first batch covering {batches[0].base_offset}.."
+                             f"{batches[0].base_offset + batches[0].last_offset_delta}")
+        found = [(b.base_offset + r.offset_delta, r.key, r.value) for b in batches for r in b.records]
+        return answer, [item for item in found if item[0] >= offset]  # earlier records of that batch may come
 
     def list_offset(self, topic: str, timestamp: int, partition: int = 0,
                     clause_id: str = "kafka.list-offsets.earliest-latest") -> dict:

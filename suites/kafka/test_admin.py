@@ -31,10 +31,10 @@ def batch(*values: bytes) -> bytes:
 
 def topic_with_records(client: DataPath, target, count: int) -> str:
     """A new topic whose partition 0 holds ``count`` records, one batch each (offsets 0..count-1)."""
-    name = target.unique("adm")
-    client.create_topic(name)
-    for i in range(count):
-        expect("kafka.produce.base-offset", client.produce(name, batch(b"r%d" % i))["ErrorCode"], errors.NONE)
+    name = client.topic("adm")
+    with target.precondition(f"{count} records written to {name}-0"):
+        for i in range(count):
+            expect("kafka.produce.base-offset", client.produce(name, batch(b"r%d" % i))["ErrorCode"], errors.NONE)
     return name
 
 
@@ -147,10 +147,10 @@ def delete_groups(client: DataPath, groups: list[str], clause_id: str) -> dict[s
 def test_delete_empty_and_unknown_groups(target):
     client = client_for(target, DELETE_GROUPS)
     clause = "kafka.admin.delete-groups"
-    topic, group, absent = target.unique("dg"), target.unique("g"), target.unique("absent")
-    client.create_topic(topic)
-    find_coordinator(client, group)
-    expect("kafka.commit.round-trip", commit(client, group, topic, 7, "kafka.commit.round-trip"), errors.NONE)
+    topic, group, absent = client.topic(shared=True), target.unique("g"), target.unique("absent")
+    with target.precondition(f"an offset committed for group {group}"):
+        find_coordinator(client, group)
+        expect("kafka.commit.round-trip", commit(client, group, topic, 7, "kafka.commit.round-trip"), errors.NONE)
     got = delete_groups(client, [group, absent], clause)
     expect(clause, got.get(group, -99), errors.NONE)
     expect(clause, got.get(absent, -99), errors.GROUP_ID_NOT_FOUND)
@@ -163,8 +163,9 @@ def test_delete_group_with_members_refused(target):
     client = client_for(target, DELETE_GROUPS)
     clause = "kafka.admin.delete-groups-non-empty"
     group = target.unique("g")
-    find_coordinator(client, group)
-    join_single_member(client, group)
+    with target.precondition(f"group {group} joined by one member"):
+        find_coordinator(client, group)
+        join_single_member(client, group)
     expect(clause, delete_groups(client, [group], clause).get(group, -99), errors.NON_EMPTY_GROUP)
     body = client.call(15, client.version(15), {"Groups": [group]}, clause)
     state = body["Groups"][0]["GroupState"]
@@ -181,10 +182,10 @@ def offset_delete(client: DataPath, group: str, topic: str, clause_id: str) -> d
 def test_offset_delete_removes_the_commit(target):
     client = client_for(target, OFFSET_DELETE)
     clause = "kafka.admin.offset-delete"
-    topic, group = target.unique("od"), target.unique("g")
-    client.create_topic(topic)
-    find_coordinator(client, group)
-    expect("kafka.commit.round-trip", commit(client, group, topic, 5, "kafka.commit.round-trip"), errors.NONE)
+    topic, group = client.topic(shared=True), target.unique("g")
+    with target.precondition(f"an offset committed for group {group}"):
+        find_coordinator(client, group)
+        expect("kafka.commit.round-trip", commit(client, group, topic, 5, "kafka.commit.round-trip"), errors.NONE)
     body = offset_delete(client, group, topic, clause)
     expect(clause, body["ErrorCode"], errors.NONE)
     expect(clause, body["Topics"][0]["Partitions"][0]["ErrorCode"], errors.NONE)
@@ -197,8 +198,7 @@ def test_offset_delete_removes_the_commit(target):
 def test_offset_delete_unknown_group(target):
     client = client_for(target, OFFSET_DELETE)
     clause = "kafka.admin.offset-delete-unknown-group"
-    topic = target.unique("od")
-    client.create_topic(topic)
+    topic = client.topic(shared=True)
     expect(clause, offset_delete(client, target.unique("absent"), topic, clause)["ErrorCode"],
            errors.GROUP_ID_NOT_FOUND)
 
@@ -251,9 +251,9 @@ def test_offset_for_current_leader_epoch_is_the_log_end(target):
 def test_describe_producers_lists_the_idempotent_producer(target):
     client = client_for(target, DESCRIBE_PRODUCERS)
     clause = "kafka.admin.describe-producers"
-    topic = target.unique("dp")
-    client.create_topic(topic)
-    producer = init_producer(client)
+    topic = client.topic(shared=True)
+    with target.precondition("an idempotent producer id"):
+        producer = init_producer(client)
     sent = client.produce(topic, idempotent_batch([b"a", b"b"], producer, 0), clause_id=clause)
     expect(clause, sent["ErrorCode"], errors.NONE)
     body = client.call(DESCRIBE_PRODUCERS, client.version(DESCRIBE_PRODUCERS), {

@@ -36,9 +36,10 @@ class KafkaModel(RuleBasedStateMachine):
 
     @initialize()
     def create_topic(self):
-        self.client.create_topic(self.topic)
-        for group in self.groups:
-            find_coordinator(self.client, group)
+        self.client.create_topic(self.topic)  # a fresh topic: the model's offsets start at 0
+        with self.target.precondition("the group coordinators found"):
+            for group in self.groups:
+                find_coordinator(self.client, group)
 
     @rule(values=VALUES, codec=st.sampled_from(sorted(compression.NAMES)))
     def produce(self, values, codec):

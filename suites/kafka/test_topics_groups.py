@@ -77,7 +77,7 @@ def test_created_topic_has_its_partitions(target):
 @case("kafka.metadata.empty-list")
 def test_empty_topic_list_lists_no_topics(target):
     client = DataPath(target)
-    client.create_topic(target.unique("exists"))
+    client.topic(shared=True)  # some topic exists
     body = client.call(3, client.version(3, low=4), {"Topics": [], "AllowAutoTopicCreation": False},
                        "kafka.metadata.empty-list")
     if body["Topics"]:
@@ -87,8 +87,7 @@ def test_empty_topic_list_lists_no_topics(target):
 @case("kafka.metadata.brokers")
 def test_metadata_lists_brokers_and_leaders(target):
     client = DataPath(target)
-    name = target.unique("m")
-    client.create_topic(name)
+    name = client.topic(shared=True)
     body = client.call(3, client.version(3, low=4), {"Topics": [{"Name": name}], "AllowAutoTopicCreation": False},
                        "kafka.metadata.brokers")
     nodes = {b["NodeId"] for b in body["Brokers"] if b["Host"] and 0 < b["Port"] < 65536}
@@ -180,39 +179,74 @@ def test_first_join_requires_a_member_id(target):
         raise Divergence(C["kafka.group.member-id-required"], "a member id to rejoin with", "an empty MemberId")
 
 
-@case("kafka.group.generation")
-def test_single_member_group_flow(target):
+def sync_single_member(client: DataPath, group: str, member: str, generation: int, assignment: bytes,
+                       clause_id: str) -> dict:
+    return client.call(14, client.version(14, 5), {
+        "GroupId": group, "GenerationId": generation, "MemberId": member, "ProtocolType": "consumer",
+        "ProtocolName": "range", "Assignments": [{"MemberId": member, "Assignment": assignment}]}, clause_id)
+
+
+def joined_group(target, client: DataPath) -> tuple[str, int, str, int]:
+    """A fresh group with this connection as its only, synced member: (group, JoinGroup version, member id,
+    generation). A precondition: a failure makes the case BLOCKED."""
+    group = target.unique("g")
+    with target.precondition(f"group {group} joined and synced by its only member"):
+        find_coordinator(client, group)
+        version, joined = join_single_member(client, group)
+        member, generation = joined["MemberId"], joined["GenerationId"]
+        synced = sync_single_member(client, group, member, generation, b"", "kafka.group.leader-metadata")
+        expect("kafka.group.leader-metadata", synced["ErrorCode"], errors.NONE)
+    return group, version, member, generation
+
+
+def heartbeat(client: DataPath, group: str, generation: int, member: str, clause_id: str) -> int:
+    return client.call(12, client.version(12, 4), {"GroupId": group, "GenerationId": generation, "MemberId": member,
+                                                   "GroupInstanceId": None}, clause_id)["ErrorCode"]
+
+
+@case("kafka.group.leader-metadata")
+def test_the_only_member_leads_and_gets_its_assignment(target):
     client = DataPath(target)
     group = target.unique("g")
-    find_coordinator(client, group)
-    version, joined = join_single_member(client, group)
-    member, generation = joined["MemberId"], joined["GenerationId"]
+    with target.precondition("the group coordinator found"):
+        find_coordinator(client, group)
+    _, joined = join_single_member(client, group)
+    member = joined["MemberId"]
     if joined["Leader"] != member or [m["MemberId"] for m in joined["Members"]] != [member]:
         raise Divergence(C["kafka.group.leader-metadata"], "the only member is the leader and sees itself",
                          short({"Leader": joined["Leader"], "Members": joined["Members"]}))
     if joined["Members"][0]["Metadata"] != PROTOCOL_METADATA:
         raise Divergence(C["kafka.group.leader-metadata"], "the leader gets each member's protocol metadata",
                          short(joined["Members"][0]["Metadata"]))
-    sync_version = client.version(14, 5)
     assignment = b"\x00\x00wirecheck-assignment"
-    synced = client.call(14, sync_version, {
-        "GroupId": group, "GenerationId": generation, "MemberId": member, "ProtocolType": "consumer",
-        "ProtocolName": "range", "Assignments": [{"MemberId": member, "Assignment": assignment}]},
-        "kafka.group.illegal-generation")
-    expect("kafka.group.illegal-generation", synced["ErrorCode"], errors.NONE)
+    synced = sync_single_member(client, group, member, joined["GenerationId"], assignment,
+                                "kafka.group.leader-metadata")
+    expect("kafka.group.leader-metadata", synced["ErrorCode"], errors.NONE)
     if synced["Assignment"] != assignment:
         raise Divergence(C["kafka.group.leader-metadata"], "the leader's assignment back", short(synced))
-    heartbeat_version = client.version(12, 4)
 
-    def heartbeat(gen: int, member_id: str) -> int:
-        return client.call(12, heartbeat_version, {"GroupId": group, "GenerationId": gen, "MemberId": member_id,
-                                                   "GroupInstanceId": None}, "kafka.group.illegal-generation")["ErrorCode"]
 
-    expect("kafka.group.illegal-generation", heartbeat(generation, member), errors.NONE)
-    expect("kafka.group.illegal-generation", heartbeat(generation + 5, member), errors.ILLEGAL_GENERATION)
-    expect("kafka.group.unknown-member", heartbeat(generation, "wirecheck-unknown-member"),
-           errors.UNKNOWN_MEMBER_ID)
-    # rejoining completes a new rebalance: the generation must move on
+@case("kafka.group.illegal-generation")
+def test_heartbeat_of_another_generation_is_illegal(target):
+    client = DataPath(target)
+    group, _, member, generation = joined_group(target, client)
+    clause = "kafka.group.illegal-generation"
+    expect(clause, heartbeat(client, group, generation, member, clause), errors.NONE)
+    expect(clause, heartbeat(client, group, generation + 5, member, clause), errors.ILLEGAL_GENERATION)
+
+
+@case("kafka.group.unknown-member")
+def test_heartbeat_of_an_unknown_member(target):
+    client = DataPath(target)
+    group, _, _, generation = joined_group(target, client)
+    clause = "kafka.group.unknown-member"
+    expect(clause, heartbeat(client, group, generation, "wirecheck-unknown-member", clause), errors.UNKNOWN_MEMBER_ID)
+
+
+@case("kafka.group.generation")
+def test_a_rebalance_moves_the_generation_on(target):
+    client = DataPath(target)
+    group, version, member, generation = joined_group(target, client)
     rejoined = join(client, group, member, version, "kafka.group.generation")
     expect("kafka.group.generation", rejoined["ErrorCode"], errors.NONE)
     if rejoined["GenerationId"] <= generation:
@@ -247,9 +281,9 @@ def fetch_committed(client: DataPath, group: str, topic: str, clause_id: str) ->
 @case("kafka.commit.round-trip")
 def test_committed_offset_is_fetched_back(target):
     client = DataPath(target)
-    topic, group = target.unique("c"), target.unique("g")
-    client.create_topic(topic)
-    find_coordinator(client, group)
+    topic, group = client.topic(shared=True), target.unique("g")
+    with target.precondition("the group coordinator found"):
+        find_coordinator(client, group)
     expect("kafka.commit.round-trip", commit(client, group, topic, 42, "kafka.commit.round-trip"), errors.NONE)
     got = fetch_committed(client, group, topic, "kafka.commit.round-trip")
     if got != 42:
@@ -259,9 +293,9 @@ def test_committed_offset_is_fetched_back(target):
 @case("kafka.commit.no-offset")
 def test_uncommitted_partition_fetches_minus_one(target):
     client = DataPath(target)
-    topic, group = target.unique("c"), target.unique("g")
-    client.create_topic(topic)
-    find_coordinator(client, group)
+    topic, group = client.topic(shared=True), target.unique("g")
+    with target.precondition("the group coordinator found"):
+        find_coordinator(client, group)
     got = fetch_committed(client, group, topic, "kafka.commit.no-offset")
     if got != -1:
         raise Divergence(C["kafka.commit.no-offset"], "offset -1", f"{got}")
@@ -294,8 +328,7 @@ def test_init_producer_id(target):
 @case("kafka.idempotence.out-of-order")
 def test_sequence_gap_is_out_of_order(target):
     client = DataPath(target)
-    topic = target.unique("idem")
-    client.create_topic(topic)
+    topic = client.topic(shared=True)
     producer = init_producer(client)
     first = client.produce(topic, idempotent_batch([b"a", b"b"], producer, 0), clause_id="kafka.idempotence.out-of-order")
     expect("kafka.idempotence.out-of-order", first["ErrorCode"], errors.NONE)
@@ -306,18 +339,20 @@ def test_sequence_gap_is_out_of_order(target):
 @case("kafka.idempotence.duplicate")
 def test_duplicate_batch_is_not_appended_twice(target):
     client = DataPath(target)
-    topic = target.unique("idem")
-    client.create_topic(topic)
+    topic = client.topic(shared=True)
     producer = init_producer(client)
-    batch = idempotent_batch([b"a", b"b"], producer, 0)
+    marker = target.unique("dup").encode()  # found by content: other writers may share the partition
+    batch = idempotent_batch([marker, b"b"], producer, 0)
     first = client.produce(topic, batch, clause_id="kafka.idempotence.duplicate")
     expect("kafka.idempotence.duplicate", first["ErrorCode"], errors.NONE)
     again = client.produce(topic, batch, clause_id="kafka.idempotence.duplicate")
     expect("kafka.idempotence.duplicate", again["ErrorCode"], errors.NONE, errors.DUPLICATE_SEQUENCE_NUMBER)
-    latest = client.list_offset(topic, -1)
-    if latest["Offset"] != 2:
-        raise Divergence(C["kafka.idempotence.duplicate"], "log end offset 2 (the retry not appended)",
-                         f"log end offset {latest['Offset']}")
+    with target.precondition(f"{topic}-0 read back from offset {first['BaseOffset']}"):
+        _, found = client.records_from(topic, first["BaseOffset"], "kafka.idempotence.duplicate")
+    stored = [value for _, _, value in found]
+    if stored.count(marker) != 1:
+        raise Divergence(C["kafka.idempotence.duplicate"], "the batch stored once (the retry not appended)",
+                         f"stored {stored.count(marker)} times")
 
 
 @case("kafka.group.invalid-session-timeout")
@@ -325,7 +360,8 @@ def test_duplicate_batch_is_not_appended_twice(target):
 def test_session_timeout_out_of_bounds(target, timeout_ms):
     client = DataPath(target)
     group = target.unique("g")
-    find_coordinator(client, group)
+    with target.precondition("the group coordinator found"):
+        find_coordinator(client, group)
     version = client.version(11, 9)
     answer = client.call(11, version, {
         "GroupId": group, "SessionTimeoutMs": timeout_ms, "RebalanceTimeoutMs": 10000, "MemberId": "",
@@ -337,25 +373,17 @@ def test_session_timeout_out_of_bounds(target, timeout_ms):
 @case("kafka.group.rebalance-in-progress")
 def test_heartbeat_during_rebalance(target):
     first = DataPath(target)
-    group = target.unique("g")
-    find_coordinator(first, group)
-    version, joined = join_single_member(first, group)
-    member, generation = joined["MemberId"], joined["GenerationId"]
-    synced = first.call(14, first.version(14, 5), {
-        "GroupId": group, "GenerationId": generation, "MemberId": member, "ProtocolType": "consumer",
-        "ProtocolName": "range", "Assignments": [{"MemberId": member, "Assignment": b""}]},
-        "kafka.group.rebalance-in-progress")
-    expect("kafka.group.rebalance-in-progress", synced["ErrorCode"], errors.NONE)
+    group, version, member, generation = joined_group(target, first)
     # a second member arrives on its own connection; its join stays pending until the first one rejoins
     second = DataPath(target)
     second.session.deadline = max(second.session.deadline, 12.0)
-    answer = join(second, group, "", version, "kafka.group.rebalance-in-progress")
+    with target.precondition("a second member asks to join"):
+        answer = join(second, group, "", version, "kafka.group.member-id-required")
     second_member = answer["MemberId"]
     if version >= 4 and answer["ErrorCode"] == errors.MEMBER_ID_REQUIRED:
         second.send(11, version, {
             "GroupId": group, "SessionTimeoutMs": 10000, "RebalanceTimeoutMs": 10000, "MemberId": second_member,
             "GroupInstanceId": None, "ProtocolType": "consumer",
             "Protocols": [{"Name": "range", "Metadata": PROTOCOL_METADATA}]})
-    beat = first.call(12, first.version(12, 4), {"GroupId": group, "GenerationId": generation, "MemberId": member,
-                                                  "GroupInstanceId": None}, "kafka.group.rebalance-in-progress")
-    expect("kafka.group.rebalance-in-progress", beat["ErrorCode"], errors.REBALANCE_IN_PROGRESS)
+    clause = "kafka.group.rebalance-in-progress"
+    expect(clause, heartbeat(first, group, generation, member, clause), errors.REBALANCE_IN_PROGRESS)

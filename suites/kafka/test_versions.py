@@ -167,6 +167,7 @@ MATRIX = [(messages.api_name(key), version) for key in HARMLESS for version in m
 def test_advertised_version_is_implemented(target, api, api_version):
     api_key = messages.api_key_by_name(api)
     client = Kafka(target)
+    client.denial_blocks = False  # TOPIC_AUTHORIZATION_FAILED at this version's shape is still that version
     client.require(api_key, api_version)
     body = HARMLESS[api_key](target.unique)
     correlation_id = client.send(api_key, api_version, body)

@@ -180,15 +180,6 @@ class RustLog(StrictClient):
                 return entry["high_watermark"]
         raise Divergence(C["rustlog.admin.describe-topic"], f"partition {partition} listed", "not listed")
 
-def configured_topics(target) -> dict[str, int]:
-    """``--target-option rustlog.topics=NAME:PARTITIONS,...``: topics that exist on the target, shared by cases."""
-    topics = {}
-    for item in filter(None, (part.strip() for part in target.options.get("topics", "").split(","))):
-        name, sep, count = item.rpartition(":")
-        topics[name if sep else count] = int(count) if sep else 1
-    return topics
-
-
 def new_topic(target, client: RustLog | None = None, partitions: int = 1, stem: str = "t",
               shared: bool = False) -> tuple[RustLog, str]:
     """A topic for this case.
@@ -200,7 +191,7 @@ def new_topic(target, client: RustLog | None = None, partitions: int = 1, stem: 
     """
     client = client or RustLog(target)
     if shared:
-        for name, count in configured_topics(target).items():
+        for name, count in target.named_topics().items():
             if count >= partitions:
                 return client, name
     topic = target.unique(stem)
@@ -211,7 +202,7 @@ def new_topic(target, client: RustLog | None = None, partitions: int = 1, stem: 
 
 def partition_count(target, client: RustLog, topic: str) -> int:
     """How many partitions a topic has (a configured topic's as named, else as DescribeTopic lists them)."""
-    named = configured_topics(target).get(topic)
+    named = target.named_topics().get(topic)
     if named is not None:
         return named
     with target.precondition(f"topic {topic} described"):

@@ -7,7 +7,7 @@ from wirecheck.protocols.rustlog.clauses import MAX_RECORDS
 from wirecheck.protocols.rustlog.layers import U64_MAX, encode_frame
 from wirecheck.reports.model import Divergence
 from wirecheck.strategies.rustlog import NOT_OBJECTS, UNKNOWN_TYPES, invalid_field_variants
-from wirecheck.suites.rustlog.client import C, RustLog, configured_topics, new_topic, short
+from wirecheck.suites.rustlog.client import C, RustLog, new_topic, short
 
 case = pytest.mark.case
 FIELD_TOPIC = "wirecheck-fields"  # created once per target; the invalid requests never change it
@@ -17,7 +17,7 @@ FIELD_TOPIC = "wirecheck-fields"  # created once per target; the invalid request
 def fields_topic(target):
     """(client, topic) the invalid requests name: a configured topic, else FIELD_TOPIC, created once per target."""
     client = RustLog(target)
-    named = configured_topics(target)
+    named = target.named_topics()
     if named:
         return client, next(iter(named))
     with target.precondition(f"topic {FIELD_TOPIC} exists"):

@@ -15,6 +15,7 @@ from wirecheck.protocols.spec import ProtocolSpec
 from wirecheck.reports.model import Blocked, Differs, Divergence, HarnessError, Verdict
 from wirecheck.reports.transcript import Transcript
 from wirecheck.targets.differential import mirrored
+from wirecheck.targets.runner.validate import parse_topics
 from wirecheck.targets.session import Session
 from wirecheck.targets.transport import open_session
 
@@ -94,6 +95,11 @@ class Target:
             session.close()
             raise HarnessError(f"--differential: the reference broker does not accept a connection: {exc}") from None
         return mirrored(session, twin, self.spec, self.spec.endpoint(endpoint))
+
+    def named_topics(self) -> dict[str, int]:
+        """Topics the user named (``--target-option PROTOCOL.topics=NAME[:PARTITIONS],...``): they exist on the
+        target, and cases whose checks hold on a topic others write to as well share them."""
+        return parse_topics(self.options.get("topics", ""))
 
     def concurrently(self, jobs: list, timeout: float = 30) -> list[Exception]:
         """Run the callables at once, each in its own thread; the exceptions they raised. Under --differential

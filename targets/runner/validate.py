@@ -36,6 +36,20 @@ def parse_target(text: str, specs: dict[str, ProtocolSpec]) -> tuple[str, tuple[
     return name, (host, int(port))
 
 
+def parse_topics(text: str) -> dict[str, int]:
+    """``NAME[:PARTITIONS],...`` (``--target-option PROTOCOL.topics``: topics that exist on the target) -> {name:
+    partitions}; a name without a count has one partition."""
+    topics = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, count = item.rpartition(":")
+        if not sep:
+            name, count = item, "1"
+        if not name or not count.isdigit() or int(count) < 1:
+            raise UsageProblem(f"topics={text}: expected NAME[:PARTITIONS],..., e.g. orders:3,events")
+        topics[name] = int(count)
+    return topics
+
+
 def validate(options, specs: dict[str, ProtocolSpec]) -> None:
     """Raise :class:`UsageProblem` for the first bad option (``options``: a RunOptions)."""
     known = ", ".join(sorted(specs))
@@ -52,6 +66,11 @@ def validate(options, specs: dict[str, ProtocolSpec]) -> None:
             raise UsageProblem(f"--target-option {text}: expected PROTOCOL.KEY=VALUE, e.g. fluvio.topics=orders:3")
         if name not in specs:
             raise UsageProblem(f"--target-option {text}: unknown protocol {name!r}; known: {known}")
+        if key == "topics":
+            try:
+                parse_topics(text.partition("=")[2])
+            except UsageProblem as problem:
+                raise UsageProblem(f"--target-option {name}.{problem}") from None
     faults = {fault for spec in specs.values() for fault in spec.faults}
     for fault in options.reference_faults:
         if fault not in faults:

@@ -391,3 +391,25 @@ def test_partition_budget_bounds_create_and_auto_create(monkeypatch):
         assert resp.topics[0].error_code == 37
         assert w.call(MetadataRequest, MetadataResponse, 12, topics=[{"name": "auto-one"}]).topics[0].error_code == 5
         assert w.call(MetadataRequest, MetadataResponse, 12, topics=[{"name": "auto-two"}]).topics[0].error_code == 3
+
+
+def test_an_operators_topics_exist_and_topic_administration_can_be_denied():
+    """--kafka-topics provisions topics at start; --no-kafka-topic-admin answers CreateTopics, DeleteTopics and
+    CreatePartitions with TOPIC_AUTHORIZATION_FAILED (29), as ACLs would, and changes nothing."""
+    from kafka.protocol.admin import CreatePartitionsRequest, CreatePartitionsResponse
+
+    with InProcessBroker(topics={"orders": 3, "events": 1}, topic_admin=False, auto_create=False) as broker:
+        with broker.wire() as w:
+            meta = w.call(MetadataRequest, MetadataResponse, 1, topics=None)
+            assert {t.name: len(t.partitions) for t in meta.topics} == {"orders": 3, "events": 1}
+            created = w.call(CreateTopicsRequest, CreateTopicsResponse, 7, topics=[
+                {"name": "mine", "num_partitions": 1, "replication_factor": 1}], timeout_ms=1000)
+            assert created.topics[0].error_code == 29
+            deleted = w.call(DeleteTopicsRequest, DeleteTopicsResponse, 5, topic_names=["orders"], timeout_ms=1000)
+            assert [r.error_code for r in deleted.responses] == [29]
+            grown = w.call(CreatePartitionsRequest, CreatePartitionsResponse, 1, topics=[
+                {"name": "events", "count": 2, "assignments": None}], timeout_ms=1000, validate_only=False)
+            assert grown.results[0].error_code == 29
+            after = w.call(MetadataRequest, MetadataResponse, 1, topics=None)
+            assert {t.name: len(t.partitions) for t in after.topics} == {"orders": 3, "events": 1}
+            assert produce(w, "orders", record_batch([b"a"]), partition=2).error_code == 0

@@ -15,7 +15,7 @@ CONFIGURED = sorted(p.parent.name for p in (ROOT / "suites").glob("*/configured.
 
 
 def test_some_suites_declare_a_configured_mode():
-    assert {"rustlog", "pravega", "barco"} <= set(CONFIGURED)
+    assert {"rustlog", "kafka", "pravega", "barco"} <= set(CONFIGURED)
 
 
 @pytest.mark.parametrize("protocol", CONFIGURED)

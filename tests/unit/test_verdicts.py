@@ -228,6 +228,7 @@ def test_a_failure_on_every_attempt_stays_failed_with_every_attempt_kept(tmp_pat
     ("--deadline=-1", "--deadline -1: expected a positive number of seconds"),
     ("--deadline=0", "--deadline 0: expected a positive number of seconds"),
     ("--target-option=bogus", "--target-option bogus: expected PROTOCOL.KEY=VALUE"),
+    ("--target-option=kafka.topics=orders:x", "--target-option kafka.topics=orders:x: expected NAME[:PARTITIONS]"),
     ("--target=no.such.host.invalid:7070", "--target no.such.host.invalid:7070: cannot resolve host"),
     ("--target=127.0.0.1:99999", "--target 127.0.0.1:99999: port 99999 is out of range"),
     ("--reference-fault=nonexistent", "--reference-fault nonexistent: no such fault"),

@@ -16,6 +16,7 @@ NONE = 0
 OFFSET_OUT_OF_RANGE = 1
 UNKNOWN_TOPIC_OR_PARTITION = 3
 INVALID_GROUP_ID = 24
+TOPIC_AUTHORIZATION_FAILED = 29
 INVALID_PARTITIONS = 37
 INVALID_REPLICA_ASSIGNMENT = 39
 FENCED_LEADER_EPOCH = 74
@@ -49,8 +50,9 @@ def subscribed_topics(protocol_type: str | None, metadata: bytes) -> set[str]:
 
 class Admin:
     def __init__(self, storage, coordinator: groups.Coordinator, producers, faults: frozenset[str],
-                 max_partitions: int, cluster_id: str, node_id: int):
+                 max_partitions: int, cluster_id: str, node_id: int, topic_admin: bool = True):
         self.storage = storage
+        self.topic_admin = topic_admin
         self.coordinator = coordinator
         self.producers = producers
         self.faults = faults
@@ -72,6 +74,8 @@ class Admin:
         return {"ThrottleTimeMs": 0, "Results": results}
 
     def _check_partitions(self, t: dict) -> tuple[int, str | None]:
+        if not self.topic_admin:
+            return TOPIC_AUTHORIZATION_FAILED, "Authorization failed."
         topic = self.storage.topics.get(t["Name"])
         if topic is None:
             return UNKNOWN_TOPIC_OR_PARTITION, f"Topic {t['Name']} does not exist"

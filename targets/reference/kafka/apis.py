@@ -20,6 +20,7 @@ UNKNOWN_TOPIC_OR_PARTITION = 3
 LEADER_NOT_AVAILABLE = 5
 NOT_LEADER_OR_FOLLOWER = 6
 INVALID_TOPIC_EXCEPTION = 17
+TOPIC_AUTHORIZATION_FAILED = 29
 INVALID_REQUIRED_ACKS = 21
 INVALID_CONFIG = 40
 TOPIC_ALREADY_EXISTS = 36
@@ -58,6 +59,7 @@ class Appended:
 @dataclass
 class Settings:
     auto_create: bool = True
+    topic_admin: bool = True  # False: topic administration is denied (TOPIC_AUTHORIZATION_FAILED), as by ACLs
     default_partitions: int = 1
     max_message_bytes: int = 1048588  # max.message.bytes default
     max_fetch_wait_s: float = 30.0  # cap on a fetch's long poll, whatever max_wait_ms claims
@@ -78,7 +80,8 @@ class Broker:
         self.producers = producers
         self.transactions = Transactions(producers, storage, coordinator, faults)
         self.configs = configs.Configs(storage, settings, faults)
-        self.admin = admin.Admin(storage, coordinator, producers, faults, MAX_PARTITIONS, CLUSTER_ID, NODE_ID)
+        self.admin = admin.Admin(storage, coordinator, producers, faults, MAX_PARTITIONS, CLUSTER_ID, NODE_ID,
+                                 topic_admin=settings.topic_admin)
 
     # ------------------------------------------------------------------------------------------ helpers
 
@@ -366,6 +369,8 @@ class Broker:
         for t in req["Topics"]:
             name = t["Name"]
             error, message, count, rf = self._check_creatable(t)
+            if not self.settings.topic_admin:  # Kafka authorizes before it validates
+                error, message = TOPIC_AUTHORIZATION_FAILED, "Authorization failed."
             # Honoured configs (configs.TOPIC_CONFIGS) are validated and kept; others are accepted and ignored.
             honoured = {c["Name"]: c["Value"] for c in t["Configs"] if c["Name"] in configs.TOPIC_CONFIGS}
             for config_name, value in honoured.items():
@@ -424,6 +429,9 @@ class Broker:
                     continue
                 name = topic.name
             topic = self.storage.topics.get(name)
+            if not self.settings.topic_admin:
+                results.append({"Name": name, "TopicId": bytes(16), "ErrorCode": TOPIC_AUTHORIZATION_FAILED})
+                continue
             if topic is None:
                 results.append({"Name": name, "TopicId": bytes(16), "ErrorCode": UNKNOWN_TOPIC_OR_PARTITION})
                 continue

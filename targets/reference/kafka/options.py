@@ -2,9 +2,16 @@
 
 from dataclasses import dataclass, field
 
+from wirecheck.targets.reference.personality import parse_mapping
+
 
 @dataclass
 class KafkaOptions:
+    topics: dict[str, int] = field(default_factory=dict, metadata={
+        "help": "topics created at start (an operator's), NAME:PARTITIONS,...", "parse": parse_mapping})
+    topic_admin: bool = field(default=True, metadata={
+        "help": "answer CreateTopics, DeleteTopics and CreatePartitions; --no-kafka-topic-admin refuses them with "
+                "TOPIC_AUTHORIZATION_FAILED, as a cluster whose ACLs keep topic administration to its operator"})
     auto_create: bool = field(default=True, metadata={
         "help": "create topics on Metadata (Produce never creates, as in Kafka)"})
     default_partitions: int = field(default=1, metadata={

@@ -107,6 +107,7 @@ class KafkaPersonality:
                                       max_length=max_length)
         settings = Settings(
             auto_create=options.auto_create,
+            topic_admin=options.topic_admin,
             default_partitions=options.default_partitions,
             max_message_bytes=options.max_message_bytes,
             retention_records=config.retention_records,
@@ -123,6 +124,9 @@ class KafkaPersonality:
         if config.data_dir is not None:
             journal = DurableLog(config.data_dir, fsync=config.fsync == "batch")
         storage = Storage(journal)
+        for name, count in options.topics.items():  # an operator's topics (kept across restarts with --data-dir)
+            if name not in storage.topics:
+                storage.create(name, count)
         if settings.retention_records is not None:
             for topic in storage.topics.values():
                 for partition in topic.partitions:
