@@ -36,16 +36,19 @@ def _header_guess(frame: bytes) -> tuple[int | None, int | None, int | None]:
 
 
 def _walk(value, key: str, path=()):
-    """Every (path, value) under ``key`` at any depth of a decoded body; path holds the enclosing dicts."""
+    """Every (path, value) under ``key`` at any depth of a decoded body; path holds the enclosing dicts. Only
+    dicts and lists are entered (a decoded body is mostly scalars: skipping them halves the walk)."""
     if isinstance(value, dict):
+        inner = path + (value,)
         for k, v in value.items():
             if k == key:
-                yield path + (value,), v
-            else:
-                yield from _walk(v, key, path + (value,))
+                yield inner, v
+            elif isinstance(v, (dict, list)):
+                yield from _walk(v, key, inner)
     elif isinstance(value, list):
         for item in value:
-            yield from _walk(item, key, path)
+            if isinstance(item, (dict, list)):
+                yield from _walk(item, key, path)
 
 
 def _topic_partition(path) -> tuple:
@@ -127,20 +130,21 @@ def _check_response(request: _Request, i: int, frame: bytes, state: dict, findin
         findings.append(Finding("kafka.api-versions.advertised-implemented", "server", i,
                                 f"response to {_name(request)} does not decode at that version: {exc}", frame))
         return
-    for _, code in _walk(body, "ErrorCode"):
+    codes = list(_walk(body, "ErrorCode"))  # walked once: the produce check reads them too
+    for _, code in codes:
         if isinstance(code, int) and code not in errors.BY_CODE:
             findings.append(Finding("kafka.capture.error-code-known", "server", i,
                                     f"{_name(request)} response carries undefined error code {code}", frame))
     if request.api_key == API_VERSIONS and body.get("ErrorCode") == 0:
         state["advertised"].update({e["ApiKey"]: (e["MinVersion"], e["MaxVersion"]) for e in body.get("ApiKeys", [])})
     if request.api_key == PRODUCE:
-        _check_produce_response(request, body, i, frame, state["next_offset"], findings)
+        _check_produce_response(request, codes, i, frame, state["next_offset"], findings)
     if request.api_key == FETCH:
         _check_fetch_response(body, i, frame, findings)
 
 
-def _check_produce_response(request, body, i, frame, next_offset, findings) -> None:
-    for path, code in _walk(body, "ErrorCode"):
+def _check_produce_response(request, codes, i, frame, next_offset, findings) -> None:
+    for path, code in codes:
         key = _topic_partition(path)
         if key in request.bad_crc and code == 0:
             findings.append(Finding("kafka.produce.crc-mismatch", "server", i,

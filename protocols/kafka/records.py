@@ -161,28 +161,31 @@ def _decode_record(buf: bytes, pos: int, index: int) -> tuple[Record, int]:
     if length < 0 or pos + length > len(buf):
         raise DecodeError(f"record length {length} with {len(buf) - pos} bytes left", start, [f"record[{index}]"])
     end = pos + length
-    body = buf[:end]  # reads must stay inside the record
+    base = pos
+    body = buf[base:end]  # the record alone, so reads stay inside it (slicing up to it was quadratic per batch)
+    size = len(body)
     try:
-        attributes, pos = f.INT8.read(body, pos)
-        timestamp_delta, pos = f.VARLONG.read(body, pos)
-        offset_delta, pos = f.VARINT.read(body, pos)
-        key, pos = _BYTES.read(body, pos)
-        value, pos = _BYTES.read(body, pos)
-        count_at = pos
-        count, pos = f.VARINT.read(body, pos)
-        if count < 0 or count * 2 > end - pos:
-            raise DecodeError(f"header count {count} with {end - pos} bytes left", count_at)
+        attributes, at = f.INT8.read(body, 0)
+        timestamp_delta, at = f.VARLONG.read(body, at)
+        offset_delta, at = f.VARINT.read(body, at)
+        key, at = _BYTES.read(body, at)
+        value, at = _BYTES.read(body, at)
+        count_at = at
+        count, at = f.VARINT.read(body, at)
+        if count < 0 or count * 2 > size - at:
+            raise DecodeError(f"header count {count} with {size - at} bytes left", count_at)
         headers = []
         for _ in range(count):
-            header_key, pos = _HEADER_KEY.read(body, pos)
+            header_key, at = _HEADER_KEY.read(body, at)
             if header_key is None:
-                raise DecodeError("null header key", pos)
-            header_value, pos = _BYTES.read(body, pos)
+                raise DecodeError("null header key", at)
+            header_value, at = _BYTES.read(body, at)
             headers.append((header_key, header_value))
     except DecodeError as exc:
+        exc.offset += base  # offsets in the frame, not in the record
         raise exc.within(f"record[{index}]") from None
-    if pos != end:
-        raise DecodeError(f"record length {length} but its fields end {end - pos} bytes before it", start,
+    if at != size:
+        raise DecodeError(f"record length {length} but its fields end {size - at} bytes before it", start,
                           [f"record[{index}]"])
     return Record(value=value, key=key, headers=headers, offset_delta=offset_delta,
                   timestamp_delta=timestamp_delta, attributes=attributes), end
