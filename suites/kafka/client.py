@@ -73,7 +73,7 @@ class Kafka(AdvertisedVersions, StrictClient):
             raise Divergence(C["kafka.header.correlation-id"], f"correlation id {correlation_id}",
                              f"correlation id {got}")
         denied = errors.error_codes(decoded["body"]) & errors.AUTHORIZATION_FAILURES
-        if denied and self.denial_blocks:  # a server whose ACLs keep this API from the suite's client (e.g. topic administration)
+        if denied and self.denial_blocks:  # ACLs keep this API from the suite's client (e.g. topic administration)
             code = min(denied)
             raise Blocked(f"{messages.api_name(api_key)} authorized for this client",
                           Divergence(C[clause_id], "an answer to an authorized client",
