@@ -358,6 +358,7 @@ def test_transaction_past_its_timeout_is_aborted(target):
     producer = Producer(target, timeout_ms=timeout_ms)
     topic = new_topic(producer.client, target)
     producer.open_transaction(topic, [b"late"], clause)
+    target.depends_on_server_timers("the transaction's abort waits for the server's timeout sweep")
     # Kafka sweeps every 10 s (see the clause's decision)
     settled(producer.client, topic, clause, "once the transaction timed out", wait_s=timeout_ms / 1000 + 12)
     found = batches(fetch(producer.client, topic, READ_UNCOMMITTED, clause), clause)

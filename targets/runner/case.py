@@ -62,6 +62,7 @@ class Target:
         self._sessions: list[Session] = []
         #: --differential: sessions are mirrored to the reference broker
         self.differential = run.options.differential
+        self._comparing = True  # False once the case's answers depend on the servers' own timers
 
     def connect(self, deadline: float | None = None, endpoint: str | None = None, login: bool = True) -> Session:
         """A session to the primary endpoint, or to the named one (of its transport: framed, http1, h2c); the
@@ -76,6 +77,8 @@ class Target:
         oracle = self._run.oracle(self.spec.name)
         if oracle is not None:  # --differential: the same bytes to the reference broker, answers compared
             session = self._mirrored(session, oracle, endpoint, deadline)
+            if hasattr(session, "comparing"):
+                session.comparing = self._comparing
         self._sessions.append(session)
         if login and self.spec.login:
             module, _, function = self.spec.login.partition(":")
@@ -95,6 +98,18 @@ class Target:
             session.close()
             raise HarnessError(f"--differential: the reference broker does not accept a connection: {exc}") from None
         return mirrored(session, twin, self.spec, self.spec.endpoint(endpoint))
+
+    def depends_on_server_timers(self, why: str) -> None:
+        """From here on the case's answers depend on when the server's own timers fire (a transaction timeout, a
+        session expiry). Two correct servers fire them at different moments, so under --differential the rest of
+        the case is no longer compared (its bytes still go to both servers); otherwise nothing changes."""
+        if not self.differential or not self._comparing:
+            return
+        self._comparing = False
+        for session in self._sessions:
+            if hasattr(session, "comparing"):
+                session.comparing = False
+        self.transcript.note(f"differential: answers no longer compared: {why}")
 
     def named_topics(self) -> dict[str, int]:
         """Topics the user named (``--target-option PROTOCOL.topics=NAME[:PARTITIONS],...``): they exist on the

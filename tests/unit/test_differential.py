@@ -4,11 +4,13 @@ clause or --strict."""
 
 from __future__ import annotations
 
+import pytest
+
 from wirecheck.protocols.clauses import Level
 from wirecheck.protocols.registry import all_specs
 from wirecheck.protocols.rustlog.layers import encode_frame
 from wirecheck.reports.model import Differs, Verdict
-from wirecheck.targets.differential import Comparator, flatten
+from wirecheck.targets.differential import Comparator, MirroredSession, flatten
 from wirecheck.targets.runner.verdicts import classify
 from wirecheck.targets.session import Outcome, Reply
 
@@ -61,3 +63,27 @@ def test_every_protocols_declarations_name_real_clauses_and_decoders():
             assert clause_id in spec.catalogue, (spec.name, pattern, clause_id)
         comparator = Comparator(spec, spec.primary)
         assert all(callable(comparator.decoder(pattern.replace("*", "X"))) for pattern in spec.field_decoders)
+
+
+class _Answering:
+    """A session stand-in that answers every recv with the same reply."""
+
+    def __init__(self, reply: Reply):
+        self.reply, self.framing, self.sock, self.deadline = reply, RUSTLOG.primary.framing, None, 1.0
+        self.transcript = type("T", (), {"note": lambda self, text: None})()
+
+    def send(self, data, decode=True):
+        return True
+
+    def recv(self, deadline=None):
+        return self.reply
+
+
+def test_answers_that_depend_on_server_timers_are_not_compared():
+    """Target.depends_on_server_timers turns comparing off: the same difference that is DIVERGENT before is not
+    after (the bytes still reach both servers)."""
+    session = MirroredSession(_Answering(fetched(2, 1)), _Answering(fetched(1, 1)), COMPARE)
+    with pytest.raises(Differs):
+        session.request(b"{}\n")
+    session.comparing = False
+    assert session.request(b"{}\n").frame == fetched(2, 1).frame
