@@ -73,7 +73,8 @@ def pytest_addoption(parser):
                     help="pass ARG to the bundled reference broker's command line (e.g. --reference-arg=--kafka-sasl-"
                          "users=FILE)")
     group.addoption("--stop-at-clause", action="append", default=[], metavar="CLAUSE",
-                    help="stop the run once this clause is reported FAILED (self-validation runs use it)")
+                    help="stop the run once this clause is reported FAILED, running the cases named after it first "
+                         "(self-validation runs use it)")
     group.addoption("--target-restart", default=None, metavar="COMMAND",
                     help="shell command that restarts the given target after it died; the run goes on once it "
                          "answers the liveness probe again (without it, later cases are TARGET-DOWN)")
@@ -248,6 +249,9 @@ def fuzz(request) -> FuzzBudget:
 def pytest_collection_modifyitems(session, config, items):
     run: Run = config.wirecheck
     items.sort(key=lambda item: not isinstance(item, ReplayCase))  # the regression corpus first (a stable sort)
+    if run.options.stop_at_clause:  # then the cases named after that clause: the run can stop soonest
+        wanted = set(run.options.stop_at_clause)
+        items.sort(key=lambda item: not isinstance(item, ReplayCase) and _case_id(item) not in wanted)
     for item in items:
         mark = item.get_closest_marker("case")
         if mark is None:
@@ -263,6 +267,11 @@ def pytest_collection_modifyitems(session, config, items):
         item.extra_keyword_matches.update({case_id, protocol})
         run.collected_protocols.add(protocol)
         item.repr_failure = _case_repr_failure(item, item.repr_failure)
+
+
+def _case_id(item) -> str | None:
+    mark = item.get_closest_marker("case")
+    return mark.args[0] if mark is not None else None
 
 
 def _case_repr_failure(item, default):
