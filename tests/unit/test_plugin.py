@@ -60,6 +60,16 @@ def test_failure_report_names_case_clause_and_reproducer(tmp_path):
     assert run["totals"]["FAILED"] == len(failed) and run["finished_at"]
 
 
+def test_stop_at_clause_runs_that_clauses_cases_first_and_stops_there(tmp_path):
+    clause = "rustlog.fetch.next-offset"
+    code, records, out = suite(tmp_path, "--strict", "--reference-fault", "rustlog.next-offset-off-by-one",
+                               "--stop-at-clause", clause)
+    assert code == 1, out
+    assert records and records[-1]["clause"] == clause and records[-1]["verdict"] == "FAILED"
+    assert all(r["clause"] == clause for r in records), [(r["case"], r["clause"]) for r in records]
+    assert f"{clause} reported FAILED (--stop-at-clause)" in out
+
+
 def test_baseline_turns_known_failures_into_xfail_and_stale_entries_into_xpass(tmp_path):
     baseline = tmp_path / "baseline.json"
     baseline.write_text(json.dumps({"schema": "wirecheck.baseline/1", "entries": [
