@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test command: wirecheck's own tests, the Spark pipeline tests (one process: one JVM), then every
-# conformance suite against the bundled reference broker. Exit 0 only if every part ran tests and passed;
+# The test command: wirecheck's own tests and, beside them, the Spark pipeline tests (one process: one JVM),
+# then every conformance suite against the bundled reference broker. Exit 0 only if every part ran tests and passed;
 # pytest's exit code 5 (no tests collected) counts as a failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -19,15 +19,25 @@ run() {
   fi
 }
 
-run python -m pytest -n 2 tests --ignore=tests/pipeline
+# The pipeline tests share one JVM and mostly wait on it (and on the JVMs they start), so they run beside the
+# self-tests: the two together take about the time of the longer one, not the sum. Their output follows.
+pipeline=""
+pipeline_log="$(mktemp)"
 if python -c "import pyspark" 2>/dev/null; then
-  run python -m pytest -p no:xdist tests/pipeline
+  (run python -m pytest -p no:xdist tests/pipeline; exit "$status") >"$pipeline_log" 2>&1 &
+  pipeline=$!
 elif [ "${WIRECHECK_REQUIRE_PIPELINE:-0}" = "1" ]; then
   echo "FAILED: pyspark is not installed (pip install -e '.[pipeline]')" >&2
   status=1
 else
   echo "pipeline tests not run: pyspark is not installed (pip install -e '.[pipeline]'; needs Java 17+)"
 fi
+run python -m pytest -n 2 tests --ignore=tests/pipeline
+if [ -n "$pipeline" ]; then
+  wait "$pipeline" || status=1
+  cat "$pipeline_log"
+fi
+rm -f "$pipeline_log"
 # The suites run in a random order (seeded and printed, so a failing order can be replayed with
 # WIRECHECK_ORDER_SEED=N): every case must pass alone, in any order, under -n 2.
 seed="${WIRECHECK_ORDER_SEED:-$RANDOM}"
