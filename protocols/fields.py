@@ -137,6 +137,8 @@ def write_uvarint(out: bytearray, value: int) -> None:
 
 def read_uvarint(buf: bytes, pos: int, max_bytes: int = 5, what: str = "unsigned varint"):
     """Decode an unsigned varint of at most ``max_bytes`` bytes (5 for 32-bit, 10 for 64-bit values)."""
+    if pos < len(buf) and buf[pos] < 0x80:  # one byte: most lengths, counts and deltas
+        return buf[pos], pos + 1
     result = shift = 0
     start = pos
     end = len(buf)
@@ -193,6 +195,9 @@ class VarIntCodec:
         write_uvarint(out, zigzag(value) & ((1 << 64) - 1))
 
     def read(self, buf: bytes, pos: int):
+        if pos < len(buf) and buf[pos] < 0x80:  # one byte, inlined: the common case in every record
+            raw = buf[pos]
+            return (raw >> 1) ^ -(raw & 1), pos + 1
         raw, pos = read_uvarint(buf, pos, self.max_bytes, self.name)
         return unzigzag(raw), pos
 
