@@ -248,10 +248,10 @@ def fuzz(request) -> FuzzBudget:
 
 def pytest_collection_modifyitems(session, config, items):
     run: Run = config.wirecheck
-    items.sort(key=lambda item: not isinstance(item, ReplayCase))  # the regression corpus first (a stable sort)
-    if run.options.stop_at_clause:  # then the cases named after that clause: the run can stop soonest
-        wanted = set(run.options.stop_at_clause)
-        items.sort(key=lambda item: not isinstance(item, ReplayCase) and _case_id(item) not in wanted)
+    # The regression corpus first, then the cases of a --stop-at-clause clause (the run can stop soonest); a
+    # stable sort keeps every other order.
+    wanted = set(run.options.stop_at_clause)
+    items.sort(key=lambda item: (not isinstance(item, ReplayCase), _case_id(item) not in wanted))
     for item in items:
         mark = item.get_closest_marker("case")
         if mark is None:
