@@ -248,10 +248,6 @@ def fuzz(request) -> FuzzBudget:
 
 def pytest_collection_modifyitems(session, config, items):
     run: Run = config.wirecheck
-    # The regression corpus first, then the cases of a --stop-at-clause clause (the run can stop soonest); a
-    # stable sort keeps every other order.
-    wanted = set(run.options.stop_at_clause)
-    items.sort(key=lambda item: (not isinstance(item, ReplayCase), _case_id(item) not in wanted))
     for item in items:
         mark = item.get_closest_marker("case")
         if mark is None:
@@ -267,11 +263,11 @@ def pytest_collection_modifyitems(session, config, items):
         item.extra_keyword_matches.update({case_id, protocol})
         run.collected_protocols.add(protocol)
         item.repr_failure = _case_repr_failure(item, item.repr_failure)
-
-
-def _case_id(item) -> str | None:
-    mark = item.get_closest_marker("case")
-    return mark.args[0] if mark is not None else None
+    # The regression corpus first, then the cases of a --stop-at-clause clause (the run can stop soonest); a
+    # stable sort keeps every other order.
+    wanted = set(run.options.stop_at_clause)
+    items.sort(key=lambda item: (not isinstance(item, ReplayCase),
+                                 getattr(_case_state(item), "case_id", None) not in wanted))
 
 
 def _case_repr_failure(item, default):
