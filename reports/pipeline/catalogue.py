@@ -1,4 +1,4 @@
-"""Clause catalogues as a DataFrame: ``protocols.<name>.clauses.CATALOGUE`` for each protocol.
+"""Clause catalogues as rows: ``protocols.<name>.clauses.CATALOGUE`` for each protocol.
 
 A protocol whose catalogue does not exist yet (or fails to import) is listed with one row whose clause is null,
 so coverage can still count what its records exercise.
@@ -7,24 +7,11 @@ so coverage can still count what its records exercise.
 from __future__ import annotations
 
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import StringType, StructField, StructType
-
-
 def known_protocols() -> list[str]:
     """Every registered protocol; records may name others, which are added at load time."""
     from wirecheck.protocols.registry import all_specs
 
     return sorted(all_specs())
-
-
-CATALOGUE_ROW = StructType([
-    StructField("protocol", StringType()),
-    StructField("clause", StringType()),
-    StructField("level", StringType()),
-    StructField("requirement", StringType()),
-    StructField("source", StringType()),
-])
 
 
 def load_catalogue(protocol: str):
@@ -48,7 +35,3 @@ def catalogue_rows(protocols) -> list[tuple]:
         for clause in catalogue:
             rows.append((protocol, clause.id, clause.level.value, clause.requirement, clause.source))
     return rows
-
-
-def catalogue_frame(spark: SparkSession, extra_protocols=()) -> DataFrame:
-    return spark.createDataFrame(catalogue_rows([*known_protocols(), *extra_protocols]), CATALOGUE_ROW)

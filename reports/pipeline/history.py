@@ -1,37 +1,16 @@
-"""Views across runs for the report: pass-rate trend, verdict totals, two-run comparison, a case's history.
-
-All of them work on the rows of each target's ``window`` newest runs (``conformance.in_window``), which the
-report computes once and caches.
-"""
+"""Case-level views across runs for the report: the two-run comparison and a case's history (the trend and the
+verdict totals are built from the summed rows, in ``summed_views``)."""
 
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from wirecheck.reports.pipeline.conformance import records
-from wirecheck.reports.pipeline.schema import EXECUTED, PASSING
+from wirecheck.reports.pipeline.schema import PASSING
 
 #: Verdicts that mean "this case did not hold" when comparing two runs (any verdict we do not know counts too).
 NOT_HOLDING_KNOWN = ("FAILED", "ERROR", "XPASS")
 NEUTRAL = ("NOT-RUN", "UNIMPLEMENTED")
-
-
-def trend(recent: DataFrame) -> DataFrame:
-    """(target, run_id, run_ts, run_rank, passing, executed, pass_rate) for each run in the window."""
-    n = records(recent)
-    return (recent.groupBy("target", "run_id", "run_rank")
-            .agg(F.min("run_ts").alias("run_ts"),
-                 F.sum(F.when(F.col("verdict").isin(*PASSING), n).otherwise(0)).alias("passing"),
-                 F.sum(F.when(F.col("verdict").isin(*EXECUTED), n).otherwise(0)).alias("executed"))
-            .withColumn("pass_rate", F.when(F.col("executed") > 0,
-                                            F.round(F.col("passing") / F.col("executed"), 4))))
-
-
-def verdict_totals(recent: DataFrame) -> DataFrame:
-    """(target, run_id, run_rank, protocol, verdict, records) for each run in the window."""
-    return recent.groupBy("target", "run_id", "run_rank", "protocol", "verdict").agg(
-        F.sum(records(recent)).alias("records"))
 
 
 def _kind(verdict):

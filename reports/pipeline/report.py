@@ -1,7 +1,8 @@
 """The conformance report job: warehouse -> summary.json (SCHEMA.md) + static HTML site with charts.
 
-The case rows are summed once into a small cached frame that every aggregate view reads (see ``summarise``);
-the views that name single cases read only the runs they need. The output is bounded: at most ``max_case_pages`` failing cases per run get a page (and an entry in
+The case rows are summed once (``conformance.aggregate``); the window's summed rows, a few thousand, are collected
+and the aggregate views are built from them (``summed_views``). The views that name single cases read only the
+runs they need. The output is bounded: at most ``max_case_pages`` failing cases per run get a page (and an entry in
 summary.json); the warehouse's Parquet tables keep every record.
 """
 
@@ -14,9 +15,9 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from wirecheck.reports.pipeline import conformance, history, warehouse
-from wirecheck.reports.pipeline.catalogue import catalogue_frame
-from wirecheck.reports.pipeline.schema import PASSING
+from wirecheck.reports.pipeline import conformance, history, summed_views, warehouse
+from wirecheck.reports.pipeline.catalogue import catalogue_rows, known_protocols
+from wirecheck.reports.pipeline.schema import EXECUTED, PASSING
 
 SUMMARY_SCHEMA = "wirecheck.summary/1"
 MAX_CASE_PAGES = 200
@@ -28,7 +29,11 @@ VIEW_COLUMNS = ("target", "run_id", "run_ts", "nodeid", "case", "protocol", "cla
 
 
 def _rows(frame: DataFrame) -> list[dict]:
-    return [{k: _iso(v) for k, v in row.asDict(recursive=True).items()} for row in frame.collect()]
+    return _iso_rows(row.asDict(recursive=True) for row in frame.collect())
+
+
+def _iso_rows(rows) -> list[dict]:
+    return [{k: _iso(v) for k, v in row.items()} for row in rows]
 
 
 def _iso(value):
@@ -65,28 +70,45 @@ def _of_runs(cases: DataFrame, run_ids) -> DataFrame:
     return cases.filter(F.col("run_id").isin(*(sorted(run_ids) or [""])))
 
 
+def window_of(summed: DataFrame, window: int) -> tuple[list[dict], list[dict], list[dict]]:
+    """What the aggregate views read, collected from the summed frame (``conformance.aggregate``, cached):
+    (each target's ``window`` newest runs with their ``run_rank``, 1 = newest; those runs' summed rows with
+    their run's rank; one row per (protocol, clause) the records name, with the least ``level`` they give and
+    whether any of them ``executed``). Each is small: bounded by runs, clauses and verdicts, not by cases."""
+    run_times = summed.groupBy("target", "run_id").agg(F.min("run_ts").alias("run_ts"))
+    ranked = [r for r in summed_views.rank_runs([row.asDict() for row in run_times.collect()])
+              if r["run_rank"] <= window]
+    rank_of = {(r["target"], r["run_id"]): r["run_rank"] for r in ranked}
+    recent = [{**row.asDict(), "run_rank": rank_of[(row.target, row.run_id)]}
+              for row in _of_runs(summed, {run_id for _, run_id in rank_of}).collect()
+              if (row.target, row.run_id) in rank_of]
+    clauses = summed.groupBy("protocol", "clause").agg(F.min("level").alias("level"),
+                                                       F.bool_or(F.col("verdict").isin(*EXECUTED)).alias("executed"))
+    return ranked, recent, [row.asDict() for row in clauses.collect()]
+
+
 def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_pages: int = MAX_CASE_PAGES,
               compare: tuple[str, str] | None = None, run_info: DataFrame | None = None) -> tuple[dict, list[dict]]:
     """(summary, failing case rows of each target's latest run, at most ``max_case_pages`` per run).
 
-    The case rows are read a bounded number of times whatever the number of charts and pages: once into a
-    small cached frame summed per (target, run, clause, verdict, ...), which every aggregate view reads; then
-    only the runs each case-level view needs (the compared pairs, the window for flaky cases and histories,
+    The case rows are read a bounded number of times whatever the number of charts and pages: once, summed per
+    (target, run, clause, verdict, ...), for every aggregate view (``window_of``); then only the runs each
+    case-level view needs (the compared pairs, the window for flaky cases and histories,
     the latest runs for failing cases), which Parquet partition pruning keeps to those runs' files.
     """
     full = cases
     cases = cases.select(*VIEW_COLUMNS)
     summed = conformance.aggregate(cases).cache()
-    all_runs = conformance.runs_of(summed).cache()
-    runs = _rows(all_runs.filter(F.col("run_rank") <= window).orderBy("target", "run_rank"))
+    ranked, recent, clauses = window_of(summed, window)
+    summed.unpersist()
+    runs = _iso_rows(ranked)
     ranks = spark.createDataFrame([(r["target"], r["run_id"], r["run_rank"]) for r in runs] or [("", "", 0)],
                                   "target string, run_id string, run_rank int")
     window_ids = {r["run_id"] for r in runs}
     latest = sorted({r["run_id"] for r in runs if r["run_rank"] == 1})
     latest_pairs = {(r["target"], r["run_id"]) for r in runs if r["run_rank"] == 1}
-    protocols = [r.protocol for r in summed.select("protocol").distinct().collect() if r.protocol]
-    catalogue = catalogue_frame(spark, protocols)
-    recent = summed.join(F.broadcast(ranks), ["target", "run_id"])
+    protocols = sorted({r["protocol"] for r in clauses if r["protocol"]})
+    catalogue = catalogue_rows([*known_protocols(), *protocols])
 
     # One frame of what changed between each target's two newest runs: the comparison and the regressions.
     pairs = _pairs(spark, runs)
@@ -110,14 +132,14 @@ def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_
         "runs": runs,
         "run_info": [] if run_info is None else _rows(_of_runs(run_info, window_ids)
                                                       .orderBy(F.col("started_ts").desc_nulls_last())),
-        "trend": _rows(history.trend(recent).orderBy("target", "run_rank")),
-        "verdict_totals": _rows(history.verdict_totals(recent).orderBy("target", "run_rank", "protocol", "verdict")),
-        "matrix": _rows(conformance.matrix(summed, window).orderBy("protocol", "clause", "target")),
-        "coverage": _rows(conformance.coverage(summed, catalogue)),
-        "uncatalogued": _rows(conformance.uncatalogued(summed, catalogue).orderBy("protocol", "clause")),
+        "trend": _iso_rows(summed_views.trend(recent)),
+        "verdict_totals": summed_views.verdict_totals(recent),
+        "matrix": summed_views.matrix(recent),
+        "coverage": summed_views.coverage(clauses, catalogue),
+        "uncatalogued": summed_views.uncatalogued(clauses, catalogue),
         "regressions": _rows(regressions),
-        "versions": _rows(conformance.version_matrix(summed, window).orderBy("target", "protocol", "api",
-                                                                               "api_version")),
+        "versions": summed_views.version_matrix(recent),
+        "failing_total": summed_views.failing_totals(recent, conformance.FAILING, latest_pairs),
     }
     summary["comparison"], summary["comparison_total"] = _bounded(
         compared.drop("case", "message"), ["target", "change"], ["nodeid"], MAX_LIST_ROWS)
@@ -135,10 +157,6 @@ def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_
                     .filter(F.col("_n") <= max_case_pages).drop("_n"))
     failing = [row for row in _rows(failing_rows.orderBy("target", "protocol", "clause", "nodeid"))
                if (row["target"], row["run_id"]) in latest_pairs]
-    totals = (_of_runs(summed, latest).filter(F.col("verdict").isin(*conformance.FAILING))
-              .groupBy("target", "run_id").agg(F.sum("records").alias("n")))
-    summary["failing_total"] = {f"{r['target']} {r['run_id']}": r["n"] for r in _rows(totals)
-                                if (r["target"], r["run_id"]) in latest_pairs and r["n"]}
     keys = sorted({(row["target"], row["nodeid"]) for row in failing})
     case_runs: dict[tuple, list[dict]] = {}
     if keys:
@@ -149,8 +167,6 @@ def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_
         row["history"] = case_runs.get((row["target"], row["nodeid"]), [])
     summary["failing"] = [{k: row[k] for k in ("target", "run_id", "nodeid", "case", "clause", "verdict")}
                           for row in failing]
-    all_runs.unpersist()
-    summed.unpersist()
     return summary, failing
 
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
-from pyspark.sql import functions as F
-from pyspark.testing import assertDataFrameEqual
-
-from wirecheck.reports.pipeline import conformance, warehouse
+from wirecheck.reports.pipeline import conformance, summed_views, warehouse
 from wirecheck.reports.pipeline.__main__ import main
-from wirecheck.reports.pipeline.catalogue import catalogue_frame
+from wirecheck.reports.pipeline.catalogue import catalogue_rows, known_protocols
+from wirecheck.reports.pipeline.report import window_of
 from tests.pipeline.runs import BLOCKED_BY, FETCH, FRAMING, OVERSIZE, UTF8, VENDOR, ZERO, case, write_run
 
 
@@ -18,28 +17,38 @@ def _cases(spark, history):
     return warehouse.load_cases(spark, str(history / "wh"))
 
 
+def _window(spark, history, window=10):
+    """(runs, summed rows, clause rows) of the window, as the report collects them."""
+    return window_of(conformance.aggregate(_cases(spark, history)), window)
+
+
 def test_matrix_latest_verdict_worst_of_parameters_and_pass_rate(spark, history):
-    m = conformance.matrix(_cases(spark, history), window=10).filter(F.col("target") == VENDOR)
-    expected = spark.createDataFrame(
-        [(OVERSIZE, "FAILED", "r2", 0.5, 2, None), (UTF8, "OK", "r2", 0.5, 2, None),
-         (ZERO, "NON-STRICT", "r2", 1.0, 2, None), (FETCH, "BLOCKED", "r2", None, 2, BLOCKED_BY)],
-        "clause string, latest_verdict string, latest_run_id string, pass_rate double, runs long, blocked_by string")
+    _, recent, _ = _window(spark, history)
     columns = ["clause", "latest_verdict", "latest_run_id", "pass_rate", "runs", "blocked_by"]
-    assertDataFrameEqual(m.select(*columns), expected, checkRowOrder=False)
-
-
-def test_views_over_the_summed_frame_equal_the_views_over_case_rows(spark, history):
-    cases = _cases(spark, history)
-    summed = conformance.aggregate(cases)
-    for view in (lambda c: conformance.matrix(c, 10), lambda c: conformance.version_matrix(c, 10)):
-        assertDataFrameEqual(view(summed), view(cases), checkRowOrder=False)
-    catalogue = catalogue_frame(spark, ["rustlog", "kafka", "barco"])
-    assertDataFrameEqual(conformance.coverage(summed, catalogue), conformance.coverage(cases, catalogue))
+    cells = {tuple(m[c] for c in columns) for m in summed_views.matrix(recent) if m["target"] == VENDOR}
+    assert cells == {(OVERSIZE, "FAILED", "r2", 0.5, 2, None), (UTF8, "OK", "r2", 0.5, 2, None),
+                     (ZERO, "NON-STRICT", "r2", 1.0, 2, None), (FETCH, "BLOCKED", "r2", None, 2, BLOCKED_BY)}
 
 
 def test_window_of_one_run_forgets_older_runs(spark, history):
-    m = conformance.matrix(_cases(spark, history), window=1).filter(F.col("clause") == UTF8)
-    assert [(r.pass_rate, r.runs) for r in m.collect()] == [(1.0, 1)]
+    runs, recent, _ = _window(spark, history, window=1)
+    assert {r["run_rank"] for r in runs} == {1} and {r["run_rank"] for r in recent} == {1}
+    cells = [m for m in summed_views.matrix(recent) if m["clause"] == UTF8]
+    assert [(m["pass_rate"], m["runs"]) for m in cells] == [(1.0, 1)]
+
+
+def test_runs_rank_newest_first_with_timeless_runs_last():
+    t = dt.datetime(2026, 11, 21)
+    runs = [{"target": "a", "run_id": "r1", "run_ts": t}, {"target": "a", "run_id": "r3", "run_ts": None},
+            {"target": "a", "run_id": "r2", "run_ts": t + dt.timedelta(hours=1)},
+            {"target": "a", "run_id": "r0", "run_ts": t}, {"target": "b", "run_id": "r1", "run_ts": t}]
+    assert [(r["target"], r["run_id"], r["run_rank"]) for r in summed_views.rank_runs(runs)] == [
+        ("a", "r2", 1), ("a", "r1", 2), ("a", "r0", 3), ("a", "r3", 4), ("b", "r1", 1)]
+
+
+def test_ratios_round_half_up_like_spark():
+    assert summed_views.ratio(12345, 100000) == 0.1235 and summed_views.ratio(1, 3) == 0.3333
+    assert summed_views.ratio(0, 0) is None and summed_views.ratio(0, 5) == 0.0
 
 
 def test_regressions_are_ok_then_failed_only(spark, history):
@@ -58,24 +67,32 @@ def test_flaky_cases_have_mixed_verdicts(spark, history):
 
 
 def test_version_matrix_and_reference_target_name(spark, history):
-    versions = conformance.version_matrix(_cases(spark, history))
-    expected = spark.createDataFrame([("reference", "Produce", 3, "OK"), ("reference", "Produce", 9, "FAILED")],
-                                     "target string, api string, api_version long, latest_verdict string")
-    assertDataFrameEqual(versions.select("target", "api", "api_version", "latest_verdict"), expected,
-                         checkRowOrder=False)
+    _, recent, _ = _window(spark, history)
+    versions = [(v["target"], v["api"], v["api_version"], v["latest_verdict"])
+                for v in summed_views.version_matrix(recent)]
+    assert versions == [("reference", "Produce", 3, "OK"), ("reference", "Produce", 9, "FAILED")]
 
 
 def test_coverage_per_level_tolerates_missing_catalogues(spark, history):
-    cases = _cases(spark, history)
-    catalogue = catalogue_frame(spark, ["barco", "nosuchprotocol"])
-    rows = {(r.protocol, r.level): r for r in conformance.coverage(cases, catalogue).collect()}
+    _, _, clauses = _window(spark, history)
+    catalogue = catalogue_rows([*known_protocols(), "barco", "nosuchprotocol"])
+    rows = {(r["protocol"], r["level"]): r for r in summed_views.coverage(clauses, catalogue)}
     must = rows[("rustlog", "MUST")]
-    assert must.catalogue_present and must.catalogued > 3
-    n_must = catalogue.filter("protocol = 'rustlog' and level = 'MUST'").count()
-    exercised_must = catalogue.filter(F.col("clause").isin(ZERO, OVERSIZE, UTF8) & (F.col("level") == "MUST")).count()
-    assert (must.catalogued, must.exercised) == (n_must, exercised_must)
-    assert rows[("barco", "MUST")].catalogued is None or rows[("barco", "MUST")].catalogue_present
+    assert must["catalogue_present"] and must["catalogued"] > 3
+    rustlog_must = {clause for protocol, clause, level, *_ in catalogue if (protocol, level) == ("rustlog", "MUST")}
+    assert (must["catalogued"], must["exercised"]) == (len(rustlog_must), len(rustlog_must & {ZERO, OVERSIZE, UTF8}))
+    assert rows[("barco", "MUST")]["catalogued"] is None or rows[("barco", "MUST")]["catalogue_present"]
     assert not any(p == "nosuchprotocol" for p, _ in rows)  # no records, nothing to count
+
+
+def test_coverage_of_a_protocol_without_catalogue_counts_its_clauses_at_the_records_level():
+    clauses = [{"protocol": "newproto", "clause": "newproto.a", "level": "MUST", "executed": True},
+               {"protocol": "newproto", "clause": "newproto.b", "level": "SHOULD", "executed": True},
+               {"protocol": "newproto", "clause": "newproto.c", "level": "MUST", "executed": False}]
+    rows = summed_views.coverage(clauses, [("newproto", None, None, None, None)])
+    assert [(r["level"], r["catalogued"], r["exercised"], r["catalogue_present"], r["coverage"]) for r in rows] == [
+        ("MUST", None, 1, False, None), ("SHOULD", None, 1, False, None)]
+    assert summed_views.uncatalogued(clauses, [("newproto", None, None, None, None)]) == []
 
 
 def test_gate_fails_on_regression_and_on_an_empty_run(spark, history, capsys):
