@@ -74,6 +74,11 @@ def baseline_runs(cases: DataFrame, run_id: str) -> DataFrame:
 NO_ANSWER = ("NOT-RUN", "UNIMPLEMENTED")
 
 
+def is_regression(before: str, after: str) -> Column:
+    """OK in the baseline, and now any verdict but a passing one or no answer (NOT-RUN, UNIMPLEMENTED)."""
+    return (F.col(before) == "OK") & ~F.col(after).isin(*PASSING, *NO_ANSWER)
+
+
 def regressions(cases: DataFrame, run_id: str, baseline_run_id: str | None = None) -> DataFrame:
     """Cases that were OK in the baseline and do not hold now: FAILED, ERROR, XPASS or any other verdict
     (TARGET-DOWN, BLOCKED, ...) but a passing one or NOT-RUN/UNIMPLEMENTED. ``verdict`` says which kind.
@@ -95,7 +100,7 @@ def regressions(cases: DataFrame, run_id: str, baseline_run_id: str | None = Non
                           F.col("run_id").alias("baseline_run_id")))
         joined = current.join(before, ["nodeid"])
     return (joined
-            .filter((F.col("baseline_verdict") == "OK") & ~F.col("verdict").isin(*PASSING, *NO_ANSWER))
+            .filter(is_regression("baseline_verdict", "verdict"))
             .select("target", "protocol", "clause", "case", "nodeid", "baseline_run_id", "baseline_verdict",
                     F.col("run_id"), "verdict", "message")
             .orderBy("target", "nodeid"))

@@ -37,8 +37,7 @@ def compare(cases: DataFrame, pairs: DataFrame) -> DataFrame:
            .select("target", "nodeid", "protocol", "clause", "case", "message",
                    F.col("verdict").alias("new_verdict"), F.col("run_id").alias("_new"),
                    F.col("old_run_id").alias("_old")))
-    # hashed, not sorted: the two runs' rows are many and arrive in no useful order
-    joined = old.hint("shuffle_hash").join(new, ["target", "nodeid"], "full_outer")
+    joined = old.join(new, ["target", "nodeid"], "full_outer")
     before, after = _kind(F.col("old_verdict")), _kind(F.col("new_verdict"))
     change = (F.when((before == "holds") & (after == "does not hold"), F.lit("regressed"))
               .when((before == "does not hold") & (after == "holds"), F.lit("fixed"))

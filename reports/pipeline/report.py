@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 
 from wirecheck.reports.pipeline import conformance, history, summed_views, warehouse
 from wirecheck.reports.pipeline.catalogue import catalogue_rows, known_protocols
-from wirecheck.reports.pipeline.schema import EXECUTED, PASSING
+from wirecheck.reports.pipeline.schema import EXECUTED
 
 SUMMARY_SCHEMA = "wirecheck.summary/1"
 MAX_CASE_PAGES = 200
@@ -40,29 +40,37 @@ def _iso(value):
     return value.isoformat().replace("+00:00", "Z") if isinstance(value, dt.datetime) else value
 
 
-def _bounded(frame: DataFrame, groups: list[str], order: list[str], limit: int) -> tuple[list[dict], dict]:
-    """(at most ``limit`` rows per group, {"<group values>": total rows}).
-
-    The totals are a count per group; the rows a row number filtered right above its window, which Spark
-    turns into a top-``limit`` per group before the shuffle instead of sorting every row."""
-    ranked = (frame.withColumn("_n", F.row_number().over(Window.partitionBy(*groups).orderBy(*order)))
-              .filter(F.col("_n") <= limit))
-    totals = {" ".join(str(row[g]) for g in groups): row["_total"]
-              for row in _rows(frame.groupBy(*groups).agg(F.count("*").alias("_total")))}
-    rows = []
-    for row in _rows(ranked.orderBy(*groups, "_n")):
-        row.pop("_n")
-        rows.append(row)
-    return rows, totals
+def _ranked(frame: DataFrame, groups: list[str], order: list[str]) -> DataFrame:
+    """``frame`` with ``_n``, each row's number within its group (by ``order``), and ``_total``, the rows of its
+    group: filtered on ``_n``, one query gives both a bounded list and the complete totals."""
+    group = Window.partitionBy(*groups)
+    return (frame.withColumn("_n", F.row_number().over(group.orderBy(*order)))
+            .withColumn("_total", F.count("*").over(group)))
 
 
-def _pairs(spark: SparkSession, runs: list[dict], compare: tuple[str, str] | None = None) -> DataFrame:
-    """(target, old_run_id, new_run_id): each target's two newest runs, or the two runs asked for."""
-    if compare:
-        return spark.createDataFrame([("*", *compare)], "target string, old_run_id string, new_run_id string")
+def _listed(rows: list[dict], groups: list[str], limit: int, columns: list[str]) -> tuple[list[dict], dict]:
+    """(the rows of ``_ranked`` numbered up to ``limit``, ordered by group and number, with only ``columns``;
+    {"<group values>": total rows}). Every group has a row numbered 1, so every total is seen."""
+    listed = sorted((row for row in rows if row["_n"] <= limit),
+                    key=lambda row: (*[(row[g] is not None, row[g]) for g in groups], row["_n"]))
+    totals = {" ".join(str(row[g]) for g in groups): row["_total"] for row in listed if row["_n"] == 1}
+    return [{c: row[c] for c in columns} for row in listed], totals
+
+
+def _pairs(runs: list[dict]) -> list[tuple[str, str, str]]:
+    """(target, old_run_id, new_run_id): each target's two newest runs."""
     newest = {(r["target"], r["run_rank"]): r["run_id"] for r in runs}
-    rows = [(t, newest[(t, 2)], run_id) for (t, rank), run_id in newest.items() if rank == 1 and (t, 2) in newest]
-    return spark.createDataFrame(sorted(rows) or [("", "", "")], "target string, old_run_id string, new_run_id string")
+    return sorted((t, newest[(t, 2)], run_id) for (t, rank), run_id in newest.items() if rank == 1 and (t, 2) in newest)
+
+
+def _changes(spark: SparkSession, cases: DataFrame, pairs: list[tuple[str, str, str]]) -> DataFrame:
+    """``history.compare`` of these pairs, numbered per (target, change) by ``_ranked``, with ``_regression``.
+
+    Only the pairs' runs are read; a target with a single run has no pair and adds nothing."""
+    frame = spark.createDataFrame(pairs or [("", "", "")], "target string, old_run_id string, new_run_id string")
+    changes = history.compare(_of_runs(cases, {run for _, *two in pairs for run in two}), frame)
+    return (_ranked(changes, ["target", "change"], ["nodeid"])
+            .withColumn("_regression", conformance.is_regression("old_verdict", "new_verdict")))
 
 
 def _of_runs(cases: DataFrame, run_ids) -> DataFrame:
@@ -110,20 +118,16 @@ def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_
     protocols = sorted({r["protocol"] for r in clauses if r["protocol"]})
     catalogue = catalogue_rows([*known_protocols(), *protocols])
 
-    # One frame of what changed between each target's two newest runs: the comparison and the regressions.
-    pairs = _pairs(spark, runs)
-    pair_ids = {r["run_id"] for r in runs if r["run_rank"] <= 2}
-    changes = history.compare(_of_runs(cases, pair_ids), pairs).cache()
-    regressions = (changes.filter((F.col("old_verdict") == "OK")
-                                  & ~F.col("new_verdict").isin(*PASSING, *conformance.NO_ANSWER))
-                   .select("target", "protocol", "clause", "case", "nodeid",
-                           F.col("old_run_id").alias("baseline_run_id"),
-                           F.col("old_verdict").alias("baseline_verdict"), F.col("new_run_id").alias("run_id"),
-                           F.col("new_verdict").alias("verdict"), "message")
-                   .orderBy("target", "nodeid"))
-    compared = changes
+    # What changed between each target's two newest runs, in one query: the comparison's bounded list and
+    # totals, and every regression.
+    changes = _rows(_changes(spark, cases, _pairs(runs))
+                    .filter((F.col("_n") <= MAX_LIST_ROWS) | F.col("_regression")))
+    regressions = sorted((row for row in changes if row["_regression"]), key=lambda r: (r["target"], r["nodeid"]))
     if compare:  # an explicit pair compares the same cases whatever their targets are called
-        compared = history.compare(_of_runs(cases, compare).withColumn("target", F.lit("*")), _pairs(spark, runs, compare))
+        compared = _rows(_changes(spark, cases.withColumn("target", F.lit("*")), [("*", *compare)])
+                         .filter(F.col("_n") <= MAX_LIST_ROWS))
+    else:
+        compared = changes
     summary = {
         "schema": SUMMARY_SCHEMA,
         "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
@@ -137,19 +141,23 @@ def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_
         "matrix": summed_views.matrix(recent),
         "coverage": summed_views.coverage(clauses, catalogue),
         "uncatalogued": summed_views.uncatalogued(clauses, catalogue),
-        "regressions": _rows(regressions),
+        "regressions": [{"target": r["target"], "protocol": r["protocol"], "clause": r["clause"], "case": r["case"],
+                         "nodeid": r["nodeid"], "baseline_run_id": r["old_run_id"],
+                         "baseline_verdict": r["old_verdict"], "run_id": r["new_run_id"], "verdict": r["new_verdict"],
+                         "message": r["message"]} for r in regressions],
         "versions": summed_views.version_matrix(recent),
         "failing_total": summed_views.failing_totals(recent, conformance.FAILING, latest_pairs),
     }
-    summary["comparison"], summary["comparison_total"] = _bounded(
-        compared.drop("case", "message"), ["target", "change"], ["nodeid"], MAX_LIST_ROWS)
-    changes.unpersist()
+    summary["comparison"], summary["comparison_total"] = _listed(
+        compared, ["target", "change"], MAX_LIST_ROWS, ["target", "old_run_id", "new_run_id", "nodeid", "protocol",
+                                                        "clause", "old_verdict", "new_verdict", "change"])
     # flaky cases: within the window's runs, like every other view of the report
     in_window = _of_runs(cases, window_ids).join(F.broadcast(ranks.drop("run_rank")), ["target", "run_id"],
                                                  "left_semi")
-    flaky = conformance.flaky(conformance.flaky_candidates(in_window)).cache()
-    summary["flaky"], summary["flaky_total"] = _bounded(flaky, ["target"], ["nodeid"], MAX_LIST_ROWS)
-    flaky.unpersist()
+    flaky = conformance.flaky(conformance.flaky_candidates(in_window))
+    summary["flaky"], summary["flaky_total"] = _listed(
+        _rows(_ranked(flaky, ["target"], ["nodeid"]).filter(F.col("_n") <= MAX_LIST_ROWS)), ["target"],
+        MAX_LIST_ROWS, flaky.columns)
     # the failing cases of each target's latest run: a top-N per run (no sort of every failing row); how many
     # there are comes from the summed frame
     by_run = Window.partitionBy("target", "run_id").orderBy("protocol", "clause", "nodeid")
