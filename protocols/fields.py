@@ -75,6 +75,33 @@ class FixedCodec:
         return self._struct.unpack_from(buf, pos)[0], end
 
 
+class FixedRun:
+    """Consecutive fixed-size fields of a struct, read with one ``struct`` call into the struct's dict.
+
+    A buffer too short for the whole run is read field by field instead, so the error names the field that
+    was cut, exactly as without the run."""
+
+    __slots__ = ("names", "codecs", "_struct", "size")
+
+    def __init__(self, fields: list[tuple[str, FixedCodec]]):
+        self.names = tuple(name for name, _ in fields)
+        self.codecs = tuple(codec for _, codec in fields)
+        self._struct = struct.Struct(">" + "".join(codec._struct.format[1:] for codec in self.codecs))
+        self.size = self._struct.size
+
+    def read_into(self, value: dict, buf: bytes, pos: int) -> int:
+        end = pos + self.size
+        if end <= len(buf):
+            value.update(zip(self.names, self._struct.unpack_from(buf, pos)))
+            return end
+        for name, codec in zip(self.names, self.codecs):
+            try:
+                value[name], pos = codec.read(buf, pos)
+            except DecodeError as exc:
+                raise exc.within(name) from None
+        raise AssertionError("a run that does not fit must fail on one of its fields")
+
+
 INT8 = FixedCodec("int8", "b", -(2**7), 2**7 - 1)
 INT16 = FixedCodec("int16", "h", -(2**15), 2**15 - 1)
 INT32 = FixedCodec("int32", "i", -(2**31), 2**31 - 1)

@@ -8,8 +8,11 @@ CRC-32Cs; Produce base offsets move forward per partition and Fetch batches come
 
 from __future__ import annotations
 
-from wirecheck.protocols.fields import DecodeError
+import functools
+
+from wirecheck.protocols.fields import ArrayCodec, DecodeError
 from wirecheck.protocols.kafka import errors, messages, records
+from wirecheck.protocols.kafka.codec import NullableStruct, StructCodec
 
 from wirecheck.protocols.capture import Finding
 
@@ -35,20 +38,45 @@ def _header_guess(frame: bytes) -> tuple[int | None, int | None, int | None]:
             int.from_bytes(frame[8:12], "big", signed=True))
 
 
-def _walk(value, key: str, path=()):
-    """Every (path, value) under ``key`` at any depth of a decoded body; path holds the enclosing dicts. Only
-    dicts and lists are entered (a decoded body is mostly scalars: skipping them halves the walk)."""
-    if isinstance(value, dict):
-        inner = path + (value,)
-        for k, v in value.items():
-            if k == key:
-                yield inner, v
-            elif isinstance(v, (dict, list)):
-                yield from _walk(v, key, inner)
-    elif isinstance(value, list):
+def _struct_in(codec) -> StructCodec | None:
+    """The struct a field holds, directly, as array elements or as a nullable struct; None for scalars."""
+    while isinstance(codec, (ArrayCodec, NullableStruct)):
+        codec = codec.item if isinstance(codec, ArrayCodec) else codec.inner
+    return codec if isinstance(codec, StructCodec) else None
+
+
+@functools.cache
+def _routes(codec: StructCodec, key: str) -> tuple:
+    """((field name, routes inside it, or None where the field is ``key`` itself), ...) in wire order: only the
+    fields that are ``key`` or hold a struct that has it somewhere below. Built once per message version."""
+    routes = []
+    for name, field, _ in (*codec.regular, *codec.tagged.values()):
+        if name == key:
+            routes.append((name, None))
+        elif (inner := _struct_in(field)) is not None and (below := _routes(inner, key)):
+            routes.append((name, below))
+    return tuple(routes)
+
+
+def _find(value, routes: tuple, path: tuple = ()) -> list:
+    """Every (path, value) of the field the routes lead to in a decoded body; path holds the enclosing dicts.
+    Only the fields on a route are entered: a body is mostly other fields."""
+    found = []
+    if isinstance(value, list):
         for item in value:
-            if isinstance(item, (dict, list)):
-                yield from _walk(item, key, path)
+            found += _find(item, routes, path)
+        return found
+    if not isinstance(value, dict):
+        return found  # a null struct or array
+    inner = path + (value,)
+    for name, below in routes:
+        if name not in value:
+            continue
+        if below is None:
+            found.append((inner, value[name]))
+        else:
+            found += _find(value[name], below, inner)
+    return found
 
 
 def _topic_partition(path) -> tuple:
@@ -93,7 +121,7 @@ def _check_request(request: _Request, advertised: dict, findings: list) -> None:
             findings.append(Finding("kafka.capture.version-advertised", "client", i,
                                     f"{messages.api_name(request.api_key)} v{request.version} outside the advertised "
                                     f"{low}-{high}", frame))
-    for path, data in _walk(request.body, "Records"):
+    for path, data in _find(request.body, _routes(messages.request_codec(request.api_key, request.version), "Records")):
         if not data:
             continue
         key = _topic_partition(path)
@@ -108,29 +136,31 @@ def _check_request(request: _Request, advertised: dict, findings: list) -> None:
                                     f"batch for {key[0]}/{key[1]} does not decode: {exc}", frame))
 
 
-def _decode_response(request: _Request, frame: bytes) -> dict:
+def _decode_response(request: _Request, frame: bytes) -> tuple[dict, StructCodec]:
+    """(body, the codec that decoded it)."""
     try:
-        return messages.decode_response(request.api_key, request.version, frame)
+        return (messages.decode_response(request.api_key, request.version, frame)["body"],
+                messages.response_codec(request.api_key, request.version))
     except DecodeError:
         if request.api_key != API_VERSIONS:
             raise
         # KIP-511: a broker that does not support the ApiVersions version asked answers with a v0 body
-        decoded = messages.decode_response(API_VERSIONS, 0, frame)
-        if decoded["body"].get("ErrorCode") != UNSUPPORTED_VERSION:
+        body = messages.decode_response(API_VERSIONS, 0, frame)["body"]
+        if body.get("ErrorCode") != UNSUPPORTED_VERSION:
             raise
-        return decoded
+        return body, messages.response_codec(API_VERSIONS, 0)
 
 
 def _check_response(request: _Request, i: int, frame: bytes, state: dict, findings: list) -> None:
     if request.api_key is None or request.version is None:
         return
     try:
-        body = _decode_response(request, frame)["body"]
+        body, codec = _decode_response(request, frame)
     except (DecodeError, messages.UnknownApi, KeyError, ValueError) as exc:
         findings.append(Finding("kafka.api-versions.advertised-implemented", "server", i,
                                 f"response to {_name(request)} does not decode at that version: {exc}", frame))
         return
-    codes = list(_walk(body, "ErrorCode"))  # walked once: the produce check reads them too
+    codes = _find(body, _routes(codec, "ErrorCode"))  # found once: the produce check reads them too
     for _, code in codes:
         if isinstance(code, int) and code not in errors.BY_CODE:
             findings.append(Finding("kafka.capture.error-code-known", "server", i,
@@ -140,7 +170,7 @@ def _check_response(request: _Request, i: int, frame: bytes, state: dict, findin
     if request.api_key == PRODUCE:
         _check_produce_response(request, codes, i, frame, state["next_offset"], findings)
     if request.api_key == FETCH:
-        _check_fetch_response(body, i, frame, findings)
+        _check_fetch_response(body, codec, i, frame, findings)
 
 
 def _check_produce_response(request, codes, i, frame, next_offset, findings) -> None:
@@ -159,8 +189,8 @@ def _check_produce_response(request, codes, i, frame, next_offset, findings) -> 
         next_offset[key] = max(next_offset.get(key, 0), base + max(1, request.record_counts.get(key, 1)))
 
 
-def _check_fetch_response(body, i, frame, findings) -> None:
-    for path, data in _walk(body, "Records"):
+def _check_fetch_response(body, codec, i, frame, findings) -> None:
+    for path, data in _find(body, _routes(codec, "Records")):
         if not data:
             continue
         key = _topic_partition(path)

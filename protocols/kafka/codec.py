@@ -143,6 +143,21 @@ class NullableStruct:
         return self.inner.read(buf, pos)
 
 
+def _read_steps(regular) -> list:
+    """The regular fields as read steps: (name, codec), or a FixedRun for two or more fixed-size integer fields
+    in a row (one ``struct`` call instead of one per field: most of a message's fields)."""
+    steps, run = [], []
+    for name, codec, _ in [*regular, (None, None, None)]:
+        if type(codec) is f.FixedCodec:
+            run.append((name, codec))
+            continue
+        steps += [f.FixedRun(run)] if len(run) > 1 else run
+        run = []
+        if name is not None:
+            steps.append((name, codec))
+    return steps
+
+
 class StructCodec:
     """The fields of one struct at one version, in wire order, plus its tagged fields if flexible."""
 
@@ -165,6 +180,7 @@ class StructCodec:
                 self.regular.append(entry)
         self.tagged = dict(sorted(self.tagged.items()))
         self.min_size = sum(_min_size(c) for _, c, _ in self.regular) + (1 if flexible else 0)
+        self._reads = _read_steps(self.regular)
 
     def field_names(self) -> list[str]:
         return [name for name, _, _ in self.regular] + [name for name, _, _ in self.tagged.values()]
@@ -200,7 +216,11 @@ class StructCodec:
 
     def read(self, buf: bytes, pos: int):
         value = {}
-        for name, codec, _ in self.regular:
+        for step in self._reads:
+            if type(step) is f.FixedRun:
+                pos = step.read_into(value, buf, pos)
+                continue
+            name, codec = step
             try:
                 value[name], pos = codec.read(buf, pos)
             except DecodeError as exc:

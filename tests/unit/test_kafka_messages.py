@@ -103,6 +103,16 @@ def test_decode_error_names_field_and_offset():
     assert "body.ApiKeys at offset 10" in str(caught.value)
 
 
+def test_a_cut_inside_fixed_fields_read_together_names_the_cut_field():
+    # the request header's ApiKey, ApiVersion and CorrelationId are read with one struct call
+    frame = messages.encode_request(18, 0, 7, "c", {})
+    short = (7).to_bytes(4, "big") + frame[4:11]  # CorrelationId cut after 3 of its 4 bytes
+    with pytest.raises(DecodeError) as caught:
+        messages.decode_request(short)
+    assert caught.value.path == ["header", "CorrelationId"] and "truncated int32" in str(caught.value)
+    assert messages.decode_request(frame)["header"]["CorrelationId"] == 7
+
+
 def test_tagged_fields_known_and_unknown():
     body = {"ErrorCode": 0, "ApiKeys": [], "ThrottleTimeMs": 0, "FinalizedFeaturesEpoch": 7,
             "_tagged_fields": {42: b"\x99"}}
