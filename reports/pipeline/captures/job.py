@@ -64,6 +64,20 @@ def _read_files(files, server_ports):
             yield ("flow", flow)
 
 
+def _deal(index: int, items, parts: int):
+    """(partition, item): each task of stage 1 deals its flows out in turn, starting at its own index, so every
+    partition of stage 2 gets the same number of flows (give or take one per task). A plain repartition deals
+    out pickled batches of several items, which left one partition with twice the flows of another and one
+    with none."""
+    turn = index
+    for kind, item in items:
+        if kind == "flow":
+            yield turn % parts, (kind, item)
+            turn += 1
+        else:
+            yield index % parts, (kind, item)
+
+
 def _check_flows(items, ports):
     """Stage 2, per partition: file rows pass through; each flow becomes ("flow", row) + ("violation", row)s."""
     for kind, item in items:
@@ -86,7 +100,7 @@ def analyze(spark: SparkSession, paths: list[str], ports: dict[int, str]):
     """(violations, flows, files) DataFrames for the given capture files.
 
     One Spark job computes all three: files are read and reassembled one task per file, the flows are spread
-    evenly over the cores (round robin, so that one big capture still keeps every core busy), and each
+    evenly over the cores (dealt in turn, so that one big capture still keeps every core busy), and each
     partition of flows is decoded in one Python call. Only the small result rows are cached, not the streams.
     """
     sc = spark.sparkContext
@@ -94,8 +108,9 @@ def analyze(spark: SparkSession, paths: list[str], ports: dict[int, str]):
     # Files are read whole, up to one task per file (binaryFiles packs small files together); the flows are
     # then dealt out evenly, so the decoding keeps every core busy however the files were packed.
     files = sc.binaryFiles(",".join(paths), minPartitions=max(1, len(paths)))
-    per_file = files.mapPartitions(lambda it: _read_files(it, server_ports))
-    rows = (per_file.repartition(max(1, sc.defaultParallelism * 2))
+    parts = max(1, sc.defaultParallelism * 2)
+    per_file = files.mapPartitionsWithIndex(lambda index, it: _deal(index, _read_files(it, server_ports), parts))
+    rows = (per_file.partitionBy(parts, lambda part: part).values()
             .mapPartitions(lambda it: _check_flows(it, ports))
             .cache())
 
