@@ -109,3 +109,13 @@ def test_outputs_go_to_a_uri_and_files_are_named_by_uri(spark, analysed, tmp_pat
     files = spark.read.parquet(f"{out}/files.parquet").collect()
     assert len(files) == 1 and files[0].file.startswith("file:")
     assert (tmp_path / "uri out" / "index.html").is_file() and (tmp_path / "uri out" / "summary.json").is_file()
+
+
+def test_flows_are_dealt_out_evenly_to_the_checking_partitions():
+    from wirecheck.reports.pipeline.captures.job import _deal
+
+    items = [("file", "a.pcap"), *[("flow", n) for n in range(3)], ("file", "b.pcap"), *[("flow", n) for n in range(3, 6)]]
+    dealt = list(_deal(1, iter(items), 4))
+    assert [part for part, (kind, _) in dealt if kind == "flow"] == [1, 2, 3, 0, 1, 2]
+    assert {part for part, (kind, _) in dealt if kind == "file"} == {1}
+    assert [item for _, item in dealt] == items  # nothing lost or reordered
