@@ -114,7 +114,7 @@ def test_ingest_of_nothing_is_an_error(spark, tmp_path):
         warehouse.ingest(spark, [str(tmp_path / "missing")], str(tmp_path / "wh"))
 
 
-def test_records_without_run_json_are_ingested_with_their_directory(spark, tmp_path):
+def test_records_without_run_json_are_ingested_dated_by_their_own_time(spark, tmp_path):
     root = tmp_path / "runs"
     write_run(root, "r1", [case("r1", "n::a", "OK")])
     write_run(root, "crashed", [case("crashed", "n::b", "FAILED", finished_at="2026-11-23T08:00:00Z")])
@@ -122,5 +122,14 @@ def test_records_without_run_json_are_ingested_with_their_directory(spark, tmp_p
     wh = str(tmp_path / "wh")
     assert warehouse.ingest(spark, [str(root / "*")], wh) == {"runs": 1, "cases": 2, "skipped": 0}
     rows = {r.run_id: r for r in warehouse.load_cases(spark, wh).collect()}
-    assert rows["crashed"].date == "2026-11-23" and rows["crashed"].run_dir.endswith("/runs/crashed")
-    assert rows["r1"].run_dir.endswith("/runs/r1") and rows["r1"].date == "2026-11-21"
+    assert rows["crashed"].date == "2026-11-23" and rows["crashed"].suite_version is None
+    assert rows["r1"].date == "2026-11-21" and rows["r1"].suite_version == "0.1.0"
+
+
+def test_facts_of_a_run_are_stored_once_in_the_runs_table(spark, tmp_path):
+    root, wh = tmp_path / "runs", str(tmp_path / "wh")
+    write_run(root, "r1", [case("r1", "n::a", "OK"), case("r1", "n::b", "OK")])
+    warehouse.ingest(spark, [str(root / "*")], wh)
+    assert {"run_dir", "run_started_at", "ingested_at"}.isdisjoint(warehouse.load_cases(spark, wh).columns)
+    (run,) = warehouse.load_runs(spark, wh).collect()
+    assert run.run_dir.endswith("/runs/r1") and run.started_at and run.ingested_at is not None
