@@ -31,15 +31,12 @@ def expand(spark: SparkSession, pattern: str) -> list[str]:
     statuses = fs.globStatus(hpath)
     if statuses is None:
         return []
-    paths = spark.sparkContext._jvm.org.apache.hadoop.fs.FileUtil.stat2Paths(statuses)
-    return sorted(str(p.toString()) for p in paths)
-
-
-def expand_sized(spark: SparkSession, pattern: str) -> dict[str, int]:
-    """Like ``expand``, with each path's length in bytes (from the same listing)."""
-    fs, hpath = _fs(spark, pattern)
-    statuses = fs.globStatus(hpath)
-    return {} if statuses is None else {str(s.getPath().toString()): int(s.getLen()) for s in statuses}
+    jvm = spark.sparkContext._jvm
+    paths = jvm.org.apache.hadoop.fs.FileUtil.stat2Paths(statuses)
+    # One string in one py4j call: reading the Java array item by item costs three round trips per path
+    # (1.2 s for 3,200 paths). No file name holds a NUL.
+    joined = str(jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(paths).mkString("\0"))
+    return sorted(joined.split("\0")) if joined else []
 
 
 def exists(spark: SparkSession, path: str) -> bool:

@@ -80,11 +80,10 @@ def _stored_runs(spark: SparkSession, warehouse: str) -> dict[str, str | None]:
 
 def plan(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool = False) -> dict:
     """Which run directories to read: {"runs": run.json dicts, "case_files", "transcript_dirs", "skipped"}."""
-    run_files, case_files, transcript_dirs, sizes = set(), set(), set(), {}
+    run_files, case_files, transcript_dirs = set(), set(), set()
     for root in inputs:
         run_files.update(fs.expand(spark, fs.join(root, "run.json")))
-        sizes.update(fs.expand_sized(spark, fs.join(root, "cases-*.jsonl")))
-        case_files.update(sizes)
+        case_files.update(fs.expand(spark, fs.join(root, "cases-*.jsonl")))
         transcript_dirs.update(fs.expand(spark, fs.join(root, "transcripts")))
     # One directory per run id: the same run given twice (or copied) is read once, the last directory wins.
     by_id = {run["run_id"]: run for run in sorted(_read_run_ids(spark, sorted(run_files)), key=lambda r: r["run_dir"])}
@@ -96,7 +95,6 @@ def plan(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool 
     wanted = {run["run_dir"] for run in runs} | ({_parent(f) for f in case_files} - dirs_with_run)
     return {"runs": runs, "skipped": sorted(skipped),
             "case_files": sorted(f for f in case_files if _parent(f) in wanted),
-            "case_bytes": sum(n for f, n in sizes.items() if _parent(f) in wanted),
             "transcript_dirs": sorted(d for d in transcript_dirs if _parent(d) in wanted)}
 
 
@@ -243,7 +241,7 @@ def ingest(spark: SparkSession, inputs: list[str], warehouse: str, reingest: boo
     try:
         if todo["case_files"]:
             cases = prepare_cases(read_cases(spark, todo["case_files"]), runs)
-            with _even_splits(spark, todo["case_bytes"]):
+            with _even_splits(spark):
                 cases.write.partitionBy(*CASE_PARTITIONS).parquet(fs.join(staging, CASES))
             stats["cases"] = spark.read.parquet(fs.join(staging, CASES)).count()  # Parquet footers only
             _swap_runs(spark, fs.join(staging, CASES), _table(warehouse, CASES), len(CASE_PARTITIONS))
@@ -272,12 +270,15 @@ def _setting(spark: SparkSession, key: str, value: str):
     if spark.sparkContext.getConf().get(key, None) is not None:
         yield
         return
-    before = spark.conf.get(key)
+    before = spark.conf.get(key, None)
     spark.conf.set(key, value)
     try:
         yield
     finally:
-        spark.conf.set(key, before)
+        if before is None:  # a setting without a default
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
 
 
 def _small_files(spark: SparkSession):
@@ -285,14 +286,11 @@ def _small_files(spark: SparkSession):
     return _setting(spark, "spark.sql.files.openCostInBytes", TRANSCRIPT_OPEN_COST)
 
 
-MiB = 1024 * 1024
-
-
-def _even_splits(spark: SparkSession, total_bytes: int):
+def _even_splits(spark: SparkSession):
     """About four read tasks per core: Spark's default 128 MB splits give 5 tasks for five 75 MB files, and
-    on 2 cores the last one runs alone (a sixth of the time with one core idle)."""
-    per_task = -(-total_bytes // (4 * spark.sparkContext.defaultParallelism))
-    return _setting(spark, "spark.sql.files.maxPartitionBytes", str(min(128 * MiB, max(4 * MiB, per_task))))
+    on 2 cores the last one runs alone (a sixth of the time with one core idle). Spark sizes its splits as
+    the input's bytes over this number (between the open cost and 128 MB), from the listing it makes anyway."""
+    return _setting(spark, "spark.sql.files.minPartitionNum", str(4 * spark.sparkContext.defaultParallelism))
 
 
 # -- reading the warehouse -------------------------------------------------------------------------------------

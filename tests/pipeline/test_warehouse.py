@@ -133,3 +133,25 @@ def test_facts_of_a_run_are_stored_once_in_the_runs_table(spark, tmp_path):
     assert {"run_dir", "run_started_at", "ingested_at"}.isdisjoint(warehouse.load_cases(spark, wh).columns)
     (run,) = warehouse.load_runs(spark, wh).collect()
     assert run.run_dir.endswith("/runs/r1") and run.started_at and run.ingested_at is not None
+
+
+def test_run_directories_are_found_whatever_their_names(spark, tmp_path):
+    from wirecheck.reports.pipeline import fs
+
+    root = tmp_path / "runs"
+    for name in ("plain", "with space", "with,comma", "ünïcode"):
+        write_run(root, name, [case(name, "n::a", "OK")])
+    found = fs.expand(spark, str(root / "*" / "run.json"))
+    assert [f.rsplit("/", 2)[1] for f in found] == sorted(["plain", "with space", "with,comma", "ünïcode"])
+    assert fs.expand(spark, str(root / "*" / "nothing-*.json")) == []
+    assert fs.expand(spark, str(tmp_path / "missing")) == []
+
+
+def test_ingest_leaves_the_session_settings_as_it_found_them(spark, tmp_path):
+    root = tmp_path / "runs"
+    write_run(root, "r1", [case("r1", "n::a", "FAILED", transcript="transcripts/a.json")],
+              transcripts={"transcripts/a.json": transcript("n::a")})
+    keys = ("spark.sql.files.minPartitionNum", "spark.sql.files.openCostInBytes")
+    before = {key: spark.conf.get(key, None) for key in keys}
+    warehouse.ingest(spark, [str(root / "*")], str(tmp_path / "wh"))
+    assert {key: spark.conf.get(key, None) for key in keys} == before
