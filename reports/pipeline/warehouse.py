@@ -4,7 +4,7 @@ Layout under the warehouse root (any URI Hadoop can write)::
 
     cases/date=YYYY-MM-DD/target=<name>/run_id=<id>/part-*.parquet   one row per (run_id, nodeid)
     transcripts/run_id=<id>/part-*.parquet                            one row per transcript file
-    runs/date=YYYY-MM-DD/part-*.parquet                               one row per run_id
+    runs/part-*.parquet                                               one row per run_id (one file)
 
 Ingestion is incremental: a run whose run.json (``run_id`` and a non-null ``finished_at``) is already in the
 warehouse is skipped, unless ``reingest``; directories without run.json are always read. Each ingested run is
@@ -215,12 +215,16 @@ def _swap_runs(spark: SparkSession, staged: str, table: str, depth: int) -> None
 
 
 def _replace_runs_table(spark: SparkSession, new: DataFrame, staging: str, table: str) -> None:
-    """runs/ is small (one row per run): rewrite it whole with the new rows replacing the stored ones."""
+    """runs/ is small (one row per run): rewrite it whole with the new rows replacing the stored ones.
+
+    One file, not partitioned: a directory per date made every nightly ingestion read and write hundreds of
+    one-row files (1.4 s against 0.5 s at 800 runs). A table written by partition still reads (Spark turns the
+    directories back into the ``date`` column) and is rewritten as one file."""
     rows = new.drop("_names")
     if fs.exists(spark, table):
         old = spark.read.parquet(table)
         rows = old.join(new.select("run_id"), "run_id", "left_anti").unionByName(rows, allowMissingColumns=True)
-    rows.coalesce(1).write.partitionBy("date").parquet(staging)
+    rows.coalesce(1).write.parquet(staging)
     fs.delete(spark, table)
     fs.move(spark, staging, table)
 

@@ -64,6 +64,21 @@ def test_a_new_run_is_ingested_alone_and_old_ones_stay(spark, tmp_path):
         ("r1", "OK"), ("r2", "FAILED")]
 
 
+
+def test_a_runs_table_written_by_date_is_read_and_rewritten_as_one_file(spark, tmp_path):
+    root, wh = tmp_path / "runs", tmp_path / "wh"
+    write_run(root, "r1", [case("r1", "n::a", "OK")])
+    warehouse.ingest(spark, [str(root / "*")], str(wh))
+    runs = warehouse.load_runs(spark, str(wh))
+    runs.write.partitionBy("date").parquet(str(tmp_path / "by-date"))  # the layout before one file
+    (wh / "runs").rename(tmp_path / "one-file")
+    (tmp_path / "by-date").rename(wh / "runs")
+    write_run(root, "r2", [case("r2", "n::a", "OK")], started_at="2026-11-22T01:00:00Z")
+    assert warehouse.ingest(spark, [str(root / "*")], str(wh))["runs"] == 1
+    assert sorted((r.run_id, r.date) for r in warehouse.load_runs(spark, str(wh)).collect()) == [
+        ("r1", "2026-11-21"), ("r2", "2026-11-22")]
+    assert not list((wh / "runs").glob("date=*")) and len(list((wh / "runs").glob("part-*.parquet"))) == 1
+
 def test_an_unfinished_run_is_read_again_and_its_rows_replaced(spark, tmp_path):
     root = tmp_path / "runs"
     wh = str(tmp_path / "wh")
