@@ -12,12 +12,17 @@ The same jobs run under spark-submit from the repository root:
            exit 1 on any regression (OK then, FAILED now) or when the run executed no case
   captures PCAP_OR_GLOB... --out DIR [--port kafka=9092 ...]
            passive checks of captured traffic -> violations.parquet, summary.parquet, HTML
+
+Exit codes: 0 done; 1 the gate failed (a regression, or a run that executed nothing); 2 usage error; 3 the job
+could not do its work (Spark cannot start, an input that matches nothing or cannot be read, a warehouse that is
+not there), with one line on stderr: never 1, so a CI gate cannot mistake a broken step for a verdict.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,13 +55,38 @@ def build_parser() -> argparse.ArgumentParser:
     captures = jobs.add_parser("captures", help="check captured traffic")
     captures.add_argument("inputs", nargs="+", help="pcap/pcapng files or globs")
     captures.add_argument("--out", required=True, help="directory or URI for the Parquet tables and the HTML")
-    captures.add_argument("--port", action="append", default=[], metavar="PROTOCOL=PORT",
+    captures.add_argument("--port", action="append", default=[], metavar="PROTOCOL=PORT", type=_port,
                           help="server port of a protocol (repeatable); default: the protocols' default ports")
     return parser
 
 
-#: Exit code when Spark cannot start: different from a gate failure (1) and a usage error (2).
-BROKEN_ENVIRONMENT = 3
+def _port(pair: str) -> tuple[int, str]:
+    """``kafka=9093`` -> (9093, "kafka"); anything else is a usage error (exit 2) before Spark starts."""
+    name, _, port = pair.partition("=")
+    if not name.strip() or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"wants PROTOCOL=PORT, got {pair!r}")
+    return int(port), name.strip()
+
+
+#: Exit code when a job cannot do its work (Spark does not start, an input cannot be read): different from a
+#: gate failure (1) and a usage error (2).
+NOT_DONE = 3
+
+
+def _input_errors() -> tuple[type[Exception], ...]:
+    """What bad input raises: our own checks (OSError, ValueError) and Spark's (a path that does not exist, a
+    file system that cannot be reached). Anything else is a bug here: its traceback is printed too."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    return OSError, ValueError, PySparkException, Py4JJavaError
+
+
+def _one_line(exc: Exception) -> str:
+    from wirecheck.reports.pipeline.fs import java_message
+
+    text = java_message(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def main(argv: list[str] | None = None, spark=None) -> int:
@@ -69,7 +99,17 @@ def main(argv: list[str] | None = None, spark=None) -> int:
         except Exception as exc:  # no Java, a bad master URL, ...: not a verdict about any run
             print(f"wirecheck-pipeline: cannot start Spark ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
                   "is Java 17+ installed?", file=sys.stderr)
-            return BROKEN_ENVIRONMENT
+            return NOT_DONE
+    try:
+        return _run(args, spark)
+    except Exception as exc:
+        if not isinstance(exc, _input_errors()):
+            traceback.print_exc()
+        print(f"wirecheck-pipeline {args.job}: {_one_line(exc)}", file=sys.stderr)
+        return NOT_DONE
+
+
+def _run(args: argparse.Namespace, spark) -> int:
     if args.job == "ingest":
         from wirecheck.reports.pipeline.warehouse import ingest
 
@@ -95,9 +135,9 @@ def main(argv: list[str] | None = None, spark=None) -> int:
         print("\n".join(result.lines()))
         return result.exit_code
     if args.job == "captures":
-        from wirecheck.reports.pipeline.captures.job import parse_ports, run_capture_job
+        from wirecheck.reports.pipeline.captures.job import run_capture_job
 
-        result = run_capture_job(spark, args.inputs, args.out, parse_ports(args.port))
+        result = run_capture_job(spark, args.inputs, args.out, dict(args.port))
         print(f"captures: {result['files']} file(s), {result['flows']} flow(s), {result['frames']} frame(s), "
               f"{result['violations']} violation(s) -> {args.out}/index.html")
         return 0

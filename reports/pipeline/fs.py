@@ -66,14 +66,15 @@ def read_text(spark: SparkSession, path: str) -> str:
     try:
         stream = fs.open(hpath)
     except Exception as exc:  # Py4JJavaError: keep the Java message, add the path
-        raise OSError(f"cannot read {path}: {_java_message(exc)}") from None
+        raise OSError(f"cannot read {path}: {java_message(exc)}") from None
     try:
         return str(spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
     finally:
         stream.close()
 
 
-def _java_message(exc: Exception) -> str:
+def java_message(exc: Exception) -> str:
+    """The Java exception's own text for a Py4J error (not the Java stack trace); else the exception's."""
     java = getattr(exc, "java_exception", None)
     return str(java.toString()) if java is not None else str(exc)
 

@@ -6,6 +6,8 @@ import datetime as dt
 import json
 from pathlib import Path
 
+import pytest
+
 from wirecheck.reports.pipeline import conformance, summed_views, warehouse
 from wirecheck.reports.pipeline.__main__ import main
 from wirecheck.reports.pipeline.catalogue import catalogue_rows, known_protocols
@@ -171,3 +173,27 @@ def test_gate_without_java_exits_3_with_one_line(tmp_path):
     assert result.returncode == 3, result.stderr[-2000:]
     lines = [line for line in result.stderr.splitlines() if line.startswith("wirecheck-pipeline:")]
     assert len(lines) == 1 and "Java" in lines[0] and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("job", [
+    ["ingest", "{tmp}/missing/*", "--warehouse", "{tmp}/wh"],
+    ["gate", "--warehouse", "{tmp}/no-warehouse"],
+    ["gate", "--warehouse", "{tmp}/wh", "--ingest", "{tmp}/missing/*"],
+    ["report", "--warehouse", "{tmp}/no-warehouse", "--out", "{tmp}/site"],
+    ["captures", "{tmp}/none.pcap", "--out", "{tmp}/captures"],
+    ["ingest", "nosuchscheme://bucket/runs/*", "--warehouse", "{tmp}/wh"],
+], ids=["ingest-nothing", "gate-no-warehouse", "gate-ingest-nothing", "report-no-warehouse", "captures-nothing",
+        "unknown-file-system"])
+def test_a_job_that_cannot_do_its_work_exits_3_with_one_line_never_1(spark, tmp_path, capsys, job):
+    """Exit 1 is the gate's verdict: a missing input must not read as a regression in CI."""
+    assert main([arg.format(tmp=tmp_path) for arg in job], spark=spark) == 3
+    captured = capsys.readouterr()
+    (line,) = [line for line in captured.err.splitlines() if line.startswith("wirecheck-pipeline")]
+    assert line.startswith(f"wirecheck-pipeline {job[0]}: ") and "Traceback" not in captured.err
+    assert any(word in line for word in ("missing", "no-warehouse", "none.pcap", "nosuchscheme")), line
+
+
+def test_a_bad_port_is_a_usage_error_before_spark_starts(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["captures", "x.pcap", "--out", "out", "--port", "kafka"], spark=object())
+    assert exited.value.code == 2 and "PROTOCOL=PORT" in capsys.readouterr().err

@@ -40,17 +40,6 @@ FILE = StructType([
 ])
 
 
-def parse_ports(pairs: list[str]) -> dict[int, str]:
-    """``["kafka=9093", ...]`` -> {9093: "kafka"}."""
-    ports = {}
-    for pair in pairs:
-        name, _, port = pair.partition("=")
-        if not name or not port.isdigit():
-            raise SystemExit(f"--port wants PROTOCOL=PORT, got {pair!r}")
-        ports[int(port)] = name.strip()
-    return ports
-
-
 def _read_files(files, server_ports):
     """Stage 1, per partition of files: ("file", row) for each file and ("flow", FlowStreams) for its flows."""
     for path, content in files:
