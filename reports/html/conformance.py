@@ -70,6 +70,10 @@ def _sections(summary: dict) -> str:
                           esc(r["baseline_run_id"]), esc(r["run_id"]), esc(r["message"])]
                          for r in summary["regressions"]], css="regressions") if summary["regressions"] else \
         "<p>No regressions against each target's previous run.</p>"
+    total = sum(summary.get("regressions_total", {}).values())
+    if total > len(summary["regressions"]):
+        regressions = (f'<p class="muted">{total} regressions, the first {len(summary["regressions"])} listed '
+                       "(a bounded number per target; the gate prints them all).</p>" + regressions)
     flaky = table(["suite version", "target", "case", "verdicts"],
                   [[esc(f["suite_version"]), esc(f["target"]), f"<code>{esc(f['nodeid'])}</code>",
                     esc(", ".join(f"{k}: {v}" for k, v in sorted(f["verdicts"].items())))]

@@ -64,13 +64,18 @@ def _pairs(runs: list[dict]) -> list[tuple[str, str, str]]:
 
 
 def _changes(spark: SparkSession, cases: DataFrame, pairs: list[tuple[str, str, str]]) -> DataFrame:
-    """``history.compare`` of these pairs, numbered per (target, change) by ``_ranked``, with ``_regression``.
+    """``history.compare`` of these pairs, numbered per (target, change) by ``_ranked``, with ``_regression``
+    and the regressions numbered per target (``_rn``, of ``_rtotal``): a target that died mid-run regresses
+    every case after it, and the report lists the first ``MAX_LIST_ROWS`` (the gate lists them all).
 
     Only the pairs' runs are read; a target with a single run has no pair and adds nothing."""
     frame = spark.createDataFrame(pairs or [("", "", "")], "target string, old_run_id string, new_run_id string")
     changes = history.compare(_of_runs(cases, {run for _, *two in pairs for run in two}), frame)
+    regressions = Window.partitionBy("target", "_regression")
     return (_ranked(changes, ["target", "change"], ["nodeid"])
-            .withColumn("_regression", conformance.is_regression("old_verdict", "new_verdict")))
+            .withColumn("_regression", conformance.is_regression("old_verdict", "new_verdict"))
+            .withColumn("_rn", F.row_number().over(regressions.orderBy("nodeid")))
+            .withColumn("_rtotal", F.count("*").over(regressions)))
 
 
 def _of_runs(cases: DataFrame, run_ids) -> DataFrame:
@@ -118,11 +123,12 @@ def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_
     protocols = sorted({r["protocol"] for r in clauses if r["protocol"]})
     catalogue = catalogue_rows([*known_protocols(), *protocols])
 
-    # What changed between each target's two newest runs, in one query: the comparison's bounded list and
-    # totals, and every regression.
+    # What changed between each target's two newest runs, in one query: the comparison's and the regressions'
+    # bounded lists, and their totals.
     changes = _rows(_changes(spark, cases, _pairs(runs))
-                    .filter((F.col("_n") <= MAX_LIST_ROWS) | F.col("_regression")))
-    regressions = sorted((row for row in changes if row["_regression"]), key=lambda r: (r["target"], r["nodeid"]))
+                    .filter((F.col("_n") <= MAX_LIST_ROWS) | (F.col("_regression") & (F.col("_rn") <= MAX_LIST_ROWS))))
+    regressions = sorted((row for row in changes if row["_regression"] and row["_rn"] <= MAX_LIST_ROWS),
+                         key=lambda r: (r["target"], r["nodeid"]))
     if compare:  # an explicit pair compares the same cases whatever their targets are called
         compared = _rows(_changes(spark, cases.withColumn("target", F.lit("*")), [("*", *compare)])
                          .filter(F.col("_n") <= MAX_LIST_ROWS))
@@ -145,6 +151,7 @@ def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_
                          "nodeid": r["nodeid"], "baseline_run_id": r["old_run_id"],
                          "baseline_verdict": r["old_verdict"], "run_id": r["new_run_id"], "verdict": r["new_verdict"],
                          "message": r["message"]} for r in regressions],
+        "regressions_total": {r["target"]: r["_rtotal"] for r in regressions if r["_rn"] == 1},
         "versions": summed_views.version_matrix(recent),
         "failing_total": summed_views.failing_totals(recent, conformance.FAILING, latest_pairs),
     }

@@ -65,3 +65,21 @@ def test_blocked_clause_shows_what_blocked_it(report):
     page = (report / "index.html").read_text()
     assert 'class="cell v-BLOCKED"' in page and f"BLOCKED by {BLOCKED_BY}" in page
     assert "not run against this target" not in page.split(FETCH, 1)[1].split("</tr>", 1)[0]
+
+
+def test_regressions_are_listed_up_to_a_bound_with_their_total(spark, tmp_path, monkeypatch):
+    """A target that died mid-run regresses every later case: the report lists the first ones, counts them all."""
+    from wirecheck.reports.pipeline import report, warehouse
+    from tests.pipeline.runs import case, write_run
+
+    nodes = [f"suites/rustlog/test_framing.py::test_zero[{i}]" for i in range(5)]
+    write_run(tmp_path / "runs", "before", [case("before", n, "OK") for n in nodes], started_at="2026-11-21T10:00:00Z")
+    write_run(tmp_path / "runs", "after", [case("after", n, "TARGET-DOWN") for n in nodes],
+              started_at="2026-11-21T11:00:00Z")
+    wh, out = str(tmp_path / "wh"), tmp_path / "site"
+    warehouse.ingest(spark, [str(tmp_path / "runs" / "*")], wh)
+    monkeypatch.setattr(report, "MAX_LIST_ROWS", 2)
+    summary = report.build_report(spark, wh, str(out))
+    assert [r["nodeid"] for r in summary["regressions"]] == nodes[:2]
+    assert list(summary["regressions_total"].values()) == [5]
+    assert "5 regressions, the first 2 listed" in (out / "index.html").read_text()
