@@ -10,8 +10,9 @@
 #   WIRECHECK_BASELINE  known-failures file (optional; README "Baseline file")
 #   WIRECHECK_OUT       where everything goes (default wirecheck-out): runs/ (keep between nights: the
 #                       warehouse is rebuilt from it incrementally), warehouse/, site/, allure/
-# Exit status: non-zero when a case failed that the baseline does not list, or when the gate finds a
-# regression against the previous night (or the run executed nothing).
+# Exit status: 1 when a case failed that the baseline does not list, or when the gate finds a regression
+# against the previous night (or the run executed nothing); 3 when a pipeline step could not do its work (no Java,
+# an unreadable run or warehouse): a broken step is never reported as a verdict.
 set -u
 : "${WIRECHECK_TARGET:?set WIRECHECK_TARGET=PROTOCOL=HOST:PORT}"
 WIRECHECK_SUITES="${WIRECHECK_SUITES:-}"
@@ -25,5 +26,5 @@ wirecheck run $WIRECHECK_SUITES --target "$WIRECHECK_TARGET" --fuzz="$WIRECHECK_
 wirecheck pipeline ingest "$WIRECHECK_OUT/runs/*" --warehouse "$WIRECHECK_OUT/warehouse" || exit 3
 wirecheck pipeline report --warehouse "$WIRECHECK_OUT/warehouse" --out "$WIRECHECK_OUT/site" || exit 3
 # 3. The gate: tonight's run against the previous one of the same target.
-wirecheck pipeline gate --warehouse "$WIRECHECK_OUT/warehouse" || status=1
+wirecheck pipeline gate --warehouse "$WIRECHECK_OUT/warehouse" || status=$?  # 1: regression; 3: could not gate
 exit "$status"
