@@ -53,7 +53,7 @@ def generate_runs(spark, root: Path, records: int, prefix: str = "bench") -> int
     runs = max(1, -(-records // RECORDS_PER_RUN))
     verdicts = F.array(*[F.lit(v) for v in VERDICTS])
     index = (F.col("id") / runs).cast("long")  # the case's number within its run
-    usual = verdicts[(index * 7919 % len(VERDICTS)).cast("int")]
+    usual = verdicts[F.pmod(F.xxhash64(index), F.lit(len(VERDICTS))).cast("int")]
     flipped = F.when(usual == "FAILED", F.lit("OK")).otherwise(F.lit("FAILED"))
     frame = (spark.range(records)
              .withColumn("run", (F.col("id") % runs).cast("int"))
@@ -65,7 +65,8 @@ def generate_runs(spark, root: Path, records: int, prefix: str = "bench") -> int
                      F.format_string("rustlog.clause.c%03d", (index % 113).cast("int")).alias("clause"),
                      F.lit("a requirement").alias("requirement"), F.lit("seed").alias("source"),
                      F.lit("MUST").alias("level"),
-                     F.when((index + F.col("run") * 31) % 100 == 0, flipped).otherwise(usual).alias("verdict"),
+                     F.when(F.pmod(F.xxhash64(index, "run"), F.lit(100)) == 0, flipped).otherwise(usual)
+                     .alias("verdict"),
                      F.lit("").alias("message"), F.lit(0.01).alias("duration_s"),
                      F.format_string("127.0.0.1:%d", (9000 + F.col("run") % 4).cast("int")).alias("target"),
                      F.lit("main").alias("worker"), F.lit("2026-11-21T23:00:00Z").alias("finished_at"),
