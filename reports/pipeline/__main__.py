@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None, spark=None) -> int:
         try:
             spark = get_session(args.master, app_name=f"wirecheck-{args.job}")
         except Exception as exc:  # no Java, a bad master URL, ...: not a verdict about any run
-            print(f"wirecheck-pipeline: cannot start Spark ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
+            print(f"wirecheck-pipeline: cannot start Spark ({type(exc).__name__}: {_one_line(exc)}); "
                   "is Java 17+ installed?", file=sys.stderr)
             return NOT_DONE
     try:

@@ -40,12 +40,12 @@ def _iso(value):
     return value.isoformat().replace("+00:00", "Z") if isinstance(value, dt.datetime) else value
 
 
-def _ranked(frame: DataFrame, groups: list[str], order: list[str]) -> DataFrame:
-    """``frame`` with ``_n``, each row's number within its group (by ``order``), and ``_total``, the rows of its
-    group: filtered on ``_n``, one query gives both a bounded list and the complete totals."""
+def _ranked(frame: DataFrame, groups: list[str], order: list[str], n: str = "_n", total: str = "_total") -> DataFrame:
+    """``frame`` with ``n``, each row's number within its group (by ``order``), and ``total``, the rows of its
+    group: filtered on ``n``, one query gives both a bounded list and the complete totals."""
     group = Window.partitionBy(*groups)
-    return (frame.withColumn("_n", F.row_number().over(group.orderBy(*order)))
-            .withColumn("_total", F.count("*").over(group)))
+    return (frame.withColumn(n, F.row_number().over(group.orderBy(*order)))
+            .withColumn(total, F.count("*").over(group)))
 
 
 def _listed(rows: list[dict], groups: list[str], limit: int, columns: list[str]) -> tuple[list[dict], dict]:
@@ -71,11 +71,9 @@ def _changes(spark: SparkSession, cases: DataFrame, pairs: list[tuple[str, str, 
     Only the pairs' runs are read; a target with a single run has no pair and adds nothing."""
     frame = spark.createDataFrame(pairs or [("", "", "")], "target string, old_run_id string, new_run_id string")
     changes = history.compare(_of_runs(cases, {run for _, *two in pairs for run in two}), frame)
-    regressions = Window.partitionBy("target", "_regression")
-    return (_ranked(changes, ["target", "change"], ["nodeid"])
-            .withColumn("_regression", conformance.is_regression("old_verdict", "new_verdict"))
-            .withColumn("_rn", F.row_number().over(regressions.orderBy("nodeid")))
-            .withColumn("_rtotal", F.count("*").over(regressions)))
+    changes = (_ranked(changes, ["target", "change"], ["nodeid"])
+               .withColumn("_regression", conformance.is_regression("old_verdict", "new_verdict")))
+    return _ranked(changes, ["target", "_regression"], ["nodeid"], n="_rn", total="_rtotal")
 
 
 def _of_runs(cases: DataFrame, run_ids) -> DataFrame:
