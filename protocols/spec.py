@@ -38,6 +38,9 @@ class Endpoint:
     max_body: int = 1 << 20  # the largest body a conforming peer may send us; larger claims are a violation
     hello: Callable[[], bytes] | None = None  # a harmless, always-valid request (probe and liveness)
     is_hello_answer: Callable[[bytes], bool] | None = None  # does this whole answer answer ``hello`` correctly?
+    #: the clause a wrong answer to ``hello`` breaks (the target is alive, but its hello is wrong): the liveness
+    #: probe and a named protocol's survey report the hello under it, never under the survives clause
+    hello_clause: str = ""
     describe: Callable[[bytes], str] = describe_bytes  # one whole frame -> readable text, never raises
     #: one whole answer frame (target -> suite) -> text, never raises; None: ``describe`` reads both directions.
     #: For protocols where an answer can also parse as a request (Kafka), so answers are never shown as requests.

@@ -41,6 +41,7 @@ class VerdictReached:
     reproduce: str | None
     keep_transcript: bool  # the transcript is written for this verdict (failures always; passes on request)
     params: dict = field(default_factory=dict)  # the case's pytest parameters (message, version, ...)
+    blocking: Divergence | None = None  # BLOCKED: the divergence (of another clause) that blocked the case
 
 
 @dataclass(frozen=True)

@@ -77,13 +77,24 @@ class TargetDied(Divergence):
 
 
 class Blocked(Exception):
-    """A case's precondition (setup) failed: the clause under test was never reached."""
+    """A case's precondition (setup) failed: the clause under test was never reached.
 
-    def __init__(self, precondition: str, divergence: Divergence):
+    ``divergence`` is what broke, under its own clause. It is a real divergence of the target unless
+    ``carries`` is False (a permission the operator withheld, which no clause can require): the run makes sure
+    every clause that blocked a case has a FAILED case of its own (``reports.carry``)."""
+
+    def __init__(self, precondition: str, divergence: Divergence, carries: bool = True):
         self.precondition = precondition
         self.divergence = divergence
+        self.carries = carries
         super().__init__(f"precondition failed: {precondition} ({divergence.clause.id}: expected "
                          f"{divergence.expected}; got {divergence.actual})")
+
+    @classmethod
+    def met(cls, divergence: Divergence) -> "Blocked":
+        """A divergence of another clause met on the way to this case's own: the isolation rule makes it a
+        blocked precondition here; it fails under its own clause (its case, or the run's carrier)."""
+        return cls(f"{divergence.clause.id} holds", divergence)
 
 
 class Unimplemented(Exception):

@@ -18,6 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 from wirecheck.reports.replay import replay_document
+from wirecheck.reports.rootcause import by_clause
 from wirecheck.reports.transcript import Transcript
 
 RUN_SCHEMA = "wirecheck.run/1"
@@ -99,6 +100,8 @@ class RunWriter:
             "worker": self.worker,
             "attempts": len(state.attempts) + 1,
         }
+        if event.blocking is not None:
+            record["blocked_by"] = blocked_by(event.blocking)
         if transcript_path is not None and event.verdict.value not in NO_REPLAY:
             record["replay"] = self.write_replay(record, state.transcript, transcript_path)
         return record
@@ -127,7 +130,8 @@ class RunWriter:
         """Called by the controlling process: final totals, if any case ran in any worker."""
         if not self.run_dir.exists():
             return
-        self._run.update(finished_at=_now(), totals=self.totals(), headline=self.headline())
+        self._run.update(finished_at=_now(), totals=self.totals(), headline=self.headline(),
+                         failures_by_clause=[group.to_dict() for group in by_clause(list(self.records()))])
         self._write_run()
 
     def _write_run(self) -> None:
@@ -171,6 +175,17 @@ class RunWriter:
                 if line.strip():
                     yield json.loads(line)
 
+    def rewrite(self, records: list[dict]) -> None:
+        """Replace every worker's case records with ``records`` (the controller, once every worker is done)."""
+        by_worker: dict[str, list[dict]] = {}
+        for record in records:
+            by_worker.setdefault(record.get("worker") or self.worker, []).append(record)
+        for path in self.run_dir.glob("cases-*.jsonl"):
+            mine = by_worker.pop(path.stem.removeprefix("cases-"), [])
+            tmp = path.with_suffix(".jsonl.tmp")
+            tmp.write_text("".join(json.dumps(record) + "\n" for record in mine), encoding="utf-8")
+            tmp.replace(path)
+
     def totals(self) -> dict[str, int]:
         """Verdict counts over every worker's records."""
         return dict(Counter(record["verdict"] for record in self.records()))
@@ -188,6 +203,12 @@ class RunWriter:
                 matrix.setdefault((record["protocol"], str(record["message_type"])), {})[record["version"]] = \
                     record["verdict"]
         return matrix
+
+
+def blocked_by(div) -> dict:
+    """What blocked a case: the clause that broke (whole, so that the case can carry it) and what was seen."""
+    return {"clause": div.clause.id, "requirement": div.clause.requirement, "source": div.clause.source,
+            "level": div.clause.level.value, "expected": div.expected, "actual": div.actual}
 
 
 def _param(value):

@@ -8,6 +8,7 @@ import json
 from html import escape
 
 from wirecheck.reports.events import RunFinished
+from wirecheck.reports.rootcause import by_clause
 from wirecheck.reports.transcript import hexdump
 
 PASSING = {"OK", "NON-STRICT", "NOT-RUN", "UNIMPLEMENTED", "XFAIL"}
@@ -37,6 +38,7 @@ class SummaryPage:
             parts.append(f"<p class='headline bad'>{escape(run['headline'])}</p>")
         parts.append(_targets(run.get("targets", {})))
         parts.append(_totals(run.get("totals") or {}))
+        parts.append(_by_clause(by_clause(records)))
         bad = [r for r in records if r["verdict"] not in PASSING]
         down = [r for r in bad if r["verdict"] == "TARGET-DOWN"]
         shown = [r for r in bad if r["verdict"] != "TARGET-DOWN"]
@@ -60,12 +62,29 @@ def _totals(totals: dict) -> str:
     return f"<h2>Totals</h2><table><tr><th>verdict</th><th>cases</th></tr>{rows}</table>"
 
 
+def _by_clause(groups: list) -> str:
+    """The failures by root cause: each clause that broke, its cases (parameters collapsed), what it blocked."""
+    if not groups:
+        return ""
+    rows = "".join(
+        f"<tr><td class='{'bad' if 'FAILED' in g.verdicts or 'ERROR' in g.verdicts else ''}'>{escape(g.clause)}</td>"
+        f"<td>{escape(', '.join(f'{v} {n}' for v, n in sorted(g.verdicts.items())) or 'none of its own')}</td>"
+        f"<td>{escape('; '.join(f'{case} [{len(params)}]' if len(params) > 1 else case for case, params in g.cases.items()))}</td>"
+        f"<td>{g.blocked}</td></tr>" for g in groups)
+    return ("<h2>Failures by clause</h2><table><tr><th>clause</th><th>cases</th><th>case IDs</th>"
+            f"<th>cases BLOCKED by it</th></tr>{rows}</table>")
+
+
 def _case(run_dir, record: dict) -> str:
     rows = [("verdict", record["verdict"]), ("clause", f"[{record['level']}] {record['clause']}: "
                                                        f"{record['requirement']}"),
             ("source", record["source"]), ("message", record["message"]), ("expected", record.get("expected")),
             ("actual", record.get("actual")), ("target", record.get("target")),
             ("attempts", record.get("attempts")), ("reproduce", record.get("reproduce"))]
+    if record.get("blocked_by"):
+        blocker = record["blocked_by"]
+        rows.insert(1, ("blocked by", f"[{blocker['level']}] {blocker['clause']}: expected {blocker['expected']}; "
+                                      f"got {blocker['actual']}"))
     table = "".join(f"<tr><th>{name}</th><td>{escape(str(value))}</td></tr>" for name, value in rows
                     if value not in (None, "", 1))
     conversation = ""

@@ -4,6 +4,9 @@ did not fail the run, verdict totals and the per-version matrix (advertised equa
 from __future__ import annotations
 
 from wirecheck.reports.events import VerdictReached
+from wirecheck.reports.rootcause import by_clause
+
+GROUPS_SHOWN = 40
 
 MATRIX_MARK = {"OK": "ok", "NON-STRICT": "ns", "UNIMPLEMENTED": "--", "FAILED": "FAIL", "ERROR": "ERR",
                "XFAIL": "xf", "XPASS": "XP", "NOT-RUN": "..", "TARGET-DOWN": "DOWN", "BLOCKED": "blk",
@@ -41,6 +44,16 @@ class TerminalSummary:
             terminal.write_line("wirecheck: no collected case could run against the given targets", red=True)
             for line in self.target_lines:
                 terminal.write_line(f"wirecheck target {line}")
+        groups = by_clause(list(writer.records()))
+        if groups:
+            terminal.section("wirecheck failures by clause (one root cause a line)")
+            for group in groups[:GROUPS_SHOWN]:
+                terminal.line(group.line())
+                for case, params in group.cases.items():
+                    terminal.line(f"    {case}" + (f" [{len(params)}: {', '.join(params[:6])}"
+                                                    f"{', ...' if len(params) > 6 else ''}]" if len(params) > 1 else ""))
+            if len(groups) > GROUPS_SHOWN:
+                terminal.line(f"... and {len(groups) - GROUPS_SHOWN} more clauses (run.json: failures_by_clause)")
         totals = writer.totals()
         if totals:
             terminal.write_line("wirecheck verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(totals.items())))

@@ -22,6 +22,7 @@ from wirecheck.reports.allure import AllureReporter
 from wirecheck.reports.model import Divergence, HarnessError, TargetDied, Unimplemented, Verdict
 from wirecheck.reports.records import RunWriter
 from wirecheck.reports.render import render_failure
+from wirecheck.reports.rootcause import carry
 from wirecheck.reports.summary_page import SummaryPage
 from wirecheck.reports.terminal import TerminalSummary
 from wirecheck.reports.transcript import Transcript
@@ -185,6 +186,8 @@ def pytest_configure_node(node):
 def pytest_sessionfinish(session, exitstatus):
     run: Run = session.config.wirecheck
     run.finish()
+    if run.is_controller and run.writer is not None and _carry_blocked(run) and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     run.events.emit(RunFinished(controller=run.is_controller))
     if not run.is_controller or run.writer is None:
         return
@@ -196,6 +199,16 @@ def pytest_sessionfinish(session, exitstatus):
         run.summary.nothing_ran = True
         run.summary.target_lines = run.target_lines
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _carry_blocked(run: Run) -> bool:
+    """Every clause that blocked a case gets a failure of its own (reports.rootcause.carry); True when a MUST
+    clause (or any, under --strict) had to be carried, i.e. the run failed on it."""
+    records = list(run.writer.records())
+    carried = carry(records, run.strict)
+    if carried:
+        run.writer.rewrite(records)
+    return any(record["verdict"] == "FAILED" for record in carried)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -313,7 +326,7 @@ def pytest_runtest_call(item):
     except Exception as exc:  # noqa: BLE001 - judged below, then raised again
         failure = _checked(run, state, exc)
     attempt, first = 1, failure
-    while failure is not None and attempt <= run.confirm and _confirmable(failure, run):
+    while failure is not None and attempt <= run.confirm and _confirmable(failure, run, state.case_id):
         state.attempts.append((f"attempt {attempt}: {_one_line(failure)}", list(state.transcript.events)))
         attempt += 1
         target = getattr(item, "funcargs", {}).get("target")
@@ -345,10 +358,11 @@ def _checked(run: Run, state: CaseState, exc: BaseException | None) -> BaseExcep
     return exc
 
 
-def _confirmable(failure: BaseException, run: Run) -> bool:
+def _confirmable(failure: BaseException, run: Run, case_clause: str) -> bool:
     """Only a FAILED verdict is re-run: not a dead target, a blocked precondition or a harness error."""
     exc = unwrap(failure)
-    return not isinstance(exc, TargetDied) and classify(exc, "call", None, run.strict).verdict is Verdict.FAILED
+    return not isinstance(exc, TargetDied) and classify(exc, "call", None, run.strict,
+                                                        case_clause).verdict is Verdict.FAILED
 
 
 def _one_line(exc: BaseException) -> str:
@@ -373,9 +387,10 @@ def pytest_runtest_makereport(item, call):
     exc = call.excinfo.value if call.excinfo is not None and skip_reason is None else None
     if state.confirmed is not None and rep.passed and call.when == "call":
         first, attempt = state.confirmed
-        result = flaky(classify(first, "call", None, run.strict), attempt, run.strict)
+        result = flaky(classify(first, "call", None, run.strict, state.case_id), attempt, run.strict)
     else:
-        result = apply_baseline(run.baseline, state.case_id, classify(exc, call.when, skip_reason, run.strict))
+        result = apply_baseline(run.baseline, state.case_id,
+                                classify(exc, call.when, skip_reason, run.strict, state.case_id))
     _set_pytest_outcome(item, rep, result)
     if result.divergence is not None:
         _note_example(state, exc)
@@ -387,9 +402,11 @@ def pytest_runtest_makereport(item, call):
         reproduce = run.reproduce(item.nodeid, state.info) if not isinstance(item, ReplayCase) else \
             replay_command(item.path, state.info)
     params = dict(getattr(getattr(item, "callspec", None), "params", {}))
-    run.events.emit(VerdictReached(state, result.verdict, result.message, result.divergence, reproduce, keep, params))
-    div = result.divergence
-    if result.verdict is Verdict.FAILED and div is not None and div.clause.id in run.options.stop_at_clause:
+    run.events.emit(VerdictReached(state, result.verdict, result.message, result.divergence, reproduce, keep, params,
+                                   result.blocking))
+    # A case BLOCKED by the clause counts too: the run's end makes it that clause's FAILED case (reports.rootcause)
+    div = result.divergence if result.verdict is Verdict.FAILED else result.blocking
+    if div is not None and div.clause.id in run.options.stop_at_clause:
         item.session.shouldfail = f"{div.clause.id} reported FAILED (--stop-at-clause)"
     return rep
 

@@ -80,7 +80,7 @@ def _unknown(frame: bytes, what: str = "frame") -> str:
 SPEC = ProtocolSpec(
     name="kafka",
     catalogue=CATALOGUE,
-    endpoints=(Endpoint("broker", default_port=DEFAULT_PORT, framing=I32_PREFIX, max_body=MAX_BODY, hello=hello,
+    endpoints=(Endpoint("broker", default_port=DEFAULT_PORT, framing=I32_PREFIX, max_body=MAX_BODY, hello=hello, hello_clause="kafka.header.api-versions-v0",
                         is_hello_answer=is_hello_answer, describe=describe, describe_answer=describe_answer,
                         dissect=layers.dissect),),
     message_param="api",

@@ -39,7 +39,7 @@ SPEC = ProtocolSpec(
     name="pravega",
     catalogue=CATALOGUE,
     endpoints=(Endpoint("segmentstore", default_port=DEFAULT_PORT, framing=TYPE_LENGTH,
-                        max_body=commands.MAX_REPLY_PAYLOAD, hello=hello, is_hello_answer=is_hello_answer,
+                        max_body=commands.MAX_REPLY_PAYLOAD, hello=hello, is_hello_answer=is_hello_answer, hello_clause="pravega.hello.reply",
                         describe=commands.describe, dissect=layers.dissect),),
     message_param="command",
     version_param="version",

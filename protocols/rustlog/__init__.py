@@ -21,7 +21,7 @@ def _is_pong(frame: bytes) -> bool:
 SPEC = ProtocolSpec(
     name="rustlog",
     catalogue=CATALOGUE,
-    endpoints=(Endpoint("broker", default_port=7070, framing=U32_PREFIX, max_body=MAX_FRAME, hello=lambda: PING,
+    endpoints=(Endpoint("broker", default_port=7070, framing=U32_PREFIX, max_body=MAX_FRAME, hello=lambda: PING, hello_clause="rustlog.ping.pong",
                         is_hello_answer=_is_pong, describe=describe,
                         dissect=dissect),),
     capture=CaptureSupport("wirecheck.protocols.rustlog.capture", unframeable_clause="rustlog.framing.oversize"),

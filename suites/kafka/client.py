@@ -77,7 +77,7 @@ class Kafka(AdvertisedVersions, StrictClient):
             code = min(denied)
             raise Blocked(f"{messages.api_name(api_key)} authorized for this client",
                           Divergence(C[clause_id], "an answer to an authorized client",
-                                     f"error {code} {errors.name(code)}"))
+                                     f"error {code} {errors.name(code)}"), carries=False)
         return decoded["body"]
 
     def call(self, api_key: int, version: int, body: dict, clause_id: str, **send_options) -> dict:

@@ -236,22 +236,24 @@ class Run:
 
     # -- liveness and dead targets
 
-    def liveness(self, state: CaseState) -> tuple[bool, bool, str]:
+    def liveness(self, state: CaseState) -> tuple[bool, bool, str, str]:
         """Does the target still answer a known-good request on a new connection? (answers right, stopped
-        answering at all, what happened).
+        answering at all, what happened, the hello clause of the endpoint that did not answer right).
 
         A dead reference broker is restarted for the cases that follow (this case still fails).
         """
         state.transcript.note("liveness probe: a known-good request on a new connection")
+        endpoint = state.spec.primary
         ok, what = probe.hello_answered(state.info.address, state.spec, self.deadline, state.transcript,
                                         tls=self.tls_for(state.info))
         for name, address in state.info.endpoints.items():  # every other endpoint whose address we know
             if ok and state.spec.endpoint(name).hello is not None:
-                ok, what = probe.hello_answered(address, state.spec.endpoint(name), self.deadline, state.transcript,
+                endpoint = state.spec.endpoint(name)
+                ok, what = probe.hello_answered(address, endpoint, self.deadline, state.transcript,
                                                 tls=self.tls_for(state.info))
                 what = f"endpoint {name}: {what}" if not ok else what
         if ok:
-            return True, False, ""
+            return True, False, "", ""
         dead = health.stopped_answering(what)
         if self.broker is not None and state.info.reference and not self.broker.alive:
             what += f"; the reference broker {self.broker.exit_status()}"
@@ -259,19 +261,20 @@ class Run:
             self._targets = self._launch_reference()
             state.transcript.note("the reference broker was restarted for the cases that follow")
         state.transcript.note(f"liveness probe failed: {what}")
-        return False, dead, what
+        return False, dead, what, endpoint.hello_clause
 
     def check_target(self, state: CaseState, failure: BaseException | None) -> Divergence | None:
         """After a hostile or failed case (``failure``: what it raised): None while the target answers; a
         :class:`TargetDied` naming the step that preceded the death when it stopped answering (later cases
-        for it are then TARGET-DOWN); a divergence of the survives clause when it answers wrongly."""
+        for it are then TARGET-DOWN); a divergence of the endpoint's hello clause when it answers, but wrongly."""
         step = health.last_step(state.transcript, getattr(failure, "note", ""))
-        alive, dead, what = self.liveness(state)
+        alive, dead, what, hello_clause = self.liveness(state)
         if alive:
             return None
+        if not dead:  # alive, but the hello is answered wrongly: the hello's defect, reported by its own cases
+            clause = state.spec.catalogue[hello_clause] if hello_clause else survives_clause(state.spec)
+            return Divergence(clause, "a right answer to the liveness request", what)
         clause = survives_clause(state.spec)
-        if not dead:
-            return Divergence(clause, "the target still answers a known-good request", what)
         note = f"the case had raised: {failure}"[:1000] if failure is not None else ""
         died = TargetDied(clause, step, what, note=note)
         if not state.info.reference:

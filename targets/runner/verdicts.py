@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from wirecheck.reports.baseline import Baseline
 from wirecheck.protocols.clauses import Level
-from wirecheck.reports.model import Blocked, Differs, Divergence, HarnessError, Unimplemented, Verdict
+from wirecheck.reports.model import Blocked, Differs, Divergence, HarnessError, TargetDied, Unimplemented, Verdict
 
 NOT_RUN = "NOT-RUN"
 TARGET_DOWN = "TARGET-DOWN"
@@ -29,10 +29,17 @@ class Classified:
     divergence: Divergence | None = None
     outcome: str | None = None  # the pytest outcome to report instead of pytest's own ("passed", "skipped", ...)
     longrepr: object = None  # the text pytest shows instead of its own, when ``outcome`` is set
+    blocking: Divergence | None = None  # BLOCKED: the divergence that blocked the case (not a withheld permission)
 
 
-def classify(exc: BaseException | None, when: str, skip_reason: str | None, strict: bool) -> Classified:
-    """The verdict of one case phase: ``exc`` raised in phase ``when``, or skipped with ``skip_reason``."""
+def classify(exc: BaseException | None, when: str, skip_reason: str | None, strict: bool,
+             case_clause: str | None = None) -> Classified:
+    """The verdict of one case phase: ``exc`` raised in phase ``when``, or skipped with ``skip_reason``.
+
+    The isolation rule: a divergence FAILs only the case whose own clause (``case_clause``) it is. Met in any
+    other case it BLOCKs that case, naming the clause that broke; the run then makes sure that clause has a
+    FAILED case (``reports.carry``). A target that died (the survives clause) fails the case that killed it, and
+    a --differential difference is judged where it appears."""
     if skip_reason is not None:
         if skip_reason.startswith(TARGET_DOWN):
             return Classified(Verdict.TARGET_DOWN, skip_reason.removeprefix(TARGET_DOWN + ": "))
@@ -43,8 +50,12 @@ def classify(exc: BaseException | None, when: str, skip_reason: str | None, stri
     exc = unwrap(exc)
     if isinstance(exc, Unimplemented):
         return Classified(Verdict.UNIMPLEMENTED, str(exc), outcome="skipped", longrepr=f"{UNIMPLEMENTED}: {exc}")
+    if isinstance(exc, Divergence) and not isinstance(exc, (Differs, TargetDied)) and case_clause is not None \
+            and exc.clause.id != case_clause:
+        exc = Blocked.met(exc)
     if isinstance(exc, Blocked):
-        return Classified(Verdict.BLOCKED, str(exc), outcome="skipped", longrepr=f"BLOCKED: {exc}")
+        return Classified(Verdict.BLOCKED, str(exc), outcome="skipped", longrepr=f"BLOCKED: {exc}",
+                          blocking=exc.divergence if exc.carries else None)
     if isinstance(exc, Differs):  # --differential: fails the run under a MUST clause, or a SHOULD one with --strict
         passes = exc.clause.level is Level.SHOULD and not strict
         return Classified(Verdict.DIVERGENT, str(exc), exc, outcome="passed" if passes else None)

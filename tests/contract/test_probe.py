@@ -18,3 +18,10 @@ def test_probe_recognises_its_own_personality_only(spec, reference_broker):
 def test_every_endpoint_has_a_probe(spec):
     """Liveness after hostile cases needs a harmless request and a check of its answer on every endpoint."""
     assert [e.name for e in spec.endpoints if e.hello is None] == []
+
+
+def test_every_hello_names_the_clause_a_wrong_answer_breaks(spec):
+    """A target that answers its hello wrongly is alive: the wrong answer is reported under the hello's own clause
+    (never the survives clause), so every endpoint's hello names a clause of the catalogue."""
+    for endpoint in spec.endpoints:
+        assert endpoint.hello_clause in spec.catalogue, endpoint.name

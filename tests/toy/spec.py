@@ -48,6 +48,7 @@ SPEC = ProtocolSpec(
     name="toy",
     catalogue=CATALOGUE,
     endpoints=(Endpoint("server", default_port=7999, framing=U16_PREFIX, max_body=1024, hello=lambda: PING,
+                        hello_clause="toy.ping.pong",
                         is_hello_answer=lambda frame: frame == PONG,
                         describe=lambda frame: frame[2:].decode("ascii", "replace")),),
     suite="tests.toy.cases",

@@ -61,7 +61,7 @@ def _status_is_consumer(body: bytes) -> bool:
 
 def http_spec(transport: str) -> ProtocolSpec:
     """A throwaway protocol whose only endpoint is an HTTP consumer API (registered for the test)."""
-    endpoint = Endpoint("consumer", 9252, transport=transport, hello=lambda: b"/status",
+    endpoint = Endpoint("consumer", 9252, transport=transport, hello=lambda: b"/status", hello_clause="toy.status",
                         is_hello_answer=_status_is_consumer)
     return ProtocolSpec(f"toy-{transport}", Catalogue("toy", []), (endpoint,))
 
@@ -72,7 +72,7 @@ def test_detect_an_http_endpoint(transport, server_class):
     with registered(http_spec(transport)):
         # the test server imitates Barco's consumer API (GET /status), so Barco rightly claims it too
         assert probe.detect(server.address, all_specs(), deadline=0.3) == ["barco", f"toy-{transport}"]
-    wrong = Endpoint("consumer", 9252, transport=transport, hello=lambda: b"/nowhere",
+    wrong = Endpoint("consumer", 9252, transport=transport, hello=lambda: b"/nowhere", hello_clause="toy.status",
                      is_hello_answer=_status_is_consumer)
     ok, what = probe.hello_answered(server.address, wrong, 1.0)
     assert not ok and "404" in what

@@ -28,6 +28,7 @@ SPEC = ProtocolSpec(
     name="vtoy",
     catalogue=CATALOGUE,
     endpoints=(Endpoint("server", default_port=7998, framing=U16_PREFIX, max_body=1024, hello=lambda: PING,
+                        hello_clause="vtoy.ping.pong",
                         is_hello_answer=lambda answer: answer == PONG,
                         describe=lambda data: data[2:].decode("ascii", "replace")),),
     suite="tests.verdicts.cases",

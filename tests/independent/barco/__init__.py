@@ -1,0 +1,1 @@
+"""Independent dev-mode Barco / PolarStreams broker (written from the research notes only)."""
