@@ -43,6 +43,7 @@ class Spread:
     caught: bool
     seconds: float
     stray_clauses: list[str]
+    stray_cases: list[str]  # "nodeid: message", for the reader
 
 
 def measure(protocol: str, fault: str) -> Spread:
@@ -55,7 +56,8 @@ def measure(protocol: str, fault: str) -> Spread:
     stray = [r for r in failed if r["clause"] != clause]
     return Spread(protocol, fault, clause, len(failed), len({r["clause"] for r in failed}), len(stray),
                   sum(r["verdict"] == "BLOCKED" for r in run.records), any(r["clause"] == clause for r in failed),
-                  round(time.monotonic() - started, 1), sorted({r["clause"] for r in stray}))
+                  round(time.monotonic() - started, 1), sorted({r["clause"] for r in stray}),
+                  [f"{r['nodeid']}: {r['message'][:300]}" for r in stray])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--faults", default="*", help="only faults matching this glob (e.g. 'barco.*')")
     parser.add_argument("--jobs", type=int, default=1, help="suite runs at once (default 1)")
     parser.add_argument("--json", default=None, help="also write every row as JSON here")
+    parser.add_argument("--show-stray", action="store_true", help="print each stray case and its message")
     args = parser.parse_args(argv)
     protocols = args.protocol or sorted(EXPECTED)
     work = [(p, f) for p in protocols for f in sorted(EXPECTED.get(p, {})) if fnmatch.fnmatch(f, args.faults)]
@@ -79,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{row.fault:<52} {row.failed:>6} {row.failed_clauses:>7} {row.stray:>5} {row.blocked:>7} "
                   f"{'yes' if row.caught else 'NO':>6} {row.seconds:>6}"
                   + (f"   stray: {', '.join(row.stray_clauses)}" if row.stray_clauses else ""), flush=True)
+            if args.show_stray:
+                for line in row.stray_cases:
+                    print(f"    {line}")
     print()
     print(f"{'protocol':<10} {'faults':>6} {'stray=0':>8} {'max stray':>9} {'caught':>7} {'failed':>7} "
           f"{'blocked':>7} {'wall s':>7}")

@@ -124,9 +124,13 @@ class Producer(StrictClient):
         self.heartbeat(clause)
 
     def heartbeat(self, clause: str = "barco.producer.heartbeat") -> None:
+        """A HEARTBEAT must be answered: no answer (a close, silence) breaks ``clause`` (the connection was to stay
+        usable), an answer other than READY breaks the heartbeat's own clause."""
         sid = next_sid()
         self.send_frame(wire.frame(wire.HEARTBEAT, b"", sid))
-        self.expect(sid, wire.READY, clause)
+        head = self.answer(sid, clause)
+        if head.opcode != wire.READY:
+            raise diverge("barco.producer.heartbeat", "READY", wire.describe(self.session_frame(head)))
 
 
 # -- consumer helpers -------------------------------------------------------------------------------------------

@@ -236,24 +236,22 @@ class Run:
 
     # -- liveness and dead targets
 
-    def liveness(self, state: CaseState) -> tuple[bool, bool, str, str]:
+    def liveness(self, state: CaseState) -> tuple[bool, bool, str]:
         """Does the target still answer a known-good request on a new connection? (answers right, stopped
-        answering at all, what happened, the hello clause of the endpoint that did not answer right).
+        answering at all, what happened).
 
         A dead reference broker is restarted for the cases that follow (this case still fails).
         """
         state.transcript.note("liveness probe: a known-good request on a new connection")
-        endpoint = state.spec.primary
         ok, what = probe.hello_answered(state.info.address, state.spec, self.deadline, state.transcript,
                                         tls=self.tls_for(state.info))
         for name, address in state.info.endpoints.items():  # every other endpoint whose address we know
             if ok and state.spec.endpoint(name).hello is not None:
-                endpoint = state.spec.endpoint(name)
-                ok, what = probe.hello_answered(address, endpoint, self.deadline, state.transcript,
+                ok, what = probe.hello_answered(address, state.spec.endpoint(name), self.deadline, state.transcript,
                                                 tls=self.tls_for(state.info))
                 what = f"endpoint {name}: {what}" if not ok else what
         if ok:
-            return True, False, "", ""
+            return True, False, ""
         dead = health.stopped_answering(what)
         if self.broker is not None and state.info.reference and not self.broker.alive:
             what += f"; the reference broker {self.broker.exit_status()}"
@@ -261,19 +259,16 @@ class Run:
             self._targets = self._launch_reference()
             state.transcript.note("the reference broker was restarted for the cases that follow")
         state.transcript.note(f"liveness probe failed: {what}")
-        return False, dead, what, endpoint.hello_clause
+        return False, dead, what
 
     def check_target(self, state: CaseState, failure: BaseException | None) -> Divergence | None:
         """After a hostile or failed case (``failure``: what it raised): None while the target answers; a
         :class:`TargetDied` naming the step that preceded the death when it stopped answering (later cases
-        for it are then TARGET-DOWN); a divergence of the endpoint's hello clause when it answers, but wrongly."""
+        for it are then TARGET-DOWN). A target that answers the hello wrongly is alive: its own cases report that."""
         step = health.last_step(state.transcript, getattr(failure, "note", ""))
-        alive, dead, what, hello_clause = self.liveness(state)
-        if alive:
+        alive, dead, what = self.liveness(state)
+        if alive or not dead:  # an answer, even a wrong one, is alive: its own cases report a wrong answer, once
             return None
-        if not dead:  # alive, but the hello is answered wrongly: the hello's defect, reported by its own cases
-            clause = state.spec.catalogue[hello_clause] if hello_clause else survives_clause(state.spec)
-            return Divergence(clause, "a right answer to the liveness request", what)
         clause = survives_clause(state.spec)
         note = f"the case had raised: {failure}"[:1000] if failure is not None else ""
         died = TargetDied(clause, step, what, note=note)
