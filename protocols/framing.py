@@ -48,3 +48,9 @@ class Framing:
 #: u32/i32 big-endian length, then the body: RustLog (unsigned), Kafka and Fluvio (signed).
 U32_PREFIX = Framing(header_size=4, length_offset=0, length_format=">I")
 I32_PREFIX = Framing(header_size=4, length_offset=0, length_format=">i")
+
+
+def leading_correlation_id(frame: bytes) -> int | None:
+    """The i32 right after an I32_PREFIX length: where Kafka and Fluvio put a response's correlation id (None when
+    the frame is too short to hold one)."""
+    return struct.unpack_from(">i", frame, 4)[0] if len(frame) >= 8 else None

@@ -81,7 +81,7 @@ class Blocked(Exception):
 
     ``divergence`` is what broke, under its own clause. It is a real divergence of the target unless
     ``carries`` is False (a permission the operator withheld, which no clause can require): the run makes sure
-    every clause that blocked a case has a FAILED case of its own (``reports.carry``)."""
+    every clause that blocked a case has a FAILED case of its own (``reports.rootcause.carry``)."""
 
     def __init__(self, precondition: str, divergence: Divergence, carries: bool = True):
         self.precondition = precondition

@@ -267,6 +267,17 @@ class BarcoFuzz:
     def mutants(self, rng: random.Random) -> BulkMutator:
         return BulkMutator(rng, self.topic, self.operators)
 
+    keepalive_id = KEEPALIVE_STREAM
+    keepalive_clause = "barco.producer.heartbeat"
+
+    @staticmethod
+    def answer_id(frame: bytes) -> int | None:
+        return wire.parse_header(frame).stream_id if len(frame) >= wire.HEADER_SIZE else None
+
+    @staticmethod
+    def request_id(mutant: Mutant) -> int:
+        return mutant.context
+
     def is_keepalive_answer(self, frame: bytes) -> bool:
         return frame == wire.frame(wire.READY, b"", KEEPALIVE_STREAM)
 

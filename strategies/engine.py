@@ -65,6 +65,13 @@ class Adapter(Protocol):
 
     def seeds(self) -> list[bytes]: ...
 
+    # Optional, where the protocol has a correlation field: answers are matched to their requests by it
+    # (targets.fuzzing.Owners), so no mutant is blamed for another request's answer.
+    # def answer_id(self, frame: bytes) -> int | None: ...   the id an answer frame names (None: unreadable)
+    # def request_id(self, mutant: Mutant) -> int | None: ...   the id the mutant's request carries
+    # keepalive_id: int | None   the id of the keepalive request
+    # keepalive_clause: str   the clause a wrong answer to the keepalive breaks (its id names it)
+
 
 def numbered(mutants: Iterable[Mutant], count: int) -> Iterator[Mutant]:
     """The first ``count`` mutants, each with its index set."""

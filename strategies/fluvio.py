@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from wirecheck.protocols import reactions
 from wirecheck.protocols.fields import DecodeError
-from wirecheck.protocols.fluvio import SPEC, errors, hello, messages, records, sc, wire
+from wirecheck.protocols.fluvio import HELLO_CORRELATION_ID, SPEC, errors, hello, messages, records, sc, wire
+from wirecheck.protocols.framing import leading_correlation_id
 from wirecheck.protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
 from wirecheck.protocols.reactions import ANSWER, CLOSE, ERROR, MALFORMED, SILENCE, Observation
 from wirecheck.strategies import operators
@@ -416,6 +417,14 @@ class FluvioFuzz:
 
     def mutants(self, rng: random.Random) -> BulkMutator:
         return BulkMutator(rng, self.topic, self.operators)
+
+    answer_id = staticmethod(leading_correlation_id)
+    keepalive_id = HELLO_CORRELATION_ID
+    keepalive_clause = "fluvio.versions.advertised"
+
+    @staticmethod
+    def request_id(mutant: Mutant) -> int:
+        return mutant.context.correlation_id
 
     def is_keepalive_answer(self, frame: bytes) -> bool:
         return SPEC.is_hello_answer(frame)

@@ -22,7 +22,8 @@ from wirecheck.protocols import fields as f
 from wirecheck.protocols import compression
 from wirecheck.protocols.kafka import errors, messages, records
 from wirecheck.protocols.kafka.codec import TAGGED, NullableStruct, StructCodec, _Sized
-from wirecheck.protocols.kafka import SPEC
+from wirecheck.protocols.kafka import HELLO_CORRELATION_ID, SPEC
+from wirecheck.protocols.framing import leading_correlation_id
 from wirecheck.protocols.kafka.clauses import CATALOGUE
 from wirecheck.protocols.reactions import ANSWER, ERROR, MALFORMED as UNREADABLE, SILENCE, Lazy, Observation, Reaction
 from wirecheck.protocols import reactions
@@ -854,6 +855,17 @@ class KafkaFuzz:
             mutant = mutate_seed(rng, rng.choice(corpus), self.operators, rng.choice(corpus))
             if mutant is not None:
                 yield mutant
+
+    answer_id = staticmethod(leading_correlation_id)
+    keepalive_clause = "kafka.encoding.response-shape"  # a Metadata or ApiVersions v0 answer that does not decode
+
+    @property
+    def keepalive_id(self) -> int:
+        return HELLO_CORRELATION_ID if self._keepalive_version is None else self.KEEPALIVE_CORRELATION_ID
+
+    @staticmethod
+    def request_id(mutant: Mutant) -> int:
+        return mutant.context.correlation_id
 
     def is_keepalive_answer(self, frame: bytes) -> bool:
         if self._keepalive_version is None:

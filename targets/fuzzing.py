@@ -75,40 +75,73 @@ class _Judge:
 
     def receive(self, session: Session, batch: list[Mutant]) -> tuple[tuple[Mutant, Divergence] | None, bool,
                                                                         list[Mutant]]:
-        """Judge a sent batch: (first MUST-level failure, connection still usable, mutants left unjudged)."""
+        """Judge a sent batch: (first MUST-level failure, connection still usable, mutants left unjudged).
+
+        Where the protocol has a correlation field (``Adapter.answer_id``), each answer is judged as the answer
+        to the request it names: a mutant skipped over drew no answer (judged as silence, never blamed for the
+        next request's answer), and a late answer to an earlier mutant is judged as that mutant's."""
+        owners = Owners(self.adapter, batch)
+        pending: Reply | None = None  # an answer read ahead: it names a later request of the batch
         for position, mutant in enumerate(batch):
             reaction = mutant.reaction
             patience = reaction.patience if SILENCE in reaction.outcomes else None
             try:
-                obs = observe(self.adapter, mutant, session.recv(patience))
+                reply, pending = pending or session.recv(patience), None
+                while (owner := owners.of(reply, position)) < position:  # late: the answer of an earlier mutant
+                    failure = self._judged(batch[owner], observe(self.adapter, batch[owner], reply))
+                    if failure is not None:
+                        return failure, False, []
+                    reply = session.recv(patience)
+                if owner > position:
+                    pending = reply
+                    obs = Observation(SILENCE, detail=f"no answer to it: the next answer names {owners.name(owner)}")
+                else:
+                    obs = observe(self.adapter, mutant, reply)
                 while obs.kind == ERROR and reaction.errors_before_close and ERROR not in reaction.outcomes:
                     obs = observe(self.adapter, mutant, session.recv(patience))
             except Differs as differs:  # --differential: the reference broker reacted otherwise to this mutant
                 return (mutant, differs), False, []
-            divergence = reaction.judge(obs, self.catalogue)
-            if divergence is not None:
-                if divergence.verdict is Verdict.FAILED:
-                    return (mutant, divergence), False, []
-                self.non_strict.append((mutant, divergence))
-            if not obs.answered:  # the connection is over (or stuck): what follows was never judged
+            failure = self._judged(mutant, obs)
+            if failure is not None:
+                return failure, False, []
+            if not obs.answered and pending is None:  # the connection is over (or stuck): the rest was never judged
                 return None, False, batch[position + 1:]
         if not wants_keepalive(batch):
             return None, False, []
         try:
-            failure, usable = self._keepalive(session, batch[-1])
+            failure, usable = self._keepalive(session, batch[-1], pending)
         except Differs as differs:
             return (batch[-1], differs), False, []
         return failure, usable, []
 
-    def _keepalive(self, session: Session, last: Mutant):
+    def _keepalive_clause(self, frame: bytes) -> str:
+        """A wrong answer that names the keepalive request is the keepalive's own defect (``keepalive_clause``);
+        any other answer in its place is out of order (the pipelining clause)."""
+        answer_id = getattr(self.adapter, "answer_id", None)
+        clause = getattr(self.adapter, "keepalive_clause", None)
+        if clause and answer_id is not None and answer_id(frame) == getattr(self.adapter, "keepalive_id", None):
+            return clause
+        return self.adapter.pipelining_clause
+
+    def _judged(self, mutant: Mutant, obs: Observation) -> tuple[Mutant, Divergence] | None:
+        """The mutant's MUST-level failure, if ``obs`` is one; a SHOULD-level divergence is collected."""
+        divergence = mutant.reaction.judge(obs, self.catalogue)
+        if divergence is None:
+            return None
+        if divergence.verdict is Verdict.FAILED:
+            return mutant, divergence
+        self.non_strict.append((mutant, divergence))
+        return None
+
+    def _keepalive(self, session: Session, last: Mutant, pending: Reply | None = None):
         """The keepalive after a batch: (failure, connection usable)."""
-        reply = session.recv()
+        reply = pending or session.recv()
         if reply.is_frame:
             if reply.frame in self._known or self.adapter.is_keepalive_answer(reply.frame):
                 if len(self._known) < KNOWN_ANSWERS:
                     self._known.add(reply.frame)
                 return None, True
-            return (last, Divergence(self.catalogue[self.adapter.pipelining_clause],
+            return (last, Divergence(self.catalogue[self._keepalive_clause(reply.frame)],
                                      "the keepalive request after the batch answered in order",
                                      f"another answer ({len(reply.frame)} bytes): {reply.frame[:64].hex()}")), False
         reaction = last.reaction
@@ -118,6 +151,36 @@ class _Judge:
                 return (last, divergence), False
             self.non_strict.append((last, divergence))
         return None, False
+
+
+class Owners:
+    """Whose answer a frame is, by the protocol's correlation field (Kafka and Fluvio correlation ids, Barco
+    stream ids): ``Adapter.answer_id(frame)`` and ``Adapter.request_id(mutant)``, with ``keepalive_id`` for the
+    keepalive. A protocol without them (answers in order only) makes every answer the current request's."""
+
+    def __init__(self, adapter: Adapter, batch: list[Mutant]):
+        self._answer_id = getattr(adapter, "answer_id", None)
+        self._ids = [adapter.request_id(m) for m in batch] if self._answer_id else []
+        self._keepalive_id = getattr(adapter, "keepalive_id", None) if wants_keepalive(batch) else None
+
+    def of(self, reply: Reply, position: int) -> int:
+        """The batch position ``reply`` answers: ``position`` unless the frame names another request of the batch
+        (a later mutant, ``len(batch)`` for the keepalive, or an earlier mutant)."""
+        if not self._answer_id or not reply.is_frame:
+            return position
+        got = self._answer_id(reply.frame)
+        if got is None or got == self._ids[position]:
+            return position
+        later = [i for i in range(position + 1, len(self._ids)) if self._ids[i] == got]
+        if later:
+            return later[0]
+        if got == self._keepalive_id:
+            return len(self._ids)
+        earlier = [i for i in range(position) if self._ids[i] == got]
+        return earlier[-1] if earlier else position
+
+    def name(self, position: int) -> str:
+        return "the keepalive" if position == len(self._ids) else f"the request at {position} in the batch"
 
 
 def _close(sessions: Iterable[Session]) -> None:

@@ -198,6 +198,14 @@ class Consumer:
                                     + ("" if commit else "&commit=false"))
 
 
+def unregistered_refused(target, endpoint: str = "consumer") -> None:
+    """A precondition: a poll naming no registered consumer gets 409 (``barco.consumer.unregistered``). Cases that
+    judge another clause through the same answer (after goodbye, without consumerId) first make sure of it."""
+    with target.precondition("a poll for an unregistered consumer is refused with 409"):
+        reply = http(target, endpoint).request("POST", f"/v1/consumer/poll?consumerId={target.unique('nobody')}")
+        expect_status(reply, 409, "barco.consumer.unregistered")
+
+
 def expect_status(reply, status: int | tuple, clause: str, what: str = "") -> None:
     wanted = status if isinstance(status, tuple) else (status,)
     if not reply.complete or reply.status not in wanted:

@@ -6,6 +6,7 @@ import pytest
 
 from wirecheck.protocols.barco import wire
 from wirecheck.suites.barco.client import (Consumer, Producer, decode_binary, diverge, expect_status, http, json_items,
+                                            unregistered_refused,
                                  records_of, register_query)
 
 case = pytest.mark.case
@@ -170,6 +171,7 @@ def test_unregistered_consumer_is_409(target, endpoint, action):
 @pytest.mark.parametrize("action", ["poll", "commit", "goodbye"])
 def test_missing_consumer_id(target, action):
     """Without consumerId a stateless request names no consumer: 409 (not registered) or 400."""
+    unregistered_refused(target)  # the 409 reading answers as for an unregistered consumer
     reply = http(target, "consumer").request("POST", f"/v1/consumer/{action}")
     expect_status(reply, (400, 409), "barco.http.query")
 
@@ -240,6 +242,7 @@ def test_uncommitted_is_served_again(target):
 def test_goodbye_unregisters(target):
     c = Consumer(target, [target.unique("t")])
     c.register()
+    unregistered_refused(target)  # the 409 that shows the goodbye took effect
     reply = c.goodbye()
     expect_status(reply, 200, "barco.consumer.goodbye")
     expect_status(c.poll(), 409, "barco.consumer.goodbye", "after goodbye")

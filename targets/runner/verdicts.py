@@ -38,8 +38,7 @@ def classify(exc: BaseException | None, when: str, skip_reason: str | None, stri
 
     The isolation rule: a divergence FAILs only the case whose own clause (``case_clause``) it is. Met in any
     other case it BLOCKs that case, naming the clause that broke; the run then makes sure that clause has a
-    FAILED case (``reports.carry``). A target that died (the survives clause) fails the case that killed it, and
-    a --differential difference is judged where it appears."""
+    FAILED case (``reports.rootcause.carry``); see :func:`_met_on_the_way` for what stays where it appears."""
     if skip_reason is not None:
         if skip_reason.startswith(TARGET_DOWN):
             return Classified(Verdict.TARGET_DOWN, skip_reason.removeprefix(TARGET_DOWN + ": "))
@@ -50,8 +49,7 @@ def classify(exc: BaseException | None, when: str, skip_reason: str | None, stri
     exc = unwrap(exc)
     if isinstance(exc, Unimplemented):
         return Classified(Verdict.UNIMPLEMENTED, str(exc), outcome="skipped", longrepr=f"{UNIMPLEMENTED}: {exc}")
-    if isinstance(exc, Divergence) and not isinstance(exc, (Differs, TargetDied)) and case_clause is not None \
-            and exc.clause.id != case_clause:
+    if _met_on_the_way(exc, case_clause, strict):
         exc = Blocked.met(exc)
     if isinstance(exc, Blocked):
         return Classified(Verdict.BLOCKED, str(exc), outcome="skipped", longrepr=f"BLOCKED: {exc}",
@@ -67,6 +65,14 @@ def classify(exc: BaseException | None, when: str, skip_reason: str | None, stri
     if when != "call" and not isinstance(exc, HarnessError):
         text = f"{when} failed: {text}"
     return Classified(Verdict.ERROR, text.splitlines()[0][:500] if text else "")
+
+
+def _met_on_the_way(exc: BaseException, case_clause: str | None, strict: bool) -> bool:
+    """A divergence of another clause than the case's that fails the run: it BLOCKs the case. A SHOULD-level one
+    outside --strict stays NON-STRICT (a warning under its own clause, the case having passed), a dead target
+    fails the case that killed it, and a --differential difference is judged where it appears."""
+    return (isinstance(exc, Divergence) and not isinstance(exc, (Differs, TargetDied)) and case_clause is not None
+            and exc.clause.id != case_clause and (exc.verdict is Verdict.FAILED or strict))
 
 
 def unwrap(exc: BaseException) -> BaseException:

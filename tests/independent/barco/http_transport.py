@@ -207,7 +207,7 @@ class HttpServer:
                 await respond(early, keep_open=False)
                 return
             if h.client_is_waiting_for_100_continue:
-                await send(h11.InformationalResponse(status_code=100, headers=[]))
+                await send(h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue"))
             body = bytearray()
             too_large = False
             while True:
@@ -233,7 +233,7 @@ class HttpServer:
             upgrade = req.headers.get("upgrade", "").lower()
             if self.app.allow_h2 and upgrade == "h2c" and "http2-settings" in req.headers:
                 if h.their_state is h11.MIGHT_SWITCH_PROTOCOL:
-                    await send(h11.InformationalResponse(status_code=101, headers=[("Connection", "Upgrade"), ("Upgrade", "h2c")]))
+                    await send(h11.InformationalResponse(status_code=101, headers=[("Connection", "Upgrade"), ("Upgrade", "h2c")], reason=b"Switching Protocols"))
                     leftover, _closed = h.trailing_data
                     conn.protocol = "HTTP/2"
                     await H2Handler(self.app, conn, reader, writer).run(leftover, upgrade=(req.headers["http2-settings"], req))
