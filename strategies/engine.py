@@ -70,7 +70,7 @@ class Adapter(Protocol):
     # def answer_id(self, frame: bytes) -> int | None: ...   the id an answer frame names (None: unreadable)
     # def request_id(self, mutant: Mutant) -> int | None: ...   the id the mutant's request carries
     # keepalive_id: int | None   the id of the keepalive request
-    # keepalive_clause: str   the clause a wrong answer to the keepalive breaks (its id names it)
+    # keepalive_clause: str   the clause a wrong answer to the keepalive breaks (else: the pipelining clause)
 
 
 def numbered(mutants: Iterable[Mutant], count: int) -> Iterator[Mutant]:

@@ -386,6 +386,7 @@ class PravegaFuzz:
     pipelining_clause = "pravega.framing.pipelined"
     response_frame_clause = "pravega.framing.reply"
     keepalive = KEEPALIVE
+    keepalive_clause = "pravega.keepalive.echo"
 
     def __init__(self, segment: str, table: str, length: int = 13, operators=BulkMutator.OPERATORS, token: str = ""):
         self.segment, self.table, self.length = segment, table, length

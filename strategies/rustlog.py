@@ -317,6 +317,7 @@ class RustLogFuzz:
     keepalive = PING
     pipelining_clause = "rustlog.framing.pipelining"
     response_frame_clause = "rustlog.framing.response-frame"
+    keepalive_clause = "rustlog.ping.pong"
 
     def __init__(self, topic: str, partitions: int = 1):
         self.topic, self.partitions = topic, partitions

@@ -115,11 +115,13 @@ class _Judge:
         return failure, usable, []
 
     def _keepalive_clause(self, frame: bytes) -> str:
-        """A wrong answer that names the keepalive request is the keepalive's own defect (``keepalive_clause``);
-        any other answer in its place is out of order (the pipelining clause)."""
-        answer_id = getattr(self.adapter, "answer_id", None)
+        """A wrong answer to the keepalive request is the keepalive's own defect (``keepalive_clause``), an answer
+        to another request in its place is out of order (the pipelining clause). With a correlation field the
+        answer's id tells which; without one, answers come in request order and every mutant's was judged, so the
+        frame after them is the keepalive's."""
         clause = getattr(self.adapter, "keepalive_clause", None)
-        if clause and answer_id is not None and answer_id(frame) == getattr(self.adapter, "keepalive_id", None):
+        answer_id = getattr(self.adapter, "answer_id", None)
+        if clause and (answer_id is None or answer_id(frame) == getattr(self.adapter, "keepalive_id", None)):
             return clause
         return self.adapter.pipelining_clause
 
@@ -355,14 +357,14 @@ def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, c
         note = f"{failed.mutant.label()}; --fuzz-seed={seed}" + (f"; {div.note}" if div.note else "")
         raise div.with_note(note[:2000]) from None
     except TargetLost as lost:
-        raise _died(target, adapter, lost.divergence, lost.suspects, seed) from None
+        raise _died(target, adapter, lost.divergence, lost.suspects, seed, connect) from None
     except Divergence as lost:  # no new connection: the target died while batches were in flight
         if not sent:
             raise
         # Batches are judged in order: every mutant before the first unjudged one drew a permitted reaction, so
         # the culprit is among those in flight.
         suspects = [m for m in sent if m.index >= progress.cases] or [sent[-1]]
-        raise _died(target, adapter, lost, suspects, seed) from None
+        raise _died(target, adapter, lost, suspects, seed, connect) from None
     target.transcript.note(progress.summary())
     if progress.non_strict:
         mutant, first = progress.non_strict[0]
@@ -372,30 +374,32 @@ def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, c
     return progress
 
 
-def _died(target, adapter: Adapter, lost: Divergence, suspects: list[Mutant], seed) -> Divergence:
+def _died(target, adapter: Adapter, lost: Divergence, suspects: list[Mutant], seed,
+          connect: Connect | None = None) -> Divergence:
     """The divergence of a target that died on one of ``suspects``: naming the killer when a restartable target
     can be asked which one it is, else their range and the first of them."""
-    killer = pin_killer(target, adapter, suspects) if len(suspects) > 1 else None
+    killer = pin_killer(target, adapter, suspects, connect) if len(suspects) > 1 else None
     if killer is not None:
         note = (f"{killer.label()}; pinned by replaying the {len(suspects)} suspect mutant(s) on the restarted "
                 f"target; --fuzz-seed={seed}")
     elif len(suspects) == 1:
         note = f"{suspects[0].label()}; --fuzz-seed={seed}"
     else:
-        note = (f"mutants #{suspects[0].index}-#{suspects[-1].index} in flight, the first {suspects[0].label()}; "
+        note = (f"no single mutant was shown to kill it (--target-restart lets the engine replay them one by one); "
+                f"mutants #{suspects[0].index}-#{suspects[-1].index} were in flight, the first {suspects[0].label()}; "
                 f"--fuzz-seed={seed}")
     target.transcript.note(f"the target died: {note}"[:2000])
     return Divergence(lost.clause, lost.expected, lost.actual, note=note[:2000])
 
 
-def pin_killer(target, adapter: Adapter, suspects: list[Mutant]) -> Mutant | None:
+def pin_killer(target, adapter: Adapter, suspects: list[Mutant], connect: Connect | None = None) -> Mutant | None:
     """The one mutant among ``suspects`` after which the target stops answering: restart it (``target.revive``,
     i.e. ``--target-restart``), replay half of them on a new connection, see whether it still answers, and
     bisect. None when the target cannot be restarted, or when no single mutant kills it on its own."""
     revive = getattr(target, "revive", None)
     if revive is None:
         return None
-    connect = greeted(target.connect, adapter)
+    connect = greeted(connect or target.connect, adapter)
 
     def kills(mutants: list[Mutant]) -> bool:
         if not target.answers() and not revive():

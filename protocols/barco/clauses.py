@@ -44,9 +44,11 @@ _CLAUSES = [
            "over its bytes 0..8, and its body length matches the body.", "notes §2.5 (writeHeader)", MUST),
     Clause("barco.framing.response-frame", "Every response is a whole 13-byte header and the body its length "
            "announces.", "notes §2.1, §2.5", MUST),
-    Clause("barco.framing.oversize", "A frame whose body length exceeds the limit is not buffered: the connection "
-           "is closed (ERROR(0) first is permitted).", "notes §2.7, §8, §11", MUST,
-           "D4: refuse before reading; upstream panics above its 32 MiB buffer pool."),
+    Clause("barco.framing.oversize", "A frame whose body length exceeds the limit is refused, never buffered: "
+           "ERROR(0) (the announced body then discarded unread, or the connection closed) or a close.",
+           "notes §2.7, §8, §11", MUST,
+           "D4: the reference broker closes before reading; §11's ERROR(0) with the body discarded and the "
+           "connection kept is the other permitted reading. Upstream panics above its 32 MiB buffer pool."),
     Clause("barco.framing.body-consumed", "The body of a non-PRODUCE request is read and discarded, so the next "
            "header is read at the right place.", "notes §2.7, §10.9", SHOULD,
            "D6: skip the body (upstream does not read it and desyncs)."),

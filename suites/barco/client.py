@@ -45,11 +45,16 @@ def resolve(target, endpoint: str) -> None:
     if not reply.complete or reply.status != 200:
         raise diverge("barco.discovery.brokers", "200 with the broker ports", reply)
     try:
-        doc = wire.parse_brokers(reply.body)
-    except wire.WireError as exc:
-        raise diverge("barco.discovery.brokers", "a brokers document", str(exc)) from None
-    for name, key in DISCOVERED.items():
-        target.learn_endpoint(name, (target.address[0], doc[key]))
+        doc = json.loads(reply.body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise diverge("barco.discovery.brokers", "a brokers document", f"not JSON: {exc}") from None
+    for name, key in DISCOVERED.items():  # every port it does give (the discovery cases judge the document whole)
+        port = doc.get(key) if isinstance(doc, dict) else None
+        if isinstance(port, int) and not isinstance(port, bool) and 0 < port < 65536:
+            target.learn_endpoint(name, (target.address[0], port))
+    if not target.knows_endpoint(endpoint):
+        raise diverge("barco.discovery.brokers", f"{DISCOVERED[endpoint]} in GET /v1/brokers (or give --target-option "
+                                                 f"barco.{endpoint}=HOST:PORT)", short(reply.body))
 
 
 def http(target, endpoint: str, deadline: float | None = None):

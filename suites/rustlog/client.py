@@ -7,6 +7,7 @@ clause, with the conversation already in the case's transcript.
 from __future__ import annotations
 
 import base64
+import re
 
 from wirecheck.protocols.rustlog.clauses import CATALOGUE
 from wirecheck.protocols.rustlog.layers import ANSWERS, FrameDecodeError, decode_frame, encode_frame, schema_problems
@@ -43,6 +44,15 @@ def short(obj, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+PING_CLAUSE = "rustlog.ping.pong"
+REQUEST_TYPE = re.compile(rb'"type"\s*:\s*"(\w+)"')
+
+
+def answer_clause(request: dict) -> str | None:
+    """The clause of the answer a request gets (a Ping's Pong: rustlog.ping.pong); None for an unknown type."""
+    return SHAPE_CLAUSE.get(ANSWERS.get(request.get("type"), ""))
+
+
 class RustLog(StrictClient):
     """One connection to the target, speaking strict RustLog."""
 
@@ -52,14 +62,18 @@ class RustLog(StrictClient):
 
     def send(self, request) -> bool:
         data = request if isinstance(request, (bytes, bytearray)) else encode_frame(request)
+        one_frame = len(data) >= 4 and int.from_bytes(data[:4], "big") == len(data) - 4
+        found = REQUEST_TYPE.search(data[:4096]) if one_frame else None
+        self._answer_clause = answer_clause({"type": found.group(1).decode()}) if found else None
         return self.send_frame(data)
 
     def receive(self, clause_id: str, what: str = "an answer") -> dict:
         """The next answer, decoded; a missing or malformed answer violates ``clause_id`` or the framing clause."""
         return self.decode(self.session.recv(), clause_id, what)
 
-    def decode(self, reply: Reply, clause_id: str, what: str = "an answer") -> dict:
-        """A whole frame -> its JSON object, with the field kinds of its layer checked when the type is known."""
+    def decode(self, reply: Reply, clause_id: str, what: str = "an answer", type_clause: str | None = None) -> dict:
+        """A whole frame -> its JSON object, with the field kinds of its layer checked when the type is known. No
+        answer breaks ``clause_id``; an answer of no RustLog type ``type_clause`` (default the same)."""
         frame = self.frame_of(reply, clause_id, what)
         try:
             obj = decode_frame(frame)
@@ -67,7 +81,9 @@ class RustLog(StrictClient):
             raise Divergence(C["rustlog.framing.response-frame"], "a length-prefixed UTF-8 JSON object with a type",
                              str(exc)) from None
         if obj["type"] not in SHAPE_CLAUSE:
-            raise Divergence(C[clause_id], f"{what}: a RustLog response type", short(obj))
+            # no RustLog answer type at all: the answer's defect (the clause of the request's answer), not the case's
+            raise Divergence(C[type_clause or getattr(self, "_answer_clause", None) or clause_id],
+                             f"{what}: a RustLog response type", short(obj))
         self.check_shape(obj)
         return obj
 
@@ -123,10 +139,16 @@ class RustLog(StrictClient):
         return answer
 
     def still_open(self, clause_id: str = "rustlog.request.stays-open") -> None:
-        """The connection must still answer a Ping."""
-        answer = self.call({"type": "Ping"}, clause_id)
+        """The connection must still answer a Ping: no answer breaks ``clause_id``, a wrong one the Ping's clause."""
+        self.send({"type": "Ping"})
+        self.pong(clause_id)
+
+    def pong(self, clause_id: str) -> None:
+        """The answer to a Ping just sent: no answer breaks ``clause_id``, an answer but a Pong the Ping's clause (a
+        case that uses a Ping as its probe judges that it was answered; what the answer says is rustlog.ping.pong)."""
+        answer = self.decode(self.session.recv(), clause_id, "an answer to a Ping", type_clause=PING_CLAUSE)
         if answer != {"type": "Pong"}:
-            raise Divergence(C[clause_id], '{"type":"Pong"} on the same connection', short(answer))
+            raise Divergence(C[PING_CLAUSE], '{"type":"Pong"}', short(answer))
 
     # -- the operations, each checked against its clause -------------------------------------------------------
 

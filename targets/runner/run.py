@@ -34,6 +34,10 @@ class TargetInfo:
     #: ``--target-option PROTOCOL.ENDPOINT=HOST:PORT``, or learned by the suite (e.g. through a discovery API)
     endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
     found: str = ""  # what the probe found at the start of the run ("answers like rustlog")
+    #: a protocol the user named whose hello was not answered right at the start (what came instead; "" when it
+    #: was): the cases run all the same, the hello's own case reports it, and the liveness probe then counts
+    #: only a refused connection as a death
+    hello_failed: str = ""
 
     @property
     def text(self) -> str:
@@ -134,10 +138,12 @@ class Run:
         for found in self.surveys:
             named = found["named"]
             line = f"{found['address']}: {found['found']}"
-            if named and named not in found["protocols"] and found["found"].startswith("answers"):
-                line = f"{found['address']}: does not answer like {named}; {found['found']}"
+            if named and named not in found["protocols"] and found.get("answers"):
+                # a named protocol always runs: its broken hello is a conformance failure, not a usage error
+                line = (f"{found['address']}: does not answer the {named} hello right ({found['found']}); tested as "
+                        f"{named}, as named")
             lines.append(line)
-            if found["protocols"] and (not named or named in found["protocols"]):
+            if (found["protocols"] and (not named or named in found["protocols"])) or (named and found.get("answers")):
                 usable = True
             elif named:
                 self.board.mark(named, f"target {line}", shared=False)
@@ -157,7 +163,7 @@ class Run:
             if ok:
                 found = survey(address, self.specs, self.deadline, tls=self.tls, named=named)
         return {"target": text, "named": named, "address": found.text, "protocols": list(found.protocols),
-                "found": found.found}
+                "found": found.found, "answers": found.answers}
 
     def targets(self) -> dict[str, TargetInfo]:
         if self._targets is None:
@@ -173,7 +179,8 @@ class Run:
             host, _, port = entry["address"].rpartition(":")
             for name in [named] if named else entry["protocols"]:
                 found[name] = TargetInfo(name, (host, int(port)), reference=False, found=entry["found"],
-                                         endpoints=self._endpoint_options(name))
+                                         endpoints=self._endpoint_options(name),
+                                         hello_failed="" if name in entry["protocols"] else entry["found"])
         return found
 
     def _endpoint_options(self, protocol: str) -> dict[str, tuple[str, int]]:
@@ -253,6 +260,8 @@ class Run:
         if ok:
             return True, False, ""
         dead = health.stopped_answering(what)
+        if state.info.hello_failed:  # its hello never got a right answer: only a refused connection is a death
+            dead = what.startswith("cannot connect")
         if self.broker is not None and state.info.reference and not self.broker.alive:
             what += f"; the reference broker {self.broker.exit_status()}"
             self.broker.stop()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from wirecheck.protocols.spec import ProtocolSpec
 from wirecheck.targets import probe
+from wirecheck.targets.runner.health import stopped_answering
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,9 @@ class Survey:
     address: tuple[str, int]
     protocols: tuple[str, ...]  # the protocols whose hello got a right answer
     found: str  # what the probe found, e.g. "answers like rustlog", "connection refused"
+    #: a named protocol's target that answers like no known protocol, but answers (a wrong frame; HTTP where the
+    #: protocol speaks HTTP): it runs as named
+    answers: bool = False
 
     @property
     def text(self) -> str:
@@ -44,7 +48,16 @@ def survey(address: tuple[str, int], specs: dict[str, ProtocolSpec], deadline: f
         return Survey(address, found, "answers like " + ", ".join(found))
     if speaks_tls:
         return Survey(address, (), "answers TLS (give --target-tls, with --target-ca or --target-insecure)")
-    return Survey(address, (), _what_instead([what for _, _, what in results], http, deadline))
+    return Survey(address, (), _what_instead([what for _, _, what in results], http, deadline),
+                  answers=named is not None and _answers_as(specs[named], results, http))
+
+
+def _answers_as(spec: ProtocolSpec, results: list, http: bool) -> bool:
+    """Does a target that answers like no known protocol answer at all, in a way the named ``spec`` could (an HTTP
+    answer only if the protocol has HTTP endpoints)? Then it runs as named, its broken hello a failure to report."""
+    if http:
+        return any(endpoint.transport != "framed" for endpoint in spec.endpoints)
+    return any(not stopped_answering(what) for _, _, what in results)
 
 
 def _connect_problem(address: tuple[str, int], deadline: float) -> str:

@@ -85,7 +85,11 @@ class ToyServer:
                     if body == b"stall" and buffer and not buffer.startswith(frame(b"ping")):
                         conn.sendall(out)
                         return
-                    out += frame({b"ping": b"pong", b"err": b"E400", b"stall": b"ok"}.get(body, b"ok"))
+                    rid, _, command = body.rpartition(b":")  # "<id>:<command>": answers carry the id back
+                    if command == b"quiet":
+                        continue
+                    answer = {b"ping": b"pong", b"err": b"E400", b"stall": b"ok"}.get(command, b"ok")
+                    out += frame(rid + b":" + answer if rid else answer)
                 conn.sendall(out)
 
     def stop(self):
@@ -162,6 +166,54 @@ def test_a_batch_that_fails_only_when_pipelined_is_reported_as_such(server):
         run(connector(server), adapter, adapter.mutants(None), 3)
     assert failed.value.divergence.clause.id == "toy.pipelining"
     assert failed.value.mutant.index == 1 and "#1-#2 were sent back to back" in failed.value.divergence.actual
+
+
+class CorrelatedAdapter(ToyAdapter):
+    """Requests "<id>:<command>", answers "<id>:<answer>": answers are matched to their requests by the id."""
+
+    keepalive = frame(b"9999:ping")
+    keepalive_id = 9999
+
+    def mutants(self, rng):
+        for n, (body, reaction) in enumerate(self.script * 1000):
+            yield Mutant(frame(b"%d:" % n + body), "valid", body.decode(), reaction, context=n)
+
+    @staticmethod
+    def answer_id(f):
+        rid = f[4:].partition(b":")[0]
+        return int(rid) if rid.isdigit() else None
+
+    @staticmethod
+    def request_id(mutant):
+        return mutant.context
+
+    def is_keepalive_answer(self, f):
+        return f[4:] == b"9999:pong"
+
+    def classify(self, mutant, f):
+        rid, _, answer = f[4:].partition(b":")
+        if int(rid) != mutant.context:
+            return Observation(reactions.MALFORMED, detail=f"id {int(rid)}", clause="toy.pipelining",
+                               expected=f"id {mutant.context}")
+        return Observation(ERROR, code=400) if answer == b"E400" else Observation(ANSWER, detail=answer.decode())
+
+
+def test_a_mutant_left_unanswered_is_judged_itself_not_the_next_answer(server):
+    """"quiet" gets no answer where the model wants an error: that mutant fails under the error clause, never the
+    next mutant for an answer that is not its own (the answers name their requests)."""
+    adapter = CorrelatedAdapter([(b"ok", ANSWERED)] * 3 + [(b"quiet", REJECTED)] + [(b"ok", ANSWERED)] * 3)
+    with pytest.raises(MutantFailed) as failed:
+        run(connector(server), adapter, adapter.mutants(None), 7, window=1)
+    assert failed.value.mutant.index == 3 and failed.value.mutant.field == "quiet"
+    assert failed.value.divergence.clause.id == "toy.error"
+    assert "no answer to it" in failed.value.divergence.actual
+
+
+def test_an_unanswered_mutant_that_may_go_unanswered_passes_and_the_rest_is_judged(server):
+    quiet_ok = reactions.Reaction(frozenset({reactions.ANSWER, reactions.SILENCE}), "toy.answer", patience=0.1)
+    adapter = CorrelatedAdapter([(b"ok", ANSWERED), (b"quiet", quiet_ok), (b"ok", ANSWERED), (b"err", REJECTED)])
+    progress = run(connector(server), adapter, adapter.mutants(None), 40, window=2)
+    assert progress.cases == 40
 
 
 def test_judge_one_raises_any_level(server):

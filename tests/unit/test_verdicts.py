@@ -140,7 +140,7 @@ def test_the_bulk_engine_names_the_mutant_that_preceded_the_death(tmp_path):
     (failed,) = [r for r in result.records if r["verdict"] == "FAILED"]
     # The mutant (index, operator, field, hex): the one the engine pinned, or, when the target died while several
     # batches were in flight, their range and the first of them (a dead target cannot be asked which one).
-    assert re.match(r"target stopped answering after (mutants #\d+-#\d+ in flight, the first )?"
+    assert re.match(r"target stopped answering after (mutants #\d+-#\d+ were in flight, the first )?"
                     r"mutant #\d+ \S+ at \S+: [0-9a-f]+", failed["message"]), failed["message"]
     assert "--fuzz-seed=0" in failed["reproduce"]
 

@@ -5,7 +5,8 @@ Structure (one ``Connection`` per TCP connection):
 
 * ``Connection.run``        – frame splitting and the frame limit (notes 1).
 * ``Connection.dispatch``   – type lookup, decoding, routing (notes 3, 8).
-* ``Connection.ad_*``       – the append decoder rules (notes 5.3).
+* ``Connection.on_setup_append`` / ``on_append_block*`` / ``on_conditional_append`` /
+  ``on_padding`` – the append decoder rules (notes 5.3).
 * ``Connection.store_append`` – the writer state machine and acks (notes 7.2, 7.3).
 * ``Connection.on_*``       – the request processor (notes 7.4 - 7.6, 4.6).
 
@@ -519,14 +520,9 @@ class Connection:
                 self.send(W.segment_attribute_updated(rid, False))
                 return None
             staged[attr] = cur + new if typ == 3 else new
-        data = bytes(source.buf)
-        try:
-            if self.store.total_bytes + len(data) > self.store.max_bytes:
-                raise StoreFull()
-        except StoreFull:
-            raise Close("store full") from None
+        data = bytes(source.buf)  # [startOffset, length)
         self.store.seal(source)  # the source is sealed first (parked reads see the seal)
-        self.store.delete(source)
+        self.store.delete(source)  # frees len(data) first, so the append below fits
         self.store.append(target, data)
         for attr, value in staged.items():
             target.set_attr(attr, value)

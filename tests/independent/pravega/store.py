@@ -120,8 +120,9 @@ class Store:
 
     def delete(self, seg: Segment) -> None:
         self.segments.pop(seg.name, None)
-        self.total_bytes -= len(seg.buf)
+        self.total_bytes -= len(seg.buf) + sum(len(k) + len(e.value) for k, e in seg.entries.items())
         seg.buf = bytearray()
+        seg.entries = {}
         parked, seg.parked = seg.parked, []
         for p in parked:
             p.on_cancel(p, seg)

@@ -159,10 +159,6 @@ class Simple(Req):
     extra: dict = field(default_factory=dict)
 
 
-def _utf(r: Reader) -> str:
-    return r.str()
-
-
 def decode_request(code: int, payload: bytes, *, strict_utf8: bool = True) -> Req:
     """Decode a request payload.  Raises DecodeError for short/invalid payloads.
     Bytes after the known fields are left unread (and so ignored)."""
