@@ -173,6 +173,14 @@ CLAUSES = [
            decision=(
            "SHOULD: MaxWaitMs is an upper bound; answering early with fewer bytes is allowed by "
            "the guide, waiting is Kafka's behaviour.")),
+    Clause("kafka.fetch.immediate",
+           "A Fetch with MaxWaitMs 0 and MinBytes 0 is answered at once with the records available from the offset.",
+           "FetchRequest.json (MaxWaitMs: 'the maximum time ... to wait for the response'; MinBytes); protocol guide "
+           "'Fetch API'", SHOULD,
+           decision="SHOULD: the guide bounds the wait, not what an immediate answer holds; Apache Kafka returns "
+                    "what it has, and a broker that answers empty at once lets a client's next fetch read it. Every "
+                    "other case fetches as the clients do (MaxWaitMs 500, MinBytes 1), so this edge value is judged "
+                    "here only."),
     Clause("kafka.fetch.batch-crc",
            "Every record batch a Fetch returns has a valid CRC-32C and magic 2 (v4+).",
            f"{GUIDE}, 'Record Batch'"),

@@ -122,6 +122,9 @@ class Kafka(AdvertisedVersions, StrictClient):
 # every broker of the Kafka 3/4 era supports.
 NAMED_PRODUCE_MAX = 12
 NAMED_FETCH_MAX = 12
+#: what kafka-python (fetch_max_wait_ms), librdkafka (fetch.wait.max.ms) and the Java consumer (fetch.max.wait.ms)
+#: send, with MinBytes 1: the helper steps fetch like the clients vendors test with
+CLIENT_FETCH_WAIT_MS = 500
 
 
 class DataPath(Kafka):
@@ -201,14 +204,16 @@ class DataPath(Kafka):
             raise Divergence(C[clause_id], f"a response for {topic}-{partition}", short(answer)) from None
 
     def fetch(self, topic: str, offset: int, partition: int = 0, clause_id: str = "kafka.fetch.records",
-              max_bytes: int = 1 << 20) -> dict:
-        """The partition's fetch response (no long poll)."""
+              max_bytes: int = 1 << 20, wait_ms: int = CLIENT_FETCH_WAIT_MS, isolation: int = 0) -> dict:
+        """The partition's fetch response, asked as the common clients ask: wait up to ``wait_ms`` for a byte
+        (MaxWaitMs 0 is an edge value with a clause of its own, kafka.fetch.immediate)."""
         version = self.version(1, NAMED_FETCH_MAX, low=4)
-        body = {"ReplicaId": -1, "MaxWaitMs": 0, "MinBytes": 0, "MaxBytes": max_bytes, "IsolationLevel": 0,
-                "SessionId": 0, "SessionEpoch": -1,
+        body = {"ReplicaId": -1, "MaxWaitMs": wait_ms, "MinBytes": 1 if wait_ms else 0, "MaxBytes": max_bytes,
+                "IsolationLevel": isolation, "SessionId": 0, "SessionEpoch": -1,
                 "Topics": [{"Topic": topic, "Partitions": [{"Partition": partition, "FetchOffset": offset,
                                                             "PartitionMaxBytes": max_bytes}]}]}
-        answer = self.call(1, version, body, clause_id)
+        correlation_id = self.send(1, version, body)
+        answer = self.receive(1, version, correlation_id, clause_id, deadline=self.session.deadline + wait_ms / 1000)
         try:
             return answer["Responses"][0]["Partitions"][0]
         except (IndexError, KeyError):
@@ -219,6 +224,11 @@ class DataPath(Kafka):
         """One Fetch from ``offset``: the partition's answer and its records (offset, key, value) from that offset
         on, each batch's CRC-32C checked."""
         answer = self.fetch(topic, offset, partition, clause_id=clause_id)
+        return answer, self.records_in(answer, offset, clause_id)
+
+    def records_in(self, answer: dict, offset: int, clause_id: str) -> list[tuple[int, bytes | None, bytes | None]]:
+        """The records (offset, key, value) of a partition's Fetch answer from ``offset`` on, each batch's CRC-32C
+        checked."""
         if answer["ErrorCode"] != errors.NONE:
             code = answer["ErrorCode"]
             raise Divergence(C[clause_id], "ErrorCode 0 (NONE)", f"ErrorCode {code} ({errors.name(code)})")
@@ -234,7 +244,7 @@ class DataPath(Kafka):
                              f"a first batch covering {batches[0].base_offset}.."
                              f"{batches[0].base_offset + batches[0].last_offset_delta}")
         found = [(b.base_offset + r.offset_delta, r.key, r.value) for b in batches for r in b.records]
-        return answer, [item for item in found if item[0] >= offset]  # earlier records of that batch may come
+        return [item for item in found if item[0] >= offset]  # earlier records of that batch may come
 
     def list_offset(self, topic: str, timestamp: int, partition: int = 0,
                     clause_id: str = "kafka.list-offsets.earliest-latest") -> dict:

@@ -241,6 +241,18 @@ def test_batch_above_max_message_bytes(target, data_path):
                 "kafka.produce.message-too-large", errors.MESSAGE_TOO_LARGE, errors.RECORD_LIST_TOO_LARGE)
 
 
+@case("kafka.fetch.immediate")
+def test_fetch_without_waiting_returns_what_is_there(target, data_path):
+    client, topic = data_path
+    values = [b"now-%d" % i for i in range(3)]
+    with target.precondition(f"3 records produced to {topic}"):
+        base = client.produce(topic, batch_of(values), clause_id="kafka.produce.base-offset")["BaseOffset"]
+    answer = client.fetch(topic, base, clause_id="kafka.fetch.immediate", wait_ms=0)
+    got = [value for _, _, value in client.records_in(answer, base, "kafka.fetch.immediate")]
+    if got[:3] != values:
+        raise Divergence(C["kafka.fetch.immediate"], f"the 3 records at once ({values})", short(got))
+
+
 @case("kafka.fetch.long-poll")
 def test_fetch_waits_for_min_bytes(target, data_path):
     client, topic = data_path

@@ -15,7 +15,7 @@ import pytest
 
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.reports.model import Divergence
-from wirecheck.suites.kafka.client import NAMED_FETCH_MAX, NAMED_PRODUCE_MAX, C, DataPath, short
+from wirecheck.suites.kafka.client import NAMED_PRODUCE_MAX, C, DataPath, short
 from wirecheck.suites.kafka.test_topics_groups import expect
 
 case = pytest.mark.case
@@ -116,17 +116,8 @@ class Producer:
 
 
 def fetch(client: DataPath, topic: str, isolation: int, clause_id: str, offset: int = 0) -> dict:
-    """Partition 0's Fetch answer (no long poll) at this isolation level."""
-    version = client.version(FETCH, NAMED_FETCH_MAX, low=4)
-    body = client.call(FETCH, version, {
-        "ReplicaId": -1, "MaxWaitMs": 0, "MinBytes": 0, "MaxBytes": 1 << 20, "IsolationLevel": isolation,
-        "SessionId": 0, "SessionEpoch": -1,
-        "Topics": [{"Topic": topic, "Partitions": [{"Partition": 0, "FetchOffset": offset,
-                                                    "PartitionMaxBytes": 1 << 20}]}]}, clause_id)
-    try:
-        partition = body["Responses"][0]["Partitions"][0]
-    except (IndexError, KeyError):
-        raise Divergence(C[clause_id], f"a Fetch answer for {topic}-0", short(body)) from None
+    """Partition 0's Fetch answer at this isolation level, asked as clients ask (DataPath.fetch)."""
+    partition = client.fetch(topic, offset, clause_id=clause_id, isolation=isolation)
     expect(clause_id, partition["ErrorCode"], errors.NONE)
     return partition
 
