@@ -45,7 +45,22 @@ class FuzzBudget:
         return random.Random(f"{self.seed}/{salt}")
 
 
+#: seconds Hypothesis may spend shrinking one failure (its own limit is five minutes): against a target that waits
+#: out the deadline on every example, shrinking would otherwise take minutes; the failure shows the smallest
+#: example found within the budget, and says so (plugin._note_example)
+SHRINK_BUDGET_S = {"ci": 30, "nightly": 120}
+DEFAULT_SHRINK_BUDGET_S = 60
+
+
+def shrink_budget(budget: FuzzBudget) -> int:
+    return SHRINK_BUDGET_S.get(budget.name, DEFAULT_SHRINK_BUDGET_S)
+
+
 def register_hypothesis_profiles(budget: FuzzBudget) -> None:
+    # Hypothesis keeps this limit as a module constant that it documents as the one to patch
+    from hypothesis.internal.conjecture import engine
+
+    engine.MAX_SHRINKING_SECONDS = shrink_budget(budget)
     settings.register_profile(
         "wirecheck",
         max_examples=budget.examples,

@@ -15,7 +15,7 @@ from collections import deque
 from typing import Callable, Iterable
 
 from wirecheck.protocols.reactions import CLOSE, ERROR, MALFORMED, RESET, SILENCE, Observation
-from wirecheck.reports.model import Differs, Divergence, Verdict
+from wirecheck.reports.model import Differs, Divergence, TargetDied, Verdict
 from wirecheck.strategies.engine import Adapter, Mutant, Progress, bisect, numbered, plan_batches, wants_keepalive
 from wirecheck.targets.session import Outcome, Reply, Session
 
@@ -333,6 +333,26 @@ def judge_one(session: Session, adapter: Adapter, mutant: Mutant) -> None:
         raise failure[1]
     if non_strict:
         raise non_strict[0][1]
+
+
+def judge_example(target, session: Session, adapter: Adapter, mutant: Mutant) -> None:
+    """One example of a hostile property: the mutant's reaction judged on ``session`` (closed afterwards), then
+    whether the target still answers at all, so that Hypothesis shrinks a death to the example that caused it
+    and the failure names that example (the liveness probe after the case would name only the last one)."""
+    try:
+        judge_one(session, adapter, mutant)
+    except Divergence:
+        _raise_if_dead(target, mutant)
+        raise
+    finally:
+        session.close()
+    _raise_if_dead(target, mutant)
+
+
+def _raise_if_dead(target, mutant: Mutant) -> None:
+    what = target.stopped_answering()
+    if what is not None:
+        raise TargetDied(target.survives_clause, mutant.label(), what, note=mutant.label())
 
 
 def _remembered(mutants: Iterable[Mutant], sent: deque) -> Iterable[Mutant]:

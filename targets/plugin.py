@@ -27,7 +27,7 @@ from wirecheck.reports.summary_page import SummaryPage
 from wirecheck.reports.terminal import TerminalSummary
 from wirecheck.reports.transcript import Transcript
 from wirecheck.targets.corpus import ReplayCase, ReplayFile, in_corpus, replay_command
-from wirecheck.targets.fuzz import FuzzBudget, register_hypothesis_profiles
+from wirecheck.targets.fuzz import FuzzBudget, register_hypothesis_profiles, shrink_budget
 from wirecheck.targets.runner.case import CaseState, Target
 from wirecheck.reports.events import CaseStarted, Exchange, RunFinished, VerdictReached
 from wirecheck.targets.runner.run import Run, RunOptions, UsageProblem
@@ -353,6 +353,8 @@ def _checked(run: Run, state: CaseState, exc: BaseException | None) -> BaseExcep
     if exc is None and not state.hostile:
         return None
     found = run.check_target(state, unwrap(exc) if exc is not None else None)
+    if isinstance(found, TargetDied) and isinstance(unwrap(exc) if exc is not None else None, TargetDied):
+        return exc  # the case saw the death itself (a property example names the one that caused it)
     if exc is None or isinstance(found, TargetDied):
         return found
     return exc
@@ -393,7 +395,7 @@ def pytest_runtest_makereport(item, call):
                                 classify(exc, call.when, skip_reason, run.strict, state.case_id))
     _set_pytest_outcome(item, rep, result)
     if result.divergence is not None:
-        _note_example(state, exc)
+        _note_example(run, state, exc)
     state.verdict = result.verdict
     state.recorded = True
     keep = result.verdict not in (Verdict.OK, Verdict.NOT_RUN, Verdict.UNIMPLEMENTED) or run.options.keep_transcripts
@@ -411,14 +413,16 @@ def pytest_runtest_makereport(item, call):
     return rep
 
 
-def _note_example(state: CaseState, exc: BaseException | None) -> None:
+def _note_example(run: Run, state: CaseState, exc: BaseException | None) -> None:
     """Hypothesis' falsifying example (the shrunk one, as the notes on what it raised say) into the transcript,
     where the failing conversation is: a vendor sees both the example and the bytes."""
     notes = [note for raised in (exc, unwrap(exc) if exc is not None else None) if raised is not None
              for note in getattr(raised, "__notes__", [])]
     example = "\n".join(dict.fromkeys(note for note in notes if note.strip()))
     if any(mark in example for mark in ("Falsifying", "Failing test case", "state = ")):
-        state.transcript.note(f"Hypothesis' shrunk example:\n{example}"[:4000])
+        budget = shrink_budget(run.budget)
+        state.transcript.note(f"Hypothesis' shrunk example (the smallest found within the shrinking budget of "
+                              f"{budget} s):\n{example}"[:4000])
 
 
 def _set_pytest_outcome(item, rep, result) -> None:

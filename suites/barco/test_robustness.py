@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from wirecheck.strategies.barco import BarcoFuzz, BulkMutator
 from wirecheck.suites.barco.client import resolve
-from wirecheck.targets.fuzzing import fuzz_case, greeted, judge_one
+from wirecheck.targets.fuzzing import fuzz_case, greeted, judge_example
 
 case = pytest.mark.case
 
@@ -30,7 +30,4 @@ def test_hostile_frames_property(target, seed, operator):
     resolve(target, "producer")
     adapter = BarcoFuzz(target.unique("hostile"))
     session = greeted(lambda: target.connect(endpoint="producer"), adapter)()
-    try:
-        judge_one(session, adapter, BulkMutator(random.Random(seed), adapter.topic).mutant(operator))
-    finally:
-        session.close()
+    judge_example(target, session, adapter, BulkMutator(random.Random(seed), adapter.topic).mutant(operator))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from wirecheck.strategies.fluvio import BulkMutator, FluvioFuzz
 from wirecheck.suites.fluvio.client import new_topic
-from wirecheck.targets.fuzzing import fuzz_case, judge_one
+from wirecheck.targets.fuzzing import fuzz_case, judge_example
 
 case = pytest.mark.case
 
@@ -30,7 +30,4 @@ def test_hostile_frames_property(target, seed, operator):
     client, topic = new_topic(target, stem="hostile")
     client.close()
     session = target.connect()
-    try:
-        judge_one(session, FluvioFuzz(topic), BulkMutator(random.Random(seed), topic).mutant(operator))
-    finally:
-        session.close()
+    judge_example(target, session, FluvioFuzz(topic), BulkMutator(random.Random(seed), topic).mutant(operator))

@@ -17,7 +17,7 @@ from wirecheck.protocols.kafka import messages
 from wirecheck.reports.model import Divergence
 from wirecheck.strategies import kafka as kafka_strategies
 from wirecheck.suites.kafka.client import C, Kafka
-from wirecheck.targets.fuzzing import fuzz_case, judge_one
+from wirecheck.targets.fuzzing import fuzz_case, judge_example
 
 case = pytest.mark.case
 
@@ -48,10 +48,7 @@ def test_mutants_shrink_to_a_minimal_frame(target):
     def check(mutant):
         session = target.connect(deadline=MUTANT_DEADLINE)
         session.transcript.note(f"example: {mutant.label()}; permitted: {mutant.reaction}")
-        try:
-            judge_one(session, adapter, mutant)
-        finally:
-            session.close()
+        judge_example(target, session, adapter, mutant)
 
     check()
 

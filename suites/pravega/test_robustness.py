@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from wirecheck.protocols.pravega import commands as cmd
 from wirecheck.strategies.pravega import BulkMutator, PravegaFuzz, setup_frames
 from wirecheck.suites.pravega.client import Pravega, segment_name
-from wirecheck.targets.fuzzing import fuzz_case, judge_one
+from wirecheck.targets.fuzzing import fuzz_case, judge_example
 
 case = pytest.mark.case
 
@@ -43,8 +43,5 @@ def test_hostile_frames_property(target, seed, operator):
     target.transcript.clear()
     adapter = prepared(target, "hostile")
     session = target.connect()
-    try:
-        judge_one(session, adapter, BulkMutator(random.Random(seed), adapter.segment, adapter.table,
-                                                token=adapter.token).mutant(operator))
-    finally:
-        session.close()
+    mutant = BulkMutator(random.Random(seed), adapter.segment, adapter.table, token=adapter.token).mutant(operator)
+    judge_example(target, session, adapter, mutant)

@@ -10,7 +10,7 @@ from wirecheck.protocols.rustlog.layers import encode_frame
 from wirecheck.reports.model import Divergence
 from wirecheck.strategies.rustlog import RustLogFuzz, hostile_frame
 from wirecheck.suites.rustlog.client import C, RustLog, new_topic, short
-from wirecheck.targets.fuzzing import fuzz_case, judge_one
+from wirecheck.targets.fuzzing import fuzz_case, judge_example
 
 case = pytest.mark.case
 
@@ -29,10 +29,7 @@ def test_hostile_frames_property(target, mutant):
     """Property: every hostile frame gets a reaction the spec permits; failures shrink to one frame."""
     target.transcript.clear()
     session = target.connect()
-    try:
-        judge_one(session, RustLogFuzz("wirecheck-hostile"), mutant)
-    finally:
-        session.close()
+    judge_example(target, session, RustLogFuzz("wirecheck-hostile"), mutant)
 
 
 @case("rustlog.robustness.slow-peer", hostile=True)

@@ -164,6 +164,16 @@ class Target:
         """Does the target answer its hello on a new connection (recorded in the transcript)?"""
         return self._run.answers(self._state)
 
+    def stopped_answering(self) -> str | None:
+        """What a new connection met when the target no longer answers at all (refused, closed, reset, silent);
+        None while it answers (even wrongly)."""
+        alive, dead, what = self._run.liveness(self._state)
+        return what if dead else None
+
+    @property
+    def survives_clause(self) -> Clause:
+        return survives_clause(self.spec)
+
     def revive(self) -> bool:
         """Restart a target that stopped answering, within this case: True once it answers again. Only with
         ``--target-restart`` (the bulk engine uses it to pin the mutant that killed the target)."""
