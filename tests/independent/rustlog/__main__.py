@@ -12,7 +12,12 @@ import signal
 import sys
 
 from .defects import DEFECTS, Defects
-from .server import DEFAULT_FRAME_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, Server
+from .server import (
+    DEFAULT_FRAME_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    Server,
+)
 
 
 def parse_args(argv=None):

@@ -92,6 +92,10 @@ class Handlers:
         topic = get_topic(req)
         index = get_u32(req, "partition")
         records = get_list(req, "records")
+        one_by_one = self.defects.on("produce-non-atomic-batch")
+        # Decode stage: every record must be a base64 string (400) before any
+        # business rule is looked at (the document's "type safety" design).
+        decoded = [] if one_by_one else [decode_record(i, v) for i, v in enumerate(records)]
         partition = self._partition(
             topic,
             index,
@@ -105,21 +109,18 @@ class Handlers:
                 Code.INVALID_REQUEST,
                 f"batch of {len(records)} records exceeds {MAX_RECORDS_PER_BATCH}",
             )
-        if self.defects.on("produce-non-atomic-batch"):
+        if one_by_one:
             return await self._produce_one_by_one(partition, records)
 
         # Validate the whole batch before appending anything: a batch is atomic.
-        decoded = []
         size = 0
-        for i, value in enumerate(records):
-            raw = decode_record(i, value)
+        for i, raw in enumerate(decoded):
             if len(raw) > MAX_RECORD_BYTES:
                 raise RequestError(
                     Code.RECORD_TOO_LARGE,
                     f"records[{i}] is {len(raw)} bytes; the limit is {MAX_RECORD_BYTES}",
                     {"max_record_bytes": MAX_RECORD_BYTES, "index": i},
                 )
-            decoded.append(raw)
             size += len(raw)
         self._reserve(size)
 

@@ -103,8 +103,8 @@ class Server:
             writer.close()
             try:
                 await writer.wait_closed()
-            except Exception:
-                pass
+            except (ConnectionError, OSError):
+                pass  # the peer is gone already; nothing left to do
 
     async def _read_frame(self, reader, writer) -> bytes | None:
         """One frame's payload, or None on a clean EOF / idle timeout."""
@@ -144,7 +144,7 @@ class Server:
                 if not payload.startswith(b'{"type":"Ping"') and b'"Ping"' not in payload[:64]:
                     await asyncio.sleep(0.02)
                 await self._send(writer, await self._answer(payload, writer))
-            except Exception:
+            except (_Close, ConnectionError, OSError, TimeoutError):
                 writer.close()
 
         task = asyncio.ensure_future(answer())
