@@ -19,7 +19,8 @@ from wirecheck.protocols.registry import Endpoint, ProtocolSpec
 from wirecheck.reports.transcript import Transcript
 from wirecheck.strategies import engine, operators
 from wirecheck.strategies.engine import Mutant, bisect, plan_batches
-from wirecheck.targets.fuzzing import MutantFailed, judge_one, run
+from wirecheck.reports.model import TargetDied
+from wirecheck.targets.fuzzing import MutantFailed, judge_example, judge_one, run
 from wirecheck.targets.session import Session
 
 # -- a toy protocol: u32-length frames; "ok" is answered "ok", "err" with "E400", "bye" closes, "ping" -> "pong";
@@ -214,6 +215,25 @@ def test_an_unanswered_mutant_that_may_go_unanswered_passes_and_the_rest_is_judg
     adapter = CorrelatedAdapter([(b"ok", ANSWERED), (b"quiet", quiet_ok), (b"ok", ANSWERED), (b"err", REJECTED)])
     progress = run(connector(server), adapter, adapter.mutants(None), 40, window=2)
     assert progress.cases == 40
+
+
+class ExampleTarget:
+    """What a hostile property's ``target`` gives judge_example: whether the target still answers."""
+
+    survives_clause = Clause("toy.survives", "still answers", "toy")
+    dead = False
+
+    def stopped_answering(self):
+        return "cannot connect: refused" if self.dead else None
+
+
+def test_a_property_example_that_kills_the_target_is_named_by_that_example(server):
+    target = ExampleTarget()
+    judge_example(target, connector(server)(), ToyAdapter([]), Mutant(frame(b"ok"), "valid", "ok", ANSWERED))
+    target.dead = True  # this example's request kills the target
+    with pytest.raises(TargetDied) as died:
+        judge_example(target, connector(server)(), ToyAdapter([]), Mutant(frame(b"kill"), "valid", "kill", ANSWERED))
+    assert "mutant #-1 valid at kill" in str(died.value) and died.value.clause.id == "toy.survives"
 
 
 def test_judge_one_raises_any_level(server):
