@@ -790,9 +790,17 @@ CORPUS = 512  # valid seed requests kept for the bulk mutants; generating one co
 REJECTIONS = {errors.INVALID_REQUEST, errors.UNSUPPORTED_VERSION, errors.UNKNOWN_SERVER_ERROR}
 
 
+#: api key -> enum field -> its valid values, where Apache Kafka refuses others with INVALID_REQUEST (42)
+ENUMS = {1: {"IsolationLevel": (0, 1)}, 2: {"IsolationLevel": (0, 1)}, 10: {"KeyType": (0, 1)}}
+
+
 def harmless(api_key: int, body: dict) -> None:
-    """Keep the valid part of a mutant valid and quick: no topic auto-creation, no Fetch long-poll, and a
-    client software name that passes ApiVersions v3+ validation (else 42 is the right answer)."""
+    """Keep the valid part of a mutant valid and quick: no topic auto-creation, no Fetch long-poll, a client
+    software name that passes ApiVersions v3+ validation (else 42 is the right answer), and enums Apache Kafka
+    checks (IsolationLevel, the coordinator KeyType) in range: a mutant's base must itself be a valid request."""
+    for enum, valid in ENUMS.get(api_key, {}).items():
+        if enum in body and body[enum] not in valid:
+            body[enum] = valid[0]
     if api_key == 3:
         body["AllowAutoTopicCreation"] = False
     elif api_key == 1:

@@ -4,6 +4,7 @@
     wirecheck broker [BROKER OPTIONS]            the reference broker (same as ``wirecheck-broker``)
     wirecheck pipeline JOB [OPTIONS]             the Spark pipeline: ingest, report, gate, captures
     wirecheck replay FILE|DIR --target HOST:PORT  play a failing case's replay file (or a corpus) against a target
+    wirecheck clauses [--protocol P] [--format md|json] [--output DIR]  the clause audit tables (docs/clauses/)
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-COMMANDS = ("run", "broker", "pipeline", "replay")
+COMMANDS = ("run", "broker", "pipeline", "replay", "clauses")
 
 
 def run_suites(argv: list[str]) -> int:
@@ -32,6 +33,35 @@ def run_suites(argv: list[str]) -> int:
     return subprocess.call(command)
 
 
+def clause_tables(argv: list[str]) -> int:
+    """The clause audit (reports/clause_audit.py): print the tables, or write one file per protocol to --output."""
+    import argparse
+    from pathlib import Path
+
+    from wirecheck.protocols.registry import all_specs
+    from wirecheck.reports import clause_audit
+
+    parser = argparse.ArgumentParser(prog="wirecheck clauses", description=clause_tables.__doc__)
+    parser.add_argument("--protocol", action="append", help="one protocol (repeatable); default: every one")
+    parser.add_argument("--format", choices=sorted(clause_audit.RENDERERS), default="md")
+    parser.add_argument("--output", type=Path, help="directory for <protocol>.<format> files; default: stdout")
+    options = parser.parse_args(argv)
+    specs = all_specs()
+    unknown = sorted(set(options.protocol or ()) - set(specs))
+    if unknown:
+        print(f"wirecheck clauses: unknown protocol {', '.join(unknown)}; known: {', '.join(sorted(specs))}",
+              file=sys.stderr)
+        return 4
+    results = clause_audit.audit_all({name: specs[name] for name in options.protocol or specs})
+    if options.output is None:
+        sys.stdout.write(clause_audit.stdout_text(results, options.format))
+        return 0
+    options.output.mkdir(parents=True, exist_ok=True)
+    for name, text in clause_audit.rendered_files(results, options.format).items():
+        (options.output / name).write_text(text, encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
@@ -44,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         from wirecheck.targets.reference.__main__ import main as broker
 
         return broker(rest)
+    if command == "clauses":
+        return clause_tables(rest)
     if command == "replay":
         from wirecheck.targets.replay import main as replay
 

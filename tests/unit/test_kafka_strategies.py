@@ -113,3 +113,41 @@ def test_traced_frames_equal_encoded_frames():
         frame, spans = kafka_strategies.traced_request(api_key, version, 3, "c", body)
         assert frame == messages.encode_request(api_key, version, 3, "c", body)
         assert all(0 <= s.start <= s.end <= len(frame) for s in spans)
+
+
+def test_every_structural_base_is_accepted_by_the_clean_reference_broker(tmp_path):
+    """A structural mutant is judged against what its base request deserves: the bases (random valid requests
+    made harmless) must draw no rejection from a conforming broker, or a mutant of an invalid base (a random
+    IsolationLevel, an unknown coordinator KeyType) would blame the operator for the base's own error."""
+    import random
+    import socket
+
+    from wirecheck.targets.launcher import launch
+
+    broker = launch(["kafka"], workdir=tmp_path / "broker")
+    try:
+        with socket.create_connection(("127.0.0.1", broker.ports["kafka"]), timeout=5) as sock:
+            def ask(frame: bytes) -> bytes:
+                sock.sendall(frame)
+                data = b""
+                while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+                    data += sock.recv(1 << 20)
+                return data
+
+            answer = ask(kafka_strategies.fuzz_setup("kafka")[0])
+            adapter = kafka_strategies.fuzz_adapter("kafka", [answer])
+            rng, refused = random.Random(7), []
+            for _ in range(400):
+                seed = kafka_strategies.random_seed(rng, list(adapter.ranges), adapter.ranges,
+                                                    kafka_strategies.harmless)
+                request = messages.decode_request(seed.frame)["body"]
+                body = messages.decode_response(seed.api_key, seed.version, ask(seed.frame))["body"]
+                codes = errors.error_codes(body) & kafka_strategies.REJECTIONS
+                out_of_range = {name: request[name] for name, valid in kafka_strategies.ENUMS.get(seed.api_key,
+                                                                                                  {}).items()
+                                if name in request and request[name] not in valid}
+                if codes or out_of_range:
+                    refused.append((seed.api_key, seed.version, sorted(codes), out_of_range))
+    finally:
+        broker.stop()
+    assert not refused, refused[:3]
