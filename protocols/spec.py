@@ -83,6 +83,9 @@ class ProtocolSpec:
     #: clause the suite reports FAILED when the broker runs with it; tests/quality checks that the broker's list
     #: and this one agree and that the suite catches each fault under this clause
     faults: Mapping[str, str] = field(default_factory=dict)
+    #: reference-broker variant (namespaced, the name --variant and --reference-variant take) -> the clause whose
+    #: other permitted reading it takes; the whole suite must pass against it (tests/quality/test_variants.py)
+    variants: Mapping[str, str] = field(default_factory=dict)
     capture: CaptureSupport | None = None
     #: fields of a case's parameters that name the message and its version in records (e.g. "api", "api_version")
     message_param: str = "message"

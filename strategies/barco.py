@@ -146,6 +146,9 @@ def _close(clause: str) -> reactions.Reaction:
     return reactions.close(clause, errors_first=True)
 
 
+#: D4: a close (ERROR(0) first permitted), or ERROR(0) with the announced body then discarded (notes §11)
+OVERSIZE_REFUSED = reactions.error_or_close("barco.framing.oversize", codes=(wire.SERVER_ERROR,),
+                                            why="a close, or ERROR(0) and the body discarded", keeps_open=False)
 OVERSIZE_MAY_WAIT = reactions.silence_allowed("barco.framing.oversize", "the body limit is the operator's",
                                               patience=0.05, errors_before_close=True)
 
@@ -209,7 +212,7 @@ class BulkMutator:
         if operator == "oversize":
             length = rng.choice([wire.MAX_BODY + 1, 1 << 25, 0xFFFFFFFF])
             if length == 0xFFFFFFFF:
-                return m(wire.header(wire.PRODUCE, length, sid), _close("barco.framing.oversize"), "body length")
+                return m(wire.header(wire.PRODUCE, length, sid), OVERSIZE_REFUSED, "body length")
             # up to 32 MiB the limit is the operator's (POLAR_MAX_MESSAGE_SIZE): waiting for the body conforms too
             return m(wire.header(wire.PRODUCE, length, sid), OVERSIZE_MAY_WAIT, "body length", incomplete=True)
         if operator == "trailing-bytes":

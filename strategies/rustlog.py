@@ -203,7 +203,7 @@ NEVER_COMPLETES = no_answer()
 SURVIVES = any_answer()
 #: Nesting depth is implementation-defined (serde_json stops at 128): an answer, an Error or a close all conform;
 #: the liveness probe after the batch is what catches a crash.
-DEEP_NESTING = reactions.answer_or_close(NO_HANG, "nesting depth is implementation-defined",
+DEEP_NESTING = reactions.answer_or_close(NO_HANG, "nesting depth is implementation-defined", keeps_open=False,
                                          clauses={"silence": NO_HANG, "keepalive": STAYS_OPEN})
 
 

@@ -61,7 +61,8 @@ class BrokerProcess:
 
 
 def launch(protocols: list[str] | None = None, faults: list[str] | None = None, extra_args: list[str] | None = None,
-           workdir: Path | None = None, startup_timeout: float = 30.0) -> BrokerProcess:
+           workdir: Path | None = None, startup_timeout: float = 30.0,
+           variants: list[str] | None = None) -> BrokerProcess:
     """Start ``python -m wirecheck.targets.reference`` with every (or the named) personality on port 0.
 
     ``faults`` are namespaced (``kafka.crc-ieee``); a named protocol the broker has no personality for is left out.
@@ -83,6 +84,8 @@ def launch(protocols: list[str] | None = None, faults: list[str] | None = None, 
              for arg in (f"--{name}-{endpoint}-port", "0")]
     for fault in faults or []:
         argv += ["--fault", fault]
+    for variant in variants or []:
+        argv += ["--variant", variant]
     argv += extra_args or []
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))

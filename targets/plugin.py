@@ -70,6 +70,9 @@ def pytest_addoption(parser):
                     help="also write each kept transcript as a pcap (the pipeline can do it later, off the hot path)")
     group.addoption("--reference-fault", action="append", default=[], metavar="NAME",
                     help="start the bundled reference broker with this fault (self-validation)")
+    group.addoption("--reference-variant", action="append", default=[], metavar="NAME",
+                    help="start the bundled reference broker with this variant: another reading the spec permits "
+                         "(the whole suite must pass against it)")
     group.addoption("--reference-arg", action="append", default=[], metavar="ARG",
                     help="pass ARG to the bundled reference broker's command line (e.g. --reference-arg=--kafka-sasl-"
                          "users=FILE)")
@@ -100,6 +103,7 @@ def _options(config) -> RunOptions:
         baseline=config.getoption("baseline"), report_dir=config.getoption("report_dir"),
         keep_transcripts=config.getoption("keep_transcripts"), pcap=config.getoption("pcap"),
         reference_faults=config.getoption("reference_fault"), reference_args=config.getoption("reference_arg"),
+        reference_variants=config.getoption("reference_variant"),
         stop_at_clause=config.getoption("stop_at_clause"),
         target_options=config.getoption("target_option"),
         tls=bool(config.getoption("target_tls") or config.getoption("target_ca")),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from wirecheck.protocols.barco import layers, wire
 from wirecheck.protocols.barco.clauses import CATALOGUE
-from wirecheck.protocols.barco.faults import FAULTS
+from wirecheck.protocols.barco.faults import FAULTS, VARIANTS
 from wirecheck.protocols.framing import Framing
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
@@ -85,5 +85,6 @@ SPEC = ProtocolSpec(
     version_param="version",
     capture=CaptureSupport("wirecheck.protocols.barco.capture", unframeable_clause="barco.framing.oversize"),
     faults=FAULTS,
+    variants=VARIANTS,
     field_clauses={"*.stream_id": "barco.framing.stream-id-echo"},
 )

@@ -2,9 +2,9 @@
 
 Sources: the seed (docs/developer/NETWORK_FORMATS.md, "seed"), the research notes on the Polar-era code
 (specs/barco.md, "notes §N", which name the upstream files) and the decisions below where the seed is silent or
-the code is unsafe (notes §10 lists the ambiguities, §11 suggests the choices). A decision that departs from
-what upstream does is either a MUST that upstream fails knowingly (written in ``decision``) or a SHOULD, so a
-target taking another permitted path is NON-STRICT.
+the code is unsafe (notes §10 lists the ambiguities, §11 suggests the choices). A clause resting on one of the
+decisions alone (the notes' §11 choices are proposals, not the spec) is a SHOULD, so a target taking another
+permitted path, upstream's included, is NON-STRICT; a MUST rests on a sentence of the seed or the notes.
 
 Decisions:
   D1  The head CRC is verified; a mismatch ends the connection (an ERROR first is permitted). Upstream never
@@ -14,8 +14,9 @@ Decisions:
       exactly; otherwise ERROR(0) and the connection stays open (the frame boundary is known).
   D4  A frame body above 1 MiB of messages plus the largest key/topic/timestamp overhead is refused without
       being read: ERROR(0) optionally, then a close.
-  D5  Topic names: 1-255 bytes of UTF-8 without '/', '\\', NUL, '..' or control characters (upstream accepts
-      anything and lets '..' escape its data directory).
+  D5  Topic names: 1-255 bytes without '/', '\\', NUL or '..' (notes §11; upstream accepts anything and lets
+      '..' escape its data directory). Bytes that are not UTF-8 and control characters are not in the notes'
+      rule: a server may take them. Registration takes any topic, as upstream does (notes §5.1).
   D6  A body on a non-PRODUCE frame is read and discarded, so the stream stays in sync (upstream desyncs).
   D7  One broker in dev mode owns the whole ring: token -9223372036854775808, generation version 1, 4 consumer
       ranges; each PRODUCE frame (each HTTP request) is one chunk; a keyed message keeps one range index.
@@ -34,8 +35,9 @@ _CLAUSES = [
     # -- binary producer framing (:9254) ---------------------------------------------------------------------
     Clause("barco.framing.header-crc", "A request whose head crc is not the IEEE CRC-32 of header bytes 0..8 is "
            "not processed: the connection is closed (an ERROR frame first is permitted).",
-           f"{SEED} §Producer framed request (head crc); notes §2.1, §10.4", MUST,
-           "D1: verify the CRC and close on mismatch (the interbroker protocol's convention); upstream ignores it."),
+           f"{SEED} §Producer framed request (head crc); notes §2.1, §10.4", SHOULD,
+           "D1: verify the CRC and close on mismatch (the interbroker protocol's convention); upstream ignores it, "
+           "and the seed says nothing of a mismatch: SHOULD."),
     Clause("barco.framing.version", "A request whose version byte is not 1 is refused: ERROR(0) then a close, or a "
            "close.", "notes §2.1, §10.5", SHOULD, "D2: only version 1 exists; upstream does not check it."),
     Clause("barco.framing.stream-id-echo", "Every response carries the stream id of the request it answers.",
@@ -65,13 +67,16 @@ _CLAUSES = [
     Clause("barco.producer.produce-ack", "A valid PRODUCE is answered with PRODUCE_RESPONSE (op 5, empty body) once "
            "its messages are stored.", "notes §2.5, §2.6", MUST),
     Clause("barco.producer.message-lengths", "A PRODUCE whose message lengths do not add up to the rest of the body "
-           "exactly is refused with ERROR(0) and nothing of it is stored.", "notes §10.10, §11", MUST, "D3"),
+           "exactly is refused with ERROR(0) and nothing of it is stored.", "notes §10.10, §11", SHOULD,
+           "D3, a §11 proposal: SHOULD (upstream crashes, which the survives clause reports)."),
     Clause("barco.producer.no-messages", "A PRODUCE with no message is refused with ERROR(0).",
-           "notes §10.11, §11", MUST, "D3: upstream crashes."),
+           "notes §10.11, §11", SHOULD, "D3, a §11 proposal: SHOULD (upstream crashes, which the survives clause "
+           "reports)."),
     Clause("barco.producer.truncated-body", "A PRODUCE body that ends inside its timestamp, key or topic is refused "
            "with ERROR(0); the connection stays open.", "notes §2.5 (\"EOF\")", MUST),
-    Clause("barco.producer.topic-valid", "A PRODUCE whose topic name is empty, not UTF-8, or contains '/', '\\\\', "
-           "NUL, '..' or control characters is refused with ERROR(0).", "notes §10.13, §11", MUST, "D5"),
+    Clause("barco.producer.topic-valid", "A PRODUCE whose topic name is empty, longer than 255 bytes, or contains "
+           "'/', '\\\\', NUL or '..' is refused with ERROR(0).", "notes §10.13, §11", SHOULD,
+           "D5, a §11 proposal: SHOULD."),
     Clause("barco.producer.empty-message", "A zero-length message is stored as a zero-length record.",
            "notes §2.4 (marshalFramedRecords)", MUST),
     Clause("barco.producer.timestamp", "With flag 0x01 the body starts with an int64 timestamp in µs, and every "
@@ -92,14 +97,15 @@ _CLAUSES = [
            "non-empty line, vnd.polar.producer.frames u32-prefixed messages, anything else one record.",
            "notes §3 (recordItem.marshal)", MUST),
     Clause("barco.http-producer.frames-invalid", "A producer.frames body whose lengths do not add up is refused "
-           "with 400 and nothing is stored.", "notes §3, §10.10", MUST, "D3 on the HTTP path."),
+           "with 400 and nothing is stored.", "notes §3, §10.10", SHOULD, "D3 on the HTTP path, a §11 proposal."),
     Clause("barco.http-producer.length", "A body of 0 bytes or over 1 MiB is refused with 400.", "notes §3, §8",
            MUST),
     Clause("barco.http-producer.chunked", "A chunked body (no Content-Length) is refused with 400.", "notes §3",
            SHOULD, "D8: upstream refuses; accepting it (200) is permitted."),
     Clause("barco.http-producer.method", "GET on the messages path is answered 405.", "notes §3", MUST),
-    Clause("barco.http-producer.topic-valid", "A topic that breaks D5 is refused with 400.", "notes §3, §10.13",
-           MUST, "D5"),
+    Clause("barco.http-producer.topic-valid", "A topic that breaks D5 is refused with 400 (404 for one written "
+           "with an encoded '/' or '\\\\', which a router may decode into another path).", "notes §3, §10.13",
+           SHOULD, "D5, a §11 proposal: SHOULD."),
     Clause("barco.http-producer.status", "GET /status is answered 200.", "notes §3", MUST),
     # -- consumer (:9252) ------------------------------------------------------------------------------------
     Clause("barco.consumer.register", "PUT (or POST) /v1/consumer/register with consumerId, group and topic query "
@@ -108,8 +114,8 @@ _CLAUSES = [
            "200.", "notes §5.1", MUST),
     Clause("barco.consumer.register-conflict", "Registering an id again with a different group or topics is "
            "answered 400.", "notes §5.1", MUST),
-    Clause("barco.consumer.register-invalid", "A registration without id or topics, or with an unknown onNewGroup, "
-           "is answered 400.", "notes §5.1", MUST),
+    Clause("barco.consumer.register-invalid", "A registration without id or topics, or with an unknown onNewGroup "
+           "value, is answered 400; any topic name is taken.", "notes §5.1", MUST),
     Clause("barco.consumer.register-connection", "A registration without consumerId and with a JSON ConsumerInfo "
            "body binds the consumer to the connection: later requests on it need no consumerId; a body that is not "
            "a ConsumerInfo is answered 400.", "notes §5.1", MUST),

@@ -28,3 +28,12 @@ FAULTS: dict[str, str] = {
     "barco.unregistered-204": "barco.consumer.unregistered",
     "barco.zstd-no-checksum": "barco.consumer.payload-zstd",
 }
+
+
+#: reference-broker variant -> the clause whose other permitted reading it takes (the whole suite passes against it)
+VARIANTS = {
+    "barco.oversize-error-discard": "barco.framing.oversize",
+    "barco.topic-any-bytes": "barco.producer.topic-valid",
+    "barco.router-decodes-path": "barco.http-producer.topic-valid",
+    "barco.register-any-topic": "barco.consumer.register-invalid",
+}

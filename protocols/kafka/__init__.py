@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from wirecheck.protocols.framing import I32_PREFIX
 from wirecheck.protocols.kafka import layers, messages
-from wirecheck.protocols.kafka.faults import FAULTS
+from wirecheck.protocols.kafka.faults import FAULTS, VARIANTS
 from wirecheck.protocols.kafka.clauses import CATALOGUE
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
@@ -87,6 +87,7 @@ SPEC = ProtocolSpec(
     version_param="api_version",
     capture=CaptureSupport("wirecheck.protocols.kafka.capture", unframeable_clause="kafka.framing.size-prefix"),
     faults=FAULTS,
+    variants=VARIANTS,
     login="wirecheck.suites.kafka.login:login",  # SASL when --target-option kafka.sasl=USER:PASSWORD is given
     # where a broker listens, ids it generates (topic, cluster, producer, member, fetch session), throttling
     # and free-text messages

@@ -69,3 +69,10 @@ FAULTS: dict[str, str] = {
     "kafka.txn-timeout-ignored": "kafka.txn.timeout",
     "kafka.txn-timeout-unchecked": "kafka.txn.invalid-timeout",
 }
+
+
+#: reference-broker variant -> the clause whose other permitted reading it takes (the whole suite passes against it)
+VARIANTS = {
+    "kafka.sasl-apis-on-plaintext": "kafka.sasl.before-authentication",
+    "kafka.fetch-immediate-empty": "kafka.fetch.immediate",
+}

@@ -4,7 +4,7 @@ import json
 
 from wirecheck.protocols.framing import U32_PREFIX
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
-from wirecheck.protocols.rustlog.faults import FAULTS
+from wirecheck.protocols.rustlog.faults import FAULTS, VARIANTS
 from wirecheck.protocols.rustlog.clauses import CATALOGUE, MAX_FRAME
 from wirecheck.protocols.rustlog.layers import describe, dissect, encode_frame
 
@@ -26,6 +26,7 @@ SPEC = ProtocolSpec(
                         dissect=dissect),),
     capture=CaptureSupport("wirecheck.protocols.rustlog.capture", unframeable_clause="rustlog.framing.oversize"),
     faults=FAULTS,
+    variants=VARIANTS,
     # the length follows the JSON text; append times and messages are the server's own
     volatile_fields=("RustLogFrame.length", "*.timestamp", "Error.message", "MetricsFetchResponse.metrics*"),
     field_clauses={"ProduceResponse.base_offset": "rustlog.produce.offsets",

@@ -27,3 +27,9 @@ FAULTS: dict[str, str] = {
     "rustlog.unknown-type-closes": "rustlog.request.unknown-type",
     "rustlog.zero-length-ignored": "rustlog.framing.zero-length",
 }
+
+
+#: reference-broker variant -> the clause whose other permitted reading it takes (the whole suite passes against it)
+VARIANTS = {
+    "rustlog.deep-nesting-closes": "rustlog.robustness.no-hang",
+}

@@ -51,8 +51,7 @@ def test_register_with_other_parameters_is_400(target, change):
 
 
 @case("barco.consumer.register-invalid")
-@pytest.mark.parametrize("query", ["consumerId=&topic=t", "consumerId=x", "topic=t&consumerId=x&onNewGroup=never",
-                                   "consumerId=x&topic=.."])
+@pytest.mark.parametrize("query", ["consumerId=&topic=t", "consumerId=x", "topic=t&consumerId=x&onNewGroup=never"])
 def test_register_invalid_is_400(target, query):
     expect_status(http(target, "consumer").request("PUT", "/v1/consumer/register?" + query), 400,
                   "barco.consumer.register-invalid")
@@ -79,8 +78,8 @@ def test_connection_bound_consumer(target, endpoint):
 
 
 @case("barco.consumer.register-connection")
-@pytest.mark.parametrize("body", [b"{", b"[]", b'{"id":1,"topics":["t"]}', b'{"id":"x","topics":"t"}',
-                                  b'{"id":"x","topics":["t"],"onNewGroup":7}'])
+# (an integer onNewGroup outside the known values is not among them: the notes name no check of it)
+@pytest.mark.parametrize("body", [b"{", b"[]", b'{"id":1,"topics":["t"]}', b'{"id":"x","topics":"t"}'])
 def test_invalid_consumer_info_is_400(target, body):
     reply = http(target, "consumer-h2c").request("PUT", "/v1/consumer/register", [], body)
     expect_status(reply, 400, "barco.consumer.register-connection")

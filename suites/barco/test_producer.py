@@ -163,8 +163,8 @@ def test_truncated_timestamp_is_refused(target):
 
 
 @case("barco.producer.topic-valid")
-@pytest.mark.parametrize("topic", [b"", b"..", b"../x", b"a/b", b"a\\b", b"n\x00l", b"\xff\xfe", b"t\nx"],
-                         ids=["empty", "dotdot", "traversal", "slash", "backslash", "nul", "not-utf8", "newline"])
+@pytest.mark.parametrize("topic", [b"", b"..", b"../x", b"a/b", b"a\\b", b"n\x00l"],
+                         ids=["empty", "dotdot", "traversal", "slash", "backslash", "nul"])
 def test_invalid_topics_are_refused(target, topic):
     client = Producer(target)
     sid = next_sid()

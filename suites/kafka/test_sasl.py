@@ -1,8 +1,9 @@
 """SASL on the Kafka protocol (KIP-43 SaslHandshake, KIP-152 SaslAuthenticate): PLAIN and SCRAM-SHA-256/512.
 
-A target that does not advertise SaslHandshake makes these cases UNIMPLEMENTED. Cases that log in take the
-credentials from ``--target-option kafka.sasl=USER:PASSWORD`` (UNIMPLEMENTED without them); a mechanism the target
-does not list in its handshake answer is UNIMPLEMENTED too. Their connections skip the run's login step
+They run against a listener that requires SASL, which the user says by giving its credentials
+(``--target-option kafka.sasl=USER:PASSWORD``; UNIMPLEMENTED without them: Apache Kafka advertises SaslHandshake on
+PLAINTEXT listeners too, so the advertisement does not say a listener requires it), and that advertises
+SaslHandshake and SaslAuthenticate; a mechanism the target does not list in its handshake answer is UNIMPLEMENTED. Their connections skip the run's login step
 (suites/kafka/login.py), which every other case's connections go through.
 """
 
@@ -21,7 +22,10 @@ METADATA = 3
 
 
 def sasl_client(target) -> Kafka:
-    """A connection left unauthenticated (the run's login step skipped), for the cases that log in themselves."""
+    """A connection left unauthenticated (the run's login step skipped), for the cases that log in themselves.
+    Only a listener the user says needs SASL (credentials given) is one: Apache Kafka advertises SaslHandshake on
+    its PLAINTEXT listeners too, so advertising it proves nothing."""
+    credentials(target)
     client = Kafka(target, target.connect(login=False))
     client.require(HANDSHAKE)
     client.require(AUTHENTICATE)

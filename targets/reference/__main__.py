@@ -30,6 +30,9 @@ def build_parser(personalities: dict[str, PersonalityInfo]) -> argparse.Argument
     parser.add_argument("--fault", action="append", default=[], metavar="PERSONALITY.NAME",
                         help="break one named clause (repeatable); see --list-faults")
     parser.add_argument("--list-faults", action="store_true", help="print the faults of each personality")
+    parser.add_argument("--variant", action="append", default=[], metavar="PERSONALITY.NAME",
+                        help="take another reading the spec permits (repeatable); see --list-variants")
+    parser.add_argument("--list-variants", action="store_true", help="print the variants of each personality")
     parser.add_argument("--max-connections", type=int, default=256, help="per listener (default 256)")
     parser.add_argument("--idle-timeout", type=float, default=30.0,
                         help="seconds a connection may sit between frames (default 30)")
@@ -60,13 +63,14 @@ def chosen(args, personalities: dict[str, PersonalityInfo]) -> list[str]:
     return names
 
 
-def check_faults(faults: list[str], names: list[str], personalities: dict[str, PersonalityInfo]) -> None:
-    """Every fault must name a fault of a running personality; the error lists the valid names."""
-    valid = {fault for name in names for fault in personalities[name].faults}
+def check_faults(faults: list[str], names: list[str], personalities: dict[str, PersonalityInfo],
+                 kind: str = "fault") -> None:
+    """Every fault (or variant) must name one of a running personality; the error lists the valid names."""
+    valid = {fault for name in names for fault in getattr(personalities[name], kind + "s")}
     unknown = [f for f in faults if f not in valid]
     if unknown:
         listing = "\n".join(f"  {fault}" for fault in sorted(valid))
-        raise SystemExit(f"unknown fault(s) {unknown} for the personalities running ({', '.join(names)}); "
+        raise SystemExit(f"unknown {kind}(s) {unknown} for the personalities running ({', '.join(names)}); "
                          f"valid names:\n{listing}")
 
 
@@ -83,20 +87,22 @@ def tls_context(args) -> ssl.SSLContext | None:
     return context
 
 
-def list_faults(personalities: dict[str, PersonalityInfo]) -> None:
+def list_faults(personalities: dict[str, PersonalityInfo], kind: str = "fault") -> None:
     for info in personalities.values():
         print(f"{info.name}:")
-        for fault, clause in sorted(info.faults.items()):
+        for fault, clause in sorted(getattr(info, kind + "s").items()):
             print(f"  {fault:40} {clause}")
 
 
 async def run(args, personalities: dict[str, PersonalityInfo]) -> None:
     names = chosen(args, personalities)
     check_faults(args.fault, names, personalities)
+    check_faults(args.variant, names, personalities, "variant")
     config = BrokerConfig(
         host=args.host,
         data_dir=args.data_dir,
         faults=frozenset(args.fault),
+        variants=frozenset(args.variant),
         max_connections=args.max_connections,
         idle_timeout=args.idle_timeout,
         frame_timeout=args.frame_timeout,
@@ -158,8 +164,8 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser(personalities).parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.list_faults:
-        list_faults(personalities)
+    if args.list_faults or args.list_variants:
+        list_faults(personalities, "fault" if args.list_faults else "variant")
         return
     asyncio.run(run(args, personalities))
 

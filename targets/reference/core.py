@@ -27,6 +27,9 @@ class BrokerConfig:
     host: str = "127.0.0.1"
     data_dir: Path | None = None  # None: in memory
     faults: frozenset[str] = frozenset()  # namespaced: "<personality>.<fault>"
+    #: namespaced "<personality>.<variant>": another reading the spec permits (the dual of a fault: the whole suite
+    #: must pass against it)
+    variants: frozenset[str] = frozenset()
     max_connections: int = 256  # per listener
     idle_timeout: float = 30.0  # seconds a connection may sit between frames
     frame_timeout: float = 10.0  # seconds a started frame may take to arrive whole (slowloris bound)
@@ -43,12 +46,20 @@ class BrokerConfig:
         ``known`` is the personality's catalogue (namespaced names); a name in its namespace that the catalogue
         lacks is an error here too, so a mistyped fault cannot silently test nothing.
         """
-        prefix = personality + "."
-        mine = {name for name in self.faults if name.startswith(prefix)}
-        unknown = mine - set(known)
-        if unknown:
-            raise ValueError(f"unknown {personality} fault(s) {sorted(unknown)}; known: {sorted(known)}")
-        return frozenset(name[len(prefix):] for name in mine)
+        return _active(self.faults, personality, known, "fault")
+
+    def variants_of(self, personality: str, known: dict[str, str]) -> frozenset[str]:
+        """This personality's active variants, without their namespace (as :meth:`faults_of`)."""
+        return _active(self.variants, personality, known, "variant")
+
+
+def _active(names: frozenset[str], personality: str, known: dict[str, str], kind: str) -> frozenset[str]:
+    prefix = personality + "."
+    mine = {name for name in names if name.startswith(prefix)}
+    unknown = mine - set(known)
+    if unknown:
+        raise ValueError(f"unknown {personality} {kind}(s) {sorted(unknown)}; known: {sorted(known)}")
+    return frozenset(name[len(prefix):] for name in mine)
 
 
 class IdleTimeout(Exception):

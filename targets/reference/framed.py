@@ -74,14 +74,15 @@ async def serve_frames(conn: Connection, shape: FrameShape, handle: FrameHandler
             if action is BadLength.CLOSE:
                 return
             if action is BadLength.DRAIN:
-                await _discard(conn, length, deadline)
+                await discard(conn, length, deadline)
             continue
         # The body goes straight to the handler, unnamed here, so the handler can free it once decoded.
         if not await handle(header, await conn.read_by(length, deadline)):
             return
 
 
-async def _discard(conn: Connection, length: int, deadline: float) -> None:
+async def discard(conn: Connection, length: int, deadline: float) -> None:
+    """Read and drop ``length`` bytes in bounded chunks, all within ``deadline`` (a body skipped unbuffered)."""
     remaining = length
     while remaining > 0:
         remaining -= len(await conn.read_by(min(remaining, DRAIN_CHUNK), deadline))

@@ -35,11 +35,13 @@ class PersonalityInfo:
     options: type  # a dataclass whose defaults are the personality's defaults
     create: Callable[[BrokerConfig, Any], Personality]  # (config, options) -> the running personality
     endpoints: dict[str, int] = dataclasses.field(default_factory=dict)  # extra endpoint -> its default port
+    #: "<name>.<variant>" -> the other permitted reading it takes, in one line (``--variant``)
+    variants: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
-        foreign = [f for f in self.faults if not f.startswith(self.name + ".")]
+        foreign = [f for f in [*self.faults, *self.variants] if not f.startswith(self.name + ".")]
         if foreign:
-            raise ValueError(f"{self.name}: fault names must start with '{self.name}.': {foreign}")
+            raise ValueError(f"{self.name}: fault and variant names must start with '{self.name}.': {foreign}")
 
     def flag(self, field_name: str) -> str:
         return f"--{self.name}-{field_name.replace('_', '-')}"

@@ -55,6 +55,7 @@ class RunOptions:
     keep_transcripts: bool = False
     pcap: bool = False
     reference_faults: list[str] = field(default_factory=list)
+    reference_variants: list[str] = field(default_factory=list)  # other permitted readings (the oracle takes none)
     reference_args: list[str] = field(default_factory=list)  # more arguments for the launched reference broker
     stop_at_clause: list[str] = field(default_factory=list)
     target_options: list[str] = field(default_factory=list)  # "PROTOCOL.KEY=VALUE"
@@ -114,7 +115,8 @@ class Run:
             "strict": self.strict,
             "baseline": self.options.baseline,
             "targets": targets or {"*": {"address": "reference broker", "reference": True,
-                                         "faults": self.options.reference_faults}},
+                                         "faults": self.options.reference_faults,
+                                         "variants": self.options.reference_variants}},
             "argv": self.options.argv,
             "confirm": self.confirm,
         }
@@ -200,16 +202,16 @@ class Run:
         return None if info.reference else self.tls
 
     def _launch_reference(self) -> dict[str, TargetInfo]:
-        self.broker = self._launch(self.options.reference_faults, "broker")
+        self.broker = self._launch(self.options.reference_faults, "broker", self.options.reference_variants)
         return self._reference_targets(self.broker)
 
-    def _launch(self, faults: list[str], stem: str):
+    def _launch(self, faults: list[str], stem: str, variants: list[str] = ()):
         from wirecheck.targets.launcher import launch
 
         workdir = self.report_dir / f"{stem}-{self.worker}-{next(self._counter)}"
         return launch(protocols=sorted(self.collected_protocols) or None, faults=faults, workdir=workdir,
                       extra_args=["--retention-records", "5000", "--segment-records", "1000",
-                                  *self.options.reference_args])
+                                  *self.options.reference_args], variants=list(variants))
 
     def _reference_targets(self, broker) -> dict[str, TargetInfo]:
         """Each personality of a launched broker, with its listeners for the protocol's other endpoints."""
@@ -337,6 +339,8 @@ class Run:
             args += ["--target", f"{info.protocol}={info.text}"]
         for fault in self.options.reference_faults:
             args += ["--reference-fault", fault]
+        for variant in self.options.reference_variants:
+            args += ["--reference-variant", variant]
         for arg in self.options.reference_args:
             args.append(f"--reference-arg={arg}")
         if self.budget.name != "ci":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from wirecheck.targets.reference.barco.faults import FAULTS
+from wirecheck.targets.reference.barco.faults import FAULTS, VARIANTS
 from wirecheck.targets.reference.barco.server import BarcoPersonality
 from wirecheck.targets.reference.core import BrokerConfig
 from wirecheck.targets.reference.personality import PersonalityInfo
@@ -31,7 +31,9 @@ class BarcoOptions:
 
 
 def create(config: BrokerConfig, options: BarcoOptions | None = None) -> BarcoPersonality:
-    return BarcoPersonality(config, options or BarcoOptions(), config.faults_of("barco", FAULTS))
+    return BarcoPersonality(config, options or BarcoOptions(), config.faults_of("barco", FAULTS),
+                            config.variants_of("barco", VARIANTS))
 
 
-PERSONALITY = PersonalityInfo("barco", DEFAULT_PORT, FAULTS, BarcoOptions, create, endpoints=ENDPOINTS)
+PERSONALITY = PersonalityInfo("barco", DEFAULT_PORT, FAULTS, BarcoOptions, create, endpoints=ENDPOINTS,
+                              variants=VARIANTS)

@@ -76,9 +76,13 @@ def split_framed(view, check_lengths: bool = True) -> list[bytes]:
     return messages
 
 
-def topic_problem(topic: bytes) -> str | None:
+def topic_problem(topic: bytes, notes_rule_only: bool = False) -> str | None:
+    """D5: 1-255 bytes of UTF-8 without '/', '\\', '..' or control characters (NUL among them). The notes' own
+    rule (``notes_rule_only``, a variant) leaves out the UTF-8 and control-character checks but NUL."""
     if not 0 < len(topic) <= 255:
         return "Invalid topic: length"
+    if notes_rule_only:
+        return "Invalid topic: forbidden characters" if any(s in topic for s in (b"..", b"/", b"\\", b"\x00")) else None
     try:
         name = topic.decode()
     except UnicodeDecodeError:

@@ -24,3 +24,15 @@ FAULTS: dict[str, str] = {
     "barco.unregistered-204": "polls of unregistered consumers are answered 204 instead of 409",
     "barco.zstd-no-checksum": "chunks are compressed without the zstd content checksum",
 }
+
+
+#: Other readings the spec permits (``--variant``): the whole suite must pass against each.
+VARIANTS: dict[str, str] = {
+    "barco.oversize-error-discard": "a frame body above the limit gets ERROR(0), then the announced body is read "
+                                    "and discarded unbuffered and the connection kept (notes §11)",
+    "barco.topic-any-bytes": "topics that are not UTF-8 or hold control characters are taken (the notes' rule names "
+                             "empty, '/', '\\', NUL, '..' and over 255 bytes only)",
+    "barco.router-decodes-path": "the HTTP producer routes on the decoded path: an encoded '/' in a topic makes a "
+                                 "path no route matches, 404 (as a Go router does)",
+    "barco.register-any-topic": "registration takes any topic name, as upstream does (notes §5.1)",
+}

@@ -16,6 +16,7 @@ from wirecheck.targets.reference.barco.consumers import Consumer, Consumers
 from wirecheck.targets.reference.barco.http import Request, Response, serve
 from wirecheck.targets.reference.barco.store import ChunkStore, StoreFull
 from wirecheck.targets.reference.core import BrokerConfig, Connection
+from wirecheck.targets.reference.framed import discard
 
 log = logging.getLogger("wirecheck.broker.barco")
 TOKEN = -(1 << 63)  # dev mode: one broker owns the whole ring (D7)
@@ -32,10 +33,11 @@ def now_us() -> int:
 class BarcoPersonality:
     name = "barco"
 
-    def __init__(self, config: BrokerConfig, options, faults: frozenset[str]):
+    def __init__(self, config: BrokerConfig, options, faults: frozenset[str], variants: frozenset[str] = frozenset()):
         self.config = config
         self.options = options
         self.faults = faults
+        self.variants = variants
         self.ports: dict[str | None, int] = {}
         self.store = ChunkStore(config.data_dir, config.fsync == "batch", config.retention_records,
                                 options.max_store_bytes)
@@ -105,7 +107,10 @@ class BarcoPersonality:
                 return  # D1: not processed; close without reading the body
             if length > codec.MAX_FRAME_BODY:
                 await conn.write(self._error(stream, "Body length above the limit"))
-                return  # D4: never buffered
+                if "oversize-error-discard" not in self.variants:
+                    return  # D4: never buffered
+                await discard(conn, length, deadline)  # the other reading: skipped unbuffered, the stream in sync
+                continue
             if version != 1:
                 await conn.write(self._error(stream, f"Unsupported version {version}"))
                 return  # D2
@@ -139,7 +144,7 @@ class BarcoPersonality:
                 body, flags, check_lengths="message-lengths-unchecked" not in self.faults)
         except codec.Malformed as exc:
             return self._error(stream, str(exc))
-        problem = codec.topic_problem(topic)
+        problem = codec.topic_problem(topic, notes_rule_only="topic-any-bytes" in self.variants)
         if problem and "topic-unvalidated" not in self.faults:
             return self._error(stream, problem)
         if not messages:
@@ -175,6 +180,8 @@ class BarcoPersonality:
         parts = request.path.split("/")
         if len(parts) < 5 or parts[:3] != ["", "v1", "topic"] or parts[-1] != "messages":
             return Response(404, b"Not found")
+        if len(parts) > 5 and "router-decodes-path" in self.variants:
+            return Response(404, b"Not found")  # /v1/topic/a/b/messages: no route (the topic was a%2Fb)
         topic = "/".join(parts[3:-1]).encode()
         if request.method == "GET":
             if "http-get-allowed" in self.faults:
@@ -182,7 +189,7 @@ class BarcoPersonality:
             return Response(405, b"Producer server doesn't allow getting topic messages")
         if request.method != "POST":
             return Response(405, b"Method not allowed")
-        if codec.topic_problem(topic):
+        if codec.topic_problem(topic, notes_rule_only="topic-any-bytes" in self.variants):
             return Response(400, b"Invalid topic")
         if request.chunked or not 0 < len(request.body) <= codec.MAX_MESSAGE:
             return Response(400, b"Content length must be defined (HTTP/1.1 chunked not supported), greater than 0 "
@@ -248,7 +255,7 @@ class BarcoPersonality:
             earliest, connection = policy == "startFromEarliest", None
         if not consumer_id or not topics:
             return Response(400, b"Consumer id and topics can not be empty")
-        if any(codec.topic_problem(t.encode()) for t in topics):
+        if "register-any-topic" not in self.variants and any(codec.topic_problem(t.encode()) for t in topics):
             return Response(400, b"Invalid topic")
         consumer = Consumer(consumer_id, group, frozenset(t.encode() for t in topics), connection)
         outcome = self.consumers.register(consumer, earliest, self._ends(),

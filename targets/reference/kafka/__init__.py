@@ -23,7 +23,7 @@ SASL/PLAIN or SCRAM-SHA-256/512 and advertise SaslHandshake (v0-1) and SaslAuthe
 """
 
 from wirecheck.targets.reference.core import BrokerConfig
-from wirecheck.targets.reference.kafka.faults import FAULTS
+from wirecheck.targets.reference.kafka.faults import FAULTS, VARIANTS
 from wirecheck.targets.reference.kafka.options import KafkaOptions
 from wirecheck.targets.reference.kafka.server import KafkaPersonality
 from wirecheck.targets.reference.personality import PersonalityInfo
@@ -35,6 +35,6 @@ def create(config: BrokerConfig, options: KafkaOptions | None = None) -> KafkaPe
     return KafkaPersonality(config, options or KafkaOptions())
 
 
-PERSONALITY = PersonalityInfo("kafka", DEFAULT_PORT, FAULTS, KafkaOptions, create)
+PERSONALITY = PersonalityInfo("kafka", DEFAULT_PORT, FAULTS, KafkaOptions, create, variants=VARIANTS)
 
 __all__ = ["DEFAULT_PORT", "FAULTS", "KafkaOptions", "PERSONALITY", "create"]

@@ -72,9 +72,10 @@ class Broker:
     """The state shared by every connection, and one method per API."""
 
     def __init__(self, settings: Settings, faults: frozenset[str], coordinator: groups.Coordinator, producers,
-                 storage: Storage):
+                 storage: Storage, variants: frozenset[str] = frozenset()):
         self.settings = settings
         self.faults = faults
+        self.variants = variants
         self.storage = storage
         self.coordinator = coordinator
         self.producers = producers
@@ -255,6 +256,14 @@ class Broker:
         if "fetch-no-long-poll" in self.faults:
             wait_s = 0
         deadline = time.monotonic() + wait_s
+        if req["MaxWaitMs"] <= 0 and "fetch-immediate-empty" in self.variants:
+            response = self._fetch_once(req, version)[0]
+            for topic in response["Responses"]:  # nothing read yet: a client's next fetch gets it
+                for partition in topic["Partitions"]:
+                    partition["Records"] = b""
+                    if partition["AbortedTransactions"]:
+                        partition["AbortedTransactions"] = []
+            return response
         while True:
             response, size, has_error = self._fetch_once(req, version)
             remaining = deadline - time.monotonic()

@@ -186,3 +186,11 @@ FAULTS: dict[str, str] = {
         "A transactional InitProducerId needs 0 < TransactionTimeoutMs <= transaction.max.timeout.ms "
         "(TransactionStateManager.validateTransactionTimeoutMs); this accepts any timeout",
 }
+
+
+#: Other readings the spec permits (``--variant``): the whole suite must pass against each.
+VARIANTS: dict[str, str] = {
+    "kafka.sasl-apis-on-plaintext": "a listener without SASL advertises SaslHandshake and SaslAuthenticate, as "
+                                    "Apache Kafka's PLAINTEXT listeners do, and answers them ILLEGAL_SASL_STATE (34)",
+    "kafka.fetch-immediate-empty": "a Fetch with MaxWaitMs 0 is answered at once with no records, whatever is there",
+}

@@ -28,7 +28,7 @@ from wirecheck.targets.reference.kafka import coordinator_state, groups
 from wirecheck.targets.reference.kafka.apis import Broker, Settings
 from wirecheck.targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint
 from wirecheck.targets.reference.kafka.durable import DurableLog
-from wirecheck.targets.reference.kafka.faults import FAULTS
+from wirecheck.targets.reference.kafka.faults import FAULTS, VARIANTS
 from wirecheck.targets.reference.kafka.options import KafkaOptions
 from wirecheck.targets.reference.kafka.producers import Producers
 from wirecheck.targets.reference.kafka.sasl import Authenticator, read_users
@@ -85,6 +85,11 @@ SASL_APIS: dict[int, tuple[str, int, int]] = {
 }
 
 INVALID_REQUEST = 42
+ILLEGAL_SASL_STATE = 34
+#: what a listener without SASL answers SaslHandshake and SaslAuthenticate with (variant sasl-apis-on-plaintext)
+_NO_SASL = {17: {"ErrorCode": ILLEGAL_SASL_STATE, "Mechanisms": []},
+            36: {"ErrorCode": ILLEGAL_SASL_STATE, "ErrorMessage": "this listener does not authenticate",
+                 "AuthBytes": b"", "SessionLifetimeMs": 0}}
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")  # ApiVersionsRequest.isValid (KIP-511)
 _HEADER = struct.Struct(">hhi")  # api_key, api_version, correlation_id
 _SIZE = struct.Struct(">i")  # the size prefix of an answer
@@ -100,6 +105,7 @@ class KafkaPersonality:
     def __init__(self, config: BrokerConfig, options: KafkaOptions):
         self.config = config
         self.active = config.faults_of(self.name, FAULTS)
+        self.variants = config.variants_of(self.name, VARIANTS)
         self.max_frame = config.max_frame or DEFAULT_MAX_FRAME
         # 8: api_key, api_version and correlation_id at least.
         max_length = 2**31 - 1 if "frame-limit-ignored" in self.active else self.max_frame
@@ -131,7 +137,7 @@ class KafkaPersonality:
             for topic in storage.topics.values():
                 for partition in topic.partitions:
                     partition.trim(settings.retention_records)
-        self.broker = Broker(settings, self.active, coordinator, Producers(), storage)
+        self.broker = Broker(settings, self.active, coordinator, Producers(), storage, self.variants)
         b = self.broker
         self.journal = journal
         self._loop_started = False
@@ -151,8 +157,9 @@ class KafkaPersonality:
             42: b.admin.delete_groups, 47: b.admin.offset_delete, 61: b.admin.describe_producers,
         }
         self.sasl = Authenticator(read_users(options.sasl_users), self.active) if options.sasl_users else None
-        self.requests, self.responses = _messages("tagged-fields-misskipped" in self.active, self.sasl is not None)
-        apis = {**APIS, **SASL_APIS} if self.sasl else APIS
+        sasl_apis = self.sasl is not None or "sasl-apis-on-plaintext" in self.variants
+        self.requests, self.responses = _messages("tagged-fields-misskipped" in self.active, sasl_apis)
+        apis = {**APIS, **SASL_APIS} if sasl_apis else APIS
         self.ranges = {key: (low, high) for key, (_, low, high) in apis.items()}
         if "advertise-unimplemented" in self.active:
             self.ranges[1] = (3, 16)  # Fetch v3 is advertised but answered in the v4 layout
@@ -234,6 +241,9 @@ class KafkaPersonality:
             return False
 
         if key in SASL_APIS:
+            if auth is None:  # variant sasl-apis-on-plaintext: this listener does not authenticate
+                await conn.write(self._frame(key, version, reply_id, _NO_SASL[key]))
+                return True
             response = auth.handshake(request, version) if key == 17 else auth.authenticate(request)
             await conn.write(self._frame(key, version, reply_id, response))
             return not auth.closing

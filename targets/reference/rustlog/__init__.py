@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from wirecheck.targets.reference.core import BrokerConfig
 from wirecheck.targets.reference.personality import PersonalityInfo, parse_mapping
-from wirecheck.targets.reference.rustlog.faults import FAULTS
+from wirecheck.targets.reference.rustlog.faults import FAULTS, VARIANTS
 from wirecheck.targets.reference.rustlog.server import RustLogPersonality
 
 DEFAULT_PORT = 7070
@@ -35,6 +35,6 @@ def create(config: BrokerConfig, options: RustLogOptions | None = None) -> RustL
     return personality
 
 
-PERSONALITY = PersonalityInfo("rustlog", DEFAULT_PORT, FAULTS, RustLogOptions, create)
+PERSONALITY = PersonalityInfo("rustlog", DEFAULT_PORT, FAULTS, RustLogOptions, create, variants=VARIANTS)
 
 __all__ = ["DEFAULT_PORT", "FAULTS", "PERSONALITY", "RustLogOptions", "create"]

@@ -19,7 +19,7 @@ import time
 
 from wirecheck.targets.reference.core import BrokerConfig, Connection
 from wirecheck.targets.reference.framed import BadLength, FrameShape, serve_frames
-from wirecheck.targets.reference.rustlog.faults import FAULTS
+from wirecheck.targets.reference.rustlog.faults import FAULTS, VARIANTS
 from wirecheck.targets.reference.rustlog.log import PartitionLog
 from wirecheck.targets.reference.rustlog.schema import TOPIC_NAME, UnknownType, parse_request
 from wirecheck.targets.reference.rustlog.store import Store, Topic
@@ -60,6 +60,7 @@ class RustLogPersonality:
 
     def __init__(self, config: BrokerConfig):
         self.fault = config.faults_of(self.name, FAULTS)
+        self.variants = config.variants_of(self.name, VARIANTS)
         self.max_frame = config.max_frame or MAX_FRAME
         self.max_record = max_record_for(self.max_frame)
         # MIN_FRAME_SIZE is 1; under max-frame-rejected a frame of exactly MAX_FRAME is refused too.
@@ -122,7 +123,7 @@ class RustLogPersonality:
                 return False
             if isinstance(exc, TooDeep) and "crash-on-deep-json" in self.fault:
                 os._exit(70)
-            if exc.close:
+            if exc.close or (isinstance(exc, TooDeep) and "deep-nesting-closes" in self.variants):
                 return await self._fatal(conn, exc.code, exc.message, exc.details)
             response = self.encoder.error(exc.code, exc.message, exc.details)
         await self._send(conn, response)
