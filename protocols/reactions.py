@@ -124,7 +124,7 @@ class Reaction:
     def judge(self, obs: Observation, catalogue: Catalogue) -> Divergence | None:
         """None when ``obs`` is a permitted, preferred outcome; else the divergence (its clause sets the verdict)."""
         if obs.kind == MALFORMED:
-            if not self.may_answer:  # it answered where no answer is permitted: that is the divergence
+            if not self.may_answer and not self.errors_before_close:  # an answer where none is permitted
                 return Divergence(catalogue[self.clause_for(ANSWER)], self.expected, str(obs), note=self.why)
             return Divergence(catalogue[obs.clause or self.clause_for(MALFORMED)],
                               obs.expected or "a well-formed answer", str(obs.detail) or str(obs))

@@ -83,6 +83,10 @@ def test_fetch_consumer_offsets_filter(target, by):
     with target.precondition("offsets stored for two consumers"):
         reader.update_consumer_offset(end, stream_id, "fluvio.consumer-offsets.stored")
         other.update_consumer_offset(other_end, other_stream, "fluvio.consumer-offsets.stored")
+        stored = _ours(reader.consumer_offsets("fluvio.consumer-offsets.stored"), first, second)
+        if len(stored) < 2:  # what the filter is to choose from must be there first
+            raise Divergence(C["fluvio.consumer-offsets.stored"], "both consumers' offsets listed unfiltered",
+                             str(stored))
     if by == "consumer":
         listed = reader.consumer_offsets("fluvio.consumer-offsets.filter", consumer_id=first, filtered=True)
         wanted = [(first, topic, 0, end)]

@@ -45,8 +45,12 @@ def test_close_with_errors_first_and_a_reset_counts_as_a_close():
     assert not r.pipelines and r.errors_before_close and not r.may_answer
     assert verdict(r, Observation(CLOSE)) is None and verdict(r, Observation(RESET)) is None
     assert verdict(r, Observation(SILENCE)) == ("toy.must", Verdict.FAILED)
-    # an answer, even one that does not decode, is the divergence where none is permitted
-    assert verdict(r, Observation(MALFORMED, clause="toy.frame")) == ("toy.must", Verdict.FAILED)
+    # an error answer may come first, so a frame that does not decode may be one: its malformation is its own
+    # clause's defect (the isolation rule), not the close's
+    assert verdict(r, Observation(MALFORMED, clause="toy.frame")) == ("toy.frame", Verdict.FAILED)
+    # where no answer at all is permitted, an answer, even one that does not decode, is the divergence
+    assert verdict(reactions.close("toy.must"), Observation(MALFORMED, clause="toy.frame")) == ("toy.must",
+                                                                                               Verdict.FAILED)
 
 
 def test_preferred_outcome_makes_the_other_non_strict():
