@@ -144,6 +144,8 @@ class Run:
                 # a named protocol always runs: its broken hello is a conformance failure, not a usage error
                 line = (f"{found['address']}: does not answer the {named} hello right ({found['found']}); tested as "
                         f"{named}, as named")
+            elif named and named not in found["protocols"] and found["found"].startswith("answers"):
+                line = f"{found['address']}: does not answer like {named}; {found['found']}"
             lines.append(line)
             if (found["protocols"] and (not named or named in found["protocols"])) or (named and found.get("answers")):
                 usable = True

@@ -342,3 +342,16 @@ def test_hypothesis_storage_lives_where_example_db_says(tmp_path):
     page = (result.run_dirs[0] / "summary.html").read_text()
     assert "<script" not in page and "http" not in page.replace("http-", "")  # self-contained: no links out
     assert "Totals" in page and "OK" in page
+
+
+def test_a_named_protocol_whose_hello_goes_unanswered_is_tested_and_fails_on_the_hello_clause(tmp_path):
+    """The probe decides the protocol only when none is named: a server whose PING (the hello) goes unanswered,
+    but which answers otherwise, is tested as the protocol named; its hello's clause fails, the rest runs."""
+    server = VtoyProcess(tmp_path, "--silent-ping")
+    try:
+        result = pytest_run(tmp_path, CASES, server.target, "--deadline", "0.5")
+    finally:
+        server.stop()
+    assert result.code == 1, result.out[-3000:]
+    assert {r["clause"] for r in result.records if r["verdict"] == "FAILED"} == {"vtoy.ping.pong"}, result.out[-3000:]
+    assert result.verdicts().get("OK", 0) >= 4 and "TARGET-DOWN" not in result.verdicts(), result.verdicts()
