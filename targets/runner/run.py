@@ -256,14 +256,16 @@ class Run:
         state.transcript.note("liveness probe: a known-good request on a new connection")
         ok, what = probe.hello_answered(state.info.address, state.spec, self.deadline, state.transcript,
                                         tls=self.tls_for(state.info))
+        where = ""
         for name, address in state.info.endpoints.items():  # every other endpoint whose address we know
             if ok and state.spec.endpoint(name).hello is not None:
                 ok, what = probe.hello_answered(address, state.spec.endpoint(name), self.deadline, state.transcript,
                                                 tls=self.tls_for(state.info))
-                what = f"endpoint {name}: {what}" if not ok else what
+                where = f"endpoint {name}: "
         if ok:
             return True, False, ""
-        dead = health.stopped_answering(what)
+        dead = health.stopped_answering(what)  # one endpoint that stopped answering is a death too
+        what = where + what
         if state.info.hello_failed:  # its hello never got a right answer: only a refused connection is a death
             dead = what.startswith("cannot connect")
         if self.broker is not None and state.info.reference and not self.broker.alive:
