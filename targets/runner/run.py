@@ -265,9 +265,9 @@ class Run:
         if ok:
             return True, False, ""
         dead = health.stopped_answering(what)  # one endpoint that stopped answering is a death too
-        what = where + what
         if state.info.hello_failed:  # its hello never got a right answer: only a refused connection is a death
             dead = what.startswith("cannot connect")
+        what = where + what
         if self.broker is not None and state.info.reference and not self.broker.alive:
             what += f"; the reference broker {self.broker.exit_status()}"
             self.broker.stop()
