@@ -95,6 +95,9 @@ class Producer(StrictClient):
         head = self.answer(sid, clause)
         if head.opcode != opcode:
             raise diverge(clause, f"{wire.OPCODES[opcode]} {what}".strip(), wire.describe(self.session_frame(head)))
+        if opcode in (wire.READY, wire.PRODUCE_RESPONSE) and self.last_body:  # notes §2.5: body length 0
+            raise diverge("barco.producer.produce-ack" if opcode == wire.PRODUCE_RESPONSE else clause,
+                          f"{wire.OPCODES[opcode]} with an empty body", wire.describe(self.session_frame(head)))
         if opcode == wire.ERROR:
             try:
                 code, _ = wire.parse_error(self.last_body)

@@ -4,7 +4,7 @@ over single hostile frames, each followed by the plugin's liveness probe of ever
 import random
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from wirecheck.strategies.barco import BarcoFuzz, BulkMutator
@@ -25,6 +25,9 @@ def test_bulk_mutants(target, fuzz):
 
 @case("barco.robustness.no-hang", hostile=True)
 @given(seed=st.integers(0, 2**32 - 1), operator=st.sampled_from(BulkMutator.OPERATORS))
+# always, whatever the budget: a body length promising more than is sent must not be answered before the rest
+# arrives (notes §2.6 step 2: the server reads exactly bodyLength bytes; §2.7: it waits, or closes at EOF)
+@example(seed=0, operator="barco-body-long")
 def test_hostile_frames_property(target, seed, operator):
     target.transcript.clear()
     resolve(target, "producer")

@@ -22,7 +22,14 @@ def raw(code: int, payload: bytes) -> bytes:
 @case("pravega.hello.reply")
 @pytest.mark.parametrize("high,low", [(17, 5), (15, 5), (17, 17), (5, 5), (100, 5)])
 def test_hello_is_answered_with_hello(target, high, low):
-    Pravega(target).hello(high, low)
+    client = Pravega(target)
+    answer = client.hello(high, low)
+    # notes §6: the server always replies with its own range (Hello(17, 5) upstream), whatever the client sent
+    own = client.hello()
+    if (answer["high_version"], answer["low_version"]) != (own["high_version"], own["low_version"]):
+        raise client.diverge("pravega.hello.reply", f"the server's own range Hello({own['high_version']}, "
+                             f"{own['low_version']}) to Hello({high}, {low}) too",
+                             f"Hello({answer['high_version']}, {answer['low_version']})")
 
 
 @case("pravega.hello.versions")

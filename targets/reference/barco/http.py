@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import h11
 import h2.config
 import h2.connection
+import h2.errors
 import h2.events
 import h2.exceptions
 
@@ -75,7 +76,9 @@ def _request(method: bytes, target: bytes, headers, body: bytes, chunked: bool, 
                    {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers}, body, chunked, ctx, http2)
 
 
-async def serve(conn: Connection, handle: Handler, max_body: int, allow_h2: bool = True) -> None:
+async def serve(conn: Connection, handle: Handler, max_body: int, allow_h2: bool = True,
+                faults: frozenset[str] = frozenset()) -> None:
+    """Serve one connection; ``faults`` are the personality's active faults (the HTTP ones apply here)."""
     ctx = ConnectionContext()
     try:
         first = await _read(conn)
@@ -88,8 +91,8 @@ async def serve(conn: Connection, handle: Handler, max_body: int, allow_h2: bool
                     return
                 first += more
             if first.startswith(PREFACE):
-                return await _serve_h2(conn, handle, max_body, first, ctx)
-        await _serve_h11(conn, handle, max_body, first, ctx)
+                return await _serve_h2(conn, handle, max_body, first, ctx, faults)
+        await _serve_h11(conn, handle, max_body, first, ctx, faults)
     finally:
         for callback in ctx.on_close:
             callback()
@@ -102,7 +105,7 @@ def _head(response: Response) -> list[tuple[str, str]]:
     return headers
 
 
-async def _serve_h11(conn: Connection, handle: Handler, max_body: int, data: bytes, ctx) -> None:
+async def _serve_h11(conn: Connection, handle: Handler, max_body: int, data: bytes, ctx, faults) -> None:
     http = h11.Connection(h11.SERVER, max_incomplete_event_size=16384)
     http.receive_data(data)
     while True:
@@ -129,7 +132,8 @@ async def _serve_h11(conn: Connection, handle: Handler, max_body: int, data: byt
                     break
         except h11.RemoteProtocolError as exc:
             if http.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-                await _send11(conn, http, Response(exc.error_status_hint, f"Bad request: {exc}".encode()), close=True)
+                status = 200 if "http-bad-request-200" in faults else exc.error_status_hint
+                await _send11(conn, http, Response(status, f"Bad request: {exc}".encode()), close=True)
             return
         chunked = any(k.lower() == b"transfer-encoding" for k, _ in request.headers)
         response = await handle(_request(request.method, request.target, request.headers, bytes(body), chunked, ctx,
@@ -137,6 +141,9 @@ async def _serve_h11(conn: Connection, handle: Handler, max_body: int, data: byt
         await _send11(conn, http, response)
         if http.our_state is h11.MUST_CLOSE or http.their_state is h11.MUST_CLOSE:
             return
+        if "http-pipelining-dropped" in faults:  # a fresh parser: requests already received are lost
+            http = h11.Connection(h11.SERVER, max_incomplete_event_size=16384)
+            continue
         http.start_next_cycle()
 
 
@@ -151,11 +158,12 @@ async def _send11(conn: Connection, http: h11.Connection, response: Response, cl
     await conn.write(out)
 
 
-async def _serve_h2(conn: Connection, handle: Handler, max_body: int, data: bytes, ctx) -> None:
+async def _serve_h2(conn: Connection, handle: Handler, max_body: int, data: bytes, ctx, faults) -> None:
     h2c = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding=None))
     h2c.initiate_connection()
     streams: dict[int, list] = {}  # stream id -> [headers, body]
     outgoing: dict[int, memoryview] = {}  # response bodies waiting for flow-control window
+    answered = 0  # streams answered on this connection
     while True:
         try:
             events = h2c.receive_data(data)
@@ -177,12 +185,20 @@ async def _serve_h2(conn: Connection, handle: Handler, max_body: int, data: byte
                         _respond_h2(h2c, event.stream_id, Response(400, b"Request body too large"), outgoing)
             elif isinstance(event, h2.events.StreamEnded) and event.stream_id in streams:
                 headers, body = streams.pop(event.stream_id)
+                if "h2c-one-stream" in faults and answered:
+                    h2c.reset_stream(event.stream_id, h2.errors.ErrorCodes.REFUSED_STREAM)
+                    continue
+                answered += 1
                 pseudo = dict(headers)
                 request = _request(pseudo.get(b":method", b"GET"), pseudo.get(b":path", b"/"),
                                    [(k, v) for k, v in headers if not k.startswith(b":")], bytes(body), False, ctx,
                                    True)
                 _respond_h2(h2c, event.stream_id, await handle(request), outgoing)
             elif isinstance(event, h2.events.StreamReset):
+                if "h2-reset-ends-connection" in faults:
+                    h2c.close_connection()
+                    await conn.write(h2c.data_to_send())
+                    return
                 streams.pop(event.stream_id, None)
                 outgoing.pop(event.stream_id, None)
             elif isinstance(event, h2.events.ConnectionTerminated):

@@ -45,6 +45,7 @@ class BarcoPersonality:
         self.consumers = Consumers(options.consumer_ranges, self._load_offsets())
         self._round_robin = itertools.count(1)
         self._crc_over = 8 if "response-crc-wrong" in faults else 9
+        self.wedged = False  # only under crash-on-oversize: no endpoint answers any more
 
     # -- lifecycle
 
@@ -70,27 +71,42 @@ class BarcoPersonality:
         tmp.replace(self.offsets_path)
 
     async def serve(self, conn: Connection) -> None:
-        await serve(conn, self._discovery, 4096)
+        if self.wedged:
+            return await self._wedge(conn)
+        await serve(conn, self._discovery, 4096, faults=self.faults)
 
     async def serve_endpoint(self, endpoint: str, conn: Connection) -> None:
-        if endpoint == "producer":
+        if self.wedged:
+            await self._wedge(conn)
+        elif endpoint == "producer":
             await self._binary(conn)
         elif endpoint == "producer-http":
-            await serve(conn, self._producer_http, HTTP_MAX_BODY, allow_h2=False)
+            await serve(conn, self._producer_http, HTTP_MAX_BODY, allow_h2=False, faults=self.faults)
         else:
-            await serve(conn, self._consumer, HTTP_MAX_BODY)
+            await serve(conn, self._consumer, HTTP_MAX_BODY, faults=self.faults)
+
+    async def _wedge(self, conn: Connection) -> None:
+        """crash-on-oversize: the broker hangs (as upstream's buffer pool can, notes §2.7): reads, never answers."""
+        while True:
+            await conn.read_exactly(1)
 
     # -- storing
 
     def _reader_key(self, topic: bytes, key: bytes) -> tuple:
         ranges = self.options.consumer_ranges
-        if key:
+        if key and "partition-key-ignored" not in self.faults:
             index = min(ranges - 1, ((codec.token_of(key) - TOKEN) * ranges) >> 64)
         else:
             index = next(self._round_robin) % ranges
         return (topic, TOKEN, index, VERSION)
 
     def _store(self, topic: bytes, key: bytes, records: list[tuple[int, bytes]]) -> None:
+        if "empty-message-dropped" in self.faults:
+            records = [(ts, body) for ts, body in records if body]
+            if not records:
+                return
+        if "record-cut-64k" in self.faults:
+            records = [(ts, body[:0xFFFF]) for ts, body in records]
         payload = codec.compress(codec.encode_records(records), checksum="zstd-no-checksum" not in self.faults)
         self.store.append(self._reader_key(topic, key), len(records), payload)
 
@@ -100,12 +116,17 @@ class BarcoPersonality:
         started = False
         while True:
             first = await conn.read_exactly(1)
+            if self.wedged:
+                return await self._wedge(conn)
             deadline = conn.frame_deadline()
             head = first + await conn.read_by(codec.HEAD_SIZE - 1, deadline)
             version, flags, stream, op, length, crc_ok = codec.decode_head(head)
             if not crc_ok and "crc-unchecked" not in self.faults:
                 return  # D1: not processed; close without reading the body
-            if length > codec.MAX_FRAME_BODY:
+            if length > codec.MAX_FRAME_BODY and "oversize-buffered" not in self.faults:
+                if "crash-on-oversize" in self.faults:
+                    self.wedged = True
+                    return
                 await conn.write(self._error(stream, "Body length above the limit"))
                 if "oversize-error-discard" not in self.variants:
                     return  # D4: never buffered
@@ -114,19 +135,30 @@ class BarcoPersonality:
             if version != 1:
                 await conn.write(self._error(stream, f"Unsupported version {version}"))
                 return  # D2
-            body = await conn.read_by(length, deadline) if length else b""  # D6: every body is consumed
+            if "short-read-body" in self.faults and length:
+                body = await conn.reader.read(length)  # one read(): a body not all here yet is taken short
+            else:
+                body = await conn.read_by(length, deadline) if length else b""  # D6: every body is consumed
             if "stream-id-wrong" in self.faults:
                 stream = (stream + 1) & 0xFFFF
             if not started:
                 if op == codec.OP_STARTUP:
+                    if "startup-signed-stream-id" in self.faults and stream > 0x7FFF:
+                        await conn.write(self._error(stream, f"Invalid stream id {stream - 0x10000}"))
+                        continue
                     started = True
                     await conn.write(codec.encode_frame(codec.OP_READY, stream, crc_over=self._crc_over))
                     continue
                 if not (op == codec.OP_PRODUCE and "startup-not-required" in self.faults):
                     await conn.write(self._error(stream, "Invalid first message"))
                     return
+            if "pipelined-answer-dropped" in self.faults and conn.reader._buffer:  # asyncio's read buffer holds
+                continue  # (part of) the next frame: this one is dropped unanswered
             if op == codec.OP_PRODUCE:
-                await conn.write(self._produce_frame(stream, flags, body))
+                answer = self._produce_frame(stream, flags, body)
+                await conn.write(answer)
+                if "truncated-body-closes" in self.faults and answer[14:17] == b"EOF":
+                    return  # ERROR(0, "EOF ..."): the body ended inside its timestamp, key or topic
             elif op == codec.OP_HEARTBEAT:
                 answer = codec.OP_PRODUCE_RESPONSE if "heartbeat-wrong-op" in self.faults else codec.OP_READY
                 await conn.write(codec.encode_frame(answer, stream, crc_over=self._crc_over))
@@ -136,7 +168,11 @@ class BarcoPersonality:
                 await conn.write(self._error(stream, "Only producer operations are supported"))
 
     def _error(self, stream: int, message: str) -> bytes:
-        return codec.error_frame(stream, message, crc_over=self._crc_over)
+        frame = codec.error_frame(stream, message, code=9 if "error-code-unknown" in self.faults else 0,
+                                  crc_over=self._crc_over)
+        if "error-frame-cut" in self.faults:
+            return frame[:-1]  # the header still announces the whole body
+        return frame
 
     def _produce_frame(self, stream: int, flags: int, body: bytes) -> bytes:
         try:
@@ -154,12 +190,15 @@ class BarcoPersonality:
             self._store(topic, key, [(ts, m) for m in messages])
         except StoreFull as exc:
             return self._error(stream, str(exc))
-        return codec.encode_frame(codec.OP_PRODUCE_RESPONSE, stream, crc_over=self._crc_over)
+        ack_body = b"\x00" if "produce-ack-body" in self.faults else b""
+        return codec.encode_frame(codec.OP_PRODUCE_RESPONSE, stream, ack_body, crc_over=self._crc_over)
 
     # -- discovery (:9250) -------------------------------------------------------------------------------------
 
     async def _discovery(self, request: Request) -> Response:
         if request.path == "/status":
+            if "discovery-status-404" in self.faults:
+                return Response(404, b"Not found")
             return Response(200, b"OK") if request.method == "GET" else Response(405, b"Method not allowed")
         if request.path == "/v1/brokers":
             if request.method != "GET":
@@ -174,7 +213,7 @@ class BarcoPersonality:
     # -- HTTP producer (:9251) ---------------------------------------------------------------------------------
 
     async def _producer_http(self, request: Request) -> Response:
-        if request.path == "/status":
+        if request.path == "/status" and "producer-http-status-404" not in self.faults:
             port = self.ports.get("producer-http")
             return Response(200, f"Producer server listening on {port}".encode())
         parts = request.path.split("/")
@@ -191,7 +230,8 @@ class BarcoPersonality:
             return Response(405, b"Method not allowed")
         if codec.topic_problem(topic, notes_rule_only="topic-any-bytes" in self.variants):
             return Response(400, b"Invalid topic")
-        if request.chunked or not 0 < len(request.body) <= codec.MAX_MESSAGE:
+        empty_taken = not request.body and "http-empty-body-stored" in self.faults
+        if request.chunked or not (empty_taken or 0 < len(request.body) <= codec.MAX_MESSAGE):
             return Response(400, b"Content length must be defined (HTTP/1.1 chunked not supported), greater than 0 "
                                  b"and less than 1048576 bytes")
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -206,6 +246,8 @@ class BarcoPersonality:
             messages = [request.body]
         if not messages:
             return Response(400, b"No messages")
+        if "http-produce-not-stored" in self.faults:
+            return Response(200, b"OK", content_type="text/html; charset=utf-8")
         ts = now_us()
         try:
             self._store(topic, (request.param("partitionKey") or "").encode(), [(ts, m) for m in messages])
@@ -216,18 +258,22 @@ class BarcoPersonality:
     # -- consumer (:9252) --------------------------------------------------------------------------------------
 
     async def _consumer(self, request: Request) -> Response:
-        if request.path == "/status":
+        if request.path == "/status" and "consumer-status-404" not in self.faults:
             return Response(200, f"Consumer server listening on {self.ports.get('consumer')}".encode())
-        routes = {"/v1/consumer/register": (("PUT", "POST"), self._register),
+        register_methods = ("PUT",) if "register-post-refused" in self.faults else ("PUT", "POST")
+        routes = {"/v1/consumer/register": (register_methods, self._register),
                   "/v1/consumer/poll": (("POST",), self._poll),
                   "/v1/consumer/commit": (("POST",), self._commit),
                   "/v1/consumer/goodbye": (("POST",), self._goodbye)}
         route = routes.get(request.path)
         if route is None:
-            return Response(404, b"Not found")
+            return Response(400 if "not-found-400" in self.faults else 404, b"Not found")
         methods, handler = route
         if request.method not in methods:
             return Response(405, b"Method not allowed")
+        if "missing-consumer-id-204" in self.faults and handler != self._register and \
+                request.param("consumerId") is None and self._consumer_of(request) is None:
+            return Response(204, b"")
         return handler(request)
 
     def _ends(self) -> dict[tuple, int]:
@@ -245,12 +291,12 @@ class BarcoPersonality:
                     raise TypeError
             except (ValueError, KeyError, TypeError):
                 return Response(400, b"Invalid ConsumerInfo payload")
-            earliest, connection = policy == 1, request.conn
+            earliest, connection = policy == 1, None if "connection-bind-ignored" in self.faults else request.conn
         else:
             group = request.param("group") or "default"
             topics = [t for t in request.query.get("topic", []) if t]
             policy = request.param("onNewGroup") or "startFromLatest"
-            if policy not in ("startFromLatest", "startFromEarliest"):
+            if policy not in ("startFromLatest", "startFromEarliest") and "unknown-policy-accepted" not in self.faults:
                 return Response(400, b"Invalid offset reset policy value")
             earliest, connection = policy == "startFromEarliest", None
         if not consumer_id or not topics:
@@ -260,7 +306,7 @@ class BarcoPersonality:
         consumer = Consumer(consumer_id, group, frozenset(t.encode() for t in topics), connection)
         outcome = self.consumers.register(consumer, earliest, self._ends(),
                                           accept_different="reregister-different-accepted" in self.faults)
-        if outcome == "conflict":
+        if outcome == "conflict" or (outcome == "same" and "reregister-same-refused" in self.faults):
             return Response(400, b"Consumer already registered with different parameters")
         if connection is not None and outcome == "new":
             request.conn.on_close.append(lambda: self.consumers.leave(consumer))
@@ -320,7 +366,8 @@ class BarcoPersonality:
         if request.headers.get("accept") == "application/json":
             return Response(200, self._poll_json(items), content_type="application/json")
         body = codec.poll_body([(k[1], k[2], k[3], k[0], offset, payload) for k, offset, payload, _ in items])
-        return Response(200, body, content_type=POLL_MIME)
+        kind = "application/octet-stream" if "poll-content-type-wrong" in self.faults else POLL_MIME
+        return Response(200, body, content_type=kind)
 
     def _poll_json(self, items) -> bytes:
         out = []
@@ -356,5 +403,6 @@ class BarcoPersonality:
         if request.param("commit") != "false" and "commit-ignored" not in self.faults:
             self.consumers.commit_served(consumer)
             self._save_offsets()
-        self.consumers.leave(consumer)
+        if "goodbye-keeps-consumer" not in self.faults:
+            self.consumers.leave(consumer)
         return Response(200, b"OK")

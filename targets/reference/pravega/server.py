@@ -31,13 +31,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
+import time
 
 from wirecheck.targets.reference.core import BrokerConfig, Connection, FrameTimeout, IdleTimeout
 from wirecheck.targets.reference.framed import FrameShape, serve_frames
 from wirecheck.targets.reference.pravega.faults import FAULTS
 from wirecheck.targets.reference.pravega.options import PravegaOptions
 from wirecheck.targets.reference.pravega.store import NOT_EXISTS, NULL_VALUE, Segment, Store, StoreFull, wait_for_change
-from wirecheck.targets.reference.pravega.wire import Malformed, Reader, Writer
+from wirecheck.targets.reference.pravega.wire import Malformed, Reader, Writer, java_utf_decode
 
 log = logging.getLogger("wirecheck.broker.pravega")
 
@@ -92,6 +93,8 @@ class ConnectionState:
         self.writers: dict[bytes, WriterState] = {}
         self.block: tuple[bytes, bytes] | None = None  # the open AppendBlock: (writerId, data)
         self.parked: set[asyncio.Task] = set()
+        self.greeted = False  # a Hello came (only the hello-required fault looks)
+        self.last_info: tuple[str, float] | None = None  # only the pipelined-info-coalesced fault looks
 
     async def send(self, data: bytes) -> None:
         async with self.lock:
@@ -107,6 +110,8 @@ class PravegaPersonality:
         max_payload = min(config.max_frame, MAX_PAYLOAD) if config.max_frame else MAX_PAYLOAD
         if "oversize-waits" in self.active:
             max_payload = 2**31 - 1
+        if "max-payload-refused" in self.active:
+            max_payload = MAX_PAYLOAD - 1
         self.shape = FrameShape(header_size=8, length_at=4, length_format=">i", min_length=0,
                                 max_length=max_payload)
         self.store = Store(config.data_dir, config.fsync == "batch", options.max_store_bytes)
@@ -135,13 +140,16 @@ class PravegaPersonality:
 
     async def serve(self, conn: Connection) -> None:
         state = ConnectionState(conn)
+        if "split-frame-dropped" in self.active:
+            conn.frame_timeout = 0.05  # fault: a frame in pieces must be whole within 50 ms
+        reader = LenientReader if "invalid-utf8-accepted" in self.active else Reader
 
         async def handle(header: bytes, payload: bytes) -> bool:
             if self.wedged:
                 return True  # fault: a wedged broker reads and never answers
             code = struct.unpack_from(">i", header)[0]
             try:
-                replies = self._dispatch(state, code, Reader(payload))
+                replies = self._dispatch(state, code, reader(payload))
                 if replies is None:
                     return True
                 if isinstance(replies, Close):  # reply first, then close (incompatible Hello, InvalidEventNumber)
@@ -151,6 +159,9 @@ class PravegaPersonality:
                 await state.send(replies)
                 return True
             except Malformed as exc:
+                if "truncated-answered" in self.active:
+                    await state.send(self._illegal(-1, "", f"payload does not decode: {exc}"))
+                    return True
                 log.debug("closing: %s payload does not decode: %s", code, exc)
             except Close as exc:
                 log.debug("closing: %s", exc)
@@ -175,12 +186,19 @@ class PravegaPersonality:
 
     def _dispatch(self, state: ConnectionState, code: int, r: Reader):
         """The reply bytes, None (no reply), or a Close (carrying bytes to send first); raises Close/Malformed."""
+        if "hello-required" in self.active and code != HELLO and not state.greeted:
+            raise Close(f"type {code} before Hello")
         if code in APPEND_DECODER:
             return self._append_decoder(state, code, r)
         handler = self.handlers.get(code)
         if handler is not None:
-            return handler(state, r)
+            replies = handler(state, r)
+            if "trailing-bytes-close" in self.active and r.left():
+                raise Close(f"{r.left()} bytes after the fields of type {code}")
+            return replies
         if code in NOT_REQUESTS:
+            if "reply-type-ignored" in self.active:
+                return None
             raise Close(f"type {code} is not a request")
         if "unknown-type-error-frame" in self.active:
             return self._w().i64(-1).utf("").utf(f"unknown wire command {code}").i32(-1).frame(ERROR_MESSAGE)
@@ -223,9 +241,12 @@ class PravegaPersonality:
 
     def _hello(self, state, r: Reader):
         high, low = r.i32(), r.i32()
+        state.greeted = True
         mine = (4, 4) if "hello-version-too-low" in self.active else (WIRE_VERSION, OLDEST_COMPATIBLE)
+        if "hello-echoes-client-range" in self.active:
+            mine = (high, low)
         reply = self._w().i32(mine[0]).i32(mine[1]).frame(HELLO)
-        if low > WIRE_VERSION or high < OLDEST_COMPATIBLE:
+        if (low > WIRE_VERSION or high < OLDEST_COMPATIBLE) and "incompatible-hello-stays-open" not in self.active:
             return Close(reply)
         return reply
 
@@ -240,29 +261,33 @@ class PravegaPersonality:
         if state.block is not None and code != APPEND_BLOCK_END:
             raise Close(f"type {code} following an open append block")
         if code == PADDING:
+            if "top-level-padding-closes" in self.active:
+                raise Close("top-level Padding")
             return None  # a top-level Padding is ignored (AD:113-115)
         if code == SETUP_APPEND:
             return self._setup_append(state, r)
         writer = r.uuid()
         ws = state.writers.get(writer)
         if ws is None:
+            if "unset-writer-ignored" in self.active:
+                return None
             raise Close("writer referenced before SetupAppend")
         if code == APPEND_BLOCK:
             state.block = (writer, r.rest())
             return None
         if code == APPEND_BLOCK_END:
             size, tail, count, last, rid = r.i32(), r.blob(lenient=True), r.i32(), r.i64(), r.opt_i64(-1)
-            if count <= 0:
+            if count <= 0 and "num-events-unchecked" not in self.active:
                 raise Close(f"numEvents {count}")
             if last < ws.decoder_last and "lower-event-number-acked" not in self.active:
                 raise Close(f"event number {last} below {ws.decoder_last}")
             data = self._block_data(state, writer, size, tail)
             ws.decoder_last = last
-            return self._append(state, writer, ws, last, data, rid, None)
+            return self._append(state, writer, ws, last, data, rid, None, count)
         event_number, expected = r.i64(), r.i64()
         if code == CONDITIONAL_APPEND:
             kind, length = r.i32(), r.i32()
-            if kind != 0:
+            if kind != 0 and "conditional-event-type-unchecked" not in self.active:
                 raise Close(f"nested event type {kind}")
             data = _EVENT_HEADER.pack(0, length) + r._take(length)
             rid = r.opt_i64(-1)
@@ -276,6 +301,8 @@ class PravegaPersonality:
     def _block_data(self, state: ConnectionState, writer: bytes, size: int, tail: bytes) -> bytes:
         """The bytes an AppendBlockEnd appends (notes §5.3 rule 4)."""
         if state.block is None:
+            if "standalone-size-checked" in self.active and not 0 <= size <= len(tail):
+                raise Close(f"sizeOfWholeEvents {size} outside 0..{len(tail)}")
             return tail  # standalone AppendBlockEnd: its data is the append (AD:191-193)
         block_writer, block = state.block
         state.block = None
@@ -292,6 +319,8 @@ class PravegaPersonality:
         if length < 0 or length > len(rest) - 8:
             raise Close(f"block trailer length {length} runs past the block")
         if kind == PADDING:
+            if "padding-trailer-rejected" in self.active:
+                raise Close("a block ended by a Padding trailer")
             if tail:
                 raise Close("data in AppendBlockEnd after a Padding trailer")
             return block[:size]
@@ -304,15 +333,25 @@ class PravegaPersonality:
         rid, writer, name, token = r.i64(), r.uuid(), r.utf(), r.utf()
         if not self._token_ok(token):
             return self._auth_failed(rid)
+        if "setup-missing-closes" in self.active and name not in self.store.segments:
+            raise Close(f"SetupAppend on missing segment {name}")
         found = self._lookup(rid, name, False, "setupAppend")
         if isinstance(found, bytes):
             return found
         last = found.attributes.get(writer, NULL_VALUE)
         state.writers[writer] = WriterState(name, last)
-        return self._w().i64(rid).utf(name).uuid(writer).i64(last).frame(APPEND_SETUP)
+        return self._w().i64(rid).utf(name).uuid(writer).i64(self._setup_reported(last)).frame(APPEND_SETUP)
+
+    def _setup_reported(self, last: int) -> int:
+        """The lastEventNumber AppendSetup carries (the writer's state keeps the true one)."""
+        if "setup-new-writer-zero" in self.active and last == NULL_VALUE:
+            return 0
+        if "resetup-returns-min" in self.active:
+            return NULL_VALUE
+        return last
 
     def _append(self, state, writer: bytes, ws: WriterState, event_number: int, data: bytes, rid: int,
-                expected: int | None):
+                expected: int | None, count: int = 1):
         if ws.dropped:
             raise Close("data from a writer whose segment was sealed or deleted")
         segment = self.store.segments.get(ws.segment)
@@ -324,12 +363,14 @@ class PravegaPersonality:
         if segment.sealed and "sealed-accepts-appends" not in self.active:
             ws.dropped = True
             return self._w().i64(rid).utf(ws.segment).utf("").i64(event_number).frame(IS_SEALED)
-        if segment.attributes.get(writer, NULL_VALUE) != ws.last_stored:
+        if segment.attributes.get(writer, NULL_VALUE) != ws.last_stored and "writer-moved-unchecked" not in self.active:
             # another connection moved this writer on: the store's compare-and-set fails (AP:479-482)
             return Close(self._w().uuid(writer).i64(rid).utf("").i64(event_number).frame(INVALID_EVENT_NUMBER))
         if expected is not None and expected != segment.length and "conditional-offset-ignored" not in self.active:
             return self._w().uuid(writer).i64(event_number).i64(rid).frame(CONDITIONAL_CHECK_FAILED)
         before = segment.length
+        if "event-headers-stripped" in self.active:
+            data = _without_event_headers(data)
         after = self.store.append(segment, data, writer, event_number)
         ws.last_stored = event_number
         if event_number <= ws.last_acked and "lower-event-number-acked" not in self.active:
@@ -337,6 +378,8 @@ class PravegaPersonality:
         previous = event_number - 1 if "ack-previous-wrong" in self.active else ws.last_acked
         offset = before if "write-offset-before-append" in self.active else after
         ws.last_acked = event_number
+        if "ack-first-event-number" in self.active:
+            event_number -= count - 1  # the block's first event number, not its last
         return self._w().uuid(writer).i64(event_number).i64(previous).i64(rid).i64(offset).frame(DATA_APPENDED)
 
     def _create_transient(self, state, r: Reader):
@@ -349,15 +392,18 @@ class PravegaPersonality:
         name = f"{parent}#transient.{writer.hex()}"
         if name not in self.store.segments:
             self.store.create(name)
+        if "transient-name-is-parent" in self.active:
+            return self._simple(CREATED, rid, parent)
         return self._simple(CREATED, rid, name)
 
     # ------------------------------------------------------------------------------------------ reads
 
     def _read_segment(self, state: ConnectionState, r: Reader):
-        name, offset, suggested, token, rid = r.utf(), r.i64(), r.i32(), r.utf(), r.opt_i64(-1)
+        name, offset, suggested, token = r.utf(), r.i64(), r.i32(), r.utf()
+        rid = r.i64() if "read-requires-request-id" in self.active else r.opt_i64(-1)
         if not self._token_ok(token):
             return self._auth_failed(rid)
-        size = min(MAX_READ, max(MIN_READ, suggested))
+        size = min(MAX_READ, max(0 if "suggested-length-unclamped" in self.active else MIN_READ, suggested))
         answer = self._read_now(name, offset, size, rid)
         if answer is not None:
             return answer
@@ -383,10 +429,14 @@ class PravegaPersonality:
                 return self._segment_read(name, offset, False, False, b"", rid)
             return self._w().i64(rid).utf(name).i64(segment.start).utf("").i64(offset).frame(IS_TRUNCATED)
         if 0 <= offset < segment.length:
-            data = segment.read(offset, size)
+            data = segment.read(offset + 1 if "read-skips-first-byte" in self.active else offset, size)
             end = offset + len(data) == segment.length
             return self._segment_read(name, offset, end and not segment.sealed, end and segment.sealed, data, rid)
         if segment.sealed and offset == segment.length:
+            if "sealed-end-not-flagged" in self.active:
+                return self._segment_read(name, offset, True, False, b"", rid)
+            return self._segment_read(name, offset, False, True, b"", rid)
+        if segment.sealed and offset > segment.length and "beyond-sealed-read-served" in self.active:
             return self._segment_read(name, offset, False, True, b"", rid)
         if segment.sealed or offset < 0:  # D1
             return self._illegal(rid, name, f"offset {offset} is outside the segment (length {segment.length})")
@@ -405,6 +455,8 @@ class PravegaPersonality:
                     await state.send(self._segment_read(name, offset, True, False, b"", rid))
                     return
                 if segment.sealed and offset >= segment.length:
+                    if "parked-read-ignores-seal" in self.active:
+                        continue
                     await state.send(self._w().i64(rid).utf(name).utf("").i64(offset).frame(IS_SEALED))
                     return
                 answer = self._read_now(name, offset, size, rid)
@@ -423,8 +475,22 @@ class PravegaPersonality:
         segment = self.store.segments.get(name)
         if segment is None:
             return self._no_such_segment(rid, name)
-        return (self._w().i64(rid).utf(name).boolean(True).boolean(segment.sealed).boolean(False)
-                .i64(segment.modified_ms).i64(segment.length).i64(segment.start).frame(INFO))
+        if "pipelined-info-coalesced" in self.active and self._coalesced(state, name):
+            return None
+        start = 0 if "info-start-offset-zero" in self.active else segment.start
+        reply = (self._w().i64(rid).utf(name).boolean(True).boolean(segment.sealed).boolean(False)
+                 .i64(segment.modified_ms).i64(segment.length).i64(start).frame(INFO))
+        if "info-length-short" in self.active:
+            return reply[:4] + struct.pack(">i", len(reply) - 9) + reply[8:]  # the header claims a byte too few
+        return reply
+
+    @staticmethod
+    def _coalesced(state: ConnectionState, name: str) -> bool:
+        """Fault pipelined-info-coalesced: an info request for the segment the previous one named, arriving
+        within 1 ms of it, is folded into that one (left unanswered)."""
+        now = time.monotonic()
+        last, state.last_info = state.last_info, (name, now)
+        return last is not None and last[0] == name and now - last[1] < 0.001
 
     def _create(self, state, r: Reader):
         rid, name, rate, scale, token, _rollover = r.i64(), r.utf(), r.i32(), r.i8(), r.utf(), r.opt_i64(0)
@@ -435,16 +501,20 @@ class PravegaPersonality:
         if name not in self.store.segments:
             segment = self.store.create(name)
             segment.rate, segment.scale_type = rate, scale
+            if "created-sealed" in self.active:
+                self.store.seal(segment)
         return self._simple(CREATED, rid, name)
 
     def _seal(self, state, r: Reader):
         rid, name, token = r.i64(), r.utf(), r.utf()
         if not self._token_ok(token):
             return self._auth_failed(rid)
+        if "seal-missing-error-message" in self.active and name not in self.store.segments:
+            return self._illegal(rid, name, "no such segment")
         found = self._lookup(rid, name, False, "sealSegment")
         if isinstance(found, bytes):
             return found
-        if found.sealed:
+        if found.sealed and "seal-twice-ok" not in self.active:
             return self._w().i64(rid).utf(name).utf("").i64(-1).frame(IS_SEALED)
         self.store.seal(found)
         return self._simple(SEALED, rid, name)
@@ -455,7 +525,8 @@ class PravegaPersonality:
             return self._auth_failed(rid)
         if name not in self.store.segments:
             return self._no_such_segment(rid, name)
-        self.store.delete(name)
+        if "delete-keeps-segment" not in self.active:
+            self.store.delete(name)
         return self._simple(DELETED, rid, name)
 
     def _policy(self, state, r: Reader):
@@ -465,6 +536,8 @@ class PravegaPersonality:
         found = self._lookup(rid, name, False, "updateSegmentPolicy")
         if isinstance(found, bytes):
             return found
+        if "policy-unsupported" in self.active:
+            return self._unsupported(rid, "updateSegmentPolicy")
         found.rate, found.scale_type = rate, scale
         return self._simple(POLICY_UPDATED, rid, name)
 
@@ -475,6 +548,8 @@ class PravegaPersonality:
         found = self._lookup(rid, name, False, "truncateSegment")
         if isinstance(found, bytes):
             return found
+        if "truncate-past-length-ok" in self.active and offset > found.length:
+            return self._simple(TRUNCATED, rid, name)  # answered, start offset unmoved
         if not found.start <= offset <= found.length:
             return self._w().i64(rid).utf(name).i64(found.start).utf("").i64(offset).frame(IS_TRUNCATED)
         if offset > found.start:
@@ -488,7 +563,8 @@ class PravegaPersonality:
         found = self._lookup(rid, name, False, "locateOffset")
         if isinstance(found, bytes):
             return found
-        return self._w().i64(rid).utf(name).i64(found.length).frame(OFFSET_LOCATED)  # no index segment (§7.5)
+        located = found.length + 1 if "locate-offset-past-length" in self.active else found.length
+        return self._w().i64(rid).utf(name).i64(located).frame(OFFSET_LOCATED)  # no index segment (§7.5)
 
     def _merge(self, state, r: Reader):
         rid, target_name, source_name, token = r.i64(), r.utf(), r.utf(), r.utf()
@@ -515,7 +591,10 @@ class PravegaPersonality:
             self.store.seal(source)  # D2
         for attribute, _kind, new, _old in updates:
             self.store.set_attribute(target, attribute, new)
+        before = target.length
         length = self.store.merge(target, source)
+        if "merge-offset-before" in self.active:
+            length = before
         return self._w().i64(rid).utf(target_name).utf(source_name).i64(length).frame(MERGED)
 
     def _merge_batch(self, state, r: Reader):
@@ -539,7 +618,9 @@ class PravegaPersonality:
         for source in found:
             if not source.sealed:
                 self.store.seal(source)
-            w.utf(source.name).i64(self.store.merge(target, source))
+            before = target.length
+            after = self.store.merge(target, source)
+            w.utf(source.name).i64(before if "merge-batch-offset-before" in self.active else after)
         return w.frame(BATCH_MERGED)
 
     # ------------------------------------------------------------------------------------------ attributes
@@ -551,7 +632,8 @@ class PravegaPersonality:
         segment = self.store.segments.get(name)
         if segment is None:
             return self._no_such_segment(rid, name)
-        return self._w().i64(rid).i64(segment.attributes.get(attribute, NULL_VALUE)).frame(ATTRIBUTE)
+        unset = 0 if "unset-attribute-zero" in self.active else NULL_VALUE
+        return self._w().i64(rid).i64(segment.attributes.get(attribute, unset)).frame(ATTRIBUTE)
 
     def _update_attribute(self, state, r: Reader):
         rid, name, attribute, new, expected, token = r.i64(), r.utf(), r.uuid(), r.i64(), r.i64(), r.utf()
@@ -616,7 +698,8 @@ class PravegaPersonality:
         rid, name, table = self._table(r, "getTableSegmentInfo")
         if isinstance(table, bytes):
             return table
-        return (self._w().i64(rid).utf(name).i64(0).i64(table.table_length).i64(len(table.entries))
+        count = 0 if "table-info-count-zero" in self.active else len(table.entries)
+        return (self._w().i64(rid).utf(name).i64(0).i64(table.table_length).i64(count)
                 .i32(table.key_length).frame(TABLE_INFO))
 
     def _create_table(self, state, r: Reader):
@@ -624,7 +707,8 @@ class PravegaPersonality:
         _sorted, key_length, _rollover = r.opt_bool(), r.opt_i32(0), r.opt_i64(0)
         if not self._token_ok(token):
             return self._auth_failed(rid)
-        if name in self.store.segments and "create-twice-ok" not in self.active:
+        twice_ok = "create-twice-ok" in self.active or "table-create-twice-ok" in self.active
+        if name in self.store.segments and not twice_ok:
             return self._w().i64(self._error_rid(rid)).utf(name).utf("").frame(ALREADY_EXISTS)
         if name not in self.store.segments:
             self.store.create(name, table=True, key_length=max(0, key_length))
@@ -637,7 +721,7 @@ class PravegaPersonality:
         table = self._lookup(rid, name, True, "deleteTableSegment")
         if isinstance(table, bytes):
             return table
-        if must_be_empty and table.entries:
+        if must_be_empty and table.entries and "delete-table-ignores-must-be-empty" not in self.active:
             return self._w().i64(rid).utf(name).utf("").frame(TABLE_NOT_EMPTY)
         self.store.delete(name)
         return self._simple(DELETED, rid, name)
@@ -665,9 +749,15 @@ class PravegaPersonality:
             return table
         error = self._check_versions(rid, table, [(k, v) for k, v, _ in entries])
         if error is not None:
+            if "table-conditional-partial" in self.active:  # the batch's unconditional entries applied anyway
+                self.store.put(table, [(k, value) for k, v, value in entries if v == NO_VERSION])
             return error
         versions = self.store.put(table, [(k, value) for k, _, value in entries],
                                   bump="table-version-not-bumped" not in self.active)
+        if "update-versions-reversed" in self.active:
+            versions.reverse()
+        if "table-update-hangs" in self.active:
+            return None  # applied, never answered
         w = self._w().i64(rid).i32(len(versions))
         for version in versions:
             w.i64(version)
@@ -682,7 +772,8 @@ class PravegaPersonality:
         error = self._check_versions(rid, table, keys)
         if error is not None:
             return error
-        self.store.remove(table, [k for k, _ in keys])
+        if "remove-keys-ignored" not in self.active:
+            self.store.remove(table, [k for k, _ in keys])
         return self._simple(KEYS_REMOVED, rid, name)
 
     def _read_table(self, state, r: Reader):
@@ -693,6 +784,8 @@ class PravegaPersonality:
         entries = []
         for key, _ in keys:
             current = table.entries.get(key)
+            if current is None and "read-table-drops-missing" in self.active:
+                continue
             entries.append((key, NOT_EXISTS, b"") if current is None else (key, current[0], current[1]))  # D3
         return self._write_entries(self._w().i64(rid).utf(name), entries).frame(TABLE_READ)
 
@@ -712,8 +805,9 @@ class PravegaPersonality:
             page.append(key)
         return rid, name, table, page
 
-    @staticmethod
-    def _continuation(page: list[bytes]) -> bytes:
+    def _continuation(self, page: list[bytes]) -> bytes:
+        if "iterate-token-first-key" in self.active and page:
+            return b"\x01" + page[0]
         return b"\x01" + page[-1] if page else b""  # D4: a marker byte, then the last key returned
 
     def _read_keys(self, state, r: Reader):
@@ -738,6 +832,8 @@ class PravegaPersonality:
         from_position, count = r.i64(), r.i32()
         if isinstance(table, bytes):
             return table
+        if "delta-ignores-position" in self.active:
+            from_position = 0
         changed = sorted((version, key, value) for key, (version, value) in table.entries.items()
                          if version >= from_position)
         page = changed[: max(1, count)]
@@ -750,3 +846,28 @@ class PravegaPersonality:
             last = max(last, table.table_length)
         w = self._write_entries(self._w().i64(rid).utf(name), [(k, v, val) for v, k, val in page])
         return w.boolean(False).boolean(reached_end).i64(last).frame(DELTA_READ)
+
+
+def _without_event_headers(data: bytes) -> bytes:
+    """Fault event-headers-stripped: the payloads of the whole Event frames ``data`` holds (as is otherwise)."""
+    out, pos = bytearray(), 0
+    while pos + 8 <= len(data):
+        kind, length = _EVENT_HEADER.unpack_from(data, pos)
+        if kind != 0 or length < 0 or pos + 8 + length > len(data):
+            return data
+        out += data[pos + 8 : pos + 8 + length]
+        pos += 8 + length
+    return bytes(out) if pos == len(data) else data
+
+
+class LenientReader(Reader):
+    """Fault invalid-utf8-accepted: a string readUTF rejects is decoded anyway (U+FFFD for the bad bytes)."""
+
+    __slots__ = ()
+
+    def utf(self) -> str:
+        data = self._take(struct.unpack(">H", self._take(2))[0])
+        try:
+            return java_utf_decode(data)
+        except Malformed:
+            return bytes(data).decode("utf-8", "replace")
