@@ -65,7 +65,9 @@ class Kafka(AdvertisedVersions, StrictClient):
         try:
             decoded = messages.decode_response(api_key, version, frame)
         except messages.DecodeError as exc:
-            raise Divergence(C[clause_id], f"a {messages.api_name(api_key)} v{version} response (response header v"
+            # the answer's shape is a clause of its own: a case about something else meets it on the way (BLOCKED)
+            shape_clause = clause_id if clause_id in SHAPE_JUDGES else "kafka.encoding.response-shape"
+            raise Divergence(C[shape_clause], f"a {messages.api_name(api_key)} v{version} response (response header v"
                              f"{messages.response_header_version(api_key, version)})",
                              f"undecodable: {exc}") from None
         got = decoded["header"]["CorrelationId"]
@@ -122,6 +124,10 @@ class Kafka(AdvertisedVersions, StrictClient):
 # every broker of the Kafka 3/4 era supports.
 NAMED_PRODUCE_MAX = 12
 NAMED_FETCH_MAX = 12
+#: clauses whose cases judge a response's shape themselves (every other case takes it as a precondition)
+SHAPE_JUDGES = {"kafka.encoding.response-shape", "kafka.api-versions.advertised-implemented",
+                "kafka.api-versions.unsupported-version", "kafka.header.response-v1-flexible",
+                "kafka.header.api-versions-v0"}
 #: what kafka-python (fetch_max_wait_ms), librdkafka (fetch.wait.max.ms) and the Java consumer (fetch.max.wait.ms)
 #: send, with MinBytes 1: the helper steps fetch like the clients vendors test with
 CLIENT_FETCH_WAIT_MS = 500

@@ -63,6 +63,8 @@ class H2Session(StreamSession):
     def start(self, method: str, path: str, headers: Headers | list[tuple[str, str]] = (), body: bytes = b"") -> int:
         """Open a stream and send the request on it without waiting for the reply; its stream id."""
         stream_id = self.h2.get_next_available_stream_id()
+        while stream_id in self._streams:  # on a connection already over nothing is sent, so h2's count stands still
+            stream_id += 2
         pending = self._streams[stream_id] = _Pending()
         extra = [(as_bytes(k).lower(), as_bytes(v)) for k, v in headers]
         if body and b"content-length" not in {k for k, _ in extra}:

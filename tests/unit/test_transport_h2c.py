@@ -85,6 +85,16 @@ def test_goaway_ends_every_open_stream(server):
     assert pending.outcome is Outcome.CLOSED and later.outcome is Outcome.CLOSED
 
 
+def test_requests_on_a_connection_already_over_each_get_their_own_stream(server):
+    """Nothing is sent once the server has gone away, so h2 hands out no new stream ids: each request still gets
+    a stream of its own (it was one id for all, and the second reply lookup failed)."""
+    with H2Session(server.address, CONSUMER, Transcript("barco")) as session:
+        session.request("GET", "/goaway")
+        replies = session.requests([("GET", "/status")] * 3)
+    assert [r.outcome for r in replies] == [Outcome.CLOSED] * 3
+    assert len({r.stream_id for r in replies}) == 3
+
+
 def test_bytes_that_are_not_http2_are_malformed():
     import socket
     import threading
