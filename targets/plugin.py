@@ -423,7 +423,9 @@ def _note_example(run: Run, state: CaseState, exc: BaseException | None) -> None
     notes = [note for raised in (exc, unwrap(exc) if exc is not None else None) if raised is not None
              for note in getattr(raised, "__notes__", [])]
     example = "\n".join(dict.fromkeys(note for note in notes if note.strip()))
-    if any(mark in example for mark in ("Falsifying", "Failing test case", "state = ")):
+    if "explicit example" in example:  # an @example the case names: run as written, never shrunk
+        state.transcript.note(f"Hypothesis' shrunk example (an explicit one, not shrunk):\n{example}"[:4000])
+    elif any(mark in example for mark in ("Falsifying", "Failing test case", "state = ")):
         budget = shrink_budget(run.budget)
         state.transcript.note(f"Hypothesis' shrunk example (the smallest found within the shrinking budget of "
                               f"{budget} s):\n{example}"[:4000])

@@ -20,7 +20,7 @@ import time
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.fluvio import errors, messages, records
 from wirecheck.protocols.fluvio.clauses import CATALOGUE
-from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.reports.model import Blocked, Divergence, Unimplemented
 from wirecheck.targets.client import AdvertisedVersions, StrictClient, short
 from wirecheck.targets.runner.validate import parse_topics
 from wirecheck.targets.session import Reply
@@ -308,11 +308,13 @@ def _shared_topic(target, client: Fluvio, given: dict[str, int], partitions: int
         bound = f" and fewer than {fewer_than}" if fewer_than is not None else ""
         raise Unimplemented(f"fluvio.topics names no topic with at least {partitions}{bound} partitions")
     topic = fitting[0][1]
-    with target.precondition(f"the shared topic {topic} takes a write on partition 0"):
+    usable = f"the shared topic {topic} takes a write on partition 0"
+    with target.precondition(usable):
         error, _ = client.produce(topic, 0, batch_of([b"wirecheck: partition usable?"]),
                                   clause_id="fluvio.topics.provisioning")
-        if error.code != 0:
-            raise Divergence(C["fluvio.topics.provisioning"], f"a write to {topic}/0 succeeds", str(error))
+    if error.code != 0:  # a state of the shared topic (short-circuited, A14), not a divergence to report
+        raise Blocked(usable, Divergence(C["fluvio.topics.provisioning"], f"a write to {topic}/0 succeeds",
+                                         str(error)), carries=False)
     return topic
 
 

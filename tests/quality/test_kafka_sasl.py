@@ -16,12 +16,12 @@ def test_sasl_cases_pass_against_a_sasl_broker(tmp_path):
     assert len(run.by_verdict()["OK"]) == SASL_CASES
 
 
-def test_login_cases_need_credentials(tmp_path):
+def test_the_sasl_cases_need_credentials(tmp_path):
+    """Credentials are how the user says a listener requires SASL: Apache Kafka advertises SaslHandshake on its
+    PLAINTEXT listeners too, so without them every SASL case is UNIMPLEMENTED, even against a SASL broker."""
     run = run_suite("kafka/test_sasl.py", tmp_path, extra=KAFKA_SASL_ARGS[:1])
     assert run.returncode == 0, run.output
-    verdicts = run.by_verdict()
-    assert run.clauses_with("OK") == {"kafka.sasl.handshake-mechanisms", "kafka.sasl.before-authentication"}
-    assert len(verdicts["UNIMPLEMENTED"]) == SASL_CASES - 3
+    assert set(run.by_verdict()) == {"UNIMPLEMENTED"} and len(run.records) == SASL_CASES
 
 
 def test_open_broker_does_not_advertise_sasl(tmp_path):
