@@ -3,7 +3,7 @@
 Switch one on with ``--defect NAME`` (repeatable). The code checks them with ``defects.on(NAME)``
 at a clearly named point; grep for the name to find it.
 
-Section numbers refer to /work/shared/specs/barco.md.
+Section numbers refer to specs/barco.md.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Turn one on with `--defect NAME` (repeatable).  The code checks them with
 `defect("name")` at the point where the requirement is implemented, so a grep
 for the name finds the single place it changes behaviour.
 
-"source" names where the requirement comes from: K = /work/shared/specs/kafka.md
+"source" names where the requirement comes from: K = specs/kafka.md
 (section), P = Apache Kafka's protocol guide (kafka.apache.org/protocol), KIP-n.
 """
 from __future__ import annotations

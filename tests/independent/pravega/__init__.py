@@ -1,6 +1,6 @@
 """An independent, in-memory Pravega segment-store server (wire protocol v17).
 
-Written from the research notes in /work/shared/specs/pravega.md and the published
+Written from the research notes in specs/pravega.md and the published
 wire-protocol page only.  Run it with ``python -m tests.independent.pravega``.
 """
 

@@ -1,6 +1,6 @@
 """Deliberate defects: each one, when switched on, breaks ONE requirement of the
 RustLog protocol document (docs/PROTOCOL.md, as quoted in
-/work/shared/seeds/rustlog-protocol-specification.md).
+seeds/rustlog-protocol-specification.md).
 
 The table maps a defect name to (the requirement it breaks, the section it
 comes from).  The server checks ``defects.on("name")`` at the exact point where

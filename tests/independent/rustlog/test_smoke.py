@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]  # /work/main
+ROOT = Path(__file__).resolve().parents[3]  # the repository root
 
 
 def _start(tmp_path, *defects):
