@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 #: verdicts that report a clause's divergence (the clause needs no carrier)
 REPORTED = {"FAILED", "NON-STRICT", "XFAIL", "FLAKY", "DIVERGENT"}
 #: verdicts listed under "failures by clause"
-LISTED = {"FAILED", "NON-STRICT", "XFAIL", "FLAKY", "DIVERGENT", "ERROR"}
+LISTED = REPORTED | {"ERROR"}
 
 
 def carry(records: list[dict], strict: bool) -> list[dict]:

@@ -341,12 +341,9 @@ def judge_example(target, session: Session, adapter: Adapter, mutant: Mutant) ->
     and the failure names that example (the liveness probe after the case would name only the last one)."""
     try:
         judge_one(session, adapter, mutant)
-    except Divergence:
-        _raise_if_dead(target, mutant)
-        raise
-    finally:
+    finally:  # a death outranks the reaction's divergence: it is raised in its place
         session.close()
-    _raise_if_dead(target, mutant)
+        _raise_if_dead(target, mutant)
 
 
 def _raise_if_dead(target, mutant: Mutant) -> None:

@@ -312,6 +312,17 @@ def parse_poll_json(data: bytes) -> list[PollItem]:
 DISCOVERY_PORTS = ("producerPort", "producerBinaryPort", "consumerPort")
 
 
+def _positive_int(value, below: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < below
+
+
+def discovered_port(doc, key: str) -> int | None:
+    """One port of a brokers document when it is a valid one (a client learns what it can from a partial
+    document; :func:`parse_brokers` judges the document whole)."""
+    value = doc.get(key) if isinstance(doc, dict) else None
+    return value if _positive_int(value, 65536) else None
+
+
 def parse_brokers(data: bytes) -> dict:
     """GET /v1/brokers (notes §6): length and the three ports are integers; names (when given) a list."""
     try:
@@ -322,7 +333,7 @@ def parse_brokers(data: bytes) -> dict:
         raise WireError("not a JSON object")
     for key in ("length",) + DISCOVERY_PORTS:
         value = doc.get(key)
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 < value < (65536 if key != "length" else 2**31):
+        if not _positive_int(value, 2**31 if key == "length" else 65536):
             raise WireError(f"{key!r} missing or not a valid integer: {value!r}")
     if "names" in doc and not (isinstance(doc["names"], list) and all(isinstance(n, str) for n in doc["names"])):
         raise WireError("'names' is not a list of strings")

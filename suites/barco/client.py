@@ -49,8 +49,8 @@ def resolve(target, endpoint: str) -> None:
     except (ValueError, UnicodeDecodeError) as exc:
         raise diverge("barco.discovery.brokers", "a brokers document", f"not JSON: {exc}") from None
     for name, key in DISCOVERED.items():  # every port it does give (the discovery cases judge the document whole)
-        port = doc.get(key) if isinstance(doc, dict) else None
-        if isinstance(port, int) and not isinstance(port, bool) and 0 < port < 65536:
+        port = wire.discovered_port(doc, key)
+        if port is not None:
             target.learn_endpoint(name, (target.address[0], port))
     if not target.knows_endpoint(endpoint):
         raise diverge("barco.discovery.brokers", f"{DISCOVERED[endpoint]} in GET /v1/brokers (or give --target-option "
