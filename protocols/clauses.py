@@ -24,6 +24,9 @@ class Clause:
     source: str  # seed section, upstream file, protocol guide section or KIP
     level: Level = Level.MUST
     decision: str = ""  # why we read the spec this way, where it is ambiguous
+    #: why no server-side fault can break this clause (it judges what a client sent, say); such a clause is left
+    #: out of the "every MUST can fail" share (reports/clause_audit.py) instead of counted as never failing
+    unbreakable: str = ""
 
     @property
     def protocol(self) -> str:

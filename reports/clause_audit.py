@@ -23,7 +23,7 @@ from pathlib import Path
 
 from wirecheck.protocols.clauses import Level
 
-COLUMNS = ("id", "level", "requirement", "source", "decision", "faults", "variants", "cases")
+COLUMNS = ("id", "level", "requirement", "source", "decision", "faults", "variants", "cases", "unbreakable")
 REGENERATE = "wirecheck clauses --format md --output docs/clauses"
 
 
@@ -37,6 +37,7 @@ class ClauseRow:
     faults: tuple[str, ...]
     variants: tuple[str, ...]
     cases: int
+    unbreakable: str = ""  # why no server-side fault can break it
 
 
 @dataclass(frozen=True)
@@ -45,10 +46,12 @@ class Summary:
     must: int
     should: int
     must_with_fault: int
+    must_unbreakable: int = 0  # MUST clauses no server-side fault can break (each says why)
 
     @property
     def must_with_fault_percent(self) -> float | None:
-        return round(100 * self.must_with_fault / self.must, 1) if self.must else None
+        breakable = self.must - self.must_unbreakable
+        return round(100 * self.must_with_fault / breakable, 1) if breakable else None
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,8 @@ class ProtocolAudit:
     def summary(self) -> Summary:
         must = [row for row in self.rows if row.level == Level.MUST.value]
         return Summary(clauses=len(self.rows), must=len(must), should=len(self.rows) - len(must),
-                       must_with_fault=sum(1 for row in must if row.faults))
+                       must_with_fault=sum(1 for row in must if row.faults),
+                       must_unbreakable=sum(1 for row in must if row.unbreakable and not row.faults))
 
 
 # -- counting the cases that name a clause ---------------------------------------------------------------------
@@ -149,7 +153,7 @@ def audit(spec, case_counts: Mapping[str, int] | None = None) -> ProtocolAudit:
                            source=clause.source, decision=clause.decision,
                            faults=_keys_pointing_at(spec.faults, clause.id),
                            variants=_keys_pointing_at(variants, clause.id),
-                           cases=counts.get(clause.id, 0))
+                           cases=counts.get(clause.id, 0), unbreakable=clause.unbreakable)
                  for clause in sorted(spec.catalogue, key=lambda clause: clause.id))
     return ProtocolAudit(spec.name, rows)
 
@@ -162,8 +166,10 @@ def audit_all(specs: Mapping[str, object]) -> list[ProtocolAudit]:
 
 def summary_line(summary: Summary) -> str:
     percent = "n/a" if summary.must_with_fault_percent is None else f"{summary.must_with_fault_percent:.1f} %"
-    return (f"{summary.clauses} clauses, {summary.must} MUST, {summary.should} SHOULD; "
-            f"MUST with a fault: {summary.must_with_fault}/{summary.must} = {percent}")
+    breakable = summary.must - summary.must_unbreakable
+    unbreakable = f" ({summary.must_unbreakable} no server can break)" if summary.must_unbreakable else ""
+    return (f"{summary.clauses} clauses, {summary.must} MUST{unbreakable}, {summary.should} SHOULD; "
+            f"MUST with a fault: {summary.must_with_fault}/{breakable} = {percent}")
 
 
 def markdown_cell(text: str) -> str:
@@ -177,7 +183,7 @@ def _code_list(names: Iterable[str]) -> str:
 
 def _markdown_row(row: ClauseRow) -> str:
     cells = (f"`{row.id}`", row.level, row.requirement, row.source, row.decision,
-             _code_list(row.faults), _code_list(row.variants), str(row.cases))
+             _code_list(row.faults), _code_list(row.variants), str(row.cases), row.unbreakable)
     return "| " + " | ".join(markdown_cell(cell) for cell in cells) + " |"
 
 

@@ -25,7 +25,7 @@ from wirecheck.protocols import reactions
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.fluvio import HELLO_CORRELATION_ID, SPEC, errors, hello, messages, records, sc, wire
 from wirecheck.protocols.framing import leading_correlation_id
-from wirecheck.protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
+from wirecheck.protocols.fluvio.clauses import CATALOGUE, MAX_FRAME, undecodable_response_clause
 from wirecheck.protocols.reactions import ANSWER, CLOSE, ERROR, MALFORMED, SILENCE, Observation
 from wirecheck.strategies import operators
 from wirecheck.strategies.binary import Span, overlong_uvarint
@@ -59,8 +59,8 @@ def answered(clause: str, error_code: int | None = 0) -> reactions.Reaction:
 
 @functools.cache
 def closes(clause: str) -> reactions.Reaction:
-    """The connection closes without a response."""
-    return reactions.close(clause, clauses={"silence": NO_HANG})
+    """The connection closes without a response: a connection left open breaks ``clause`` itself."""
+    return reactions.close(clause)
 
 
 @functools.cache
@@ -434,7 +434,7 @@ class FluvioFuzz:
         try:
             decoded = messages.decode_response(request.api_key, request.version, frame)
         except DecodeError as exc:
-            return Observation(MALFORMED, detail=str(exc), clause=self.response_frame_clause,
+            return Observation(MALFORMED, detail=str(exc), clause=undecodable_response_clause(request.api_key, exc),
                                expected="a response that decodes exactly")
         if decoded["correlation_id"] != request.correlation_id:
             return Observation(MALFORMED, detail=f"correlation id {decoded['correlation_id']}",

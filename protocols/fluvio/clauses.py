@@ -269,7 +269,8 @@ _C = [
     # Checked on captured traffic by the pipeline (protocols/fluvio/capture.py), not by live cases.
     Clause("fluvio.capture.request-decodes",
            "Every request frame decodes to its end at the api key and version its header names.",
-           "notes §2.2 (request header), FP/api/request.rs RequestMessage::decode_from"),
+           "notes §2.2 (request header), FP/api/request.rs RequestMessage::decode_from",
+           unbreakable="It judges the frames a client sent (in captures), which no server can change."),
     # -- consumer offsets (keys 1006-1008, decoded by the SPU at 23..25 and not listed in ApiVersions) --------
     Clause("fluvio.consumer-offsets.stored",
            "UpdateConsumerOffset naming a stream opened with a consumer_id answers that offset with error 0, and "
@@ -333,3 +334,14 @@ _C = [
 ]
 
 CATALOGUE = Catalogue("fluvio", _C)
+
+
+def undecodable_response_clause(api_key: int, error: Exception) -> str:
+    """The clause an answer breaks when it does not decode at its request's version: an ErrorCode without its
+    payload breaks the error encoding, a Produce answer the version's fields (throttle, log start...), any other
+    answer the response frame."""
+    from wirecheck.protocols.fluvio.messages import PRODUCE  # the codec imports nothing from here
+
+    if "ErrorCode" in str(error):
+        return "fluvio.errors.encoding"
+    return "fluvio.produce.response-fields" if api_key == PRODUCE else "fluvio.framing.response-frame"

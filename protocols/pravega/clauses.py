@@ -314,7 +314,8 @@ _C = [
                     "the requestId or the offset there."),
     Clause("pravega.capture.request-decodes",
            "Every frame a client sends decodes as a known wire command (captures of real clients).",
-           "notes §3, §4"),
+           "notes §3, §4",
+           unbreakable="It judges the frames a client sent (in captures), which no server can change."),
     # -- robustness -------------------------------------------------------------------------------------------
     Clause("pravega.robustness.survives",
            "After any input, however hostile, the server still answers a new connection's Hello.",

@@ -250,7 +250,8 @@ _C = [
     # -- checked on captured traffic by the pipeline (reports/pipeline/captures), not by live cases ---------
     Clause("rustlog.capture.request-frame",
            "Every request is a u32 length then a UTF-8 JSON object with a string \"type\" naming a request.",
-           "seed §JSON Payload Format, §Message Type Enumeration"),
+           "seed §JSON Payload Format, §Message Type Enumeration",
+           unbreakable="It judges the frames a client sent (in captures), which no server can change."),
     Clause("rustlog.robustness.slow-peer",
            "A connection holding a partial frame does not delay other connections.",
            "seed §Flow Control (per-connection processing); research notes H6"),

@@ -19,7 +19,7 @@ import time
 
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.fluvio import errors, messages, records
-from wirecheck.protocols.fluvio.clauses import CATALOGUE
+from wirecheck.protocols.fluvio.clauses import CATALOGUE, undecodable_response_clause
 from wirecheck.reports.model import Blocked, Divergence, Unimplemented
 from wirecheck.targets.client import AdvertisedVersions, StrictClient, short
 from wirecheck.targets.runner.validate import parse_topics
@@ -35,9 +35,17 @@ _correlation = itertools.count(1)
 
 
 class Fluvio(AdvertisedVersions, StrictClient):
-    """One connection to the target, speaking strict Fluvio SPU."""
+    """One connection to the target, speaking strict Fluvio SPU.
+
+    It follows the log end of each partition it has read one for (``log_end``): every Produce it then makes is
+    checked against it under ``fluvio.produce.offsets``, so a case that only uses a Produce to get records in
+    is BLOCKED by a wrong base offset instead of misreading everything that follows from it."""
 
     framing_clause = "fluvio.framing.response-frame"
+
+    def __init__(self, target, session=None):
+        super().__init__(target, session)
+        self.log_ends: dict[tuple[str, int], int] = {}
 
     # -- raw exchange ---------------------------------------------------------------------------------------
 
@@ -62,10 +70,7 @@ class Fluvio(AdvertisedVersions, StrictClient):
         try:
             decoded = messages.decode_response(api_key, version, frame)
         except DecodeError as exc:
-            # A Produce response that does not decode at its version has the wrong fields for that version
-            fallback = ("fluvio.produce.response-fields" if api_key == messages.PRODUCE
-                        else "fluvio.framing.response-frame")
-            clause = decode_clause or ("fluvio.errors.encoding" if "ErrorCode" in str(exc) else fallback)
+            clause = decode_clause or undecodable_response_clause(api_key, exc)
             raise Divergence(C[clause], f"a {messages.api_name(api_key)} v{version} response that decodes exactly",
                              f"{exc} ({len(frame)} bytes: {frame[:64].hex()}...)") from None
         if decoded["correlation_id"] != correlation_id:
@@ -119,7 +124,27 @@ class Fluvio(AdvertisedVersions, StrictClient):
         got = [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in answer["responses"]]
         if got != wanted:
             raise Divergence(C["fluvio.produce.response-entries"], f"entries {wanted}", f"entries {got}")
+        for (name, parts), entry in zip(topics, answer["responses"]):
+            for (partition, data), written in zip(parts, entry["partitions"]):
+                if written["error_code"].code == 0:
+                    self.expect_base(name, partition, written["base_offset"], data)
         return answer
+
+    def expect_base(self, topic: str, partition: int, base: int, record_set: bytes) -> None:
+        """A successful write of ``record_set`` answered with ``base``: it must be the log end we know (when we
+        know it), which then advances by the offsets the batches take (§4.4)."""
+        key = (topic, partition)
+        try:
+            taken = sum(records.offsets_taken(b) for b in records.split_batches(record_set))
+        except struct.error:  # a record set a case made unreadable on purpose: the log end is no longer known
+            self.log_ends.pop(key, None)
+            return
+        if key not in self.log_ends or not taken:  # an empty write answers base 0 (fluvio.produce.empty)
+            return
+        if base != self.log_ends[key]:
+            raise Divergence(C["fluvio.produce.offsets"],
+                             f"base_offset {self.log_ends[key]} (the log end before the write)", str(base))
+        self.log_ends[key] = base + taken
 
     def produce(self, topic: str, partition: int, record_set: bytes, clause_id: str = "fluvio.produce.offsets",
                 version: int | None = None, **options) -> tuple[errors.ErrorValue, int]:
@@ -186,6 +211,7 @@ class Fluvio(AdvertisedVersions, StrictClient):
         if entry["error_code"].code != 0:
             raise Divergence(C["fluvio.offsets.values"], "error_code 0 for a topic we produced to",
                              str(entry["error_code"]))
+        self.log_ends[(topic, partition)] = entry["last_stable_offset"]
         return entry["last_stable_offset"]
 
     # -- StreamFetch / UpdateOffsets ------------------------------------------------------------------------

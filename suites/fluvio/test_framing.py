@@ -51,9 +51,10 @@ def test_pipelined_requests_are_answered_in_order(target):
         answer = client.receive(key, ver, corr, "fluvio.framing.in-order")
         if key == messages.PRODUCE:
             bases.append(answer["responses"][0]["partitions"][0]["base_offset"])
-    if bases != list(range(start, start + 8)):
-        raise Divergence(C["fluvio.framing.in-order"], f"base offsets {start}..{start + 7} in request order",
-                         str(bases))
+    # The order is in the differences between the base offsets; where they start is fluvio.produce.offsets'.
+    if [b - bases[0] for b in bases] != list(range(8)):
+        raise Divergence(C["fluvio.framing.in-order"], "base offsets one apart, in request order", str(bases))
+    client.expect_base(topic, 0, bases[0], batch_of([b"0"]))
 
 
 @case("fluvio.framing.partial")

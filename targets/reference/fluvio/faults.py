@@ -11,7 +11,8 @@ FAULTS: dict[str, str] = {
         "ST/mut_records.rs), this broker rejects it (§12); this accepts it and Fetch returns the bad CRC",
     "fluvio.error-code-unknown-partition-wrong":
         "Produce/Fetch/StreamFetch to an unknown topic or partition answer NotLeaderForPartition (6) "
-        "(notes §4.4 step 1, §6, A8; produce_handler.rs, fetch_handler.rs); this answers TopicNotFound (2001)",
+        "(notes §4.4 step 1, §6, A8; produce_handler.rs, fetch_handler.rs); this answers a Produce to a partition "
+        "its topic lacks with TopicNotFound (2001)",
     "fluvio.fetch-hw-off-by-one":
         "Fetch high_watermark is the offset after the last committed record (notes §5.2, ST/replica.rs "
         "read_records); this answers HW + 1",
@@ -78,7 +79,7 @@ FAULTS: dict[str, str] = {
         "this sends them as UPDATE changes",
     "fluvio.sc-watch-epoch-stale":
         "Every change advances the metadata epoch, so a watch update after a change carries a larger epoch "
-        "(fluvio-stream-model epoch_map.rs, watch.rs); this never advances it",
+        "(fluvio-stream-model epoch_map.rs, watch.rs); this pushes the changes but always shows the first epoch",
     "fluvio.sc-watch-changes-missing":
         "After its first answer a watch pushes each later change as MetadataUpdate.changes (watch.rs "
         "dispatch_loop); this sends the first answer and then nothing",

@@ -113,14 +113,18 @@ class ControlPlane:
         config = self.configs.pop(name, None) if deleted else self.configs.setdefault(
             name, TopicConfig(len(topic.partitions)))
         config = config or TopicConfig(len(topic.partitions))
-        if "sc-watch-epoch-stale" not in self.active:
-            self.epoch += 1
+        self.epoch += 1
         self.log.append(Change(self.epoch, sm.TOPIC_LABEL, name, deleted, name, config))
         for index in range(config.partitions):
             self.log.append(Change(self.epoch, sm.PARTITION_LABEL, f"{name}-{index}", deleted, name, config,
                                    index))
         for waker in self.wakers:
             waker.set()
+
+    @property
+    def shown_epoch(self) -> int:
+        """The epoch an answer carries (the fault: always the first one, though changes are still tracked)."""
+        return 1 if "sc-watch-epoch-stale" in self.active else self.epoch
 
     # -------------------------------------------------------------------------------- object encodings
 
@@ -283,9 +287,9 @@ class ScServer:
         if tracked:
             self.plane.sent[waker] = epoch
         if "sc-watch-first-not-all" in self.active:
-            update = sm.metadata_update(epoch, [(sm.UPDATE, o) for o in first], [])
+            update = sm.metadata_update(self.plane.shown_epoch, [(sm.UPDATE, o) for o in first], [])
         else:
-            update = sm.metadata_update(epoch, [], first)
+            update = sm.metadata_update(self.plane.shown_epoch, [], first)
         await session.send(correlation_id, sm.type_buffer(label, update))
         session.watches.append(asyncio.create_task(self._push(session, label, version, correlation_id, epoch,
                                                               waker)))
@@ -302,9 +306,9 @@ class ScServer:
                     continue
                 changes = plane.changes_since(label, epoch, version)
                 if changes is None:  # D4: fell behind the change log
-                    update = sm.metadata_update(plane.epoch, [], plane.all_of(label, version))
+                    update = sm.metadata_update(plane.shown_epoch, [], plane.all_of(label, version))
                 elif changes:
-                    update = sm.metadata_update(plane.epoch, changes, [])
+                    update = sm.metadata_update(plane.shown_epoch, changes, [])
                 else:
                     epoch = max(epoch, plane.epoch)
                     if waker in plane.sent:

@@ -247,6 +247,8 @@ class FluvioPersonality:
                            smartmodules: list[messages.Invocation]) -> tuple[bytes, int]:
         partition = self.storage.partition_for_produce(topic, data.index)
         if partition is None:
+            if "error-code-unknown-partition-wrong" in self.active and topic in self.storage.topics:
+                return ErrorCode.plain(ErrorCode.TOPIC_NOT_FOUND), 0  # fault: the produce path's own lookup
             return self._unknown_partition_error(), 0
         if smartmodules:
             return _smartmodule_error(smartmodules[0]), 0
@@ -295,9 +297,8 @@ class FluvioPersonality:
                 return count
         return batch.record_total
 
-    def _unknown_partition_error(self) -> bytes:
-        if "error-code-unknown-partition-wrong" in self.active:
-            return ErrorCode.plain(ErrorCode.TOPIC_NOT_FOUND)
+    @staticmethod
+    def _unknown_partition_error() -> bytes:
         return ErrorCode.plain(ErrorCode.NOT_LEADER_FOR_PARTITION)
 
     # ------------------------------------------------------------------------------------------ Fetch
