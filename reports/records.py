@@ -11,6 +11,7 @@ from wirecheck.reports.events import RunFinished, VerdictReached
 import datetime as dt
 import json
 import re
+import shlex
 import secrets
 import time
 from collections import Counter
@@ -185,6 +186,16 @@ class RunWriter:
             tmp = path.with_suffix(".jsonl.tmp")
             tmp.write_text("".join(json.dumps(record) + "\n" for record in mine), encoding="utf-8")
             tmp.replace(path)
+
+    def replay_command(self, record: dict) -> str | None:
+        """``wirecheck replay FILE --target P=HOST:PORT`` for a case with a replay file, when its target outlives
+        the run (a reference broker the run started is gone: re-run the case with its ``reproduce`` line)."""
+        targets = self._run.get("targets") or {}
+        target = targets.get(record.get("protocol")) or targets.get("*") or {}
+        if not record.get("replay") or not record.get("target") or target.get("reference", True):
+            return None
+        return shlex.join(["wirecheck", "replay", str(self.run_dir / record["replay"]), "--target",
+                           f"{record['protocol']}={record['target']}"])
 
     def totals(self) -> dict[str, int]:
         """Verdict counts over every worker's records."""

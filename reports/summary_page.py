@@ -44,7 +44,7 @@ class SummaryPage:
         shown = [r for r in bad if r["verdict"] != "TARGET-DOWN"]
         parts.append(f"<h2>Cases that did not pass ({len(shown)}" +
                      (f", and {len(down)} TARGET-DOWN" if down else "") + ")</h2>")
-        parts += [_case(run_dir, record) for record in shown]
+        parts += [_case(run_dir, record, self.writer.replay_command(record)) for record in shown]
         return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>wirecheck "
                 f"{escape(run['run_id'])}</title><style>{STYLE}</style></head><body>{''.join(parts)}</body></html>")
 
@@ -75,12 +75,12 @@ def _by_clause(groups: list) -> str:
             f"<th>cases BLOCKED by it</th></tr>{rows}</table>")
 
 
-def _case(run_dir, record: dict) -> str:
+def _case(run_dir, record: dict, replay: str | None = None) -> str:
     rows = [("verdict", record["verdict"]), ("clause", f"[{record['level']}] {record['clause']}: "
                                                        f"{record['requirement']}"),
             ("source", record["source"]), ("message", record["message"]), ("expected", record.get("expected")),
             ("actual", record.get("actual")), ("target", record.get("target")),
-            ("attempts", record.get("attempts")), ("reproduce", record.get("reproduce"))]
+            ("attempts", record.get("attempts")), ("reproduce", record.get("reproduce")), ("replay", replay)]
     if record.get("blocked_by"):
         blocker = record["blocked_by"]
         rows.insert(1, ("blocked by", f"[{blocker['level']}] {blocker['clause']}: expected {blocker['expected']}; "

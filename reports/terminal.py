@@ -52,6 +52,12 @@ class TerminalSummary:
                 for case, params in group.cases.items():
                     terminal.line(f"    {case}" + (f" [{len(params)}: {', '.join(params[:6])}"
                                                     f"{', ...' if len(params) > 6 else ''}]" if len(params) > 1 else ""))
+                example = group.example or {}
+                if example.get("reproduce"):
+                    terminal.line(f"    reproduce: {example['reproduce']}")
+                replay = writer.replay_command(example)
+                if replay:
+                    terminal.line(f"    replay:    {replay}")
             if len(groups) > GROUPS_SHOWN:
                 terminal.line(f"... and {len(groups) - GROUPS_SHOWN} more clauses (run.json: failures_by_clause)")
         totals = writer.totals()

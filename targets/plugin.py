@@ -10,6 +10,7 @@ summary page, Allure) consume. Every option is checked at configure: a bad one i
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 from pathlib import Path
@@ -299,7 +300,7 @@ def _case_repr_failure(item, default):
             notes = list(getattr(excinfo.value, "__notes__", [])) + list(getattr(exc, "__notes__", []))
             if exc is not excinfo.value:
                 notes.insert(0, f"{type(excinfo.value).__name__}: the failure did not reproduce on replay (flaky)")
-            return render_failure(state, exc, run.reproduce(item.nodeid, state.info), notes=notes)
+            return render_failure(state, exc, run.reproduce(case_selector(item), state.info), notes=notes)
         return default(excinfo, *args, **kwargs)
 
     return repr_failure
@@ -378,6 +379,24 @@ def _one_line(exc: BaseException) -> str:
 # -- verdicts --------------------------------------------------------------------------------------------------
 
 
+def case_selector(item) -> list[str]:
+    """How pytest finds this case again from where the run ran: its path and name when the suite's file lies
+    under the directory pytest ran in (a checkout), otherwise ``--pyargs`` and the module's import name (the
+    installed package, ``pytest --pyargs wirecheck.suites`` or ``wirecheck run``), which works anywhere."""
+    name = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else item.name
+    path = Path(item.path)
+    try:
+        return [f"{path.relative_to(item.config.invocation_params.dir).as_posix()}::{name}"]
+    except ValueError:
+        pass
+    suites = importlib.util.find_spec("wirecheck.suites")
+    for location in suites.submodule_search_locations if suites else ():
+        if path.is_relative_to(location):
+            module = ".".join(["wirecheck.suites", *path.relative_to(location).with_suffix("").parts])
+            return ["--pyargs", f"{module}::{name}"]
+    return [f"{path}::{name}"]  # outside the package (a user's own suite): its absolute path
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     rep = yield
@@ -405,7 +424,7 @@ def pytest_runtest_makereport(item, call):
     keep = result.verdict not in (Verdict.OK, Verdict.NOT_RUN, Verdict.UNIMPLEMENTED) or run.options.keep_transcripts
     reproduce = None
     if result.verdict not in (Verdict.OK, Verdict.NOT_RUN):
-        reproduce = run.reproduce(item.nodeid, state.info) if not isinstance(item, ReplayCase) else \
+        reproduce = run.reproduce(case_selector(item), state.info) if not isinstance(item, ReplayCase) else \
             replay_command(item.path, state.info)
     params = dict(getattr(getattr(item, "callspec", None), "params", {}))
     run.events.emit(VerdictReached(state, result.verdict, result.message, result.divergence, reproduce, keep, params,

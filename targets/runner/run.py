@@ -336,9 +336,10 @@ class Run:
 
     # -- reproducing
 
-    def reproduce(self, nodeid: str, info: TargetInfo | None) -> str:
-        """One command line that runs this case again against the same target with the same seeds."""
-        args = ["pytest", nodeid]
+    def reproduce(self, selector: list[str], info: TargetInfo | None) -> str:
+        """One command line that runs this case again against the same target with the same seeds;
+        ``selector`` names the case for pytest from where the run ran (``case_selector``)."""
+        args = ["pytest", *selector]
         if info is not None and not info.reference:
             args += ["--target", f"{info.protocol}={info.text}"]
         for fault in self.options.reference_faults:

@@ -5,6 +5,7 @@ there is no container daemon here, so the test runs the commands the images run,
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -96,6 +97,42 @@ def test_the_images_entry_points_run(installed, tmp_path):
         result = subprocess.run([*tool, "rustlog", "--target", f"rustlog=127.0.0.1:{port}", "-p", "no:xdist",
                                  "-q", "-k", "fetch"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0 and " passed" in result.stdout, result.stdout[-3000:] + result.stderr[-2000:]
+    finally:
+        broker.terminate()
+        broker.wait(timeout=10)
+
+
+def test_a_failure_reproduces_where_the_installed_run_ran(installed, tmp_path):
+    """The reproduce and replay lines of an installed run work outside any checkout (no file paths of the
+    package's own layout): the faulted broker fails the case again both ways."""
+    ready = tmp_path / "ready.json"
+    broker = subprocess.Popen([str(installed / "wirecheck-broker"), "--host", "127.0.0.1", "--protocols", "rustlog",
+                               "--rustlog-port", "0", "--ready-file", str(ready),
+                               "--fault", "rustlog.at-hw-next-offset-zero"])
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and broker.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        target = f"rustlog=127.0.0.1:{json.loads(ready.read_text())['ports']['rustlog']}"
+        first = subprocess.run([str(installed / "wirecheck"), "run", "rustlog", "--target", target, "-p", "no:xdist",
+                                "-q", "-k", "high_watermark", "--report-dir", "out"], cwd=tmp_path,
+                               capture_output=True, text=True, timeout=300)
+        assert first.returncode == 1, first.stdout[-3000:] + first.stderr[-2000:]
+        [record] = [json.loads(line) for path in (tmp_path / "out").glob("*/cases-*.jsonl")
+                    for line in path.read_text().splitlines() if '"FAILED"' in line]
+        reproduce = shlex.split(record["reproduce"])
+        assert reproduce[:2] == ["pytest", "--pyargs"] and reproduce[2].startswith("wirecheck.suites.rustlog."), reproduce
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        again = subprocess.run([str(installed / "python"), "-m", *reproduce, "-p", "no:xdist", "--report-dir", "again"],
+                               cwd=elsewhere, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 1 and "rustlog.fetch.at-hw: FAILED" in again.stdout, again.stdout[-3000:]
+        replay = [line.split("replay:", 1)[1].strip() for line in first.stdout.splitlines()
+                  if line.strip().startswith("replay:")]
+        assert replay, first.stdout[-3000:]
+        replayed = subprocess.run([str(installed / shlex.split(replay[0])[0]), *shlex.split(replay[0])[1:]],
+                                  cwd=elsewhere, capture_output=True, text=True, timeout=120)
+        assert replayed.returncode == 1 and "1 reproduced" in replayed.stdout, replayed.stdout + replayed.stderr
     finally:
         broker.terminate()
         broker.wait(timeout=10)
