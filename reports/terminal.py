@@ -32,6 +32,8 @@ class TerminalSummary:
         if writer is None or not controller:
             return
         matrix = writer.version_matrix()
+        ran = {protocol for (protocol, _), cells in matrix.items() if set(cells.values()) != {"NOT-RUN"}}
+        matrix = {key: cells for key, cells in matrix.items() if key[0] in ran}  # only the suites that ran
         if matrix:
             terminal.section("wirecheck version matrix (ok, ns = NON-STRICT, -- = not advertised, FAIL)")
             for (protocol, message), cells in sorted(matrix.items()):

@@ -452,6 +452,10 @@ def _note_example(run: Run, state: CaseState, exc: BaseException | None) -> None
 
 def _set_pytest_outcome(item, rep, result) -> None:
     """Make pytest's own outcome agree with the verdict (UNIMPLEMENTED skips, NON-STRICT passes, ...)."""
+    if result.verdict in (Verdict.NOT_RUN, Verdict.TARGET_DOWN) and rep.skipped:
+        # one reason for many cases: without a location, pytest's skip summary folds them into one line
+        rep.longrepr = ("wirecheck", None, _skip_reason(rep))
+        return
     if result.outcome is None:
         return
     if result.outcome == "xfail":

@@ -105,6 +105,21 @@ def test_protocol_without_target_is_not_run(tmp_path, broker):
     assert proc.returncode == 1 and "passed" not in proc.stdout.splitlines()[-1]
 
 
+def test_cases_not_run_are_summarised_in_one_line_per_reason(tmp_path, broker):
+    """A RustLog target and the Kafka suite beside it: one SKIPPED line for every Kafka case, and no Kafka version
+    matrix (its suite never ran)."""
+    report = tmp_path / "reports"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "suites/kafka", "suites/rustlog", "-q", "-rs",
+                           "-p", "no:cacheprovider", "-o", "addopts=", "--report-dir", str(report), "-k",
+                           "kafka.produce or rustlog.ping.pong", "--target",
+                           f"rustlog=127.0.0.1:{broker.ports['rustlog']}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=180)
+    skipped = [line for line in proc.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert len(skipped) == 1 and skipped[0].startswith("SKIPPED [") and "no target speaks kafka" in skipped[0], skipped
+    assert "version matrix" not in proc.stdout
+
+
 def test_silent_target_is_said_once_at_the_start(tmp_path):
     server = socket.create_server(("127.0.0.1", 0))
     held = []
