@@ -17,6 +17,7 @@ class TerminalSummary:
     def __init__(self):
         self.non_strict: list[str] = []
         self.nothing_ran = False  # targets were given, but no collected case could run against them
+        self.collected_protocols: set[str] = set()
         self.target_lines: list[str] = []  # what the probe found at each given target
 
     def handle(self, event) -> None:
@@ -42,10 +43,10 @@ class TerminalSummary:
         headline = writer.headline()
         if headline:
             terminal.write_line(f"wirecheck: {headline}", red=True, bold=True)
-        if self.nothing_ran:
-            terminal.write_line("wirecheck: no collected case could run against the given targets", red=True)
-            for line in self.target_lines:
-                terminal.write_line(f"wirecheck target {line}")
+        if self.nothing_ran:  # the same line as when a named target answers like another protocol (exit 4 too)
+            terminal.write_line("ERROR: no target can run a case: " + "; ".join(
+                f"--target {line}" for line in self.target_lines) + f" (the collected cases are for "
+                f"{', '.join(sorted(self.collected_protocols))})", red=True)
         groups = by_clause(list(writer.records()))
         if groups:
             terminal.section("wirecheck failures by clause (one root cause a line)")

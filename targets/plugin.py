@@ -203,7 +203,8 @@ def pytest_sessionfinish(session, exitstatus):
     if run.options.targets and totals and not ran and session.exitstatus == 0:
         run.summary.nothing_ran = True
         run.summary.target_lines = run.target_lines
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        run.summary.collected_protocols = {r["protocol"] for r in run.writer.records()}
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR  # as for a named target that speaks another protocol
 
 
 def _carry_blocked(run: Run) -> bool:

@@ -316,9 +316,9 @@ def test_a_run_in_which_no_collected_case_can_run_fails(tmp_path):
                               cwd=ROOT, capture_output=True, text=True, timeout=120)
     finally:
         broker.stop()
-    assert proc.returncode == 1
-    assert "wirecheck: no collected case could run against the given targets" in proc.stdout
-    assert "answers like rustlog" in proc.stdout  # the header names what the probe found
+    assert proc.returncode == 4  # a usage error, as for a named target that answers like another protocol
+    assert "ERROR: no target can run a case: --target 127.0.0.1:" in proc.stdout
+    assert "answers like rustlog (the collected cases are for kafka)" in proc.stdout
 
 
 def test_run_json_names_each_target_with_the_protocol_it_was_probed_as(tmp_path, vtoy):
