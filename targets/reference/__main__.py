@@ -124,24 +124,32 @@ async def run(args, personalities: dict[str, PersonalityInfo]) -> None:
         # extra endpoints stop first: the primary listener closes the personality's storage
         listeners[:0] = extra
         listeners.append(Listener(personality, config, info.default_port if port is None else port))
-    ports, endpoints = {}, {}
+    ports, endpoints, started = {}, {}, []
+    listener = None
     try:
         for listener in listeners:
             ephemeral = listener.port == 0
             bound = await listener.start()
+            name = listener.personality.name
+            started.append(f"{name} {listener.endpoint or 'main'} {args.host}:{bound}")
             if listener.endpoint is not None:
-                endpoints.setdefault(listener.personality.name, {})[listener.endpoint] = bound
+                endpoints.setdefault(name, {})[listener.endpoint] = bound
                 continue
-            ports[listener.personality.name] = bound
+            ports[name] = bound
             # A personality may serve more than its listeners (e.g. a gRPC control plane that owns its socket);
             # those follow the main listener (ephemeral when it is) and are named in the ready file.
             start_side = getattr(listener.personality, "start_side_listeners", None)
             if start_side is not None:
-                ports.update(await start_side(listener.port, ephemeral))
+                side = await start_side(listener.port, ephemeral)
+                ports.update(side)
+                started += [f"{name} {key} {args.host}:{port}" for key, port in side.items()]
     except OSError as exc:
-        for listener in listeners:
-            await listener.stop()
-        raise SystemExit(f"cannot listen: {exc}") from None
+        for each in listeners:
+            await each.stop()
+        flag = personalities[listener.personality.name].port_flag(listener.endpoint) if listener else "a port option"
+        raise SystemExit(f"cannot listen: {exc} (the port is set by {flag})") from None
+    for line in started:  # one line per listener, before anything is served: protocol, endpoint, address
+        print(f"listening: {line}", flush=True)
     if args.ready_file:
         tmp = args.ready_file.with_suffix(".tmp")
         tmp.write_text(json.dumps({"pid": os.getpid(), "host": args.host, "ports": ports, "endpoints": endpoints,

@@ -46,15 +46,19 @@ class PersonalityInfo:
     def flag(self, field_name: str) -> str:
         return f"--{self.name}-{field_name.replace('_', '-')}"
 
+    def port_flag(self, endpoint: str | None = None) -> str:
+        """The option that sets a listener's port: ``--kafka-port``, ``--barco-producer-http-port``."""
+        return f"--{self.name}-port" if endpoint is None else f"--{self.name}-{endpoint}-port"
+
     def port_dest(self, endpoint: str) -> str:
         return f"{self.name}_{endpoint.replace('-', '_')}_endpoint_port"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         group = parser.add_argument_group(f"{self.name} options")
-        group.add_argument(f"--{self.name}-port", type=int, default=None,
+        group.add_argument(self.port_flag(), type=int, default=None,
                            help=f"{self.name} port (default {self.default_port}; 0: ephemeral)")
         for endpoint, port in self.endpoints.items():
-            group.add_argument(f"--{self.name}-{endpoint}-port", dest=self.port_dest(endpoint), type=int, default=None,
+            group.add_argument(self.port_flag(endpoint), dest=self.port_dest(endpoint), type=int, default=None,
                                help=f"{self.name} {endpoint} port (default {port}; 0: ephemeral)")
         for option in dataclasses.fields(self.options):
             default = option.default if option.default is not dataclasses.MISSING else option.default_factory()

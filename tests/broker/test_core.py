@@ -5,6 +5,7 @@ Connection limit, idle and frame timeouts, ready file, clean shutdown on SIGTERM
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -173,6 +174,7 @@ def test_two_brokers_cannot_share_a_port(tmp_path):
     with ProcessBroker() as broker:
         result = run_cli("--rustlog-port", str(broker.port))
         assert result.returncode != 0 and "cannot listen" in result.stderr
+        assert result.stderr.strip().endswith("(the port is set by --rustlog-port)"), result.stderr
         with Client(broker.port) as client:
             assert client.request(PING) == PONG
 
@@ -219,3 +221,25 @@ def test_the_broker_imports_nothing_from_the_suite():
                 top = name.removeprefix("wirecheck.").split(".")[0]
                 assert top not in ("protocols", "strategies", "suites", "reports"), (path, name)
                 assert top != "targets" or name.removeprefix("wirecheck.").startswith("targets.reference"), (path, name)
+
+
+def test_the_broker_names_each_listener_before_it_serves(tmp_path):
+    """One stdout line per listener (protocol, endpoint, address), written before the ready file."""
+    ready = tmp_path / "ready.json"
+    process = subprocess.Popen([sys.executable, "-m", "wirecheck.targets.reference", "--protocols", "rustlog,barco",
+                                "--rustlog-port", "0", "--barco-port", "0", "--barco-producer-http-port", "0",
+                                "--barco-consumer-port", "0", "--barco-producer-port", "0", "--ready-file",
+                                str(ready)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        lines = [process.stdout.readline().strip() for _ in range(5)]
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline:  # written just after the lines
+            time.sleep(0.02)
+        ports = json.loads(ready.read_text())
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    expected = {f"listening: rustlog main 127.0.0.1:{ports['ports']['rustlog']}",
+                f"listening: barco main 127.0.0.1:{ports['ports']['barco']}",
+                *(f"listening: barco {name} 127.0.0.1:{port}" for name, port in ports["endpoints"]["barco"].items())}
+    assert set(lines) == expected, lines
