@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+import importlib.resources.abc
 import json
 import re
+import warnings
 from dataclasses import dataclass, field
 
 RESOURCES = "kafka.protocol.schemas.resources"
@@ -138,10 +140,20 @@ def parse_definition(text: str) -> MessageDef:
 
 
 @functools.cache
+def resources() -> importlib.resources.abc.Traversable:
+    """kafka-python's folder of message definitions. Importing its package runs kafka-python's own loader, which
+    warns (DeprecationWarning, legacy importlib.resources API) once per file: 218 lines before pytest's header in an
+    installed run, none of them ours to act on."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".* is deprecated\. Use files\(\) instead", category=DeprecationWarning)
+        return importlib.resources.files(RESOURCES)
+
+
+@functools.cache
 def definitions() -> dict[str, MessageDef]:
     """Every definition shipped with kafka-python, by message name."""
     result = {}
-    for entry in importlib.resources.files(RESOURCES).iterdir():
+    for entry in resources().iterdir():
         if entry.name.endswith(".json"):
             definition = parse_definition(entry.read_text(encoding="utf-8"))
             result[definition.name] = definition

@@ -71,6 +71,11 @@ def test_an_installed_wirecheck_runs_a_suite_outside_the_checkout(installed, tmp
                             "-p", "no:cacheprovider", "-q", "-k", "framing", "--report-dir", "plain"],
                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert plain.returncode == 0 and " passed" in plain.stdout, plain.stdout[-3000:] + plain.stderr[-3000:]
+    kafka = subprocess.run([str(installed / "python"), "-m", "pytest", "--pyargs", "wirecheck.suites.kafka",
+                            "-p", "no:cacheprovider", "-q", "-k", "kafka.api-versions", "--report-dir", "kafka"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert kafka.returncode == 0, kafka.stdout[-3000:] + kafka.stderr[-3000:]
+    assert "Warning" not in kafka.stdout + kafka.stderr, kafka.stdout[:3000]  # as quiet as a checkout run
 
 
 def test_the_container_recipes_lint_clean():

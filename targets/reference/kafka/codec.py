@@ -16,12 +16,12 @@ their default are not written, as Kafka's generated writers do.
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 import re
 import struct
 
-SCHEMA_PACKAGE = "kafka.protocol.schemas.resources"
+from wirecheck.protocols.kafka import schema
+
 _COMMENTS = re.compile(r"^\s*//.*$", re.MULTILINE)
 
 
@@ -58,7 +58,7 @@ class VersionRange:
 
 def load_message(name: str) -> dict:
     """One message definition, comments stripped and common structs inlined."""
-    text = importlib.resources.files(SCHEMA_PACKAGE).joinpath(name + ".json").read_text(encoding="utf-8")
+    text = schema.resources().joinpath(name + ".json").read_text(encoding="utf-8")
     data = json.loads(_COMMENTS.sub("", text))
     common = {s["name"]: s["fields"] for s in data.get("commonStructs", [])}
 
