@@ -135,6 +135,7 @@ def pytest_configure(config):
                            pcap=run.options.pcap)
     run.writer.replay_context = {"nonce": run.nonce, "deadline": run.deadline}
     run.summary = TerminalSummary()
+    run.say = lambda line: _say(config, line)
     for reporter in (run.writer, SummaryPage(run.writer), run.summary, AllureReporter()):
         run.events.subscribe(reporter)
     config.wirecheck = run
@@ -235,6 +236,15 @@ def target(request) -> Target:
     tgt = resolve_target(request.node)
     yield tgt
     tgt.close_all()
+
+
+def _say(config, line: str) -> None:
+    """One line on the terminal now (an xdist worker has no terminal: the run's summary says it at the end)."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():  # said inside a case: past pytest's output capture
+            reporter.write_line(line, red=True)
 
 
 def resolve_target(item) -> Target:

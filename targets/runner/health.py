@@ -8,7 +8,9 @@ back. The down state is a file in the run directory, so every pytest-xdist worke
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -16,8 +18,8 @@ from pathlib import Path
 from wirecheck.reports.transcript import Transcript
 
 DOWN_PREFIX = "TARGET-DOWN"
-RESTART_TIMEOUT = 120.0  # the restart command itself
-COME_BACK_TIMEOUT = 30.0  # the liveness probe after it
+RESTART_TIMEOUT = 120.0  # from starting --target-restart until the target answers the liveness probe
+RESTARTED = "target-restart.pids"  # in the run directory: the process groups --target-restart started
 _MUTANT = re.compile(r"mutants? #\d+[^;]*")
 
 
@@ -74,22 +76,66 @@ class DownBoard:
         self.path(protocol).unlink(missing_ok=True)
 
 
-def restart(command: str, log: Path, alive) -> tuple[bool, str]:
-    """Run ``--target-restart`` (its output to ``log``), then wait for ``alive() -> (ok, what)``."""
-    log.parent.mkdir(parents=True, exist_ok=True)
+def restart(command: str, run_dir: Path, alive) -> tuple[bool, str]:
+    """Run ``--target-restart`` and wait until ``alive() -> (ok, what)`` says the target answers.
+
+    The contract: the command runs detached, in a process group of its own, its output appended to
+    ``target-restart.log``. It may stay in the foreground (a broker started as it would be in a shell) or return
+    once it has asked something else to restart the target (``docker restart``, ``systemctl restart``); a
+    non-zero exit before the target answers is a failed restart. The target has ``RESTART_TIMEOUT`` seconds to
+    answer the liveness probe. Whatever the command left running is stopped before the next restart and at the
+    end of the run (:func:`stop_restarted`), so no broker outlives the run that started it."""
+    stop_restarted(run_dir)  # a previous restart's instance, hung or dead, lets go of its port first
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log = run_dir / "target-restart.log"
     with open(log, "ab") as out:
-        try:
-            done = subprocess.run(command, shell=True, stdout=out, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, timeout=RESTART_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            return False, f"--target-restart did not finish within {RESTART_TIMEOUT:g} s"
-    if done.returncode != 0:
-        return False, f"--target-restart exited with status {done.returncode} (output in {log})"
-    end = time.monotonic() + COME_BACK_TIMEOUT
-    what = ""
+        process = subprocess.Popen(command, shell=True, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
+    with open(run_dir / RESTARTED, "a") as pids:
+        pids.write(f"{process.pid}\n")
+    end, what = time.monotonic() + RESTART_TIMEOUT, ""
     while time.monotonic() < end:
         ok, what = alive()
         if ok:
             return True, ""
+        code = process.poll()
+        if code:
+            return False, f"--target-restart exited with status {code} before the target answered (output in {log})"
         time.sleep(0.2)
-    return False, f"the target did not answer within {COME_BACK_TIMEOUT:g} s of --target-restart: {what}"
+    return False, f"the target did not answer within {RESTART_TIMEOUT:g} s of --target-restart: {what}"
+
+
+def stop_restarted(run_dir: Path) -> None:
+    """Stop every process group ``--target-restart`` started in this run (TERM, then KILL after 5 s)."""
+    path = run_dir / RESTARTED
+    if not path.exists():
+        return
+    groups = [int(pid) for pid in path.read_text().split()]
+    path.unlink()
+    for signal_number in (signal.SIGTERM, signal.SIGKILL):
+        alive = []
+        for group in groups:
+            try:
+                os.killpg(group, signal_number)
+                alive.append(group)
+            except ProcessLookupError:
+                pass
+        end = time.monotonic() + 5
+        while alive and time.monotonic() < end:
+            alive = [group for group in alive if _group_exists(group)]
+            time.sleep(0.05)
+        groups = alive
+
+
+def _group_exists(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a leader that exited but was not reaped yet still counts: reap it if it is our child
+        os.waitpid(group, os.WNOHANG)
+    except ChildProcessError:
+        pass
+    return True

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,6 +100,7 @@ class Run:
         self.tls = client_context(options.tls_ca, options.tls_verify) if options.tls else None
         self.board = health.DownBoard(self.report_dir / "down")
         self._restart_failed: set[str] = set()  # restarted once without coming back: not tried again
+        self.say: Callable[[str], None] = lambda line: None  # one terminal line now (the plugin sets it)
         self.surveys: list[dict] | None = None
         self.target_lines: list[str] = []  # one per given target: its address and what the probe found  # one per --target: address, protocols, what the probe found
         self.confirm = options.confirm if options.confirm is not None else (2 if budget.name == "nightly" else 0)
@@ -125,6 +127,8 @@ class Run:
         for broker in (self.broker, self.oracle_broker):
             if broker is not None:
                 broker.stop()
+        if self.is_controller:  # once every worker is done: what --target-restart started ends with the run
+            health.stop_restarted(self.report_dir)
 
     # -- targets
 
@@ -161,7 +165,7 @@ class Run:
         named = name or self.options.protocol
         found = survey(address, self.specs, self.deadline, tls=self.tls, named=named)
         if named and named not in found.protocols and self.options.target_restart:
-            ok, _ = health.restart(self.options.target_restart, self.report_dir / "target-restart.log",
+            ok, _ = health.restart(self.options.target_restart, self.report_dir,
                                    lambda: probe.hello_answered(address, self.specs[named], self.deadline,
                                                                 tls=self.tls))
             if ok:
@@ -301,11 +305,12 @@ class Run:
         if not self.options.target_restart or state.info.reference:
             return False
         state.transcript.note("restarting the target (--target-restart)")
-        ok, what = health.restart(self.options.target_restart, self.report_dir / "target-restart.log",
+        ok, what = health.restart(self.options.target_restart, self.report_dir,
                                   lambda: probe.hello_answered(state.info.address, state.spec, self.deadline,
                                                                tls=self.tls_for(state.info)))
         if not ok:
             state.transcript.note(what)
+            self.say(f"wirecheck: {what}")
         return ok
 
     def down_reason(self, protocol: str) -> str | None:
@@ -324,13 +329,14 @@ class Run:
             reason = self.board.reason(protocol)
             if reason is None:
                 return None
-            ok, what = health.restart(self.options.target_restart, self.report_dir / "target-restart.log",
+            ok, what = health.restart(self.options.target_restart, self.report_dir,
                                       lambda: probe.hello_answered(info.address, self.specs[protocol],
                                                                    self.deadline, tls=self.tls_for(info)))
             if ok:
                 self.board.clear(protocol)
                 return None
             self._restart_failed.add(protocol)
+            self.say(f"wirecheck: {what}")
             self.board.mark(protocol, f"{reason}; {what}")
             return self.board.reason(protocol)
 

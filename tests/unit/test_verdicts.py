@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -126,6 +127,26 @@ def test_target_restart_brings_the_target_back_and_later_cases_pass(tmp_path, vt
     assert result.verdicts() == {"OK": 11, "FAILED": 1}, result.out[-3000:]
     assert result.code == 1
     assert result.run_json["headline"] is None
+
+
+def test_a_foreground_restart_command_is_waited_for_by_the_probe_and_stopped_with_the_run(tmp_path, vtoy):
+    """The contract of --target-restart: the command may stay in the foreground (as the README's own broker
+    command does); the run goes on once the target answers, and what the command started ends with the run."""
+    server = vtoy("--die-on", "READ")
+    started = time.monotonic()
+    result = pytest_run(tmp_path, CASES, server.target, "--target-restart",
+                        f"{sys.executable} -m tests.verdicts.server --port {server.port}")
+    assert result.verdicts() == {"OK": 11, "FAILED": 1}, result.out[-3000:]
+    assert time.monotonic() - started < 60  # not the restart timeout (120 s): the probe saw it come back
+    with pytest.raises(ConnectionRefusedError):  # the restarted server did not outlive the run
+        socket.create_connection(("127.0.0.1", server.port), timeout=2).close()
+
+
+def test_a_failing_restart_command_is_said_once_and_the_cases_after_are_target_down(tmp_path, vtoy):
+    server = vtoy("--die-on", "READ")
+    result = pytest_run(tmp_path, CASES, server.target, "--target-restart", "echo no such broker; exit 3")
+    assert "wirecheck: --target-restart exited with status 3 before the target answered" in result.out
+    assert result.verdicts() == {"OK": 4, "FAILED": 1, "TARGET-DOWN": 7}, result.out[-3000:]
 
 
 def test_the_bulk_engine_names_the_mutant_that_preceded_the_death(tmp_path):
