@@ -47,6 +47,7 @@ class VerdictReached:
 @dataclass(frozen=True)
 class RunFinished:
     controller: bool  # True in the process that owns the whole run (not an xdist worker)
+    exit_status: int | None = None  # the controller's: the exit code the run ends with
 
 
 class EventStream:

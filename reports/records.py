@@ -71,7 +71,7 @@ class RunWriter:
         if isinstance(event, VerdictReached):
             self.write_case(self.case_record(event))
         elif isinstance(event, RunFinished) and event.controller:
-            self.write_run_end()
+            self.write_run_end(event.exit_status)
 
     def case_record(self, event) -> dict:
         state, div = event.case, event.divergence
@@ -127,11 +127,11 @@ class RunWriter:
             self._write_run()
         self._started = True
 
-    def write_run_end(self) -> None:
+    def write_run_end(self, exit_status: int | None = None) -> None:
         """Called by the controlling process: final totals, if any case ran in any worker."""
         if not self.run_dir.exists():
             return
-        self._run.update(finished_at=_now(), totals=self.totals(), headline=self.headline(),
+        self._run.update(finished_at=_now(), exit_status=exit_status, totals=self.totals(), headline=self.headline(),
                          failures_by_clause=[group.to_dict() for group in by_clause(list(self.records()))])
         self._write_run()
 

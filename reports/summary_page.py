@@ -15,7 +15,8 @@ PASSING = {"OK", "NON-STRICT", "NOT-RUN", "UNIMPLEMENTED", "XFAIL"}
 STYLE = """body{font-family:sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse}
 td,th{border:1px solid #bbb;padding:.2em .6em;text-align:left;vertical-align:top}
 pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:85%}.bad{color:#b00}.headline{font-weight:bold}
-details{margin:.3em 0}"""
+details{margin:.3em 0}.banner{font-size:140%;padding:.5em 1em;margin-bottom:1em;border-radius:.3em}
+.pass{background:#dfd;color:#060}.fail{background:#fdd;color:#900}.notrun{background:#eee;color:#444}"""
 EVENTS_SHOWN = 80
 
 
@@ -31,14 +32,17 @@ class SummaryPage:
         run_dir = self.writer.run_dir
         run = json.loads((run_dir / "run.json").read_text())
         records = list(self.writer.records())
-        parts = [f"<h1>wirecheck run {escape(run['run_id'])}</h1>",
+        groups = by_clause(records)
+        parts = [_banner(run.get("exit_status"), groups),
+                 f"<h1>wirecheck run {escape(run['run_id'])}</h1>",
                  f"<p>suite {escape(str(run.get('suite_version')))}, profile {escape(str(run.get('profile')))}, "
                  f"started {escape(str(run.get('started_at')))}, finished {escape(str(run.get('finished_at')))}</p>"]
         if run.get("headline"):
             parts.append(f"<p class='headline bad'>{escape(run['headline'])}</p>")
+        parts.append(_by_clause(groups))
+        parts.append(_areas(records))
         parts.append(_targets(run.get("targets", {})))
         parts.append(_totals(run.get("totals") or {}))
-        parts.append(_by_clause(by_clause(records)))
         bad = [r for r in records if r["verdict"] not in PASSING]
         down = [r for r in bad if r["verdict"] == "TARGET-DOWN"]
         shown = [r for r in bad if r["verdict"] != "TARGET-DOWN"]
@@ -47,6 +51,38 @@ class SummaryPage:
         parts += [_case(run_dir, record, self.writer.replay_command(record)) for record in shown]
         return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>wirecheck "
                 f"{escape(run['run_id'])}</title><style>{STYLE}</style></head><body>{''.join(parts)}</body></html>")
+
+
+def _banner(exit_status: int | None, groups: list) -> str:
+    """The run's verdict first: PASS (exit 0), FAIL (exit 1: what broke, in clauses and blocked cases), NOT RUN
+    (any other exit: nothing could be judged)."""
+    broke = [g for g in groups if "FAILED" in g.verdicts or "ERROR" in g.verdicts]
+    if exit_status == 0:
+        word, detail, style = "PASS", "every case that ran passed", "pass"
+    elif exit_status == 1:
+        blocked = sum(g.blocked for g in groups)
+        word, style = "FAIL", "fail"
+        detail = (f"{len(broke)} clause{'s' if len(broke) != 1 else ''} broke"
+                  + (f", {blocked} case{'s' if blocked != 1 else ''} BLOCKED by them" if blocked else ""))
+    else:
+        word, detail, style = "NOT RUN", "no case could be judged", "notrun"
+    return (f"<div class='banner {style}'><strong>{word}</strong> (exit code {escape(str(exit_status))}): "
+            f"{escape(detail)}</div>")
+
+
+def _areas(records: list[dict]) -> str:
+    """Protocol x area (the clause id's second part): how many cases of each verdict, for passing runs too."""
+    counts: dict[tuple[str, str], dict[str, int]] = {}
+    for record in records:
+        area = record["clause"].split(".")[1] if record["clause"].count(".") >= 2 else "-"
+        cell = counts.setdefault((record["protocol"], area), {})
+        cell[record["verdict"]] = cell.get(record["verdict"], 0) + 1
+    verdicts = sorted({v for cell in counts.values() for v in cell}, key=lambda v: (v in PASSING, v))
+    head = "".join(f"<th>{escape(v)}</th>" for v in verdicts)
+    rows = "".join(f"<tr><td>{escape(protocol)}</td><td>{escape(area)}</td>" + "".join(
+        f"<td class='{'bad' if v not in PASSING and cell.get(v) else ''}'>{cell.get(v, '')}</td>" for v in verdicts)
+        + "</tr>" for (protocol, area), cell in sorted(counts.items()))
+    return f"<h2>By protocol and area</h2><table><tr><th>protocol</th><th>area</th>{head}</tr>{rows}</table>"
 
 
 def _targets(targets: dict) -> str:

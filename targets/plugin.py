@@ -192,11 +192,11 @@ def pytest_configure_node(node):
 def pytest_sessionfinish(session, exitstatus):
     run: Run = session.config.wirecheck
     run.finish()
-    if run.is_controller and run.writer is not None and _carry_blocked(run) and session.exitstatus == 0:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    run.events.emit(RunFinished(controller=run.is_controller))
     if not run.is_controller or run.writer is None:
+        run.events.emit(RunFinished(controller=run.is_controller))
         return
+    if _carry_blocked(run) and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     totals = run.writer.totals()
     if totals.get(Verdict.TARGET_DOWN.value) and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # cases that could not run are not passes
@@ -206,6 +206,8 @@ def pytest_sessionfinish(session, exitstatus):
         run.summary.target_lines = run.target_lines
         run.summary.collected_protocols = {r["protocol"] for r in run.writer.records()}
         session.exitstatus = pytest.ExitCode.USAGE_ERROR  # as for a named target that speaks another protocol
+    # last: run.json and summary.html carry the exit code the run ends with
+    run.events.emit(RunFinished(controller=True, exit_status=int(session.exitstatus)))
 
 
 def _carry_blocked(run: Run) -> bool:
