@@ -4,13 +4,18 @@ Layout under the warehouse root (any URI Hadoop can write)::
 
     cases/date=YYYY-MM-DD/target=<name>/run_id=<id>/part-*.parquet   one row per (run_id, nodeid)
     transcripts/run_id=<id>/part-*.parquet                            one row per transcript file
-    runs/part-*.parquet                                               one row per run_id (one file)
+    runs/ingest=<id>/part-*.parquet                                   the runs one ingestion read (one file)
 
 Ingestion is incremental: a run whose run.json (``run_id`` and a non-null ``finished_at``) is already in the
 warehouse is skipped, unless ``reingest``; directories without run.json are always read. Each ingested run is
 written to a staging directory first and then moved into place, replacing every directory the run had before,
 so ingesting a run twice leaves the same rows and a run never needs a merge with the rest of the table (no
 shuffle, no checkpoint). ``runs/`` is written last: a run that is in ``runs/`` is complete in ``cases/``.
+
+Concurrent ingestions (a CI matrix ingesting several targets' runs at once) lose nothing: each one only adds
+directories it alone names (its runs' directories, its own ``runs/ingest=<id>``) and never rewrites a file
+another may be writing. Readers take the union of ``runs/``, the newest ingestion of a run winning. Nothing
+relies on a lock or on an atomic rename of a directory that may exist, so the same holds on an object store.
 
 Facts of a run (its directory, start time, suite version aside, when it was ingested) are stored once, in
 ``runs/``, not on every case row: each constant column cost about 0.4 s per million rows to write, a sixth of
@@ -31,6 +36,7 @@ from urllib.parse import unquote
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.window import Window
 
 from wirecheck.reports.pipeline import fs
 from wirecheck.reports.pipeline.schema import CASE_RECORD, NO_TARGET, RUN_RECORD
@@ -207,26 +213,17 @@ def _swap_runs(spark: SparkSession, staged: str, table: str, depth: int) -> None
         choice = ",".join(_GLOB_SPECIAL.sub(r"\\\1", name) for name in names)
         for old in fs.expand(spark, fs.join(table, *["*"] * (depth - 1), "{" + choice + "}")):
             fs.delete(spark, old)
-    if not fs.exists(spark, table):  # the first ingestion: one rename
-        fs.move(spark, staged, table)
-        return
+    # Directory by directory, never the staged table as a whole: another ingestion may create the table at the
+    # same moment, and moving onto it would replace what that one wrote.
     for directory in staged_dirs:
         fs.move(spark, directory, fs.join(table, *directory.split("/")[-depth:]))
 
 
-def _replace_runs_table(spark: SparkSession, new: DataFrame, staging: str, table: str) -> None:
-    """runs/ is small (one row per run): rewrite it whole with the new rows replacing the stored ones.
-
-    One file, not partitioned: a directory per date made every nightly ingestion read and write hundreds of
-    one-row files (1.4 s against 0.5 s at 800 runs). A table written by partition still reads (Spark turns the
-    directories back into the ``date`` column) and is rewritten as one file."""
-    rows = new.drop("_names")
-    if fs.exists(spark, table):
-        old = spark.read.parquet(table)
-        rows = old.join(new.select("run_id"), "run_id", "left_anti").unionByName(rows, allowMissingColumns=True)
-    rows.coalesce(1).write.parquet(staging)
-    fs.delete(spark, table)
-    fs.move(spark, staging, table)
+def _add_runs(spark: SparkSession, new: DataFrame, staging: str, table: str, ingestion: str) -> None:
+    """This ingestion's rows of the runs table, in a directory of its own: nothing another ingestion wrote is
+    read or rewritten (readers keep the newest row of each run: :func:`load_runs`)."""
+    new.drop("_names").coalesce(1).write.parquet(staging)
+    fs.move(spark, staging, fs.join(table, f"ingest={ingestion}"))
 
 
 def ingest(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool = False) -> dict:
@@ -238,7 +235,8 @@ def ingest(spark: SparkSession, inputs: list[str], warehouse: str, reingest: boo
     if not todo["runs"] and not todo["case_files"]:
         return stats
     ingested_at = F.current_timestamp()
-    staging = _table(warehouse, f"_staging/{uuid.uuid4().hex}")
+    ingestion = uuid.uuid4().hex
+    staging = _table(warehouse, f"_staging/{ingestion}")
     runs = None
     if todo["runs"]:  # read once: the case and transcript joins and the runs table all use it
         runs = runs_frame(spark, [run["run_file"] for run in todo["runs"]], ingested_at).cache()
@@ -255,7 +253,7 @@ def ingest(spark: SparkSession, inputs: list[str], warehouse: str, reingest: boo
                 transcripts.write.partitionBy("run_id").parquet(fs.join(staging, TRANSCRIPTS))
             _swap_runs(spark, fs.join(staging, TRANSCRIPTS), _table(warehouse, TRANSCRIPTS), 1)
         if runs is not None:
-            _replace_runs_table(spark, runs, fs.join(staging, RUNS), _table(warehouse, RUNS))
+            _add_runs(spark, runs, fs.join(staging, RUNS), _table(warehouse, RUNS), ingestion)
     finally:
         fs.delete(spark, staging)
         if runs is not None:
@@ -304,8 +302,17 @@ def load_cases(spark: SparkSession, warehouse: str) -> DataFrame:
 
 
 def load_runs(spark: SparkSession, warehouse: str) -> DataFrame | None:
+    """One row per run: the union of every ingestion's rows, the newest ingestion of a run winning. Files of
+    older layouts (one file at the root, or a directory per date) are read too."""
     path = _table(warehouse, RUNS)
-    return spark.read.parquet(path) if fs.exists(spark, path) else None
+    if not fs.exists(spark, path):
+        return None
+    rows = spark.read.option("recursiveFileLookup", "true").option("mergeSchema", "true").parquet(path)
+    # a table written by date kept the date in its directory names only
+    from_start = F.coalesce(F.date_format("started_ts", "yyyy-MM-dd"), F.lit("unknown"))
+    rows = rows.withColumn("date", F.coalesce("date", from_start) if "date" in rows.columns else from_start)
+    newest = Window.partitionBy("run_id").orderBy(F.col("ingested_at").desc_nulls_last())
+    return rows.withColumn("_newest", F.row_number().over(newest)).filter("_newest = 1").drop("_newest")
 
 
 def with_transcripts(spark: SparkSession, warehouse: str, cases: DataFrame) -> DataFrame:

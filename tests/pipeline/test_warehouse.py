@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from pyspark.sql import functions as F
@@ -65,19 +66,22 @@ def test_a_new_run_is_ingested_alone_and_old_ones_stay(spark, tmp_path):
 
 
 
-def test_a_runs_table_written_by_date_is_read_and_rewritten_as_one_file(spark, tmp_path):
+def test_runs_tables_of_older_layouts_are_still_read(spark, tmp_path):
+    """By date (the date only in directory names) and as one file at the root: both read beside new ingestions,
+    which add their own directory and rewrite neither."""
     root, wh = tmp_path / "runs", tmp_path / "wh"
     write_run(root, "r1", [case("r1", "n::a", "OK")])
     warehouse.ingest(spark, [str(root / "*")], str(wh))
     runs = warehouse.load_runs(spark, str(wh))
     runs.write.partitionBy("date").parquet(str(tmp_path / "by-date"))  # the layout before one file
-    (wh / "runs").rename(tmp_path / "one-file")
+    shutil.rmtree(wh / "runs")
     (tmp_path / "by-date").rename(wh / "runs")
     write_run(root, "r2", [case("r2", "n::a", "OK")], started_at="2026-11-22T01:00:00Z")
     assert warehouse.ingest(spark, [str(root / "*")], str(wh))["runs"] == 1
     assert sorted((r.run_id, r.date) for r in warehouse.load_runs(spark, str(wh)).collect()) == [
         ("r1", "2026-11-21"), ("r2", "2026-11-22")]
-    assert not list((wh / "runs").glob("date=*")) and len(list((wh / "runs").glob("part-*.parquet"))) == 1
+    assert list((wh / "runs").glob("date=*")) and len(list((wh / "runs").glob("ingest=*"))) == 1
+
 
 def test_an_unfinished_run_is_read_again_and_its_rows_replaced(spark, tmp_path):
     root = tmp_path / "runs"
@@ -170,3 +174,30 @@ def test_ingest_leaves_the_session_settings_as_it_found_them(spark, tmp_path):
     before = {key: spark.conf.get(key, None) for key in keys}
     warehouse.ingest(spark, [str(root / "*")], str(tmp_path / "wh"))
     assert {key: spark.conf.get(key, None) for key in keys} == before
+
+
+def test_concurrent_ingests_into_one_warehouse_lose_no_run(spark, tmp_path):
+    """A nightly CI matrix: four ingest processes (each its own Spark), each with its own run, started at once
+    into one new warehouse; then two of them again at once (re-ingests). Every run is there, once."""
+    import subprocess
+    import sys
+
+    root, wh = tmp_path / "runs", str(tmp_path / "wh")
+    names = [f"r{n}" for n in range(4)]
+    for n, name in enumerate(names):
+        write_run(root, name, [case(name, "n::a", "OK"), case(name, "n::b", "FAILED")],
+                  started_at=f"2026-11-2{n}T01:00:00Z")
+
+    def ingest_at_once(runs: list[str], *flags: str) -> None:
+        procs = [subprocess.Popen([sys.executable, "-m", "wirecheck.reports.pipeline", "ingest", str(root / name),
+                                   "--warehouse", wh, *flags], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True) for name in runs]
+        outputs = [proc.communicate(timeout=600)[0] for proc in procs]
+        assert [proc.returncode for proc in procs] == [0] * len(runs), "\n".join(out[-2000:] for out in outputs)
+
+    ingest_at_once(names)
+    ingest_at_once(names[:2], "--reingest")
+    assert sorted(r.run_id for r in warehouse.load_runs(spark, wh).collect()) == names
+    cases = warehouse.load_cases(spark, wh)
+    assert sorted((r.run_id, r.nodeid) for r in cases.collect()) == [(name, n) for name in names
+                                                                      for n in ("n::a", "n::b")]
