@@ -234,6 +234,8 @@ class BulkMutator:
             return m(wire.frame(wire.PRODUCE, body[:cut], sid), _error("barco.producer.truncated-body"), "topic")
         if operator == "barco-body-short":  # a consistent frame whose body stops early: refused, or fewer messages
             cut = rng.randrange(0, len(body))
+            if cut < len(body) - len(wire.messages_part(messages)):  # inside the key or the topic: notes §2.5 "EOF"
+                return m(wire.frame(wire.PRODUCE, body[:cut], sid), _error("barco.producer.truncated-body"), "topic")
             return m(wire.frame(wire.PRODUCE, body[:cut], sid),
                      reactions.any_answer("barco.producer.message-lengths", codes=frozenset({0})), "body length")
         if operator == "barco-body-long":  # more body promised than sent: the target waits or closes
@@ -292,14 +294,18 @@ class BarcoFuzz:
         if head.stream_id != mutant.context:
             return Observation(MALFORMED, detail=f"stream id {head.stream_id}", clause="barco.framing.stream-id-echo",
                                expected=f"stream id {mutant.context}")
-        if head.opcode in (wire.READY, wire.PRODUCE_RESPONSE) and head.body_length == 0:
-            return Observation(ANSWER, detail=head.name)
+        if head.opcode in (wire.READY, wire.PRODUCE_RESPONSE):  # notes §2.5: both have an empty body
+            if head.body_length == 0:
+                return Observation(ANSWER, detail=head.name)
+            return Observation(MALFORMED, detail=wire.describe(frame), expected=f"{head.name} with an empty body",
+                               clause="barco.producer.produce-ack" if head.opcode == wire.PRODUCE_RESPONSE else
+                               "barco.producer.heartbeat")
         if head.opcode == wire.ERROR:
             try:
-                code, message = wire.parse_error(frame[wire.HEADER_SIZE :])
+                code, message = wire.parse_known_error(frame[wire.HEADER_SIZE :])
             except wire.WireError as exc:
                 return Observation(MALFORMED, detail=str(exc), clause="barco.producer.error-body",
-                                   expected="an ERROR body with a code")
+                                   expected="an ERROR body with code 0, 1 or 2")
             return Observation(ERROR, code=code, detail=message[:80])
         return Observation(MALFORMED, detail=wire.describe(frame), clause=self.response_frame_clause,
                            expected="READY, PRODUCE_RESPONSE or ERROR")

@@ -49,8 +49,11 @@ def observe(adapter: Adapter, mutant: Mutant, reply: Reply) -> Observation:
     if reply.outcome is Outcome.UNFRAMEABLE:
         return Observation(MALFORMED, detail=str(reply), clause=adapter.response_frame_clause,
                            expected="a frame whose length the protocol allows")
+    if reply.partial:  # an answer began and never completed: a broken frame, not the mutant's silence
+        return Observation(MALFORMED, detail=str(reply), clause=adapter.response_frame_clause,
+                           expected="a complete frame")
     kind = {Outcome.CLOSED: CLOSE, Outcome.RESET: RESET, Outcome.SILENT: SILENCE}[reply.outcome]
-    return Observation(kind, detail=str(reply) if reply.partial else "")
+    return Observation(kind)
 
 
 class _Judge:
@@ -147,6 +150,9 @@ class _Judge:
                                      "the keepalive request after the batch answered in order",
                                      f"another answer ({len(reply.frame)} bytes): {reply.frame[:64].hex()}")), False
         reaction = last.reaction
+        if reply.partial:  # the keepalive's answer began and never completed
+            return (last, Divergence(self.catalogue[self.adapter.response_frame_clause], "a complete frame",
+                                     str(reply))), False
         if reaction.pipelines or reaction.keeps_open:
             divergence = reaction.judge_keepalive_lost(str(reply), self.catalogue)
             if divergence.verdict is Verdict.FAILED:

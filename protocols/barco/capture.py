@@ -40,7 +40,9 @@ def check(client_frames: list[bytes], server_frames: list[bytes]) -> list[Findin
                                     f"stream id {head.stream_id} answers no request on this connection", frame))
         if head.opcode == wire.ERROR:
             body = frame[wire.HEADER_SIZE:]
-            if not body or body[0] not in wire.ERROR_CODES:
+            try:
+                wire.parse_known_error(body)
+            except wire.WireError:
                 findings.append(Finding("barco.producer.error-body", "server", i, f"ERROR body {body[:16].hex()}",
                                         frame))
     return findings

@@ -159,6 +159,15 @@ def parse_error(body: bytes) -> tuple[int, str]:
     return body[0], body[1:].decode("utf-8", "replace")
 
 
+def parse_known_error(body: bytes) -> tuple[int, str]:
+    """:func:`parse_error`, refusing a code the notes do not list (§2.5: 0, 1, 2). Whoever reads an ERROR judges
+    this first, so that an unknown code is never misread as the defect of the clause that asked."""
+    code, message = parse_error(body)
+    if code not in ERROR_CODES:
+        raise WireError(f"code {code} (the codes are 0, 1 and 2)")
+    return code, message
+
+
 def invalid_topic(topic: bytes | str) -> str | None:
     """Why a topic name is refused (decision D5), or None: empty, over 255 bytes, '/', '\\', NUL, '..' or
     bytes that are not UTF-8."""

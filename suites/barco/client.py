@@ -15,6 +15,7 @@ from wirecheck.protocols.barco import wire
 from wirecheck.protocols.barco.clauses import CATALOGUE
 from wirecheck.reports.model import Divergence
 from wirecheck.targets.client import StrictClient, short
+from wirecheck.targets.session import Outcome
 
 C = CATALOGUE
 DISCOVERED = {"producer": "producerBinaryPort", "producer-http": "producerPort", "consumer": "consumerPort"}
@@ -76,8 +77,18 @@ class Producer(StrictClient):
             self.startup()
 
     def error_codes_of(self, frame: bytes, context=None):
-        head = wire.parse_header(frame)
-        return {frame[wire.HEADER_SIZE]} if head.opcode == wire.ERROR and len(frame) > wire.HEADER_SIZE else None
+        """The code of an ERROR answer (None for another answer); an ERROR without a known code breaks the
+        error-body clause, whichever clause the case compares the code for."""
+        if wire.parse_header(frame).opcode != wire.ERROR:
+            return None
+        return {self.error_code(frame[wire.HEADER_SIZE :])}
+
+    @staticmethod
+    def error_code(body: bytes) -> int:
+        try:
+            return wire.parse_known_error(body)[0]
+        except wire.WireError as exc:
+            raise diverge("barco.producer.error-body", "a code byte 0, 1 or 2, then the message", str(exc)) from None
 
     def answer(self, sid: int, clause: str) -> wire.Header:
         """The next answer; its header must be well formed and carry ``sid``."""
@@ -99,12 +110,7 @@ class Producer(StrictClient):
             raise diverge("barco.producer.produce-ack" if opcode == wire.PRODUCE_RESPONSE else clause,
                           f"{wire.OPCODES[opcode]} with an empty body", wire.describe(self.session_frame(head)))
         if opcode == wire.ERROR:
-            try:
-                code, _ = wire.parse_error(self.last_body)
-            except wire.WireError as exc:
-                raise diverge("barco.producer.error-body", "code + message", str(exc)) from None
-            if code not in wire.ERROR_CODES:
-                raise diverge("barco.producer.error-body", "code 0, 1 or 2", f"code {code}")
+            code = self.error_code(self.last_body)
             if code != wire.SERVER_ERROR:
                 raise diverge(clause, "ERROR code 0 (serverError)", f"code {code}")
             if len(self.last_body) > wire.MAX_ERROR_BODY:
@@ -155,16 +161,18 @@ def register_query(consumer: str, topics: list[str], group: str | None = None, e
 
 
 class Consumer:
-    """A stateless consumer (consumerId in every query) on one HTTP/1.1 or h2c session."""
+    """A stateless consumer (consumerId in every query) on one HTTP/1.1 or h2c session; ``bound``: one bound to
+    its connection instead (registered with a ConsumerInfo body, its requests name no consumerId)."""
 
     def __init__(self, target, topics: list[str], group: str | None = None, endpoint: str = "consumer",
-                 earliest: bool = True, name: str | None = None):
+                 earliest: bool = True, name: str | None = None, bound: bool = False):
         self.target = target
         self.id = name or target.unique("c")
         self.group = group or target.unique("g")
         self.topics = topics
         self.session = http(target, endpoint)
         self.earliest = earliest
+        self.query = "" if bound else f"?consumerId={self.id}"
 
     def register(self, clause: str = "barco.consumer.register", status: int = 200):
         """Register; a refusal is BLOCKED in a case that checks another clause (registration is its setup)."""
@@ -173,9 +181,17 @@ class Consumer:
             expect_status(reply, status, clause)
         return reply
 
-    def poll(self, accept: str | None = None, clause: str = "barco.consumer.poll-binary"):
+    def register_bound(self, clause: str = "barco.consumer.register-connection"):
+        """Register with a ConsumerInfo JSON body, binding the consumer to this connection."""
+        info = {"id": self.id, "group": self.group, "topics": self.topics, "onNewGroup": int(self.earliest)}
+        reply = self.session.request("PUT", "/v1/consumer/register", [("content-type", "application/json")],
+                                     json.dumps(info).encode())
+        expect_status(reply, 200, clause)
+        return reply
+
+    def poll(self, accept: str | None = None):
         headers = [("accept", accept)] if accept else []
-        return self.session.request("POST", f"/v1/consumer/poll?consumerId={self.id}", headers)
+        return self.session.request("POST", f"/v1/consumer/poll{self.query}", headers)
 
     def poll_items(self, clause: str = "barco.consumer.poll-binary") -> list[wire.PollItem]:
         """The items of one poll: [] on a 204, the decoded binary body on a 200."""
@@ -185,8 +201,11 @@ class Consumer:
         expect_status(reply, 200, clause)
         return decode_binary(reply, clause)
 
-    def drain(self, want: int, clause: str, polls: int = 40) -> list[tuple[wire.PollItem, list[bytes]]]:
-        """Poll until ``want`` records arrived (implicitly committing each poll); (item, record bodies) pairs."""
+    def drain(self, want: int, clause: str, polls: int = 40, one_key: bool = False
+              ) -> list[tuple[wire.PollItem, list[bytes]]]:
+        """Poll until ``want`` records arrived (implicitly committing each poll); (item, record bodies) pairs.
+        ``one_key``: everything was produced with one partition key, so each topic must come from one reader
+        (barco.producer.partition-key, judged before the case reads order or offsets across readers)."""
         out, got = [], 0
         for _ in range(polls):
             items = self.poll_items(clause)
@@ -196,14 +215,19 @@ class Consumer:
                 got += len(bodies)
             if got >= want:
                 break
+        if one_key:
+            readers = {(i.topic, i.token, i.range_index, i.version) for i, _ in out}
+            if len(readers) > len({i.topic for i, _ in out}):
+                raise diverge("barco.producer.partition-key", "one reader per topic for the messages of one key",
+                              f"readers {sorted(readers)}")
         return out
 
     def commit(self):
-        return self.session.request("POST", f"/v1/consumer/commit?consumerId={self.id}")
+        return self.session.request("POST", f"/v1/consumer/commit{self.query}")
 
     def goodbye(self, commit: bool = True):
-        return self.session.request("POST", f"/v1/consumer/goodbye?consumerId={self.id}"
-                                    + ("" if commit else "&commit=false"))
+        return self.session.request("POST", f"/v1/consumer/goodbye{self.query}"
+                                    + ("" if commit else ("&" if self.query else "?") + "commit=false"))
 
 
 def unregistered_refused(target, endpoint: str = "consumer") -> None:
@@ -217,8 +241,29 @@ def unregistered_refused(target, endpoint: str = "consumer") -> None:
 def expect_status(reply, status: int | tuple, clause: str, what: str = "") -> None:
     wanted = status if isinstance(status, tuple) else (status,)
     if not reply.complete or reply.status not in wanted:
+        if refused_stream(reply):  # the server reset our HTTP/2 stream: it does not serve h2c as it must
+            raise diverge("barco.consumer.h2c", "an answer on every stream of an HTTP/2 connection",
+                          f"{reply} ({reply.detail})")
         raise diverge(clause, f"status {' or '.join(map(str, wanted))} {what}".strip(),
                       f"{reply}: {reply.body[:200]!r}" if reply.complete else reply)
+
+
+def refused_stream(reply) -> bool:
+    """An HTTP/2 stream the server reset (RST_STREAM) instead of answering: the stream only, not the connection."""
+    return reply.outcome is Outcome.RESET and reply.stream_id is not None and reply.detail.startswith("RST_STREAM")
+
+
+#: the clause of each HTTP endpoint's GET /status
+STATUS_CLAUSES = {"discovery": "barco.discovery.status", "producer-http": "barco.http-producer.status",
+                  "consumer": "barco.consumer.status", "consumer-h2c": "barco.consumer.status"}
+
+
+def status_answered(reply, endpoint: str, clause: str) -> None:
+    """A GET /status a case sends to see the connection serve (keep-alive, HTTP/2 streams): no answer breaks
+    ``clause``, an answer other than 200 the endpoint's status clause."""
+    if not reply.complete:
+        expect_status(reply, 200, clause, "to GET /status")  # raises: no answer at all
+    expect_status(reply, 200, STATUS_CLAUSES[endpoint])
 
 
 def decode_binary(reply, clause: str = "barco.consumer.poll-binary") -> list[wire.PollItem]:
@@ -253,6 +298,28 @@ def http_produce(target, topic: str, body: bytes, content_type: str | None = Non
     reply = session.request("POST", f"/v1/topic/{topic}/messages{query}", headers, body)
     expect_status(reply, status, clause)
     return reply
+
+
+def http_stored(target, topic: str, want: int) -> list[bytes]:
+    """The record bodies a POST answered 200 stored in the fresh ``topic``, read back by a fresh consumer. None at
+    all is barco.http-producer.produce's divergence, whatever the case compares them for."""
+    consumer = Consumer(target, [topic])
+    consumer.register()
+    bodies = [b for _, bs in consumer.drain(want, "barco.http-producer.produce") for b in bs]
+    if not bodies:
+        raise diverge("barco.http-producer.produce", "the records of a POST answered 200", "no record stored")
+    return bodies
+
+
+def expect_records(got: list[bytes], want: list[bytes], clause: str, expected: str | None = None) -> None:
+    """The records read back must be ``want``; when only the zero-length ones are missing, they were not stored:
+    barco.producer.empty-message's divergence, whatever the case compares them for."""
+    if got == want:
+        return
+    shown = got if sum(map(len, got)) <= 200 else f"records of {[len(b) for b in got]} bytes"
+    if got == [w for w in want if w]:
+        raise diverge("barco.producer.empty-message", "zero-length records stored as such", shown)
+    raise diverge(clause, expected or f"records {want}", shown)
 
 
 def json_items(reply, clause: str = "barco.consumer.poll-json") -> list[wire.PollItem]:

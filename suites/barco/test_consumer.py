@@ -5,9 +5,8 @@ import json
 import pytest
 
 from wirecheck.protocols.barco import wire
-from wirecheck.suites.barco.client import (Consumer, Producer, decode_binary, diverge, expect_status, http, json_items,
-                                            unregistered_refused,
-                                 records_of, register_query)
+from wirecheck.suites.barco.client import (Consumer, Producer, diverge, expect_records, expect_status, http, json_items,
+                                            records_of, register_query, status_answered, unregistered_refused)
 
 case = pytest.mark.case
 ENDPOINTS = ["consumer", "consumer-h2c"]
@@ -61,18 +60,9 @@ def test_register_invalid_is_400(target, query):
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
 def test_connection_bound_consumer(target, endpoint):
     topic, messages = produced(target, 2)
-    session = http(target, endpoint)
-    info = {"id": target.unique("c"), "group": target.unique("g"), "topics": [topic], "onNewGroup": 1}
-    expect_status(session.request("PUT", "/v1/consumer/register", [("content-type", "application/json")],
-                                  json.dumps(info).encode()), 200, "barco.consumer.register-connection")
-    bodies = []
-    for _ in range(10):
-        reply = session.request("POST", "/v1/consumer/poll")
-        expect_status(reply, (200, 204), "barco.consumer.register-connection")
-        if reply.status == 200:
-            bodies += [b for item in decode_binary(reply) for _, b in records_of(item)]
-        if len(bodies) >= 2:
-            break
+    c = Consumer(target, [topic], endpoint=endpoint, bound=True)
+    c.register_bound()
+    bodies = [b for _, bs in c.drain(2, "barco.consumer.register-connection", polls=10, one_key=True) for b in bs]
     if bodies != messages:
         raise diverge("barco.consumer.register-connection", f"records {messages}", bodies)
 
@@ -91,7 +81,7 @@ def test_poll_binary_returns_the_records(target, endpoint):
     topic, messages = produced(target, 4)
     c = Consumer(target, [topic], endpoint=endpoint)
     c.register()
-    got = [b for _, bs in c.drain(4, "barco.consumer.poll-binary") for b in bs]
+    got = [b for _, bs in c.drain(4, "barco.consumer.poll-binary", one_key=True) for b in bs]
     if got != messages:
         raise diverge("barco.consumer.poll-binary", f"records {messages}", got)
 
@@ -106,8 +96,7 @@ def test_records_are_byte_identical(target, sizes):
     c = Consumer(target, [topic])
     c.register()
     got = [b for _, bs in c.drain(len(messages), "barco.consumer.records") for b in bs]
-    if got != messages:
-        raise diverge("barco.consumer.records", f"records of {sizes} bytes", [len(b) for b in got])
+    expect_records(got, messages, "barco.consumer.records", f"records of {sizes} bytes")
 
 
 @case("barco.consumer.payload-zstd")
@@ -193,7 +182,7 @@ def test_offsets_continue_across_polls(target):
             client.produce(topic, [b"%d-%d" % (n, i) for i in range(size)], key=b"key")
     c = Consumer(target, [topic])
     c.register()
-    got = c.drain(sum(sizes), "barco.consumer.offsets-continuous")
+    got = c.drain(sum(sizes), "barco.consumer.offsets-continuous", one_key=True)
     expected = 0
     for item, bodies in got:
         if item.offset != expected:
@@ -254,7 +243,7 @@ def test_concurrent_h2_streams(target):
     session = http(target, "consumer-h2c")
     replies = session.requests([("GET", "/status")] * 5)
     for reply in replies:
-        expect_status(reply, 200, "barco.consumer.h2c")
+        status_answered(reply, "consumer-h2c", "barco.consumer.h2c")
 
 
 @case("barco.http.stream-reset", hostile=True)
@@ -266,4 +255,4 @@ def test_reset_stream_leaves_the_connection_usable(target):
     session.h2.send_data(stream_id, b"partial")  # the request never ends: the client resets it
     session.h2.reset_stream(stream_id)
     session._flush()
-    expect_status(session.request("GET", "/status"), 200, "barco.http.stream-reset")
+    status_answered(session.request("GET", "/status"), "consumer-h2c", "barco.http.stream-reset")

@@ -41,7 +41,7 @@ FAULTS: dict[str, str] = {
     "barco.reregister-same-refused": "registering again with the same id, group and topics is answered 400",
     "barco.response-crc-wrong": "response headers carry a CRC over 8 bytes instead of 9",
     "barco.retry-after-missing": "204 poll answers carry no Retry-After",
-    "barco.short-read-body": "a frame body is read with one read(): a body not all arrived is processed short",
+    "barco.short-read-body": "a frame body the peer ends early (EOF) is processed as far as it came",
     "barco.startup-not-required": "PRODUCE is served before STARTUP",
     "barco.startup-signed-stream-id": "STARTUP with a stream id above 0x7FFF (negative as int16) gets ERROR(0)",
     "barco.stream-id-wrong": "responses carry the request's stream id + 1",

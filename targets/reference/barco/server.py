@@ -5,6 +5,7 @@ here from the notes; each branch says which.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import logging
@@ -15,7 +16,7 @@ from wirecheck.targets.reference.barco import codec
 from wirecheck.targets.reference.barco.consumers import Consumer, Consumers
 from wirecheck.targets.reference.barco.http import Request, Response, serve
 from wirecheck.targets.reference.barco.store import ChunkStore, StoreFull
-from wirecheck.targets.reference.core import BrokerConfig, Connection
+from wirecheck.targets.reference.core import BrokerConfig, Connection, FrameTimeout
 from wirecheck.targets.reference.framed import discard
 
 log = logging.getLogger("wirecheck.broker.barco")
@@ -136,7 +137,7 @@ class BarcoPersonality:
                 await conn.write(self._error(stream, f"Unsupported version {version}"))
                 return  # D2
             if "short-read-body" in self.faults and length:
-                body = await conn.reader.read(length)  # one read(): a body not all here yet is taken short
+                body = await self._body_or_partial(conn, length, deadline)
             else:
                 body = await conn.read_by(length, deadline) if length else b""  # D6: every body is consumed
             if "stream-id-wrong" in self.faults:
@@ -166,6 +167,18 @@ class BarcoPersonality:
                 continue
             else:
                 await conn.write(self._error(stream, "Only producer operations are supported"))
+
+    @staticmethod
+    async def _body_or_partial(conn: Connection, length: int, deadline: float) -> bytes:
+        """short-read-body: a body the peer ends early (EOF) is processed as far as it came, where it should be
+        dropped with the connection (an io.ReadFull whose ErrUnexpectedEOF is ignored)."""
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await conn.reader.readexactly(length)
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial
+        except TimeoutError:
+            raise FrameTimeout("frame not complete in time") from None
 
     def _error(self, stream: int, message: str) -> bytes:
         frame = codec.error_frame(stream, message, code=9 if "error-code-unknown" in self.faults else 0,
