@@ -16,11 +16,12 @@ their default are not written, as Kafka's generated writers do.
 
 from __future__ import annotations
 
+import functools
+import importlib.resources
 import json
 import re
 import struct
-
-from wirecheck.protocols.kafka import schema
+import warnings
 
 _COMMENTS = re.compile(r"^\s*//.*$", re.MULTILINE)
 
@@ -56,9 +57,18 @@ class VersionRange:
         return self.low <= version <= self.high
 
 
+@functools.cache
+def _definitions() -> importlib.resources.abc.Traversable:
+    """kafka-python's folder of message definitions (the spec's data, shared with the suite; the code reading it
+    is our own). Importing its package warns once per file (legacy importlib.resources API): silenced here."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".* is deprecated\. Use files\(\) instead", category=DeprecationWarning)
+        return importlib.resources.files("kafka.protocol.schemas.resources")
+
+
 def load_message(name: str) -> dict:
     """One message definition, comments stripped and common structs inlined."""
-    text = schema.resources().joinpath(name + ".json").read_text(encoding="utf-8")
+    text = _definitions().joinpath(name + ".json").read_text(encoding="utf-8")
     data = json.loads(_COMMENTS.sub("", text))
     common = {s["name"]: s["fields"] for s in data.get("commonStructs", [])}
 
