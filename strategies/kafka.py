@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from wirecheck.protocols import fields as f
 from wirecheck.protocols import compression
-from wirecheck.protocols.kafka import errors, messages, records
+from wirecheck.protocols.kafka import errors, messages, misread, records
 from wirecheck.protocols.kafka.codec import TAGGED, NullableStruct, StructCodec, _Sized
 from wirecheck.protocols.kafka import HELLO_CORRELATION_ID, SPEC
 from wirecheck.protocols.framing import leading_correlation_id
@@ -889,7 +889,7 @@ class KafkaFuzz:
         try:
             decoded = messages.decode_response(request.api_key, request.version, frame)
         except messages.DecodeError as exc:
-            return Observation(UNREADABLE, detail=f"undecodable: {exc}")
+            return Observation(UNREADABLE, detail=f"undecodable: {exc}", **self._misread(mutant, frame))
         if decoded["header"]["CorrelationId"] != request.correlation_id:
             return Observation(UNREADABLE, detail=f"correlation id {decoded['header']['CorrelationId']}, "
                                                   f"sent {request.correlation_id}")
@@ -898,6 +898,18 @@ class KafkaFuzz:
             return Observation(ANSWER, detail=Lazy(_short, decoded["body"]))
         code = errors.INVALID_REQUEST if errors.INVALID_REQUEST in codes else min(codes)
         return Observation(ERROR, code=code, detail=Lazy(_short, decoded["body"]), rejects=code in REJECTIONS)
+
+    @staticmethod
+    def _misread(mutant: Mutant, frame: bytes) -> dict:
+        """The clause an undecodable answer breaks when it is not the mutant's (misread.clause_of): a target
+        whose reaction may be a close may refuse the request, so an answer that is no response at all is a
+        refusal in a form the spec does not permit."""
+        request: KafkaRequest = mutant.context
+        clause = misread.clause_of(request.api_key, request.version, frame,
+                                   refusable=reactions.CLOSE in mutant.reaction.outcomes)
+        if clause == misread.REFUSAL_CLAUSE:
+            return {"clause": clause, "expected": "the connection closed or an INVALID_REQUEST (42) answer"}
+        return {"clause": clause}
 
     def seeds(self) -> list[bytes]:
         """One valid, harmless request per read-only API at its highest advertised version (raw replay)."""

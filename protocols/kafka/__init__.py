@@ -2,8 +2,9 @@
 and the clause catalogue.
 
 Modules: ``schema`` (load the definitions), ``codec`` (struct codec compiled from them), ``messages`` (the
-API: encode/decode frames, versions, header rules), ``layers`` (scapy packets generated from the same codecs),
-``records`` + ``compression`` (record batch v2, legacy message sets), ``errors``, ``clauses``.
+API: encode/decode frames, versions, header rules), ``misread`` (what an answer that does not decode is instead,
+and its clause), ``layers`` (scapy packets generated from the same codecs), ``records`` + ``compression`` (record
+batch v2, legacy message sets), ``errors``, ``clauses``.
 """
 
 from __future__ import annotations

@@ -196,15 +196,18 @@ def decode_request(frame: bytes) -> dict:
     return {"header": header, "body": body}
 
 
-def decode_response(api_key: int, version: int, frame: bytes) -> dict:
+def decode_response(api_key: int, version: int, frame: bytes, header_version: int | None = None) -> dict:
     """Decode a whole response frame to {"header": {...}, "body": {...}}.
 
     Strict: truncation, trailing bytes, bad lengths and unknown versions raise :class:`DecodeError` naming the
     field path and offset. Note: a broker answering an ApiVersions version it does not support sends a
-    *v0* body with error 35 (KIP-511); decode such a reply with ``version=0``.
+    *v0* body with error 35 (KIP-511); decode such a reply with ``version=0``. ``header_version`` overrides the
+    response header version the rules give (to tell what a misread answer is instead, see ``misread``).
     """
     frame = _unframe(frame)
-    header_codec = response_header_codec(response_header_version(api_key, version))
+    if header_version is None:
+        header_version = response_header_version(api_key, version)
+    header_codec = response_header_codec(header_version)
     header, pos = _decode_struct(header_codec, frame, 4, "header")
     body, pos = _decode_struct(response_codec(api_key, version), frame, pos, "body")
     if pos != len(frame):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from wirecheck.protocols.kafka import errors, messages, records
+from wirecheck.protocols.kafka import errors, messages, misread, records
 from wirecheck.protocols.kafka.clauses import CATALOGUE
 from wirecheck.reports.model import Blocked, Divergence
 from wirecheck.targets.client import AdvertisedVersions, StrictClient, short
@@ -24,6 +24,24 @@ def top_level_error(body: dict) -> int | None:
     """The body's top-level ErrorCode, if the message has one."""
     code = body.get("ErrorCode")
     return code if isinstance(code, int) else None
+
+
+def expect(clause_id: str, code: int, *allowed: int) -> None:
+    """An ErrorCode that must be one of ``allowed``; any other breaks ``clause_id``."""
+    if code not in allowed:
+        wanted = " or ".join(f"{c} ({errors.name(c)})" for c in allowed)
+        raise Divergence(C[clause_id], f"ErrorCode {wanted}", f"ErrorCode {code} ({errors.name(code)})")
+
+
+def expect_produced(partition: dict, clause_id: str, *codes: int) -> dict:
+    """A partition's Produce answer to a batch the suite built well-formed (magic 2, its CRC-32C right): ErrorCode
+    one of ``codes`` (default 0) under ``clause_id``. CORRUPT_MESSAGE instead says the target misreads the CRC,
+    which kafka.produce.crc-mismatch owns, whatever case produced."""
+    codes = codes or (errors.NONE,)
+    if partition["ErrorCode"] == errors.CORRUPT_MESSAGE and errors.CORRUPT_MESSAGE not in codes:
+        clause_id = "kafka.produce.crc-mismatch"
+    expect(clause_id, partition["ErrorCode"], *codes)
+    return partition
 
 
 class Kafka(AdvertisedVersions, StrictClient):
@@ -65,8 +83,11 @@ class Kafka(AdvertisedVersions, StrictClient):
         try:
             decoded = messages.decode_response(api_key, version, frame)
         except messages.DecodeError as exc:
-            # the answer's shape is a clause of its own: a case about something else meets it on the way (BLOCKED)
-            shape_clause = clause_id if clause_id in SHAPE_JUDGES else "kafka.encoding.response-shape"
+            # the answer's shape is a clause of its own: a case about something else meets it on the way (BLOCKED);
+            # a wrong response header is the header clause's, even in a case that judges shapes
+            shape_clause = misread.clause_of(api_key, version, frame)
+            if shape_clause not in misread.HEADER_CLAUSES:
+                shape_clause = clause_id if clause_id in SHAPE_JUDGES else misread.SHAPE_CLAUSE
             raise Divergence(C[shape_clause], f"a {messages.api_name(api_key)} v{version} response (response header v"
                              f"{messages.response_header_version(api_key, version)})",
                              f"undecodable: {exc}") from None
@@ -85,6 +106,19 @@ class Kafka(AdvertisedVersions, StrictClient):
     def call(self, api_key: int, version: int, body: dict, clause_id: str, **send_options) -> dict:
         correlation_id = self.send(api_key, version, body, **send_options)
         return self.receive(api_key, version, correlation_id, clause_id)
+
+    def judge_refusal(self, frame: bytes, clause_id: str, context: tuple[int, int]) -> None:
+        """An answer to a request whose body does not decode must be an INVALID_REQUEST (42) error answer
+        (``clause_id``); one that does not decode breaks the clause misread.clause_of names (a refusal in a form
+        the spec does not permit is kafka.encoding.malformed-body's)."""
+        expected = "the connection closed (an INVALID_REQUEST (42) answer first allowed)"
+        codes = self.error_codes_of(frame, context)
+        if codes is None:
+            raise Divergence(C[misread.clause_of(*context, frame, refusable=True)], expected,
+                             f"an answer that does not decode as a {self.api_name(context[0])} v{context[1]} "
+                             f"response: {self.show(frame)}")
+        if errors.INVALID_REQUEST not in codes:
+            raise Divergence(C[clause_id], expected, f"an answer: {self.show(frame)}")
 
     def error_codes_of(self, frame: bytes, context=None) -> set[int] | None:
         """Every ErrorCode in a response, decoded at ``context`` = (api key, version), else the last request's."""
@@ -156,16 +190,6 @@ class DataPath(Kafka):
         self.create_topic(name, partitions)
         return name
 
-    def log_end(self, topic: str, partition: int = 0) -> int:
-        """The partition's log end offset now (ListOffsets latest): where a case's own writes to a shared topic
-        start. A precondition: a failure makes the case BLOCKED."""
-        with self.target.precondition(f"the log end offset of {topic}-{partition} listed"):
-            answer = self.list_offset(topic, -1, partition)
-            if answer["ErrorCode"] != errors.NONE:
-                raise Divergence(C["kafka.list-offsets.earliest-latest"], "ListOffsets latest with error 0",
-                                 f"error {answer['ErrorCode']} {errors.name(answer['ErrorCode'])}")
-            return answer["Offset"]
-
     def create_topic(self, name: str, partitions: int = 1) -> None:
         """A new topic, through CreateTopics when advertised, else through Metadata auto-creation: a precondition
         of the cases that call it (BLOCKED when it fails), except of the topic-creation case itself."""
@@ -208,6 +232,15 @@ class DataPath(Kafka):
             return answer["Responses"][0]["PartitionResponses"][0]
         except (IndexError, KeyError):
             raise Divergence(C[clause_id], f"a response for {topic}-{partition}", short(answer)) from None
+
+    def append(self, topic: str, batch: bytes, partition: int = 0) -> int:
+        """Produce a well-formed batch the case needs stored: its base offset. A refusal or no base offset breaks
+        the produce clause (CORRUPT_MESSAGE: kafka.produce.crc-mismatch), which BLOCKS a case about something else."""
+        answer = expect_produced(self.produce(topic, batch, partition), "kafka.produce.base-offset")
+        if answer["BaseOffset"] < 0:
+            raise Divergence(C["kafka.produce.base-offset"], f"the base offset of the batch stored in "
+                             f"{topic}-{partition}", f"BaseOffset {answer['BaseOffset']}")
+        return answer["BaseOffset"]
 
     def fetch(self, topic: str, offset: int, partition: int = 0, clause_id: str = "kafka.fetch.records",
               max_bytes: int = 1 << 20, wait_ms: int = CLIENT_FETCH_WAIT_MS, isolation: int = 0) -> dict:

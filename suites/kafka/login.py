@@ -12,7 +12,7 @@ from scramp import ScramClient, ScramException
 
 from wirecheck.protocols.kafka import errors
 from wirecheck.reports.model import Divergence, Unimplemented
-from wirecheck.suites.kafka.client import C, Kafka, short
+from wirecheck.suites.kafka.client import C, Kafka, expect, short
 
 HANDSHAKE, AUTHENTICATE = 17, 36
 SCRAM = ("SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -24,12 +24,6 @@ def credentials(target) -> tuple[str, str]:
         raise Unimplemented("no credentials: give --target-option kafka.sasl=USER:PASSWORD")
     user, _, password = text.partition(":")
     return user, password
-
-
-def expect(clause_id: str, code: int, *allowed: int) -> None:
-    if code not in allowed:
-        wanted = " or ".join(f"{c} ({errors.name(c)})" for c in allowed)
-        raise Divergence(C[clause_id], f"ErrorCode {wanted}", f"ErrorCode {code} ({errors.name(code)})")
 
 
 def handshake(client: Kafka, mechanism: str, clause_id: str) -> dict:
@@ -58,8 +52,10 @@ def plain_login(client: Kafka, user: str, password: str, clause_id: str) -> dict
 
 
 def scram_login(client: Kafka, mechanism: str, user: str, password: str, clause_id: str,
-                tamper: str | None = None) -> dict:
-    """A SCRAM exchange; ``tamper`` ("nonce" or "proof") changes the client-final message. The last answer."""
+                tamper: str | None = None, verify_server: bool = True) -> dict:
+    """A SCRAM exchange; ``tamper`` ("nonce" or "proof") changes the client-final message. The last answer.
+    The server's signature is checked on success unless ``verify_server`` is off (a wrong password: the client
+    cannot verify it, and the case judges the success itself)."""
     start(client, mechanism, clause_id)
     scram = ScramClient([mechanism], user, password)
     first = authenticate(client, scram.get_client_first().encode(), clause_id)
@@ -70,7 +66,7 @@ def scram_login(client: Kafka, mechanism: str, user: str, password: str, clause_
     if tamper:
         final = tampered(final, "r=" if tamper == "nonce" else "p=")
     answer = authenticate(client, final.encode(), clause_id)
-    if answer["ErrorCode"] == errors.NONE and not tamper:
+    if answer["ErrorCode"] == errors.NONE and verify_server and not tamper:
         try:
             scram.set_server_final(answer["AuthBytes"].decode("utf-8", "replace"))
         except ScramException as exc:

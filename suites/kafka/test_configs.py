@@ -10,7 +10,7 @@ import pytest
 
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.reports.model import Divergence, Unimplemented
-from wirecheck.suites.kafka.client import C, DataPath, short
+from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short
 
 case = pytest.mark.case
 DESCRIBE, ALTER, INCREMENTAL = 32, 33, 44
@@ -22,7 +22,22 @@ SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 class Configs(DataPath):
     def describe(self, kind: int, name: str, keys: list[str] | None, clause_id: str, version: int | None = None,
                  synonyms: bool = False, documentation: bool = False) -> dict:
+        """The resource's DescribeConfigs result. With ``keys``, a requested key missing from it that the target
+        lists when asked for every key breaks kafka.configs.requested-keys (BLOCKED in a case about something
+        else, before it misreads the missing entry)."""
         version = self.version(DESCRIBE, low=1) if version is None else version
+        result = self._describe(kind, name, keys, clause_id, version, synonyms, documentation)
+        missing = set(keys or ()) - {entry["Name"] for entry in result["Configs"]}
+        if missing and result["ErrorCode"] == errors.NONE:
+            clause = "kafka.configs.requested-keys"
+            known = {entry["Name"] for entry in self._describe(kind, name, None, clause, version)["Configs"]}
+            if missing & known:
+                raise Divergence(C[clause], f"an entry for each requested key the target knows: {sorted(keys)}",
+                                 f"none for {sorted(missing & known)}, which it lists when asked for every key")
+        return result
+
+    def _describe(self, kind: int, name: str, keys: list[str] | None, clause_id: str, version: int,
+                  synonyms: bool = False, documentation: bool = False) -> dict:
         body = self.call(DESCRIBE, version, {
             "Resources": [{"ResourceType": kind, "ResourceName": name, "ConfigurationKeys": keys}],
             "IncludeSynonyms": synonyms, "IncludeDocumentation": documentation}, clause_id)
@@ -53,16 +68,19 @@ class Configs(DataPath):
             "ValidateOnly": validate_only}, clause_id)
         return body["Responses"][0]["ErrorCode"]
 
+    def set_config(self, topic: str, name: str, value: str) -> None:
+        """IncrementalAlterConfigs SET, then DescribeConfigs shows it: a step of the cases that need an override
+        in place (one not applied breaks kafka.configs.incremental, which BLOCKS them)."""
+        clause = "kafka.configs.incremental"
+        expect(clause, self.incremental(topic, [(name, SET, value)], clause), errors.NONE)
+        got = value_of(self.topic_values(topic, clause), name, clause)
+        if got != value:
+            raise Divergence(C[clause], f"{name}={value}", f"{name}={got}")
+
     def node_id(self) -> str:
         body = self.call(3, self.version(3, low=1), {"Topics": [], "AllowAutoTopicCreation": False},
                          "kafka.metadata.brokers")
         return str(body["ControllerId"] if body.get("ControllerId", -1) >= 0 else body["Brokers"][0]["NodeId"])
-
-
-def expect(clause_id: str, code: int, *allowed: int) -> None:
-    if code not in allowed:
-        wanted = " or ".join(f"{c} ({errors.name(c)})" for c in allowed)
-        raise Divergence(C[clause_id], f"ErrorCode {wanted}", f"ErrorCode {code} ({errors.name(code)})")
 
 
 def value_of(entries: dict[str, dict], name: str, clause_id: str) -> str | None:
@@ -125,11 +143,10 @@ def test_describe_unknown_topic(target):
 @pytest.mark.parametrize("include", [True, False], ids=["with", "without"])
 def test_synonyms_only_when_asked(target, include):
     client = client_for(target, DESCRIBE)
+    client.require(INCREMENTAL)
     topic = new_topic(client, target)
     with target.precondition(f"retention.ms set on {topic}"):
-        expect("kafka.configs.alter-round-trip",
-               client.incremental(topic, [("retention.ms", SET, "86400000")], "kafka.configs.alter-round-trip"),
-               errors.NONE)
+        client.set_config(topic, "retention.ms", "86400000")
     version = client.version(DESCRIBE, low=1)
     result = client.describe(TOPIC, topic, ["retention.ms"], "kafka.configs.synonyms", version, synonyms=include)
     entry = result["Configs"][0] if result["Configs"] else None
@@ -255,10 +272,12 @@ def test_static_broker_config_refused(target):
 @case("kafka.configs.honoured")
 def test_max_message_bytes_override_enforced(target):
     client = client_for(target, INCREMENTAL)
+    client.require(DESCRIBE)
     topic = new_topic(client, target)
     clause = "kafka.configs.honoured"
-    expect(clause, client.incremental(topic, [("max.message.bytes", SET, "200")], clause), errors.NONE)
+    with target.precondition(f"max.message.bytes=200 set on {topic}"):
+        client.set_config(topic, "max.message.bytes", "200")
     small = records.build_batch([b"x"], keys=[b"k"], base_timestamp=1_700_000_000_000)
     large = records.build_batch([b"x" * 400], keys=[b"k"], base_timestamp=1_700_000_000_000)
-    expect(clause, client.produce(topic, small, clause_id=clause)["ErrorCode"], errors.NONE)
-    expect(clause, client.produce(topic, large, clause_id=clause)["ErrorCode"], errors.MESSAGE_TOO_LARGE)
+    expect_produced(client.produce(topic, small, clause_id=clause), clause)
+    expect_produced(client.produce(topic, large, clause_id=clause), clause, errors.MESSAGE_TOO_LARGE)

@@ -15,7 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from wirecheck.protocols import compression
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.reports.model import Divergence
-from wirecheck.suites.kafka.client import C, DataPath, short
+from wirecheck.suites.kafka.client import C, DataPath, expect_produced, short
 from wirecheck.suites.kafka.test_topics_groups import commit, fetch_committed, find_coordinator
 
 case = pytest.mark.case
@@ -44,10 +44,10 @@ class KafkaModel(RuleBasedStateMachine):
     @rule(values=VALUES, codec=st.sampled_from(sorted(compression.NAMES)))
     def produce(self, values, codec):
         batch = records.build_batch(values, compression_codec=codec, base_timestamp=1_700_000_000_000)
-        answer = self.client.produce(self.topic, batch)
-        if answer["ErrorCode"] != errors.NONE or answer["BaseOffset"] != len(self.log):
-            raise Divergence(C["kafka.produce.base-offset"], f"error 0, base offset {len(self.log)}",
-                             f"error {answer['ErrorCode']}, base offset {answer['BaseOffset']}")
+        answer = expect_produced(self.client.produce(self.topic, batch), "kafka.produce.base-offset")
+        if answer["BaseOffset"] != len(self.log):
+            raise Divergence(C["kafka.produce.base-offset"], f"base offset {len(self.log)}",
+                             f"base offset {answer['BaseOffset']}")
         self.log.extend(values)
 
     @rule(data=st.data())

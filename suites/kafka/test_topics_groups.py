@@ -6,7 +6,7 @@ import pytest
 
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.reports.model import Divergence
-from wirecheck.suites.kafka.client import C, DataPath, short
+from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short
 
 case = pytest.mark.case
 COMMIT_MAX = 9  # OffsetCommit/OffsetFetch v10 name topics by id
@@ -15,12 +15,6 @@ PROTOCOL_METADATA = b"\x00\x03wirecheck-subscription"
 
 def code_of(item: dict) -> int:
     return item["ErrorCode"]
-
-
-def expect(clause_id: str, code: int, *allowed: int) -> None:
-    if code not in allowed:
-        wanted = " or ".join(f"{c} ({errors.name(c)})" for c in allowed)
-        raise Divergence(C[clause_id], f"ErrorCode {wanted}", f"ErrorCode {code} ({errors.name(code)})")
 
 
 def create(client: DataPath, name: str, partitions: int, clause_id: str, replication: int = 1) -> int:
@@ -278,16 +272,23 @@ def fetch_committed(client: DataPath, group: str, topic: str, clause_id: str) ->
     return partition["CommittedOffset"]
 
 
+def committed(client: DataPath, group: str, topic: str, offset: int) -> None:
+    """Commit ``offset`` for partition 0 of ``topic`` and read it back: a commit not stored breaks
+    kafka.commit.round-trip, which BLOCKS the cases that only need the commit."""
+    clause = "kafka.commit.round-trip"
+    expect(clause, commit(client, group, topic, offset, clause), errors.NONE)
+    got = fetch_committed(client, group, topic, clause)
+    if got != offset:
+        raise Divergence(C[clause], f"committed offset {offset}", f"{got}")
+
+
 @case("kafka.commit.round-trip")
 def test_committed_offset_is_fetched_back(target):
     client = DataPath(target)
     topic, group = client.topic(shared=True), target.unique("g")
     with target.precondition("the group coordinator found"):
         find_coordinator(client, group)
-    expect("kafka.commit.round-trip", commit(client, group, topic, 42, "kafka.commit.round-trip"), errors.NONE)
-    got = fetch_committed(client, group, topic, "kafka.commit.round-trip")
-    if got != 42:
-        raise Divergence(C["kafka.commit.round-trip"], "committed offset 42", f"{got}")
+    committed(client, group, topic, 42)
 
 
 @case("kafka.commit.no-offset")
@@ -330,10 +331,10 @@ def test_sequence_gap_is_out_of_order(target):
     client = DataPath(target)
     topic = client.topic(shared=True)
     producer = init_producer(client)
-    first = client.produce(topic, idempotent_batch([b"a", b"b"], producer, 0), clause_id="kafka.idempotence.out-of-order")
-    expect("kafka.idempotence.out-of-order", first["ErrorCode"], errors.NONE)
-    gap = client.produce(topic, idempotent_batch([b"c"], producer, 5), clause_id="kafka.idempotence.out-of-order")
-    expect("kafka.idempotence.out-of-order", gap["ErrorCode"], errors.OUT_OF_ORDER_SEQUENCE_NUMBER)
+    clause = "kafka.idempotence.out-of-order"
+    expect_produced(client.produce(topic, idempotent_batch([b"a", b"b"], producer, 0), clause_id=clause), clause)
+    gap = client.produce(topic, idempotent_batch([b"c"], producer, 5), clause_id=clause)
+    expect_produced(gap, clause, errors.OUT_OF_ORDER_SEQUENCE_NUMBER)
 
 
 @case("kafka.idempotence.duplicate")
@@ -343,10 +344,10 @@ def test_duplicate_batch_is_not_appended_twice(target):
     producer = init_producer(client)
     marker = target.unique("dup").encode()  # found by content: other writers may share the partition
     batch = idempotent_batch([marker, b"b"], producer, 0)
-    first = client.produce(topic, batch, clause_id="kafka.idempotence.duplicate")
-    expect("kafka.idempotence.duplicate", first["ErrorCode"], errors.NONE)
+    first = expect_produced(client.produce(topic, batch, clause_id="kafka.idempotence.duplicate"),
+                            "kafka.idempotence.duplicate")
     again = client.produce(topic, batch, clause_id="kafka.idempotence.duplicate")
-    expect("kafka.idempotence.duplicate", again["ErrorCode"], errors.NONE, errors.DUPLICATE_SEQUENCE_NUMBER)
+    expect_produced(again, "kafka.idempotence.duplicate", errors.NONE, errors.DUPLICATE_SEQUENCE_NUMBER)
     with target.precondition(f"{topic}-0 read back from offset {first['BaseOffset']}"):
         _, found = client.records_from(topic, first["BaseOffset"], "kafka.idempotence.duplicate")
     stored = [value for _, _, value in found]

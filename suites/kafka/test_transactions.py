@@ -15,8 +15,7 @@ import pytest
 
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.reports.model import Divergence
-from wirecheck.suites.kafka.client import NAMED_PRODUCE_MAX, C, DataPath, short
-from wirecheck.suites.kafka.test_topics_groups import expect
+from wirecheck.suites.kafka.client import NAMED_PRODUCE_MAX, C, DataPath, expect, expect_produced, short
 
 case = pytest.mark.case
 PRODUCE, FETCH, LIST_OFFSETS, FIND_COORDINATOR = 0, 1, 2, 10
@@ -92,8 +91,7 @@ class Producer:
         body = self.client.call(PRODUCE, version, {
             "TransactionalId": self.transactional_id, "Acks": -1, "TimeoutMs": 5000,
             "TopicData": [{"Name": topic, "PartitionData": [{"Index": 0, "Records": batch}]}]}, clause_id)
-        partition = body["Responses"][0]["PartitionResponses"][0]
-        expect(clause_id, partition["ErrorCode"], errors.NONE)
+        partition = expect_produced(body["Responses"][0]["PartitionResponses"][0], clause_id)
         self.sequences[topic] = sequence + len(values)
         return partition["BaseOffset"]
 
@@ -123,10 +121,18 @@ def fetch(client: DataPath, topic: str, isolation: int, clause_id: str, offset: 
 
 
 def batches(partition: dict, clause_id: str) -> list[records.RecordBatch]:
+    """The partition's batches. A transaction marker outside a control batch breaks kafka.txn.control-batch, before
+    a case about something else reads it as data."""
     try:
-        return records.decode_batches(partition["Records"] or b"", allow_partial_tail=True)
+        found = records.decode_batches(partition["Records"] or b"", allow_partial_tail=True)
     except records.DecodeError as exc:
         raise Divergence(C[clause_id], "record batches that decode", str(exc)) from None
+    for batch in found:
+        if batch.transactional and not batch.control and marker_type(batch) in (ABORT, COMMIT):
+            raise Divergence(C["kafka.txn.control-batch"], "transaction markers in control batches",
+                             f"a marker (type {marker_type(batch)}) in a batch without the control bit at offset "
+                             f"{batch.base_offset}")
+    return found
 
 
 def list_latest(client: DataPath, topic: str, isolation: int, clause_id: str) -> int:
@@ -148,7 +154,8 @@ def marker_type(batch: records.RecordBatch) -> int | None:
 
 
 def settled(client: DataPath, topic: str, clause_id: str, what: str, wait_s: float = MARKER_WAIT_S) -> dict:
-    """The read_committed Fetch answer once the transaction's marker is in (LastStableOffset = HighWatermark).
+    """The read_committed Fetch answer once the transaction's marker is in (LastStableOffset = HighWatermark);
+    ``clause_id`` is the clause of what ended the transaction (EndTxn commit or abort, InitProducerId, the timeout).
 
     Kafka answers EndTxn once the outcome is in its transaction log and writes the markers after (TV1), so they may
     land a moment later; the answer is polled for up to ``wait_s``."""
@@ -164,14 +171,14 @@ def settled(client: DataPath, topic: str, clause_id: str, what: str, wait_s: flo
 
 
 def check_aborted(client: DataPath, topic: str, producer_id: int, clause_id: str) -> None:
-    """The producer's transaction is over (LSO = HW) and a read_committed Fetch lists as aborted every batch of
-    the producer it returns."""
+    """The producer's transaction is over (LSO = HW, ``clause_id``) and a read_committed Fetch lists as aborted
+    every batch of the producer it returns (what the list holds is kafka.txn.abort's, whatever aborted it)."""
     partition = settled(client, topic, clause_id, "once the transaction is aborted")
     listed = [a["FirstOffset"] for a in partition["AbortedTransactions"] or [] if a["ProducerId"] == producer_id]
     for batch in batches(partition, clause_id):
         if batch.producer_id == producer_id and not batch.control and not any(
                 first <= batch.base_offset for first in listed):
-            raise Divergence(C[clause_id], f"AbortedTransactions naming producer {producer_id} from offset "
+            raise Divergence(C["kafka.txn.abort"], f"AbortedTransactions naming producer {producer_id} from offset "
                              f"{batch.base_offset} or before", f"AbortedTransactions "
                              f"{short(partition['AbortedTransactions'])} with the batch at {batch.base_offset}")
 
@@ -257,7 +264,8 @@ def test_end_txn_writes_a_control_batch(target, outcome):
     topic = new_topic(producer.client, target)
     producer.open_transaction(topic, [b"m0"], clause)
     expect(clause, producer.end(outcome == "commit", clause)[1], errors.NONE)
-    settled(producer.client, topic, clause, f"after the {outcome}")
+    # the last stable offset moving past the marker is the commit's or the abort's clause
+    settled(producer.client, topic, f"kafka.txn.{outcome}", f"after the {outcome}")
     found = batches(fetch(producer.client, topic, READ_UNCOMMITTED, clause), clause)
     if len(found) != 2:
         raise Divergence(C[clause], "the data batch then the marker", f"{len(found)} batches")
@@ -272,8 +280,7 @@ def log_with_open_transaction(target, clause_id: str) -> tuple[Producer, str]:
     """A topic holding one plain record (offset 0) then two records of a transaction left open (offsets 1-2)."""
     producer = Producer(target)
     topic = new_topic(producer.client, target)
-    plain = records.build_batch([b"plain"], base_timestamp=TIMESTAMP)
-    expect("kafka.produce.base-offset", producer.client.produce(topic, plain)["ErrorCode"], errors.NONE)
+    producer.client.append(topic, records.build_batch([b"plain"], base_timestamp=TIMESTAMP))
     producer.open_transaction(topic, [b"o1", b"o2"], clause_id)
     return producer, topic
 
@@ -288,10 +295,12 @@ def test_read_committed_stops_at_the_last_stable_offset(target):
         raise Divergence(C[clause], "LastStableOffset 1 and no batch from offset 1 on", f"LastStableOffset "
                          f"{committed['LastStableOffset']}, batches at {past}")
     uncommitted = fetch(producer.client, topic, READ_UNCOMMITTED, clause)
+    if uncommitted["HighWatermark"] != 3:  # the log end, whatever is open: the high watermark's own clause
+        raise Divergence(C["kafka.fetch.high-watermark"], "read_uncommitted: HighWatermark 3 (three records)",
+                         f"HighWatermark {uncommitted['HighWatermark']}")
     values = [r.value for b in batches(uncommitted, clause) for r in b.records]
-    if uncommitted["HighWatermark"] != 3 or values != [b"plain", b"o1", b"o2"]:
-        raise Divergence(C[clause], "read_uncommitted: HighWatermark 3 and all three records",
-                         f"HighWatermark {uncommitted['HighWatermark']}, {short(values)}")
+    if values != [b"plain", b"o1", b"o2"]:
+        raise Divergence(C[clause], "read_uncommitted: all three records", short(values))
     producer.end(False, clause)
 
 
@@ -299,11 +308,14 @@ def test_read_committed_stops_at_the_last_stable_offset(target):
 def test_list_offsets_read_committed_is_the_last_stable_offset(target):
     clause = "kafka.txn.list-offsets"
     producer, topic = log_with_open_transaction(target, clause)
-    got = (list_latest(producer.client, topic, READ_COMMITTED, clause),
-           list_latest(producer.client, topic, READ_UNCOMMITTED, clause))
-    if got != (1, 3):
-        raise Divergence(C[clause], "LATEST 1 read_committed, 3 read_uncommitted",
-                         f"{got[0]} read_committed, {got[1]} read_uncommitted")
+    uncommitted = list_latest(producer.client, topic, READ_UNCOMMITTED, clause)
+    if uncommitted != 3:  # the log end, whatever is open: ListOffsets LATEST's own clause
+        raise Divergence(C["kafka.list-offsets.earliest-latest"], "LATEST 3 read_uncommitted (the log end)",
+                         f"{uncommitted} read_uncommitted")
+    committed = list_latest(producer.client, topic, READ_COMMITTED, clause)
+    if committed != 1:
+        raise Divergence(C[clause], "LATEST 1 read_committed (the open transaction's first offset)",
+                         f"{committed} read_committed")
     producer.end(False, clause)
 
 

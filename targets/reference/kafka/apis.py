@@ -86,16 +86,11 @@ class Broker:
 
     # ------------------------------------------------------------------------------------------ helpers
 
-    def _unknown_partition_error(self) -> int:
-        return NOT_LEADER_OR_FOLLOWER if "wrong-error-unknown-partition" in self.faults else UNKNOWN_TOPIC_OR_PARTITION
-
     def _partition_error(self, topic: str, index: int) -> int:
-        """3 for a missing topic; for a missing partition of an existing topic, 3 too (fault: 6)."""
+        """3 for a missing topic, and for a missing partition of an existing topic."""
         t = self.storage.topics.get(topic)
-        if t is None:
+        if t is None or not 0 <= index < len(t.partitions):
             return UNKNOWN_TOPIC_OR_PARTITION
-        if not 0 <= index < len(t.partitions):
-            return self._unknown_partition_error()
         return NONE
 
     # ------------------------------------------------------------------------------------------ metadata
@@ -183,15 +178,17 @@ class Broker:
                 and valid_topic_name(topic_name):
             self.storage.create(topic_name, max(self.settings.default_partitions, index + 1))
         error = self._partition_error(topic_name, index)
+        if error == UNKNOWN_TOPIC_OR_PARTITION and topic_name in self.storage.topics and \
+                "wrong-error-unknown-partition" in self.faults:
+            error = NOT_LEADER_OR_FOLLOWER  # fault: the produce path answers a missing partition as a moved leader
         if error:
             return Appended(error)
         partition = self.storage.partition(topic_name, index)
         topic = self.storage.topics[topic_name]
-        max_bytes = self.settings.max_message_bytes
+        # fault message-too-large-unchecked: no broker-wide default limit (a topic override still applies)
+        max_bytes = 1 << 62 if "message-too-large-unchecked" in self.faults else self.settings.max_message_bytes
         if "max-message-bytes-override-ignored" not in self.faults:
             max_bytes = int(topic.configs.get("max.message.bytes", max_bytes))
-        if "message-too-large-unchecked" in self.faults:
-            max_bytes = 1 << 62
         if "batch-length-ignored" in self.faults and data and len(data) >= records.LOG_OVERHEAD:
             data = data[:8] + struct.pack(">i", len(data) - records.LOG_OVERHEAD) + data[12:]  # fault: trust the bytes
         error, batch, message, data = records.validate(data or b"", max_bytes, crc_ieee="crc-ieee" in self.faults)
@@ -305,13 +302,13 @@ class Broker:
                 lso = partition.last_stable_offset if partition.open_transactions else hw
                 out.update(HighWatermark=hw, LastStableOffset=lso, LogStartOffset=partition.log_start)
                 offset = p["FetchOffset"]
-                if "fetch-ignores-offset" in self.faults:
-                    offset = partition.log_start
                 if offset < partition.log_start or offset > partition.high_watermark:
                     if "fetch-beyond-hw-empty" not in self.faults or offset < partition.log_start:
                         out["ErrorCode"] = OFFSET_OUT_OF_RANGE
                         has_error = True
                     continue
+                if "fetch-ignores-offset" in self.faults:
+                    offset = partition.log_start  # fault: an offset in range, read from the log start
                 limit = min(p["PartitionMaxBytes"], budget - total)
                 stops_at_lso = read_committed and "txn-read-committed-past-lso" not in self.faults
                 end = partition.last_stable_offset if stops_at_lso else None

@@ -16,8 +16,8 @@ FAULTS: dict[str, str] = {
         "Fetch HighWatermark is the offset after the last committed record (FetchResponse.json); "
         "this answers HW + 1",
     "kafka.wrong-error-unknown-partition":
-        "A missing partition of an existing topic is UNKNOWN_TOPIC_OR_PARTITION (3) (KafkaApis); "
-        "this answers NOT_LEADER_OR_FOLLOWER (6)",
+        "Produce to a missing partition of an existing topic is UNKNOWN_TOPIC_OR_PARTITION (3) (KafkaApis); "
+        "this answers NOT_LEADER_OR_FOLLOWER (6) (Fetch and ListOffsets still answer 3)",
     "kafka.throttle-missing-metadata-v5":
         "MetadataResponse v3+ starts with ThrottleTimeMs (MetadataResponse.json); v5 answers omit it",
     "kafka.tagged-fields-misskipped":
@@ -66,8 +66,8 @@ FAULTS: dict[str, str] = {
         "A request with an unknown api key closes the connection (SocketServer via "
         "RequestHeader.parse); this stays silent and keeps it open",
     "kafka.fetch-ignores-offset":
-        "Fetch returns batches from FetchOffset on (FetchRequest.json FetchOffset); this always reads "
-        "from the log start",
+        "Fetch returns batches from FetchOffset on (FetchRequest.json FetchOffset); this reads from the log "
+        "start whatever offset in range is asked (an offset out of range is still refused)",
     "kafka.commit-not-stored":
         "OffsetCommit stores the offset that OffsetFetch returns (OffsetCommitRequest.json, "
         "OffsetFetchResponse.json); this answers success and stores nothing",
@@ -82,7 +82,7 @@ FAULTS: dict[str, str] = {
         "this answers 0",
     "kafka.sequence-not-checked":
         "Idempotent produce rejects a gap in sequence numbers with OUT_OF_ORDER_SEQUENCE_NUMBER (45) "
-        "(KIP-98, ProducerAppendInfo); this accepts any sequence",
+        "(KIP-98, ProducerAppendInfo); this accepts a sequence that skips ahead (a retry is still recognised)",
     "kafka.fetch-beyond-hw-empty":
         "Fetch at an offset above the high watermark fails with OFFSET_OUT_OF_RANGE (1) "
         "(ReplicaManager.readFromLog); this answers an empty partition with error 0",
@@ -100,7 +100,7 @@ FAULTS: dict[str, str] = {
         "(KafkaApis.handleProduceRequest); this creates the topic",
     "kafka.message-too-large-unchecked":
         "A batch larger than max.message.bytes fails with MESSAGE_TOO_LARGE (10) (UnifiedLog."
-        "analyzeAndValidateRecords); this accepts it",
+        "analyzeAndValidateRecords); this accepts it on a topic without an override (no broker-wide default)",
     "kafka.fetch-no-long-poll":
         "Fetch waits up to MaxWaitMs for MinBytes (FetchRequest.json); this returns at once",
     "kafka.heartbeat-ignores-rebalance":
@@ -167,7 +167,7 @@ FAULTS: dict[str, str] = {
         "AbortedTransactions); this lists none, so aborted records look committed",
     "kafka.txn-marker-not-control":
         "A transaction marker is a control batch (protocol guide 'Control Batches'); this writes it without the "
-        "control attribute bit",
+        "control attribute bit (the transaction still ends there)",
     "kafka.txn-read-committed-past-lso":
         "read_committed Fetch stops at the last stable offset (KIP-98); this returns records of open transactions",
     "kafka.txn-list-offsets-ignores-isolation":

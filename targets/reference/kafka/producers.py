@@ -73,16 +73,14 @@ class Producers:
         if epoch < self.epochs[pid]:
             return INVALID_PRODUCER_EPOCH, None
         state = self._state.get((topic, partition, pid))
-        if not check_sequences:
-            return NONE, None
         if state is not None and state.epoch == epoch:
             for first, last, base in state.recent:
                 if first == first_seq and last == last_seq:
                     return NONE, base
             expected = 0 if state.last_seq == 0x7FFFFFFF else state.last_seq + 1
-            if first_seq != expected:
-                return OUT_OF_ORDER_SEQUENCE_NUMBER, None
-        elif first_seq != 0:
+        else:
+            expected = 0
+        if first_seq != expected and check_sequences:  # check_sequences off: a fault (a retry is still one)
             return OUT_OF_ORDER_SEQUENCE_NUMBER, None
         return NONE, None
 

@@ -192,8 +192,10 @@ class Transactions:
             partition = self.storage.partition(topic_name, index)
             if partition is None:
                 continue  # deleted since (every other added partition gets its marker, written to or not)
-            data, batch = records.control_batch(txn.producer_id, txn.epoch, commit, now,
-                                                control="txn-marker-not-control" not in self.faults)
+            data, batch = records.control_batch(txn.producer_id, txn.epoch, commit, now)
+            if "txn-marker-not-control" in self.faults:
+                # fault: the marker's bytes lack the control bit; the broker still ends the transaction with it
+                data = records.control_batch(txn.producer_id, txn.epoch, commit, now, control=False)[0]
             first = partition.open_transactions.get(txn.producer_id)
             self.storage.append(topic, partition, data, batch, None)
             if commit and first is not None and "txn-lso-not-advanced" in self.faults:
