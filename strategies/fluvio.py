@@ -301,6 +301,12 @@ class BulkMutator:
         # size (4), api key (2), version (2), then the correlation id
         return frame[:8] + struct.pack(">i", self.correlation) + frame[12:], self.correlation
 
+    def _records_span(self, frame: bytes) -> tuple[int, int]:
+        """Where the bytes of the one RecordSet of a ``_frame`` lie (after its i32 length): size, header with
+        client id, transactional_id None, isolation, timeout, topics count, name, partitions count, index."""
+        at = 4 + 8 + 2 + len("wirecheck") + 1 + 2 + 4 + 4 + 2 + len(self.topic.encode()) + 4 + 4
+        return at + 4, at + 4 + struct.unpack_from(">i", frame, at)[0]
+
     def mutant(self, operator: str) -> Mutant:
         rng = self.rng
 
@@ -325,7 +331,10 @@ class BulkMutator:
             cut = rng.randint(1, len(frame) - 5)  # body cut, size prefix honest: a short body
             if cut == len(frame) - 8:  # exactly the smartmodules trailer: A5's permitted shape, not a truncation
                 cut -= 1
-            return make(_reframe(frame[4 : 4 + cut]), f"body[{cut}:]", closes("fluvio.header.truncated"))
+            start, end = self._records_span(frame)
+            # a cut inside the RecordSet leaves its whole length field claiming more than the request holds
+            clause = "fluvio.produce.recordset-overrun" if start <= 4 + cut < end else "fluvio.header.truncated"
+            return make(_reframe(frame[4 : 4 + cut]), f"body[{cut}:]", closes(clause))
         if operator == "batch-len-short":
             batch = _set_in_batch(self._batch(), records.LENGTH_OFFSET, ">i", rng.choice([0, 1, 44, -1, -(2**31)]))
             frame, _ = self._frame(batch)
@@ -344,6 +353,7 @@ class BulkMutator:
             return make(frame, "records.crc", answered("fluvio.produce.bad-crc", None), corr)
         if operator == "isolation":
             value = rng.choice([0, 2, -2, 2**15 - 1, -(2**15), rng.randint(-(2**15), 2**15 - 1)])
+            value = 2 if value in (1, -1) else value  # the two defined values are not "other" (produce.isolation)
             frame, corr = self._frame(isolation=value)
             return make(frame, "isolation", answer_preferred("fluvio.produce.isolation-other"), corr)
         if operator == "smartmodules-trailer":

@@ -2,13 +2,17 @@
 plugin's liveness probe (notes §7, §12)."""
 
 import random
+import struct
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wirecheck.protocols.fluvio import messages, records
+from wirecheck.reports.model import Divergence
+from wirecheck.strategies.binary import overlong_uvarint
 from wirecheck.strategies.fluvio import BulkMutator, FluvioFuzz
-from wirecheck.suites.fluvio.client import new_topic
+from wirecheck.suites.fluvio.client import C, Fluvio, new_topic
 from wirecheck.targets.fuzzing import fuzz_case, judge_example
 
 case = pytest.mark.case
@@ -31,3 +35,21 @@ def test_hostile_frames_property(target, seed, operator):
     client.close()
     session = target.connect()
     judge_example(target, session, FluvioFuzz(topic), BulkMutator(random.Random(seed), topic).mutant(operator))
+
+
+@case("fluvio.robustness.no-hang", hostile=True)
+def test_padded_record_length_varint_gets_a_reaction(target):
+    """A record length varint padded with continuation bytes (non-canonical; the SPU keeps records as bytes, §4.2):
+    one hostile shape judged in every run, whatever the fuzz budget draws. An answer or a close, never silence."""
+    client, topic = new_topic(target, stem="padded")
+    record = records.encode_record(records.Record(b"padded"))  # its length fits the varint's first byte
+    raw = struct.pack(">i", 1) + overlong_uvarint(record[0], 3) + record[1:]
+    batch = records.encode_batch(records.Batch(raw_records=raw, last_offset_delta=0))
+    version = client.version(messages.PRODUCE)
+    corr = client.send(messages.PRODUCE, version, Fluvio.produce_body([(topic, [(0, batch)])]))
+    reply = client.session.recv()
+    if reply.is_frame:  # what the answer says is other clauses' (records-opaque); that it decodes, the frame's
+        client.decode(reply, messages.PRODUCE, version, corr, "fluvio.robustness.no-hang")
+    elif not reply.ended:
+        raise Divergence(C["fluvio.robustness.no-hang"], "an answer or a close", f"{reply}: the connection stayed "
+                         "open")

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from wirecheck.protocols.fluvio import sc
+from wirecheck.protocols.fluvio import HELLO_BODY, messages, sc
 from wirecheck.protocols.fluvio.clauses import CATALOGUE as C
 from wirecheck.reports.model import Divergence
 from wirecheck.suites.fluvio.sc_client import ScClient
@@ -171,4 +171,10 @@ def test_lying_object_lengths(target):
         body = struct.pack(">h", label_len) + b"Topic" + struct.pack(">I", body_len) + b"\x00" * 9
         header = struct.pack(">Hhih", sc.WATCH, sc.COMMON_VERSION, 7, 0)
         client.send_frame(struct.pack(">i", len(header) + len(body)) + header + body, decode=False)
-        client.session.recv(target.deadline)  # any reaction but a crash; liveness follows the hostile case
+        reply = client.session.recv(target.deadline)
+        if not (reply.is_frame or reply.ended):  # the lie is inside a whole frame: nothing more is coming
+            raise Divergence(C["fluvio.sc.hostile-lengths"], f"an answer or a close (label {label_len}, body "
+                             f"{body_len})", f"{reply}: the connection stayed open")
+        client.close()
+    # and a new connection is still served (the SC's own liveness: the plugin's probe asks the SPU)
+    ScClient(target).call(messages.API_VERSIONS, 2, HELLO_BODY, "fluvio.sc.hostile-lengths")

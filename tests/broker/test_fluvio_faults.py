@@ -6,8 +6,10 @@ pinned too, so a probe that sees nothing useful (the same wrong value on both br
 
 from __future__ import annotations
 
+import gzip
 import socket
 import struct
+import time
 
 import pytest
 
@@ -15,7 +17,8 @@ from wirecheck.targets.reference.fluvio import FAULTS
 from tests.broker.fluvio_support import (
     Closed, ThreadBroker, api_versions_body, batch, batches_of, decode_api_versions, decode_fetch, decode_produce,
     decode_fetch_consumer_offsets, decode_stream_fetch, decode_update_offsets, fetch_body,
-    fetch_consumer_offsets_body, produce_body, record_set, request, stream_fetch_body, update_offsets_body,
+    fetch_consumer_offsets_body, fetch_offsets_body, produce_body, record, record_set, request, s16,
+    stream_fetch_body, update_offsets_body,
 )
 
 
@@ -186,6 +189,168 @@ def consumer_offset_unknown_session(b: ThreadBroker):
         return struct.unpack(">qh", c.call(1006, 25, struct.pack(">qI", 7, 9))[:10])
 
 
+def fetch_at_end(b: ThreadBroker):
+    with b.client() as c:
+        c.produce("end", batch([b"a"]))
+        return c.fetch("end", 1)["error"]
+
+
+def fetch_isolation_2(b: ThreadBroker):
+    with b.client() as c:
+        c.produce("fi", batch([b"a"]))
+        return c.outcome(request(1, 25, 1, fetch_body([("fi", [(0, 0)])], isolation=2)))
+
+
+def fetch_cut(b: ThreadBroker):
+    with b.client() as c:
+        c.produce("mb", batch([b"a"]), batch([b"b"]))
+        return len(c.fetch("mb", 0, max_bytes=50)["records"])
+
+
+def fetch_from_second_batch(b: ThreadBroker):
+    with b.client() as c:
+        c.produce("early", batch([b"a"]))
+        c.produce("early", batch([b"b"]))
+        return [x["base"] for x in batches_of(c.fetch("early", 1)["records"])]
+
+
+def fetch_unknown(b: ThreadBroker):
+    with b.client() as c:
+        return c.fetch("nope", 0)["error"]
+
+
+def pipelined_order(b: ThreadBroker):
+    """Correlation ids of the answers to a FetchOffsets and an ApiVersions sent in one write."""
+    with b.client() as c:
+        c.produce("po", batch([b"a"]))
+        c.send_raw(request(1002, 25, 101, fetch_offsets_body([("po", [0])])) + request(18, 2, 102, api_versions_body()))
+        return [c.recv()[0], c.recv()[0]]
+
+
+def split_size_prefix(b: ThreadBroker):
+    with b.client() as c:
+        frame = request(18, 2, 9, api_versions_body())
+        c.send_raw(frame[:3])
+        time.sleep(0.2)
+        return c.outcome(frame[3:])
+
+
+def big_answer_size(b: ThreadBroker):
+    with b.client() as c:
+        c.produce("big", batch([b"x" * 70_000]))
+        c.send_raw(request(1, 25, 1, fetch_body([("big", [(0, 0)])])))
+        return struct.unpack(">i", c._exactly(4))[0] > 0xFFFF
+
+
+def zero_size(b: ThreadBroker):
+    with b.client() as c:
+        return c.outcome(struct.pack(">i", 0))
+
+
+def invalid_utf8(b: ThreadBroker):
+    with b.client() as c:
+        body = s16("0.18.2") + struct.pack(">h", 2) + b"\xff\xfe" + s16("x86_64")
+        return c.outcome(request(18, 2, 1, body))
+
+
+def gzip_stored(b: ThreadBroker):
+    with b.client() as c:
+        sent = batch(records=gzip.compress(struct.pack(">i", 1) + record(b"zipped"), 6, mtime=0), attributes=1,
+                     last_offset_delta=0)
+        c.produce("gz", sent)
+        return c.fetch("gz", 0)["records"] == sent
+
+
+def empty_produce(b: ThreadBroker):
+    with b.client() as c:
+        c.produce("ep", batch([b"a"]))
+        return c.produce("ep")
+
+
+def read_committed(b: ThreadBroker):
+    with b.client() as c:
+        body = produce_body([("rc", [(0, record_set(batch([b"a"])))])], isolation=-1, timeout=3000)
+        return c.outcome(request(0, 25, 1, body), wait=1.0)
+
+
+def negative_timeout(b: ThreadBroker):
+    with b.client() as c:
+        return c.outcome(request(0, 25, 1, produce_body([("nt", [(0, record_set(batch([b"a"])))])], timeout=-1)))
+
+
+def count_field_stored(b: ThreadBroker):
+    with b.client() as c:
+        c.produce("cnt", batch([b"a"], count=7))
+        return struct.unpack_from(">i", c.fetch("cnt", 0)["records"], 57)[0]
+
+
+def record_set_overrun(b: ThreadBroker):
+    with b.client() as c:
+        data = batch([b"a"])
+        body = produce_body([("ov", [(0, struct.pack(">i", len(data) + 100) + data)])])
+        return c.outcome(request(0, 25, 1, body))
+
+
+def schema_stored(b: ThreadBroker):
+    with b.client() as c:
+        c.produce("sch", batch([b"a"]), batch([b"b"], schema_id=42))
+        return [x["data"][22] & 0x10 for x in batches_of(c.fetch("sch", 0)["records"])]
+
+
+def just_over_the_limit(b: ThreadBroker):
+    with b.client() as c:
+        return c.produce("big", batch([b"\0" * (33_554_432 - 57)]))[0]
+
+
+def unknown_topic(b: ThreadBroker):
+    with b.client() as c:
+        return c.produce("NO_SUCH", batch([b"a"]))[0]
+
+
+def padded_varint(b: ThreadBroker):
+    with b.client() as c:
+        one = record(b"padded")
+        records = struct.pack(">i", 1) + bytes([one[0] | 0x80, 0x80, 0x00]) + one[1:]
+        body = produce_body([("pad", [(0, record_set(batch(records=records, last_offset_delta=0)))])])
+        return c.outcome(request(0, 25, 1, body))
+
+
+def stalled_peer(b: ThreadBroker):
+    with b.client() as stalled, b.client() as c:
+        stalled.send_raw(request(18, 2, 1, api_versions_body())[:10])
+        time.sleep(0.1)
+        return c.outcome(request(18, 2, 2, api_versions_body()))
+
+
+def request_behind_a_stream(b: ThreadBroker):
+    with b.client() as c:
+        c.produce("sb", batch([b"a"]))
+        c.send_raw(request(1003, 25, 1, stream_fetch_body("sb", 0, 1)))  # at the log end: it waits
+        return c.outcome(request(18, 2, 2, api_versions_body()))
+
+
+def refused_stream_id(b: ThreadBroker):
+    with b.client() as c:
+        c.send_raw(request(1003, 25, 1, stream_fetch_body("nope", 0, 0)))
+        return decode_stream_fetch(c.recv()[1])[1]
+
+
+def stream_at_end(b: ThreadBroker):
+    with b.client() as c:
+        c.produce("se", batch([b"a"]))
+        return c.outcome(request(1003, 25, 1, stream_fetch_body("se", 0, 1)))
+
+
+def legacy_api_keys(b: ThreadBroker):
+    with b.client() as c:
+        return sorted(k for k, _, _ in decode_api_versions(c.call(18, 0, b""))[1])
+
+
+def platform_version(b: ThreadBroker):
+    with b.client() as c:
+        return decode_api_versions(c.call(18, 2, api_versions_body()))[2]
+
+
 PROBES = {
     "fluvio.crc-unchecked": (crc_served, []),
     "fluvio.error-code-unknown-partition-wrong": (unknown_partition, (6, 6)),
@@ -214,6 +379,33 @@ PROBES = {
     "fluvio.consumer-offset-delete-ignored": (lambda b: consumer_offsets(b, delete=True),
                                               (0, [("two", "co", 0, 4)])),
     "fluvio.consumer-offset-filter-ignored": (lambda b: consumer_offsets(b, only="two"), (0, [("two", "co", 0, 4)])),
+    "fluvio.fetch-at-end-is-beyond": (fetch_at_end, 0),
+    "fluvio.fetch-beyond-end-clamped": (fetch_beyond_leo, (2, "start offset: 5 is greater than leo: 1")),
+    "fluvio.fetch-isolation-any-nonzero": (fetch_isolation_2, "closed"),
+    "fluvio.fetch-max-bytes-ignored": (fetch_cut, 50),
+    "fluvio.fetch-starts-one-early": (fetch_from_second_batch, [1]),
+    "fluvio.fetch-unknown-partition-3001": (fetch_unknown, 6),
+    "fluvio.fetch-offsets-overtaken": (pipelined_order, [101, 102]),
+    "fluvio.partial-size-prefix": (split_size_prefix, "answered"),
+    "fluvio.response-size-u16": (big_answer_size, True),
+    "fluvio.zero-size-skipped": (zero_size, "closed"),
+    "fluvio.utf8-lossy": (invalid_utf8, "closed"),
+    "fluvio.compression-recompressed": (gzip_stored, True),
+    "fluvio.empty-produce-base-is-leo": (empty_produce, (0, 0)),
+    "fluvio.read-committed-waits-timeout": (read_committed, "answered"),
+    "fluvio.negative-timeout-accepted": (negative_timeout, "closed"),
+    "fluvio.record-count-rewritten": (count_field_stored, 7),
+    "fluvio.recordset-overrun-clamped": (record_set_overrun, "closed"),
+    "fluvio.schema-id-dropped": (schema_stored, [0, 0x10]),
+    "fluvio.too-large-records-only": (just_over_the_limit, 10),
+    "fluvio.unknown-topic-not-found": (unknown_topic, 6),
+    "fluvio.padded-varint-hangs": (padded_varint, "answered"),
+    "fluvio.reads-serialised": (stalled_peer, "answered"),
+    "fluvio.stream-blocks-connection": (request_behind_a_stream, "answered"),
+    "fluvio.stream-refusal-numbered": (refused_stream_id, 0),
+    "fluvio.stream-at-end-answers-empty": (stream_at_end, "silent"),
+    "fluvio.apiversions-legacy-drops-stream-fetch": (legacy_api_keys, [0, 1, 1002, 1003, 1005]),
+    "fluvio.platform-version-empty": (platform_version, "0.0.0"),
 }
 
 

@@ -167,6 +167,24 @@ SCOPES.update({
     "pravega.table-update-hangs": "test_robustness",
 })
 
+SCOPES.update({
+    **{f"fluvio.{name}": "test_fetch" for name in (
+        "fetch-at-end-is-beyond", "fetch-beyond-end-clamped", "fetch-isolation-any-nonzero", "fetch-max-bytes-ignored",
+        "fetch-starts-one-early", "fetch-unknown-partition-3001")},
+    **{f"fluvio.{name}": "test_framing" for name in (
+        "fetch-offsets-overtaken", "partial-size-prefix", "response-size-u16", "zero-size-skipped", "utf8-lossy",
+        "reads-serialised")},
+    **{f"fluvio.{name}": "test_produce" for name in (
+        "compression-recompressed", "empty-produce-base-is-leo", "read-committed-waits-timeout",
+        "negative-timeout-accepted", "record-count-rewritten", "recordset-overrun-clamped", "schema-id-dropped",
+        "too-large-records-only", "unknown-topic-not-found")},
+    **{f"fluvio.{name}": "test_stream" for name in (
+        "stream-blocks-connection", "stream-refusal-numbered", "stream-at-end-answers-empty")},
+    **{f"fluvio.{name}": "test_versions" for name in ("apiversions-legacy-drops-stream-fetch", "platform-version-empty")},
+    "fluvio.padded-varint-hangs": "test_robustness",
+    "fluvio.sc-body-length-waits": "test_sc",
+})
+
 #: The SASL-enabled Kafka reference broker and the credentials the suite logs in with.
 KAFKA_SASL_USERS = Path(__file__).resolve().parent / "kafka-sasl-users.txt"
 KAFKA_SASL_ARGS = [f"--reference-arg=--kafka-sasl-users={KAFKA_SASL_USERS}",

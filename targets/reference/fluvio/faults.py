@@ -119,4 +119,99 @@ FAULTS: dict[str, str] = {
     "fluvio.sc-list-ignores-names":
         "A List naming objects answers only those (sc public_api/list.rs, objects/list.rs name_filters); this "
         "answers every object of the kind",
+    "fluvio.fetch-at-end-is-beyond":
+        "A Fetch at fetch_offset == log end answers error 0 and an empty RecordSet; only an offset past it is Other "
+        "(notes §5.2, ST/replica.rs read_records); this compares with >= and answers Other at the end itself",
+    "fluvio.fetch-beyond-end-clamped":
+        "A Fetch beyond the log end answers Other (2) with a message (notes §5.2, §6; ST/replica.rs); this clamps "
+        "the offset to the log end and answers error 0 with no records",
+    "fluvio.fetch-isolation-any-nonzero":
+        "The Fetch and StreamFetch isolation is a u8 enum, 0 or 1; another byte is a decode error that closes the "
+        "connection (notes §5.1, A4); this reads it as a bool (any non-zero is ReadCommitted) and serves the "
+        "request",
+    "fluvio.fetch-max-bytes-ignored":
+        "A Fetch's RecordSet holds at most the request-level max_bytes (notes §5.1, §5.2); this ignores max_bytes "
+        "and serves every batch up to the high watermark",
+    "fluvio.fetch-starts-one-early":
+        "Fetched batches start at the batch holding fetch_offset (notes §5.2); this looks up fetch_offset - 1 (read "
+        "as the last consumed offset), so at a batch's base offset it serves the batch before it too",
+    "fluvio.fetch-unknown-partition-3001":
+        "A Fetch of an unknown topic or partition answers NotLeaderForPartition (6) (notes §5.2, §6, A8; "
+        "fetch_handler.rs); this answers FetchOffsets' PartitionNotLeader (3001)",
+    "fluvio.fetch-offsets-overtaken":
+        "Requests on one connection are answered one after another, in request order (notes §2.4, "
+        "PublicService::respond); this answers FetchOffsets from a task of its own, so requests pipelined behind it "
+        "are answered first",
+    "fluvio.partial-size-prefix":
+        "A frame is processed once its bytes have all arrived, a size prefix split across segments too (notes §2.1, "
+        "FP/codec/mod.rs buffers size + 4 bytes); this takes the prefix's last three bytes from one read (an "
+        "unlooped recv), so a prefix split after its second or third byte is misread and the connection ends",
+    "fluvio.response-size-u16":
+        "Every response is an i32 size, then exactly that many bytes (notes §2.1, §2.3; FP/codec/mod.rs "
+        "FluvioCodec); this writes the size through a 16-bit field, so an answer over 64 KiB is misframed",
+    "fluvio.zero-size-skipped":
+        "A frame of size 0 (no header) ends the connection without a response (notes §7: header decode EOF); this "
+        "takes it for a heartbeat and keeps the connection open",
+    "fluvio.utf8-lossy":
+        "A request string that is not UTF-8 is a decode error that closes the connection (notes §1, §7); this "
+        "decodes it with replacement characters and answers",
+    "fluvio.compression-recompressed":
+        "A compressed batch is stored and fetched back as produced, never recompressed (notes §4.4 step 6, §8, §12 "
+        "zero-copy-equivalent fetch); this decompresses a gzip batch and stores it compressed again, at level 9",
+    "fluvio.empty-produce-base-is-leo":
+        "A RecordSet with no batches, or only batches with last_offset_delta < 0, succeeds with base_offset 0 and "
+        "writes nothing (notes §4.4 step 4); this answers the log end as base_offset",
+    "fluvio.read-committed-waits-timeout":
+        "On a single replica a ReadCommitted (-1) Produce answers at once, the high watermark moving with the write "
+        "(seed 'Isolation Values', notes §4.4 step 9); this waits for follower acknowledgements until the request's "
+        "timeout",
+    "fluvio.negative-timeout-accepted":
+        "A negative Produce timeout is a decode error that closes the connection (notes §4.1 field 3, A13); this "
+        "reads the timeout as a u32 and answers",
+    "fluvio.record-count-rewritten":
+        "The records region is stored byte for byte, its i32 record count included (notes §4.2, A6); this rewrites "
+        "the count to last_offset_delta + 1 on storage (batch_len and CRC recomputed)",
+    "fluvio.recordset-overrun-clamped":
+        "A RecordSet length past the request's end is a decode error that closes the connection (notes §2.5 EOF, "
+        "§7); this reads it as 'the rest of the request', keeping the batches there and dropping what is too short "
+        "for one",
+    "fluvio.schema-id-dropped":
+        "A batch with the schema bit (0x10) carries a u32 schema id after first_sequence and is stored with it "
+        "(notes §4.2, §8; FP/record/batch.rs); this re-encodes the header without it (bit cleared, batch_len and "
+        "CRC recomputed)",
+    "fluvio.too-large-records-only":
+        "A batch whose write size (12 + 45 + records bytes) exceeds STORAGE_MAX_REQUEST_SIZE gets MessageTooLarge "
+        "(10) (notes §4.4 step 7, §8); this compares the records' bytes only, so a batch just over the limit is "
+        "stored",
+    "fluvio.unknown-topic-not-found":
+        "A Produce to a topic the SPU does not lead gets NotLeaderForPartition (6) for each partition (notes §4.4 "
+        "step 1, §6, A8); this answers the SC's TopicNotFound (2001)",
+    "fluvio.padded-varint-hangs":
+        "Every hostile frame gets an answer or a close within the deadline (notes §7, A15; the SPU keeps records as "
+        "bytes, §4.2); this checks the first record's length varint and, when it is padded with continuation bytes, "
+        "waits for bytes that never come: the request is never answered",
+    "fluvio.reads-serialised":
+        "A peer stalled mid-frame delays its own connection only (notes §7, per-connection tasks); this holds one "
+        "broker-wide lock while a started frame arrives, so every other connection waits on the stalled frame",
+    "fluvio.sc-body-length-waits":
+        "An SC object body length past the frame is a decode error (objects/metadata.rs TypeBuffer::decode, "
+        "UnexpectedEof): the SC closes or answers (notes §7, §12); this waits for the missing bytes, silent, with "
+        "the connection open",
+    "fluvio.stream-blocks-connection":
+        "StreamFetch runs in a task of its own, so other requests on the connection are served while a stream waits "
+        "(notes §2.4, SPU/services/public/stream_fetch.rs); this keeps the request loop waiting for the stream's "
+        "first answer",
+    "fluvio.stream-refusal-numbered":
+        "A StreamFetch of an unknown topic or partition answers once, with stream_id 0 (notes §5.4); this gives the "
+        "refusal the connection's next stream id",
+    "fluvio.stream-at-end-answers-empty":
+        "A StreamFetch at the log end sends nothing until records arrive (notes §5.4 Behaviour); this answers at "
+        "once with an empty RecordSet, as a Fetch does, then pushes the records when they come",
+    "fluvio.apiversions-legacy-drops-stream-fetch":
+        "ApiVersions lists Produce, Fetch, FetchOffsets, StreamFetch and UpdateOffsets, StreamFetch capped at 15 "
+        "for a client that sends no client_version (notes §3.1, §3.2; api_versions.rs); this drops StreamFetch from "
+        "that list instead of capping it",
+    "fluvio.platform-version-empty":
+        "ApiVersions' platform_version is a semantic version, which the client's decoder requires (notes §3.2, A18; "
+        "FP/link/versions.rs); this leaves it an empty string",
 }

@@ -145,12 +145,15 @@ class ProduceRequest:
         return self.isolation < 0
 
 
-def read_produce(r: Reader, version: int, strict_isolation: bool = False) -> ProduceRequest:
+def read_produce(r: Reader, version: int, strict_isolation: bool = False, unsigned_timeout: bool = False,
+                 clamp_record_sets: bool = False) -> ProduceRequest:
+    """The flags are faults: isolation-strict, negative-timeout-accepted (the timeout read as a u32) and
+    recordset-overrun-clamped (records.read_record_set)."""
     transactional_id = r.option_string()
     isolation = r.i16()
     if strict_isolation and isolation not in (1, -1):
         raise Malformed(f"isolation {isolation}")  # fault isolation-strict: the decoder accepts any i16
-    timeout = r.i32()
+    timeout = r.u32() if unsigned_timeout else r.i32()
     if timeout < 0:
         raise Malformed(f"negative timeout {timeout}")
     topics = []
@@ -159,7 +162,7 @@ def read_produce(r: Reader, version: int, strict_isolation: bool = False) -> Pro
         partitions = []
         for _ in range(r.count(8)):
             index = r.u32()
-            partitions.append(PartitionData(index, read_record_set(r)))
+            partitions.append(PartitionData(index, read_record_set(r, clamp_record_sets)))
         topics.append((name, partitions))
     smartmodules = read_invocations(r, version) if r.remaining else []
     return ProduceRequest(transactional_id, isolation, timeout, topics, smartmodules)
@@ -196,18 +199,19 @@ class FetchRequest:
     topics: list[tuple[str, list[FetchPartition]]]
 
 
-def read_isolation_u8(r: Reader) -> bool:
+def read_isolation_u8(r: Reader, any_nonzero: bool = False) -> bool:
+    """``any_nonzero`` (fault fetch-isolation-any-nonzero): the byte read as a bool, any non-zero committed."""
     value = r.u8()
-    if value > 1:
+    if value > 1 and not any_nonzero:
         raise Malformed(f"isolation {value} is neither 0 nor 1")
     return value == 1
 
 
-def read_fetch(r: Reader, version: int) -> FetchRequest:
+def read_fetch(r: Reader, version: int, any_isolation: bool = False) -> FetchRequest:
     r.i32()  # max_wait: ignored (A17)
     r.i32()  # min_bytes: ignored (A17)
     max_bytes = r.i32() if version >= 3 else 0
-    read_committed = read_isolation_u8(r) if version >= 4 else False
+    read_committed = read_isolation_u8(r, any_isolation) if version >= 4 else False
     topics = []
     for _ in range(r.count(6)):
         name = r.string()
@@ -281,12 +285,12 @@ class StreamFetchRequest:
     consumer_id: str | None
 
 
-def read_stream_fetch(r: Reader, version: int) -> StreamFetchRequest:
+def read_stream_fetch(r: Reader, version: int, any_isolation: bool = False) -> StreamFetchRequest:
     topic = r.string()
     partition = r.u32()
     fetch_offset = r.i64()
     max_bytes = r.i32()
-    read_committed = read_isolation_u8(r)
+    read_committed = read_isolation_u8(r, any_isolation)
     legacy_wasm = r.byte_vec() if 11 <= version <= 18 else b""
     smartmodule = derivedstream = None
     if 16 <= version <= 18:

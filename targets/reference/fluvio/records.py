@@ -23,7 +23,9 @@ defined, the real SPU takes another path:
 
 from __future__ import annotations
 
+import gzip
 import struct
+import zlib
 from dataclasses import dataclass
 
 import crc32c
@@ -35,6 +37,7 @@ BATCH_HEADER_SIZE = 45  # partition_leader_epoch .. first_sequence (BATCH_HEADER
 CRC_START = 21  # attributes: the CRC-32C covers from here to the end of the batch
 SCHEMA_FLAG = 0x10  # attributes bit 4: a u32 schema_id follows first_sequence (§4.2)
 COMPRESSION_MASK = 0x07
+GZIP = 1
 MAX_COMPRESSION = 4  # 0 none, 1 gzip, 2 snappy (framed), 3 lz4 (frame), 4 zstd; 5-7 are invalid (§8)
 _FIELDS = struct.Struct(">qiibIhi")  # base_offset .. last_offset_delta
 
@@ -88,10 +91,62 @@ class Batch:
         struct.pack_into(">q", out, 0, base_offset)
         return bytes(out)
 
+    # -- what three faults make of a batch (the SPU re-encoding it wrongly); each keeps batch_len and CRC right
 
-def read_record_set(r: Reader) -> list[Batch]:
-    """A partition's ``records``: i32 byte length, then whole batches filling it exactly."""
+    def recompressed(self) -> Batch:
+        """Fault compression-recompressed: a gzip region decompressed and compressed again, at another level."""
+        try:
+            plain = zlib.decompressobj(31).decompress(self.data[self.records_start:], 1 << 26)
+        except zlib.error:
+            return self
+        return self._resealed(self.data[:self.records_start] + gzip.compress(plain, 9, mtime=0))
+
+    def count_rewritten(self) -> Batch:
+        """Fault record-count-rewritten: the records' i32 count set to last_offset_delta + 1."""
+        if self.record_count_field is None:
+            return self
+        out = bytearray(self.data)
+        struct.pack_into(">i", out, self.records_start, self.record_total)
+        return self._resealed(bytes(out))
+
+    def schema_dropped(self) -> Batch:
+        """Fault schema-id-dropped: the header re-encoded without the schema id and its attributes bit."""
+        if not self.attributes & SCHEMA_FLAG:
+            return self
+        out = bytearray(self.data[:self.records_start - 4] + self.data[self.records_start:])
+        struct.pack_into(">h", out, CRC_START, self.attributes & ~SCHEMA_FLAG)
+        return self._resealed(bytes(out))
+
+    @property
+    def padded_length_varint(self) -> bool:
+        """Fault padded-varint-hangs: does the first record's length varint end in padding (0x80 ... 0x00)?"""
+        start = self.records_start + 4  # after the record count
+        if self.compression or len(self.data) <= start:
+            return False
+        end = start
+        while end < len(self.data) - 1 and self.data[end] & 0x80:
+            end += 1
+        return end > start and self.data[end] == 0
+
+    def _resealed(self, data: bytes) -> Batch:
+        """``data`` with batch_len and the CRC-32C recomputed (ST/mut_records.rs does both on storage)."""
+        out = bytearray(data)
+        struct.pack_into(">i", out, 8, len(out) - PREAMBLE)
+        crc = crc32c.crc32c(memoryview(out)[CRC_START:])
+        struct.pack_into(">I", out, CRC_START - 4, crc)
+        attributes = struct.unpack_from(">h", out, CRC_START)[0]
+        return Batch(bytes(out), crc, attributes, self.last_offset_delta)
+
+
+def read_record_set(r: Reader, clamp: bool = False) -> list[Batch]:
+    """A partition's ``records``: i32 byte length, then whole batches filling it exactly.
+
+    ``clamp`` (fault recordset-overrun-clamped): a length past the request's end means "the rest of the
+    request", and bytes there too few for a batch are dropped."""
     length = r.i32()
+    clamped = clamp and length > r.remaining
+    if clamped:
+        length = r.remaining
     if length < 0 or length > r.remaining:
         raise Malformed(f"RecordSet length {length} with {r.remaining} bytes left")
     end = r.pos + length
@@ -100,6 +155,8 @@ def read_record_set(r: Reader) -> list[Batch]:
     while pos < end:
         left = end - pos
         if left < PREAMBLE + BATCH_HEADER_SIZE:
+            if clamped:
+                break
             raise Malformed(f"{left} trailing bytes in a RecordSet, fewer than a batch header")
         _base, batch_len, _epoch, _magic, crc, attributes, lod = _FIELDS.unpack_from(buf, pos)
         minimum = BATCH_HEADER_SIZE + (4 if attributes & SCHEMA_FLAG else 0)

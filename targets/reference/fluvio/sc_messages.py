@@ -29,6 +29,10 @@ SPU_ONLINE = 0  # SpuStatusResolution::Online
 UPDATE, DELETE = 0, 1  # MsgType
 
 
+class BodyPastFrame(Malformed):
+    """An object body length reaching past the frame (fault sc-body-length-waits reacts to it)."""
+
+
 def read_type_buffer(r: Reader) -> tuple[str, Reader]:
     """(label, a reader over exactly the body): String label, u32 length, body bytes."""
     n = r.i16()
@@ -38,7 +42,7 @@ def read_type_buffer(r: Reader) -> tuple[str, Reader]:
     label = r.string()
     length = r.u32()
     if length > r.remaining:
-        raise Malformed(f"object body of {length} bytes, {r.remaining} left")
+        raise BodyPastFrame(f"object body of {length} bytes, {r.remaining} left")
     return label, Reader(r.raw(length))
 
 

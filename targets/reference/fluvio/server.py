@@ -32,19 +32,20 @@ Produce per partition entry, in this order (notes §4.4):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import struct
 import time
 
-from wirecheck.targets.reference.core import BrokerConfig, Connection
+from wirecheck.targets.reference.core import BrokerConfig, Connection, IdleTimeout
 from wirecheck.targets.reference.framed import BadLength, FrameShape, serve_frames
 from wirecheck.targets.reference.fluvio import messages
 from wirecheck.targets.reference.fluvio.sc import ScServer
 from wirecheck.targets.reference.fluvio.faults import FAULTS
 from wirecheck.targets.reference.fluvio.options import FluvioOptions
-from wirecheck.targets.reference.fluvio.records import Batch, MAX_COMPRESSION
+from wirecheck.targets.reference.fluvio.records import Batch, GZIP, MAX_COMPRESSION
 from wirecheck.targets.reference.fluvio.storage import Partition, Storage
-from wirecheck.targets.reference.fluvio.wire import OK, ErrorCode, Malformed, Reader
+from wirecheck.targets.reference.fluvio.wire import OK, ErrorCode, LossyReader, Malformed, Reader
 
 log = logging.getLogger("wirecheck.broker.fluvio")
 
@@ -88,19 +89,45 @@ class Stream:
         self.partition = partition
         self.position: int | None = request.fetch_offset  # None: waiting for the client's UpdateOffsets
         self.wake = asyncio.Event()
+        self.pushed = asyncio.Event()  # set once the stream has sent an answer
         self.task: asyncio.Task | None = None
 
 
 class ConnectionState:
-    def __init__(self, conn: Connection):
+    def __init__(self, conn: Connection, u16_sizes: bool = False):
         self.conn = conn
+        self.u16_sizes = u16_sizes  # fault response-size-u16
         self.write_lock = asyncio.Lock()
         self.streams: dict[int, Stream] = {}
         self.stream_sequence = 0
+        self.late: set[asyncio.Task] = set()  # fault fetch-offsets-overtaken: answers still to be sent
 
     async def send(self, correlation_id: int, body: bytes) -> None:
+        size = len(body) + 4
+        if self.u16_sizes:
+            size &= 0xFFFF  # fault: the size written through a 16-bit field
         async with self.write_lock:
-            await self.conn.write(_SIZE.pack(len(body) + 4) + _SIZE.pack(correlation_id) + body)
+            await self.conn.write(_SIZE.pack(size) + _SIZE.pack(correlation_id) + body)
+
+
+class FaultyReads:
+    """A connection whose frame reads two faults break. partial-size-prefix: the size prefix's last three bytes
+    are whatever one read returns (an unlooped recv()). reads-serialised: one broker-wide lock is held while a
+    started frame arrives, so a peer stalled mid-frame stalls the frames of every other connection."""
+
+    def __init__(self, conn: Connection, active: frozenset[str], lock: asyncio.Lock):
+        self._conn, self._active, self._lock = conn, active, lock
+
+    def __getattr__(self, name: str):
+        return getattr(self._conn, name)
+
+    async def read_by(self, n: int, deadline: float) -> bytes:
+        if n == 3 and "partial-size-prefix" in self._active:  # serve_frames reads 1 size byte, then these 3
+            return await self._conn.reader.read(n)
+        if "reads-serialised" in self._active:
+            async with self._lock:
+                return await self._conn.read_by(n, deadline)
+        return await self._conn.read_by(n, deadline)
 
 
 class FluvioPersonality:
@@ -132,6 +159,7 @@ class FluvioPersonality:
         # the Streaming Controller (sc.py): the personality's "sc" endpoint, over this SPU's topic store
         self.sc = ScServer(config, self.storage, self.active, self.max_frame, self.request_log)
         self.sc.plane.configs[CONSUMER_OFFSET_TOPIC].system = True
+        self.read_lock = asyncio.Lock()  # fault reads-serialised
 
     def listening(self, endpoint: str | None, port: int) -> None:
         if endpoint is None:  # the SC's metadata names the SPU's port
@@ -146,7 +174,9 @@ class FluvioPersonality:
     # ------------------------------------------------------------------------------------------ connection
 
     async def serve(self, conn: Connection) -> None:
-        state = ConnectionState(conn)
+        state = ConnectionState(conn, u16_sizes="response-size-u16" in self.active)
+        if self.active & {"partial-size-prefix", "reads-serialised"}:
+            conn = FaultyReads(conn, self.active, self.read_lock)
 
         async def handle(header: bytes, frame: bytes) -> bool:
             if self.wedged:
@@ -166,12 +196,14 @@ class FluvioPersonality:
     async def _bad_size(self, size: int) -> BadLength:
         if size < 0 and "negative-size-stays-open" in self.active:
             return BadLength.SKIP  # fault: the size is skipped as if nothing had happened
+        if size == 0 and "zero-size-skipped" in self.active:
+            return BadLength.SKIP  # fault: an empty frame taken for a heartbeat
         log.debug("closing: frame size %d outside [%d, %d]", size, MIN_FRAME, self.max_frame)
         return BadLength.CLOSE
 
     async def _handle(self, state: ConnectionState, frame: bytes) -> bool:
         """Decode, handle and answer one request. False when the connection must end."""
-        r = Reader(frame)
+        r = (LossyReader if "utf8-lossy" in self.active else Reader)(frame)
         try:
             header = messages.read_header(r)
         except Malformed as exc:
@@ -197,14 +229,27 @@ class FluvioPersonality:
             if key == API_VERSIONS:
                 body = self._api_versions(messages.read_api_versions(r, version))
             elif key == PRODUCE:
-                request = messages.read_produce(r, version, strict_isolation="isolation-strict" in self.active)
+                request = messages.read_produce(r, version, strict_isolation="isolation-strict" in self.active,
+                                                unsigned_timeout="negative-timeout-accepted" in self.active,
+                                                clamp_record_sets="recordset-overrun-clamped" in self.active)
+                if "padded-varint-hangs" in self.active and any(
+                        b.padded_length_varint for _, parts in request.topics for p in parts for b in p.batches):
+                    return True  # fault: the records check waits for varint bytes that never come
                 body = self._produce(request, version)
+                if request.isolation == -1 and "read-committed-waits-timeout" in self.active:
+                    await asyncio.sleep(request.timeout_ms / 1000)  # fault: waits for acks no follower sends
             elif key == FETCH:
-                body = self._fetch(messages.read_fetch(r, version), version)
+                request = messages.read_fetch(r, version, "fetch-isolation-any-nonzero" in self.active)
+                body = self._fetch(request, version)
             elif key == FETCH_OFFSETS:
                 body = self._fetch_offsets(messages.read_fetch_offsets(r, version))
+                if "fetch-offsets-overtaken" in self.active:
+                    task = asyncio.create_task(self._answer_late(state, reply_id, body))
+                    state.late.add(task)
+                    task.add_done_callback(state.late.discard)
+                    return True
             elif key == STREAM_FETCH:
-                request = messages.read_stream_fetch(r, version)
+                request = messages.read_stream_fetch(r, version, "fetch-isolation-any-nonzero" in self.active)
                 return await self._stream_fetch(state, request, version, reply_id)
             elif key == UPDATE_OFFSETS:
                 body = self._update_offsets(state, messages.read_update_offsets(r))
@@ -220,13 +265,24 @@ class FluvioPersonality:
         await state.send(reply_id, body)
         return True
 
+    @staticmethod
+    async def _answer_late(state: ConnectionState, reply_id: int, body: bytes) -> None:
+        """Fault fetch-offsets-overtaken: FetchOffsets answered from a task of its own (as if it read the replica's
+        offsets asynchronously), so the requests pipelined behind it are answered first."""
+        await asyncio.sleep(0.02)
+        with contextlib.suppress(ConnectionError, OSError, IdleTimeout):
+            await state.send(reply_id, body)
+
     # ------------------------------------------------------------------------------------------ ApiVersions
 
     def _api_versions(self, request: messages.ApiVersionsRequest) -> bytes:
         keys = list(self.advertised)
         if not request.client_version:  # clients <= 0.9.12 send none: StreamFetch up to 15 only (§3.1)
             keys = [(k, lo, STREAM_FETCH_LEGACY_MAX if k == STREAM_FETCH else hi) for k, lo, hi in keys]
-        return messages.api_versions_response(keys, PLATFORM_VERSION)
+            if "apiversions-legacy-drops-stream-fetch" in self.active:
+                keys = [key for key in keys if key[0] != STREAM_FETCH]  # fault: dropped instead of capped
+        platform = "" if "platform-version-empty" in self.active else PLATFORM_VERSION  # fault: left unset
+        return messages.api_versions_response(keys, platform)
 
     # ------------------------------------------------------------------------------------------ Produce
 
@@ -247,6 +303,8 @@ class FluvioPersonality:
                            smartmodules: list[messages.Invocation]) -> tuple[bytes, int]:
         partition = self.storage.partition_for_produce(topic, data.index)
         if partition is None:
+            if "unknown-topic-not-found" in self.active and topic not in self.storage.topics:
+                return ErrorCode.plain(ErrorCode.TOPIC_NOT_FOUND), 0  # fault: the SC's code for a missing topic
             if "error-code-unknown-partition-wrong" in self.active and topic in self.storage.topics:
                 return ErrorCode.plain(ErrorCode.TOPIC_NOT_FOUND), 0  # fault: the produce path's own lookup
             return self._unknown_partition_error(), 0
@@ -260,7 +318,8 @@ class FluvioPersonality:
                     self.wedged = True
                     raise Wedged(f"record count {count}")
         if sum(b.record_total for b in batches) == 0:
-            return OK, 0  # §4.4 step 4: success, nothing written
+            # §4.4 step 4: success, nothing written; the fault answers the log end as base_offset
+            return OK, partition.leo if "empty-produce-base-is-leo" in self.active else 0
         for batch in batches:
             if batch.compression > MAX_COMPRESSION:
                 if "compression-error-wrong" in self.active:
@@ -273,7 +332,10 @@ class FluvioPersonality:
                     return ErrorCode.other(f"batch CRC {batch.crc:#010x} does not match its bytes "
                                            f"(CRC-32C {actual:#010x})"), 0
         for batch in batches:
-            if batch.write_size > self.max_request_size:
+            size = batch.write_size
+            if "too-large-records-only" in self.active:
+                size -= batch.records_start  # fault: the records' bytes only, not 12 + 45 + records
+            if size > self.max_request_size:
                 return ErrorCode.plain(ErrorCode.MESSAGE_TOO_LARGE), 0
         if partition.short_circuited:
             return ErrorCode.plain(ErrorCode.PARTITION_SHORT_CIRCUITED), 0
@@ -285,10 +347,20 @@ class FluvioPersonality:
             return ErrorCode.partition_full(topic, data.index), 0  # storage.py: the broker-wide memory budget
         base = partition.leo
         for batch in batches:
-            self.storage.append(partition, batch.stored(partition.leo), self._records_of(batch))
+            self.storage.append(partition, self._rewritten(batch).stored(partition.leo), self._records_of(batch))
         if "produce-base-offset-wrong" in self.active:
             base = partition.leo
         return OK, base
+
+    def _rewritten(self, batch: Batch) -> Batch:
+        """The batch as three faults re-encode it before storage (unchanged without them)."""
+        if "compression-recompressed" in self.active and batch.compression == GZIP:
+            batch = batch.recompressed()
+        if "record-count-rewritten" in self.active:
+            batch = batch.count_rewritten()
+        if "schema-id-dropped" in self.active:
+            batch = batch.schema_dropped()
+        return batch
 
     def _records_of(self, batch: Batch) -> int:
         if "offsets-follow-record-count" in self.active:
@@ -306,7 +378,7 @@ class FluvioPersonality:
     def _fetch(self, request: messages.FetchRequest, version: int) -> bytes:
         # The request-level max_bytes limits every partition (§5.1); i32 -> u32 as the SPU casts it, so a
         # negative value means no limit. D7: all partitions together stay under the frame limit.
-        limit = request.max_bytes & 0xFFFFFFFF
+        limit = 0xFFFFFFFF if "fetch-max-bytes-ignored" in self.active else request.max_bytes & 0xFFFFFFFF
         budget = self.max_frame - 1024
         topics = []
         for name, partitions in request.topics:
@@ -322,15 +394,22 @@ class FluvioPersonality:
         """(error, high_watermark, log_start_offset, records) for one partition read (§5.2, ST/replica.rs)."""
         partition = self.storage.partition(topic, index)
         if partition is None:
+            if "fetch-unknown-partition-3001" in self.active:  # fault: FetchOffsets' code
+                return ErrorCode.plain(ErrorCode.PARTITION_NOT_LEADER), 0, 0, b""
             return self._unknown_partition_error(), 0, 0, b""
         if offset < partition.log_start:
             return ErrorCode.offset_evicted(offset, partition.log_start), 0, 0, b""
-        if offset > partition.leo:
+        # faults: the end itself counted as beyond it (>=); an offset beyond it clamped to it (no error)
+        beyond = offset >= partition.leo if "fetch-at-end-is-beyond" in self.active else offset > partition.leo
+        if beyond and "fetch-beyond-end-clamped" not in self.active:
             if "error-payload-missing" in self.active:
                 return ErrorCode.plain(ErrorCode.OTHER), 0, 0, b""
             return ErrorCode.other(f"start offset: {offset} is greater than leo: {partition.leo}"), 0, 0, b""
         hw = partition.hw + 1 if "fetch-hw-off-by-one" in self.active else partition.hw
-        records = partition.read(offset, max_bytes, partition.hw) if offset < partition.leo else b""
+        start = offset
+        if "fetch-starts-one-early" in self.active:
+            start = max(offset - 1, partition.log_start)  # fault: fetch_offset read as the last consumed offset
+        records = partition.read(start, max_bytes, partition.hw) if offset < partition.leo else b""
         return OK, hw, partition.log_start, records
 
     # ------------------------------------------------------------------------------------------ FetchOffsets
@@ -363,7 +442,11 @@ class FluvioPersonality:
             await state.send(reply_id, messages.stream_fetch_response(request.topic, stream_id, part))
 
         if partition is None:
-            await answer_once(0, self._unknown_partition_error())
+            refused_id = 0
+            if "stream-refusal-numbered" in self.active:  # fault: the refusal takes the next stream id
+                state.stream_sequence += 1
+                refused_id = state.stream_sequence
+            await answer_once(refused_id, self._unknown_partition_error())
             return True
         if len(state.streams) >= MAX_STREAMS:
             log.debug("closing: more than %d streams on one connection", MAX_STREAMS)
@@ -378,6 +461,9 @@ class FluvioPersonality:
         state.streams[stream_id] = stream
         partition.listeners.add(stream.wake)
         stream.task = asyncio.create_task(self._push(state, stream))
+        if "stream-blocks-connection" in self.active:  # fault: the request loop waits for the stream's first answer
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stream.pushed.wait(), self.config.idle_timeout)
         return True
 
     async def _push(self, state: ConnectionState, stream: Stream) -> None:
@@ -385,6 +471,15 @@ class FluvioPersonality:
         request, partition = stream.request, stream.partition
         limit = min(request.max_bytes & 0xFFFFFFFF, self.max_frame - 1024)
         sent_once = False
+        empty_sent = False  # fault stream-at-end-answers-empty
+
+        async def push(records: bytes) -> None:
+            hw = partition.hw + 1 if "fetch-hw-off-by-one" in self.active else partition.hw
+            part = messages.partition_response(request.partition, OK, hw, partition.log_start, records,
+                                               stream.version)
+            await state.send(stream.correlation_id, messages.stream_fetch_response(request.topic, stream.id, part))
+            stream.pushed.set()
+
         try:
             while True:
                 stream.wake.clear()
@@ -393,13 +488,13 @@ class FluvioPersonality:
                 if position is not None and position < end and not (
                         sent_once and "stream-fetch-no-updates" in self.active):
                     records = partition.read(position, limit, end)
-                    hw = partition.hw + 1 if "fetch-hw-off-by-one" in self.active else partition.hw
-                    part = messages.partition_response(request.partition, OK, hw, partition.log_start, records,
-                                                       stream.version)
                     stream.position = None  # flow control: wait for the client's UpdateOffsets (§5.4)
                     sent_once = True
-                    await state.send(stream.correlation_id,
-                                     messages.stream_fetch_response(request.topic, stream.id, part))
+                    await push(records)
+                    continue
+                if position == end and not empty_sent and "stream-at-end-answers-empty" in self.active:
+                    empty_sent = True  # fault: at the log end, an empty answer at once (as a Fetch gives)
+                    await push(b"")
                     continue
                 await stream.wake.wait()
         except (ConnectionError, OSError) as exc:

@@ -115,6 +115,16 @@ class Reader:
         return self.raw(n) if n > 0 else b""
 
 
+class LossyReader(Reader):
+    """Fault utf8-lossy: invalid UTF-8 in a string is decoded with replacement characters, not refused."""
+
+    __slots__ = ()
+
+    def string(self) -> str:
+        n = self.i16()
+        return self.raw(n).decode("utf-8", "replace") if n > 0 else ""
+
+
 # ------------------------------------------------------------------------------------------------ writing
 
 def i8(v: int) -> bytes:
