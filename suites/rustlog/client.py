@@ -103,6 +103,14 @@ class RustLog(StrictClient):
         """What breaks "details: an object or null" in an Error answer (rustlog.errors.details)."""
         return [p for p in schema_problems(obj) if p.startswith("Error.details")]
 
+    def details(self, error: dict) -> dict:
+        """An Error's details as an object ({} for null); no details key, or one that is not an object, breaks
+        rustlog.errors.details (a case that reads what details says judges only that)."""
+        problems = self.details_problems(error)
+        if problems:
+            raise Divergence(C["rustlog.errors.details"], "details: an object or null", "; ".join(problems))
+        return error.get("details") or {}
+
     @staticmethod
     def check_shape(obj: dict) -> None:
         problems = schema_problems(obj)

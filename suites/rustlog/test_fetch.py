@@ -79,7 +79,7 @@ def test_fetch_below_the_log_start_is_416(target):
     hw = info["high_watermark"]
     error = client.error({"type": "Fetch", "group_id": "", "topic": topic, "partition": 0, "offset": log_start - 1,
                           "max_bytes": 1024}, 416, "rustlog.fetch.below-log-start")
-    details = error.get("details") or {}
+    details = client.details(error)
     wanted = {"valid_range": {"start": log_start, "end": hw}, "high_watermark": hw}
     if {k: details.get(k) for k in wanted} != wanted:
         raise Divergence(C["rustlog.fetch.below-log-start"], f"details {wanted}", short(details))

@@ -58,20 +58,29 @@ def test_unknown_request_type(target, name):
 
 
 _VARIANTS = invalid_field_variants(FIELD_TOPIC)
+#: a topic *name* (a string) that breaks the naming rule is these clauses' concern, not a wrong field kind
+NAME_CLAUSES = {"CreateTopic.topic": "rustlog.admin.topic-name", "Produce.topic": "rustlog.produce.topic-name"}
+#: codes that answer a request whose fields passed: an invalid field answered with one was not refused
+PROCESSED_CODES = {404, 405, 413, 416}
 
 
 @case("rustlog.request.invalid-fields", hostile=True)
-@pytest.mark.parametrize("request_obj", [r for _, r in _VARIANTS], ids=[n for n, _ in _VARIANTS])
-def test_invalid_field(target, fields_topic, request_obj):
+@pytest.mark.parametrize("name,request_obj", _VARIANTS, ids=[n for n, _ in _VARIANTS])
+def test_invalid_field(target, fields_topic, name, request_obj):
     client, topic = fields_topic
     if request_obj.get("topic") == FIELD_TOPIC:  # the valid topic field names the topic that exists
         request_obj = {**request_obj, "topic": topic}
-    answer = client.call(request_obj, "rustlog.request.invalid-fields")
+    field = name.rsplit("-", 1)[0]  # "CreateTopic.topic-wrong2" -> "CreateTopic.topic"
+    named = field in NAME_CLAUSES and isinstance(request_obj.get("topic"), str)  # a wrong name, not a wrong kind
+    owner = NAME_CLAUSES[field] if named else "rustlog.request.invalid-fields"
+    answer = client.call(request_obj, owner)
     if answer["type"] != "Error":
-        raise Divergence(C["rustlog.request.invalid-fields"], "an Error (400)", short(answer))
+        raise Divergence(C[owner], "an Error (400)", short(answer))
     client.still_open("rustlog.request.invalid-fields")
     if answer["code"] != 400:
-        raise Divergence(C["rustlog.request.invalid-code"], "Error code 400", f"code {answer['code']}")
+        code_clause = owner if owner != "rustlog.request.invalid-fields" or answer["code"] in PROCESSED_CODES \
+            else "rustlog.request.invalid-code"
+        raise Divergence(C[code_clause], "Error code 400", f"code {answer['code']}")
 
 
 @case("rustlog.request.extra-fields")
@@ -105,23 +114,47 @@ def test_largest_u64_offset_is_an_integer_not_a_float(target):
 @case("rustlog.request.stays-open")
 def test_connection_survives_a_stream_of_errors(target):
     client, topic = new_topic(target, shared=True)
-    for bad in ({"type": "Nope"}, {"type": "Produce", "topic": topic}, {"type": "Fetch"},
-                {"type": "Produce", "topic": topic, "partition": 0, "records": ["AA=="] * (MAX_RECORDS + 1)},
-                {"type": "DescribeTopic", "topic": target.unique("missing")}):
-        answer = client.call(bad, "rustlog.request.stays-open")
+    bad_requests = [  # (request, the clause whose Error it is)
+        ({"type": "Nope"}, "rustlog.request.unknown-type"),
+        ({"type": "Produce", "topic": topic}, "rustlog.request.invalid-fields"),
+        ({"type": "Fetch"}, "rustlog.request.invalid-fields"),
+        ({"type": "Produce", "topic": topic, "partition": 0, "records": ["AA=="] * (MAX_RECORDS + 1)},
+         "rustlog.produce.record-limit"),
+        ({"type": "DescribeTopic", "topic": target.unique("missing")}, "rustlog.admin.describe-unknown"),
+    ]
+    # This case judges that the connection goes on answering after an Error; what each answer is, and an answer
+    # to the first request (no Error before it), are the request's own clause's.
+    for i, (bad, owner) in enumerate(bad_requests):
+        answer = client.call(bad, "rustlog.request.stays-open" if i else owner)
         if answer["type"] != "Error":
-            raise Divergence(C["rustlog.request.stays-open"], "an Error", short(answer))
+            raise Divergence(C[owner], "an Error", short(answer))
     client.still_open()
     client.produce(topic, 0, [b"after errors"])
 
 
-@case("rustlog.errors.details")
-@pytest.mark.parametrize("request_obj", [{"type": "Nope"}, {"type": "Fetch"}], ids=["unknown-type", "fields-missing"])
-def test_error_answers_carry_details(target, request_obj):
-    client = RustLog(target)
-    answer = client.call(request_obj, "rustlog.errors.details")
+@case("rustlog.errors.shape")
+@pytest.mark.parametrize("request_obj,owner", [
+    ({"type": "Nope"}, "rustlog.request.unknown-type"), ({"type": "Fetch"}, "rustlog.request.invalid-fields"),
+    ({"type": "DescribeTopic"}, "rustlog.admin.describe-unknown"),
+], ids=["unknown-type", "fields-missing", "not-found"])
+def test_error_answers_have_code_and_message(target, request_obj, owner):
+    # Decoding an Error checks its shape; that an Error came at all is the clause of the request (owner).
+    if request_obj["type"] == "DescribeTopic":
+        request_obj = {**request_obj, "topic": target.unique("missing")}
+    answer = RustLog(target).call(request_obj, owner)
     if answer["type"] != "Error":
-        raise Divergence(C["rustlog.errors.details"], "an Error", short(answer))
+        raise Divergence(C[owner], "an Error", short(answer))
+
+
+@case("rustlog.errors.details")
+@pytest.mark.parametrize("request_obj,owner", [({"type": "Nope"}, "rustlog.request.unknown-type"),
+                                               ({"type": "Fetch"}, "rustlog.request.invalid-fields")],
+                         ids=["unknown-type", "fields-missing"])
+def test_error_answers_carry_details(target, request_obj, owner):
+    client = RustLog(target)
+    answer = client.call(request_obj, owner)  # that an Error comes is the request's clause (owner)
+    if answer["type"] != "Error":
+        raise Divergence(C[owner], "an Error", short(answer))
     problems = client.details_problems(answer)
     if problems:
         raise Divergence(C["rustlog.errors.details"], "details: an object or null", "; ".join(problems))
@@ -130,8 +163,11 @@ def test_error_answers_carry_details(target, request_obj):
 @case("rustlog.errors.details")
 def test_not_found_error_carries_details(target):
     client = RustLog(target)
-    answer = client.call({"type": "DescribeTopic", "topic": target.unique("missing")}, "rustlog.errors.details")
-    problems = client.details_problems(answer) if answer["type"] == "Error" else ["not an Error"]
+    answer = client.call({"type": "DescribeTopic", "topic": target.unique("missing")},
+                         "rustlog.admin.describe-unknown")
+    if answer["type"] != "Error":  # that an Error comes is the request's clause
+        raise Divergence(C["rustlog.admin.describe-unknown"], "an Error", short(answer))
+    problems = client.details_problems(answer)
     if problems:
         raise Divergence(C["rustlog.errors.details"], "an Error whose details is an object or null",
                          "; ".join(problems) + f": {short(answer)}")

@@ -7,6 +7,10 @@ this file only checks that each fault is real.
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import time
+
 import pytest
 
 from wirecheck.targets.reference.rustlog import FAULTS
@@ -183,6 +187,159 @@ PROBES = {
     "rustlog.produce-base-offset-off-by-one": (probe_base_offset, (0, 0), {}),
     "rustlog.float-accepted": (probe_float, 400, {}),
 }
+def probe_partitions_created(client):
+    return client.request({"type": "CreateTopic", "topic": "t", "partition_count": 3})["partitions_created"]
+
+
+def probe_create_existing(client):
+    create_topic(client, "t")
+    return kind(client.request({"type": "CreateTopic", "topic": "t", "partition_count": 1}))
+
+
+def probe_segment_count(client):
+    create_topic(client, "t")
+    return client.request({"type": "DescribeTopic", "topic": "t"})["partitions"][0]["segment_count"]
+
+
+def probe_describe_unknown(client):
+    return kind(client.request({"type": "DescribeTopic", "topic": "missing"}))
+
+
+def probe_list_topics(client):
+    create_topic(client, "t")
+    return [t["name"] for t in client.request({"type": "ListTopics"})["topics"]]
+
+
+def probe_commit_partition(client):
+    create_topic(client, "t", 2)
+    client.request({"type": "OffsetCommit", "group": "g", "topic": "t", "partition": 1, "offset": 5})
+    return committed(client, "g")
+
+
+def probe_error_keys(client):
+    return sorted(client.request({"type": "Nope"}))
+
+
+def probe_at_hw(client):
+    create_topic(client, "t")
+    produce(client, "t", [b"a"])
+    return fetch(client, "t", 1)["next_offset"]
+
+
+def probe_below_log_start(client):
+    create_topic(client, "t")
+    for _ in range(3):
+        produce(client, "t", [b"x"] * 10)
+    return kind(fetch(client, "t", 0))
+
+
+def probe_payload_alphabet(client):
+    create_topic(client, "t")
+    produce(client, "t", [b"\xff\xfe"])
+    return fetch(client, "t", 0)["records"][0]["payload"]
+
+
+def probe_timestamp(client):
+    create_topic(client, "t")
+    produce(client, "t", [b"a"])
+    return fetch(client, "t", 0)["records"][0]["timestamp"] > 10**15  # microseconds since 2001
+
+
+def probe_fetch_missing_partition(client):
+    create_topic(client, "t")
+    return kind(fetch(client, "t", 0, partition=1))
+
+
+def probe_fetch_unknown_topic(client):
+    return kind(fetch(client, "missing", 0))
+
+
+def probe_split_header(client):
+    data = encode({"type": "Ping"})
+    client.send_raw(data[:2])
+    time.sleep(0.05)
+    client.send_raw(data[2:])
+    return kind(client.recv())
+
+
+def probe_pipeline(client):
+    client.send_raw(encode({"type": "Ping"}) * 20)
+    client.sock.settimeout(1.0)
+    answers = 0
+    with contextlib.suppress(socket.timeout):
+        while answers < 20:
+            client.recv()
+            answers += 1
+    return answers
+
+
+def probe_base64_whitespace(client):
+    create_topic(client, "t")
+    return kind(client.request({"type": "Produce", "topic": "t", "partition": 0, "records": ["AA==\n"]}))
+
+
+def probe_produce_unknown_topic(client):
+    return kind(produce(client, "missing", [b"x"]))
+
+
+def probe_not_found_stays_open(client):
+    response, closed = client.exchange(encode({"type": "DescribeTopic", "topic": "missing"}))
+    return kind(response), closed
+
+
+def probe_u64(client):
+    create_topic(client, "t")
+    return kind(fetch(client, "t", 2**64 - 1))
+
+
+def probe_deep_answered(client):
+    return kind(client.exchange(deep_ping(65), wait=1.0)[0])
+
+
+def probe_stalled_header(client, broker):
+    """A peer stalled inside a length prefix, then a new connection's Ping: answered unless the stall holds
+    every connection's header read."""
+    stalled = broker.client()
+    stalled.send_raw(b"\x00\x00")  # stops inside a length prefix
+    time.sleep(0.1)  # its two bytes are read (and, with the fault, the lock taken) before the next connection
+    try:
+        with broker.client(timeout=1.0) as fresh:
+            try:
+                return kind(fresh.request({"type": "Ping"}))
+            except (socket.timeout, TimeoutError):
+                return "stalled"
+    finally:
+        stalled.close()
+
+
+RETENTION = {"segment_records": 10, "retention_records": 10}
+
+#: entries for PROBES
+NEW_PROBES = {
+    "rustlog.partitions-created-counts-topics": (probe_partitions_created, 3, {}),
+    "rustlog.create-existing-succeeds": (probe_create_existing, 400, {}),
+    "rustlog.segment-count-zero-when-empty": (probe_segment_count, 1, {}),
+    "rustlog.describe-unknown-400": (probe_describe_unknown, 404, {}),
+    "rustlog.list-skips-empty-topics": (probe_list_topics, ["t"], {}),
+    "rustlog.commit-ignores-partition": (probe_commit_partition, None, {}),
+    "rustlog.error-message-key-wrong": (probe_error_keys, ["code", "details", "message", "type"], {}),
+    "rustlog.at-hw-next-offset-zero": (probe_at_hw, 1, {}),
+    "rustlog.below-log-start-served": (probe_below_log_start, 416, RETENTION),
+    "rustlog.payload-base64url": (probe_payload_alphabet, "//4=", {}),
+    "rustlog.timestamp-millis": (probe_timestamp, True, {}),
+    "rustlog.fetch-missing-partition-empty": (probe_fetch_missing_partition, 405, {}),
+    "rustlog.fetch-unknown-topic-405": (probe_fetch_unknown_topic, 404, {}),
+    "rustlog.split-header-misread": (probe_split_header, "Pong", {}),
+    "rustlog.pipeline-queue-drops": (probe_pipeline, 20, {}),
+    "rustlog.base64-whitespace-trimmed": (probe_base64_whitespace, 400, {}),
+    "rustlog.produce-auto-creates-topic": (probe_produce_unknown_topic, 404, {}),
+    "rustlog.not-found-closes": (probe_not_found_stays_open, (404, False), {}),
+    "rustlog.u64-via-double": (probe_u64, "FetchResponse", {}),
+    "rustlog.deep-json-silent": (probe_deep_answered, 400, {}),
+    "rustlog.header-read-global-lock": (probe_stalled_header, "Pong", {}),
+}
+PROBES.update(NEW_PROBES)
+
 PROCESS_FAULTS = {"rustlog.crash-on-deep-json"}  # kills the process: probed in a child process below
 
 

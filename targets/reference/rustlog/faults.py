@@ -12,10 +12,10 @@ FAULTS: dict[str, str] = {
     "rustlog.malformed-json-kept-open": "framing: malformed JSON gets Error 400 but the connection stays open",
     "rustlog.invalid-utf8-accepted": "framing: invalid UTF-8 is decoded with replacement characters and processed",
     "rustlog.unknown-type-closes": "request: an unknown type closes the connection without an Error",
-    "rustlog.partition-error-404": "produce/fetch: a missing partition is answered 404 instead of 405",
+    "rustlog.partition-error-404": "produce: a missing partition is answered 404 instead of 405",
     "rustlog.record-limit-1001": "produce: a batch of 1001 records is accepted (limit is 1000)",
     "rustlog.partition-count-unbounded": "admin: CreateTopic accepts partition_count above 1000",
-    "rustlog.topic-name-unchecked": "admin: topic names with bad characters or over 255 characters are accepted",
+    "rustlog.topic-name-unchecked": "admin: CreateTopic accepts topic names with bad characters or over 255 characters",
     "rustlog.next-offset-off-by-one": "fetch: next_offset is the last returned offset instead of last + 1",
     "rustlog.beyond-hw-416": "fetch: an offset beyond the high watermark gets Error 416 instead of an empty response",
     "rustlog.commit-groups-shared": "commit: commits ignore the group (one offset per topic/partition)",
@@ -32,6 +32,38 @@ FAULTS: dict[str, str] = {
     "rustlog.produce-base-offset-off-by-one":
         "produce: base_offset is reported as HW + 1 while records are stored from HW",
     "rustlog.float-accepted": "request: integral floats such as 1.0 are accepted where integers are required",
+    "rustlog.partitions-created-counts-topics":
+        "admin: CreateTopicResponse.partitions_created counts the topics created (1), not the partitions",
+    "rustlog.create-existing-succeeds": "admin: CreateTopic for an existing topic answers success true (topic kept)",
+    "rustlog.segment-count-zero-when-empty":
+        "admin: DescribeTopic counts only segments holding records: an empty partition reports segment_count 0",
+    "rustlog.describe-unknown-400": "admin: DescribeTopic for an unknown topic answers Error 400 instead of 404",
+    "rustlog.list-skips-empty-topics": "admin: ListTopics lists only topics that ever held records",
+    "rustlog.commit-ignores-partition": "commit: offsets are kept per group and topic (the partition is ignored)",
+    "rustlog.error-message-key-wrong": "errors: Error frames carry their text under \"error\" instead of \"message\"",
+    "rustlog.at-hw-next-offset-zero":
+        "fetch: at the high watermark the empty answer's next_offset is 0 (an unset default), not the HW",
+    "rustlog.below-log-start-served": "fetch: an offset below the log start is read from the log start, no 416",
+    "rustlog.payload-base64url": "fetch: payloads are encoded with the URL-safe base64 alphabet (-_ for +/)",
+    "rustlog.timestamp-millis": "fetch: record timestamps are milliseconds since the epoch, not microseconds",
+    "rustlog.fetch-missing-partition-empty":
+        "fetch: a partition that does not exist reads as an empty FetchResponse instead of Error 405",
+    "rustlog.fetch-unknown-topic-405":
+        "fetch: an unknown topic answers Error 405 (one lookup by topic and partition) instead of 404",
+    "rustlog.split-header-misread":
+        "framing: the length prefix is whatever one read returns: a header split across TCP segments is misread",
+    "rustlog.pipeline-queue-drops":
+        "framing: frames wait for the handler in a queue of 16; a frame read while it is full is dropped",
+    "rustlog.base64-whitespace-trimmed":
+        "produce: records are trimmed of surrounding whitespace before decoding (\"SGVsbG8=\\n\" accepted)",
+    "rustlog.produce-auto-creates-topic": "produce: a Produce to an unknown topic creates it (1 partition), no 404",
+    "rustlog.not-found-closes": "request: an Error 404 ends the connection (treated as fatal)",
+    "rustlog.u64-via-double":
+        "request: integers go through a double, so u64 values above 2^53 are rounded (2^64-1 becomes 2^64: 400)",
+    "rustlog.deep-json-silent": "robustness: JSON nested deeper than 64 is dropped without an answer, left open",
+    "rustlog.header-read-global-lock":
+        "robustness: length prefixes are read under one lock all connections share: a peer that stops inside a "
+        "header stalls every other connection",
 }
 
 

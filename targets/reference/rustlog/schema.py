@@ -47,9 +47,11 @@ def _short(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _integer(name: str, value: object, maximum: int, floats_ok: bool) -> int:
+def _integer(name: str, value: object, maximum: int, floats_ok: bool, via_double: bool) -> int:
     if floats_ok and type(value) is float and value.is_integer():  # fault float-accepted
         value = int(value)
+    if via_double and type(value) is int:  # fault u64-via-double: a JSON number parsed as an f64
+        value = int(float(value))
     if type(value) is not int:  # bool is an int subclass: excluded on purpose
         raise _invalid(f"field {name!r} must be an unsigned integer, got {_short(getattr(value, 'text', value))}")
     if not 0 <= value <= maximum:
@@ -57,7 +59,7 @@ def _integer(name: str, value: object, maximum: int, floats_ok: bool) -> int:
     return value
 
 
-def parse_request(obj: object, *, floats_ok: bool = False) -> tuple[str, dict]:
+def parse_request(obj: object, *, floats_ok: bool = False, via_double: bool = False) -> tuple[str, dict]:
     """A decoded JSON value -> (request type, validated fields). Raises RequestError / UnknownType."""
     if not isinstance(obj, dict):
         raise _invalid(f"payload must be a JSON object, got {type(obj).__name__}")
@@ -78,9 +80,9 @@ def parse_request(obj: object, *, floats_ok: bool = False) -> tuple[str, dict]:
             if not isinstance(value, str):
                 raise _invalid(f"{kind}: field {name!r} must be a string, got {_short(value)}")
         elif field_kind == U32:
-            value = _integer(name, value, U32_MAX, floats_ok)
+            value = _integer(name, value, U32_MAX, floats_ok, via_double)
         elif field_kind == U64:
-            value = _integer(name, value, U64_MAX, floats_ok)
+            value = _integer(name, value, U64_MAX, floats_ok, via_double)
         elif field_kind == STR_LIST:
             if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
                 raise _invalid(f"{kind}: field {name!r} must be an array of base64 strings")

@@ -17,7 +17,7 @@ import logging
 import os
 import time
 
-from wirecheck.targets.reference.core import BrokerConfig, Connection
+from wirecheck.targets.reference.core import BrokerConfig, Connection, IdleTimeout
 from wirecheck.targets.reference.framed import BadLength, FrameShape, serve_frames
 from wirecheck.targets.reference.rustlog.faults import FAULTS, VARIANTS
 from wirecheck.targets.reference.rustlog.log import PartitionLog
@@ -35,6 +35,7 @@ MAX_RECORDS = 1000  # seed §Produce Request: "records array <= 1000 elements pe
 MAX_PARTITIONS = 1000  # seed §Create Topic Request: "1-1000 partitions"
 MAX_RECORD = 7_864_000  # decision D5: any stored record stays fetchable inside one MAX_FRAME response
 AVAILABLE_TOPICS_SHOWN = 100  # 404 details list at most this many names (bounded response)
+PIPELINE_QUEUE = 16  # fault pipeline-queue-drops: frames waiting for the handler
 
 # A FetchResponse is built by hand so that its encoded size is known before each record is added (D6: the
 # frame never exceeds MAX_FRAME). The wrapper, with a 20-digit next_offset, plus one entry with two 20-digit
@@ -75,6 +76,7 @@ class RustLogPersonality:
             fsync=config.fsync != "none",
         )
         self.active_connections = 0
+        self.header_lock = asyncio.Lock()  # fault header-read-global-lock
         self.handlers = {
             "Produce": self.produce, "Fetch": self.fetch, "OffsetCommit": self.offset_commit,
             "OffsetFetch": self.offset_fetch, "CreateTopic": self.create_topic, "ListTopics": self.list_topics,
@@ -86,10 +88,64 @@ class RustLogPersonality:
     async def serve(self, conn: Connection) -> None:
         self.active_connections += 1
         try:
-            await serve_frames(conn, self.frame_shape, lambda header, body: self._handle(conn, body),
-                               lambda length: self._bad_length(conn, length))
+            if "pipeline-queue-drops" in self.fault:
+                await self._serve_queued(conn)
+            elif self.fault & {"split-header-misread", "header-read-global-lock"}:
+                await self._serve_naive_header(conn)
+            else:
+                await serve_frames(conn, self.frame_shape, lambda header, body: self._handle(conn, body),
+                                   lambda length: self._bad_length(conn, length))
         finally:
             self.active_connections -= 1
+
+    async def _serve_naive_header(self, conn: Connection) -> None:
+        """serve_frames with the length prefix read as two faults read it (one defect each; neither runs with
+        the faults that skip or drain a bad length): split-header-misread takes it from one read, however few
+        bytes that returned (a naive recv); header-read-global-lock reads it under one lock all connections
+        share (a blocking read in a single-threaded loop), so a peer that stops inside a header stalls all."""
+        while True:
+            if "split-header-misread" in self.fault:
+                async with asyncio.timeout(conn.idle_timeout):
+                    header = await conn.reader.read(LENGTH.size)
+                if not header:
+                    return
+                deadline = conn.frame_deadline()
+            else:
+                first = await conn.read_exactly(1)
+                deadline = conn.frame_deadline()
+                async with self.header_lock:
+                    header = first + await conn.read_by(LENGTH.size - 1, deadline)
+            length = int.from_bytes(header, "big")
+            if not self.frame_shape.accepts(length):
+                await self._bad_length(conn, length)
+                return
+            if not await self._handle(conn, await conn.read_by(length, deadline)):
+                return
+
+    async def _serve_queued(self, conn: Connection) -> None:
+        """Fault pipeline-queue-drops: a handler task takes frames from a queue of PIPELINE_QUEUE, and a frame
+        read while the queue is full is dropped (try_send on a bounded channel), so a long pipeline loses some."""
+        queue: asyncio.Queue[bytes] = asyncio.Queue(PIPELINE_QUEUE)
+
+        async def enqueue(header: bytes, body: bytes) -> bool:
+            if not queue.full():
+                queue.put_nowait(body)
+            return True
+
+        async def answer_all() -> None:
+            try:
+                while await self._handle(conn, await queue.get()):
+                    pass
+            except (ConnectionError, OSError, IdleTimeout):
+                pass  # a failed write ends the connection, as in serve_frames
+            finally:
+                conn.writer.close()  # the handler ended the connection: the reader then meets its end
+
+        worker = asyncio.create_task(answer_all())
+        try:
+            await serve_frames(conn, self.frame_shape, enqueue, lambda length: self._bad_length(conn, length))
+        finally:
+            worker.cancel()
 
     async def _bad_length(self, conn: Connection, length: int) -> BadLength:
         if length == 0:
@@ -115,7 +171,8 @@ class RustLogPersonality:
             del body
             obj = parse_json(text, keep_open_on_malformed="malformed-json-kept-open" in self.fault)
             del text
-            kind, fields = parse_request(obj, floats_ok="float-accepted" in self.fault)
+            kind, fields = parse_request(obj, floats_ok="float-accepted" in self.fault,
+                                         via_double="u64-via-double" in self.fault)
             del obj
             response = await self._dispatch(kind, fields)
         except RequestError as exc:
@@ -123,6 +180,10 @@ class RustLogPersonality:
                 return False
             if isinstance(exc, TooDeep) and "crash-on-deep-json" in self.fault:
                 os._exit(70)
+            if isinstance(exc, TooDeep) and "deep-json-silent" in self.fault:
+                return True
+            if exc.code == TOPIC_NOT_FOUND and "not-found-closes" in self.fault:
+                exc.close = True
             if exc.close or (isinstance(exc, TooDeep) and "deep-nesting-closes" in self.variants):
                 return await self._fatal(conn, exc.code, exc.message, exc.details)
             response = self.encoder.error(exc.code, exc.message, exc.details)
@@ -163,9 +224,8 @@ class RustLogPersonality:
         return self.encoder.response({"type": kind, **fields})
 
     # -- lookups ----------------------------------------------------------------------------------------------
-    def name_ok(self, name: str) -> bool:
-        if "topic-name-unchecked" in self.fault:
-            return 0 < len(name) <= 65535
+    @staticmethod
+    def name_ok(name: str) -> bool:
         return TOPIC_NAME.fullmatch(name) is not None
 
     def check_name(self, name: str) -> None:
@@ -202,8 +262,10 @@ class RustLogPersonality:
         for index, text in enumerate(records):
             payloads.append(self._decode_record(index, text))
         del records
+        if "produce-auto-creates-topic" in self.fault and topic not in self.store.topics:
+            await self.store.create_topic(topic, 1)
         log_ = self.partition(topic, partition, missing_404="partition-error-404" in self.fault)
-        timestamp = now_micros()
+        timestamp = now_micros() // 1000 if "timestamp-millis" in self.fault else now_micros()
         if "batch-not-atomic" in self.fault:
             base = await self._append_interleaving(log_, payloads, timestamp)
         else:
@@ -219,6 +281,8 @@ class RustLogPersonality:
         # D3: standard alphabet, '=' padding, nothing else. binascii's strict mode refuses whitespace, other
         # characters, missing or excess padding and data after padding (as base64.b64decode(validate=True)
         # plus a length % 4 check would, at a fraction of the cost).
+        if "base64-whitespace-trimmed" in self.fault:
+            text = text.strip()
         try:
             if len(text) % 4:
                 raise ValueError("length is not a multiple of 4")
@@ -235,21 +299,29 @@ class RustLogPersonality:
     async def _append_interleaving(log_: PartitionLog, payloads: list[bytes], timestamp: int) -> int:
         """Fault batch-not-atomic: one record at a time, yielding in between, like upstream RustLog (H4)."""
         base = None
-        for payload in payloads:
+        for index, payload in enumerate(payloads):
             async with log_.lock:
                 offset = await log_.append([payload], timestamp)
             base = offset if base is None else base
             # A real pause, not just a yield: a batch then spans several milliseconds, so a concurrent batch
-            # whose last bytes are still on the way interleaves with it every time, not only by luck.
-            await asyncio.sleep(0.0002)
+            # whose last bytes are still on the way interleaves with it every time, not only by luck. Only a
+            # yield after the first 100 records: a big batch pausing at each would outlast a client's deadline.
+            await asyncio.sleep(0.0002 if index < 100 else 0)
         return log_.high_watermark if base is None else base
 
     async def fetch(self, group_id: str, topic: str, partition: int, offset: int, max_bytes: int) -> bytes:
-        log_ = self.partition(topic, partition, missing_404="partition-error-404" in self.fault)
+        found = self.store.topics.get(topic)
+        if "fetch-unknown-topic-405" in self.fault and found is None and self.name_ok(topic):  # one lookup for both
+            raise RequestError(PARTITION_NOT_FOUND, f"Partition {partition} of '{topic}' not found")
+        if "fetch-missing-partition-empty" in self.fault and found and partition >= len(found.partitions):
+            return _FETCH_HEAD + _FETCH_TAIL % offset  # a missing log read as an empty one
+        log_ = self.partition(topic, partition)
         if "fetch-uses-group-offset" in self.fault:
             offset = self.store.commits.get(self.commit_key(group_id, topic, partition), offset)
         high_watermark, log_start = log_.high_watermark, log_.log_start_offset
         beyond_is_error = "beyond-hw-416" in self.fault and offset > high_watermark
+        if "below-log-start-served" in self.fault:
+            offset = max(offset, log_start)
         if offset < log_start or beyond_is_error:
             raise RequestError(OFFSET_OUT_OF_RANGE, f"Offset {offset} out of range",
                                {"valid_range": {"start": log_start, "end": high_watermark},
@@ -258,12 +330,13 @@ class RustLogPersonality:
         if max_bytes > 0 and offset < high_watermark:
             size = _FETCH_WRAPPER_MAX
             capped = "fetch-exceeds-frame" not in self.fault
+            encode = base64.urlsafe_b64encode if "payload-base64url" in self.fault else base64.b64encode
             for record_offset, timestamp, payload in log_.read(offset):
                 if entries and payload_bytes + len(payload) > max_bytes:
                     break
                 # The entry stays in pieces (head, base64, tail) until the one final join: formatting the base64
                 # into one bytes object first would hold a second copy of the largest record.
-                entry = (_FETCH_ENTRY_HEAD % (record_offset, timestamp), base64.b64encode(payload), _FETCH_ENTRY_TAIL)
+                entry = (_FETCH_ENTRY_HEAD % (record_offset, timestamp), encode(payload), _FETCH_ENTRY_TAIL)
                 entry_size = sum(map(len, entry))
                 if capped and size + entry_size + (1 if entries else 0) > self.max_frame:
                     break  # D6: never send a frame over MAX_FRAME
@@ -273,6 +346,8 @@ class RustLogPersonality:
                 last = record_offset
         if last is None:
             next_offset = offset  # empty: at or beyond the high watermark, or nothing fits
+            if "at-hw-next-offset-zero" in self.fault and offset == high_watermark:
+                next_offset = 0
         else:
             next_offset = last if "next-offset-off-by-one" in self.fault else last + 1
         self.store.counters.messages_fetched_total += len(entries)
@@ -291,6 +366,8 @@ class RustLogPersonality:
     def commit_key(self, group: str, topic: str, partition: int) -> tuple:
         if "commit-groups-shared" in self.fault:
             return topic, partition
+        if "commit-ignores-partition" in self.fault:
+            return group, topic
         return group, topic, partition
 
     def partition_exists(self, topic: str, partition: int) -> bool:
@@ -314,32 +391,44 @@ class RustLogPersonality:
 
     # -- admin ------------------------------------------------------------------------------------------------
     async def create_topic(self, topic: str, partition_count: int) -> bytes:
-        self.check_name(topic)
+        if "topic-name-unchecked" not in self.fault:
+            self.check_name(topic)
+        elif not 0 < len(topic) <= 65535:  # the fault checks only that a name is there (and bounded)
+            raise RequestError(INVALID_REQUEST, "topic name empty or too long")
         # The fault still keeps a bound, so that it cannot exhaust memory (it only has to accept 1001).
         limit = 10_000 if "partition-count-unbounded" in self.fault else MAX_PARTITIONS
         if not 1 <= partition_count <= limit:
             raise RequestError(INVALID_REQUEST, f"partition_count {partition_count} not in 1..{MAX_PARTITIONS}",
                                {"partition_count": partition_count})
         created = await self.store.create_topic(topic, partition_count)
+        if created is None and "create-existing-succeeds" in self.fault:
+            return self.response("CreateTopicResponse", success=True, partitions_created=partition_count)
         if created is None:
             # The seed has no code for an existing topic; we answer 400 naming it (the suite accepts an Error
             # or success:false).
             existing = len(self.store.topics[topic].partitions)
             raise RequestError(INVALID_REQUEST, f"Topic '{topic}' already exists",
                                {"topic": topic, "partition_count": existing})
-        return self.response("CreateTopicResponse", success=True, partitions_created=partition_count)
+        created = 1 if "partitions-created-counts-topics" in self.fault else partition_count
+        return self.response("CreateTopicResponse", success=True, partitions_created=created)
 
     async def list_topics(self) -> bytes:
         topics = [{"name": name, "partition_count": len(self.store.topics[name].partitions)}
-                  for name in sorted(self.store.topics)]
+                  for name in sorted(self.store.topics)
+                  if "list-skips-empty-topics" not in self.fault
+                  or any(log_.high_watermark for log_ in self.store.topics[name].partitions)]
         return self.response("ListTopicsResponse", topics=topics)
 
-    @staticmethod
-    def describe(index: int, log_: PartitionLog) -> dict:
+    def describe(self, index: int, log_: PartitionLog) -> dict:
+        segments = log_.segment_count
+        if "segment-count-zero-when-empty" in self.fault and log_.high_watermark == log_.log_start_offset:
+            segments = 0
         return {"partition": index, "high_watermark": log_.high_watermark,
-                "log_start_offset": log_.log_start_offset, "segment_count": log_.segment_count}
+                "log_start_offset": log_.log_start_offset, "segment_count": segments}
 
     async def describe_topic(self, topic: str) -> bytes:
+        if "describe-unknown-400" in self.fault and topic not in self.store.topics:
+            raise RequestError(INVALID_REQUEST, f"Topic '{topic}' not found")
         found = self.topic(topic)
         partitions = [self.describe(i, log_) for i, log_ in enumerate(found.partitions)]
         return self.response("DescribeTopicResponse", topic=topic, partitions=partitions)

@@ -146,6 +146,7 @@ class Encoder:
     def __init__(self, faults: frozenset[str]):
         self.length_counts_header = "length-counts-header" in faults
         self.details_missing = "error-details-missing" in faults
+        self.message_key = "error" if "error-message-key-wrong" in faults else "message"
 
     def header(self, payload: bytes) -> bytes:
         """The length prefix of a response frame (the payload is written separately: no 10 MB copy)."""
@@ -158,7 +159,7 @@ class Encoder:
         return json.dumps(obj, separators=(",", ":")).encode("ascii")
 
     def error(self, code: int, message: str, details: dict | None = None) -> bytes:
-        obj = {"type": "Error", "code": code, "message": message or "error"}
+        obj = {"type": "Error", "code": code, self.message_key: message or "error"}
         if not self.details_missing:
             obj["details"] = details  # D11: always present, null when there is nothing to add
         return self.response(obj)
