@@ -80,6 +80,9 @@ def test_create_partitions_refuses_no_growth(target, change):
         "kafka.topics.create")
     expect("kafka.topics.create", body["Topics"][0]["ErrorCode"], errors.NONE)
     client.wait_for_leader(topic)
+    made = partitions_of(client, topic, "kafka.topics.create")  # the "unchanged" check below rests on it
+    if made != [0, 1]:
+        raise Divergence(C["kafka.topics.create"], "partitions [0, 1] created", short(made))
     expect(clause, create_partitions(client, topic, 1 if change == "shrink" else 2, clause)["ErrorCode"],
            errors.INVALID_PARTITIONS)
     got = partitions_of(client, topic, clause)

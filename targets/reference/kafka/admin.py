@@ -83,7 +83,7 @@ class Admin:
         if count < current:
             return INVALID_PARTITIONS, f"Topic currently has {current} partitions, which is higher than the " \
                                        f"requested {count}."
-        if count == current:
+        if count == current and "create-partitions-same-accepted" not in self.faults:  # fault: a no-op passes
             return INVALID_PARTITIONS, f"Topic already has {current} partitions."
         if count > self.max_partitions or not self.storage.has_room(count - current):
             return INVALID_PARTITIONS, f"This broker keeps at most {self.max_partitions} partitions a topic."
@@ -109,6 +109,8 @@ class Admin:
                     out["ErrorCode"] = UNKNOWN_TOPIC_OR_PARTITION
                     continue
                 offset = partition.high_watermark if p["Offset"] == -1 else p["Offset"]  # -1: the high watermark
+                if offset > partition.high_watermark and "delete-records-clamps-to-hw" in self.faults:
+                    offset = partition.high_watermark  # fault: an offset beyond the HW deletes everything
                 if not 0 <= offset <= partition.high_watermark:
                     out["ErrorCode"] = OFFSET_OUT_OF_RANGE
                     continue
@@ -132,8 +134,8 @@ class Admin:
         if not group_id:
             return INVALID_GROUP_ID
         group = self.coordinator.groups.get(group_id)
-        if group is None:
-            return groups.GROUP_ID_NOT_FOUND
+        if group is None:  # fault delete-groups-unknown-ok: nothing to delete taken as success
+            return NONE if "delete-groups-unknown-ok" in self.faults else groups.GROUP_ID_NOT_FOUND
         if group.members and "delete-groups-non-empty-accepted" not in self.faults:
             return groups.NON_EMPTY_GROUP
         self.coordinator.delete(group_id)
@@ -144,6 +146,8 @@ class Admin:
         group = self.coordinator.groups.get(group_id) if group_id else None
         if group is None:
             error = INVALID_GROUP_ID if not group_id else groups.GROUP_ID_NOT_FOUND
+            if group_id and "offset-delete-unknown-group-ok" in self.faults:
+                error = NONE  # fault: nothing to delete taken as success
             return {"ErrorCode": error, "ThrottleTimeMs": 0, "Topics": []}
         subscribed: set[str] = set()
         if group.protocol_name:

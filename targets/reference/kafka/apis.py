@@ -27,6 +27,7 @@ TOPIC_ALREADY_EXISTS = 36
 INVALID_PARTITIONS = 37
 INVALID_REPLICATION_FACTOR = 38
 INVALID_REQUEST = 42
+OUT_OF_ORDER_SEQUENCE_NUMBER = 45
 INVALID_RECORD = 87
 INVALID_TXN_STATE = 48
 UNSUPPORTED_COMPRESSION_TYPE = 76
@@ -114,6 +115,7 @@ class Broker:
                 if name not in names:  # Kafka collects the requested names into a set
                     names.append(name)
         allow_create = req.get("AllowAutoTopicCreation", True) if version >= 4 else True
+        allow_create = allow_create or "metadata-ignores-allow-create" in self.faults  # fault: v4+ flag ignored
         topics = []
         for entry in names:
             if isinstance(entry, tuple):
@@ -145,9 +147,10 @@ class Broker:
             topic = self.storage.create(name, self.settings.default_partitions)
             return {"ErrorCode": LEADER_NOT_AVAILABLE, "Name": name, "TopicId": topic.topic_id, "Partitions": [],
                     "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
+        leader = NODE_ID + 1 if "metadata-leader-not-a-broker" in self.faults else NODE_ID  # fault: no such node
         return {
             "ErrorCode": NONE, "Name": name, "TopicId": topic.topic_id, "IsInternal": False,
-            "Partitions": [{"ErrorCode": NONE, "PartitionIndex": p.index, "LeaderId": NODE_ID, "LeaderEpoch": 0,
+            "Partitions": [{"ErrorCode": NONE, "PartitionIndex": p.index, "LeaderId": leader, "LeaderEpoch": 0,
                             "ReplicaNodes": [NODE_ID], "IsrNodes": [NODE_ID], "OfflineReplicas": []}
                            for p in topic.partitions],
             "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED,
@@ -162,7 +165,9 @@ class Broker:
             parts = []
             for p in t["PartitionData"]:
                 if acks not in (-1, 0, 1):
-                    result = Appended(INVALID_REQUIRED_ACKS)
+                    # fault invalid-acks-wrong-error: the generic INVALID_REQUEST (42) instead of 21
+                    result = Appended(INVALID_REQUEST if "invalid-acks-wrong-error" in self.faults
+                                      else INVALID_REQUIRED_ACKS)
                 else:
                     result = self._append(t["Name"], p["Index"], p["Records"], version)
                 partition = self.storage.partition(t["Name"], p["Index"])
@@ -212,6 +217,8 @@ class Broker:
             if error:
                 return Appended(error)
             if duplicate_base is not None:
+                if "retry-out-of-order" in self.faults:  # fault: only the next sequence is accepted, no retry
+                    return Appended(OUT_OF_ORDER_SEQUENCE_NUMBER)
                 return Appended(NONE, duplicate_base)
         append_time = int(time.time() * 1000) if topic.log_append_time else None
         base = self.storage.append(topic, partition, data, batch, append_time)
@@ -302,6 +309,8 @@ class Broker:
                 lso = partition.last_stable_offset if partition.open_transactions else hw
                 out.update(HighWatermark=hw, LastStableOffset=lso, LogStartOffset=partition.log_start)
                 offset = p["FetchOffset"]
+                if offset < partition.log_start and "fetch-below-log-start-clamped" in self.faults:
+                    offset = partition.log_start  # fault: reads from the log start instead of refusing
                 if offset < partition.log_start or offset > partition.high_watermark:
                     if "fetch-beyond-hw-empty" not in self.faults or offset < partition.log_start:
                         out["ErrorCode"] = OFFSET_OUT_OF_RANGE
@@ -390,7 +399,8 @@ class Broker:
                 topic = self.storage.topics.get(name)  # present only under create-duplicate-no-error
                 if not req["validateOnly"] and topic is None:
                     # Other topic configs are accepted and ignored (documented in the package docstring).
-                    topic = self.storage.create(name, count, log_append_time=timestamp_type == "LogAppendTime",
+                    made = 1 if "create-topic-count-ignored" in self.faults else count  # fault: always 1 partition
+                    topic = self.storage.create(name, made, log_append_time=timestamp_type == "LogAppendTime",
                                                 configs={k: v for k, v in honoured.items() if v is not None})
                 result.update(NumPartitions=count, ReplicationFactor=rf,
                               TopicId=topic.topic_id if topic else bytes(16))
@@ -411,7 +421,7 @@ class Broker:
             return INVALID_TOPIC_EXCEPTION, f"invalid topic name {name!r}", count, rf
         if name in self.storage.topics and "create-duplicate-no-error" not in self.faults:
             return TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", count, rf
-        if count < 1:
+        if count < (0 if "create-zero-partitions-accepted" in self.faults else 1):  # fault: 0 partitions pass
             return INVALID_PARTITIONS, "Number of partitions must be larger than 0.", count, rf
         if count > MAX_PARTITIONS:
             return INVALID_PARTITIONS, f"This broker keeps at most {MAX_PARTITIONS} partitions a topic.", count, rf
@@ -450,6 +460,8 @@ class Broker:
     # ------------------------------------------------------------------------------------------ producers
 
     def init_producer_id(self, req: dict, version: int) -> dict:
+        if req["TransactionalId"] is None and "init-producer-id-needs-transactional-id" in self.faults:
+            return {"ThrottleTimeMs": 0, "ErrorCode": INVALID_REQUEST, "ProducerId": -1, "ProducerEpoch": -1}
         error, pid, epoch = self.transactions.init_producer_id(
             req["TransactionalId"], req["TransactionTimeoutMs"], req.get("ProducerId", -1),
             req.get("ProducerEpoch", -1))
@@ -506,7 +518,9 @@ class Broker:
         result = await self.coordinator.join(
             req["GroupId"], req["MemberId"], req.get("GroupInstanceId"), client_id, client_host,
             req["SessionTimeoutMs"], rebalance_ms, req["ProtocolType"],
-            [(p["Name"], p["Metadata"]) for p in req["Protocols"]], require_known_member_id=version >= 4)
+            [(p["Name"], p["Metadata"]) for p in req["Protocols"]],
+            # fault join-member-id-not-required: v4+ joins at once, as v0-v3 do (KIP-394 skipped)
+            require_known_member_id=version >= 4 and "join-member-id-not-required" not in self.faults)
         return {"ThrottleTimeMs": 0, "ErrorCode": result.error, "GenerationId": result.generation,
                 "ProtocolType": result.protocol_type,
                 "ProtocolName": result.protocol_name or ("" if version < 7 else None),  # nullable from v7
@@ -570,8 +584,9 @@ class Broker:
             parts = []
             for index in indexes:
                 c = committed.get((name, index))
+                none = 0 if "uncommitted-reads-zero" in self.faults else -1  # fault: "no offset" read as 0
                 parts.append({"PartitionIndex": index, "ErrorCode": NONE,
-                              "CommittedOffset": c.offset if c else -1,
+                              "CommittedOffset": c.offset if c else none,
                               "CommittedLeaderEpoch": c.leader_epoch if c else -1,
                               "Metadata": c.metadata if c else ""})
             out.append({"Name": name, "Partitions": parts})

@@ -111,10 +111,17 @@ class Configs:
                       "Configs": []}
             results.append(result)
             error, message = self._resource_error(kind, name)
+            if error == UNKNOWN_TOPIC_OR_PARTITION and "describe-configs-unknown-topic-empty" in self.faults:
+                continue  # fault: an unknown topic described as one with no configs, error 0
             if error:
                 result.update(ErrorCode=error, ErrorMessage=message)
                 continue
             entries = self._topic_entries(name, synonyms) if kind == TOPIC else self._broker_entries(synonyms)
+            if kind == BROKER and "describe-configs-broker-empty" in self.faults:
+                entries = []  # fault: only dynamic broker configs are listed, and there are none
+            if kind == TOPIC and "describe-configs-defaults-null" in self.faults:
+                for e in entries:  # fault: only overrides carry a value
+                    e["Value"] = e["Value"] if e["ConfigSource"] != DEFAULT_CONFIG else None
             if keys is not None:
                 entries = [e for e in entries if e["Name"] in keys]
                 if "describe-configs-drops-key" in self.faults and entries:
@@ -182,13 +189,13 @@ class Configs:
         """IncrementalAlterConfigs (KIP-339): SET, DELETE, APPEND and SUBTRACT per config."""
         responses = []
         for resource in req["Resources"]:
-            error, message, result = self._incremental(resource)
+            error, message, result = self._incremental(resource, req["ValidateOnly"])
             if not error and (not req["ValidateOnly"] or "validate-only-applied" in self.faults):
                 self._apply(resource["ResourceName"], result)
             responses.append(self._answer(resource, error, message))
         return {"ThrottleTimeMs": 0, "Responses": responses}
 
-    def _incremental(self, resource: dict) -> tuple[int, str | None, dict]:
+    def _incremental(self, resource: dict, validate_only: bool) -> tuple[int, str | None, dict]:
         names = [c["Name"] for c in resource["Configs"]]
         if len(set(names)) != len(names):
             return INVALID_REQUEST, "Error due to duplicate config keys", {}
@@ -198,6 +205,8 @@ class Configs:
         if error:
             return error, message, {}
         if resource["ResourceType"] == BROKER:
+            if validate_only and "read-only-validate-passes" in self.faults:
+                return NONE, None, {}  # fault: validation skips the static-config check
             return INVALID_REQUEST, f"Cannot update these configs dynamically: {sorted(names)}", {}
         current = dict(self.storage.topics[resource["ResourceName"]].configs)
         for c in resource["Configs"]:
@@ -216,6 +225,8 @@ class Configs:
             else:
                 items = [v for v in current.get(name, self._broker_default(name)).split(",") if v]
                 given = [v.strip() for v in (value or "").split(",") if v.strip()]
+                if op == APPEND and "incremental-append-replaces" in self.faults:
+                    items = []  # fault: APPEND acts as SET
                 items = items + [v for v in given if v not in items] if op == APPEND else \
                     [v for v in items if v not in given]
                 current[name] = ",".join(items)

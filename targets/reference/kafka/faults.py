@@ -185,6 +185,76 @@ FAULTS: dict[str, str] = {
     "kafka.txn-timeout-unchecked":
         "A transactional InitProducerId needs 0 < TransactionTimeoutMs <= transaction.max.timeout.ms "
         "(TransactionStateManager.validateTransactionTimeoutMs); this accepts any timeout",
+    "kafka.invalid-acks-wrong-error":
+        "Produce with acks outside -1, 0, 1 fails with INVALID_REQUIRED_ACKS (21) (KafkaApis.handleProduceRequest); "
+        "this answers the generic INVALID_REQUEST (42)",
+    "kafka.create-zero-partitions-accepted":
+        "CreateTopics with fewer than one partition fails with INVALID_PARTITIONS (37) (CreateTopicsRequest.json, "
+        "ReplicationControlManager); this lets a count of 0 through",
+    "kafka.uncommitted-reads-zero":
+        "OffsetFetch of a partition the group never committed answers offset -1 (OffsetFetchResponse.json); "
+        "this answers 0",
+    "kafka.metadata-ignores-allow-create":
+        "Metadata v4+ with AllowAutoTopicCreation false never creates a topic and answers "
+        "UNKNOWN_TOPIC_OR_PARTITION (3) (MetadataRequest.json, KIP-204); this ignores the flag",
+    "kafka.create-partitions-same-accepted":
+        "CreatePartitions to the current count fails with INVALID_PARTITIONS (37) (KIP-195); this answers 0",
+    "kafka.delete-records-clamps-to-hw":
+        "DeleteRecords beyond the high watermark fails with OFFSET_OUT_OF_RANGE (1) (KIP-107, "
+        "UnifiedLog.deleteRecords); this clamps the offset to the high watermark and deletes every record",
+    "kafka.offset-delete-unknown-group-ok":
+        "OffsetDelete for a group that does not exist fails with GROUP_ID_NOT_FOUND (69) (KIP-496); this answers 0",
+    "kafka.describe-configs-unknown-topic-empty":
+        "DescribeConfigs of an unknown topic fails with UNKNOWN_TOPIC_OR_PARTITION (3) (ConfigAdminManager); this "
+        "answers error 0 and no configs",
+    "kafka.heartbeat-generation-unchecked":
+        "Heartbeat with another generation than the group's fails with ILLEGAL_GENERATION (22) "
+        "(GroupCoordinator.handleHeartbeat); this does not compare generations",
+    "kafka.heartbeat-unknown-member-ok":
+        "Heartbeat from a member the group does not know fails with UNKNOWN_MEMBER_ID (25) "
+        "(GroupCoordinator.handleHeartbeat); this answers 0",
+    "kafka.join-member-id-not-required":
+        "JoinGroup v4+ with an empty member id answers MEMBER_ID_REQUIRED (79) with an id to rejoin with (KIP-394); "
+        "this lets the member join at once, as v0-v3 do",
+    "kafka.retry-out-of-order":
+        "An idempotent batch retried with its sequence numbers is a duplicate: answered 0 (or 46) and not "
+        "appended again (KIP-98, ProducerStateEntry's recent batches); this keeps no retry window and answers "
+        "OUT_OF_ORDER_SEQUENCE_NUMBER (45)",
+    "kafka.delete-groups-unknown-ok":
+        "DeleteGroups of a group that does not exist fails with GROUP_ID_NOT_FOUND (69) (KIP-229); this answers 0",
+    "kafka.read-only-validate-passes":
+        "Altering a static broker config fails, INVALID_REQUEST (42) (ConfigAdminManager, 'Cannot update these "
+        "configs dynamically'), with ValidateOnly too; this validation skips the check and answers 0",
+    "kafka.create-topic-count-ignored":
+        "CreateTopics creates NumPartitions partitions (CreateTopicsRequest.json); this creates one partition "
+        "whatever the count (the answer still echoes it)",
+    "kafka.fetch-below-log-start-clamped":
+        "Fetch below the log start offset (after DeleteRecords) fails with OFFSET_OUT_OF_RANGE (1) (KIP-107, "
+        "ReplicaManager.readFromLog); this reads from the log start with error 0",
+    "kafka.init-producer-id-needs-transactional-id":
+        "InitProducerId with a null TransactionalId gives an idempotent producer an id and epoch (KIP-98, "
+        "InitProducerIdRequest.json); this refuses it with INVALID_REQUEST (42), as a transactions-only broker",
+    "kafka.describe-configs-broker-empty":
+        "DescribeConfigs of this broker lists its configs (DescribeConfigsResponse.json); this lists only dynamic "
+        "ones, and there are none",
+    "kafka.describe-configs-defaults-null":
+        "DescribeConfigs of a topic gives every config its value, defaults included (DescribeConfigsResponse.json "
+        "Value, ConfigSource DEFAULT_CONFIG); this gives values to overrides only, null to the rest",
+    "kafka.incremental-append-replaces":
+        "IncrementalAlterConfigs APPEND adds values to a list config (KIP-339); this replaces the list, as SET",
+    "kafka.metadata-leader-not-a-broker":
+        "Every partition leader in Metadata is one of the brokers it lists (MetadataResponse.json LeaderId, "
+        "Brokers); this names node id + 1, which is not listed",
+    "kafka.client-id-byte-length":
+        "Request header v2 keeps ClientId as an INT16-length string (RequestHeader.json, flexibleVersions none); "
+        "this holds its length in a signed byte, so a flexible request with a client id over 127 bytes is "
+        "malformed and closes the connection",
+    "kafka.negative-size-skipped":
+        "A negative size prefix closes the connection (NetworkReceive, InvalidReceiveException); this skips the "
+        "size and keeps reading",
+    "kafka.apiversions-listed-from-one":
+        "ApiVersions lists itself from version 0, which every broker serves so any client can start (KIP-35, "
+        "KIP-511); this lists ApiVersions from 1 (and still answers v0)",
 }
 
 

@@ -106,13 +106,14 @@ class Group:
 class Coordinator:
     def __init__(self, min_session_ms: int = 6000, max_session_ms: int = 1800000,
                  bump_generation: bool = True, leader_gets_metadata: bool = True,
-                 heartbeat_reports_rebalance: bool = True):
+                 heartbeat_reports_rebalance: bool = True, heartbeat_faults: frozenset[str] = frozenset()):
         self.groups: dict[str, Group] = {}
         self.min_session_ms = min_session_ms
         self.max_session_ms = max_session_ms
         self.bump_generation = bump_generation
         self.leader_gets_metadata = leader_gets_metadata
         self.heartbeat_reports_rebalance = heartbeat_reports_rebalance
+        self.heartbeat_faults = heartbeat_faults  # the heartbeat checks a fault skips
         self._ids = itertools.count(1)
 
     # ------------------------------------------------------------------------------------------ join
@@ -319,8 +320,9 @@ class Coordinator:
     def heartbeat(self, group_id: str, member_id: str, generation: int) -> int:
         group = self.groups.get(group_id)
         if group is None or member_id not in group.members:
-            return UNKNOWN_MEMBER_ID
-        if generation != group.generation:
+            # fault heartbeat-unknown-member-ok: a group's unknown member is answered as alive
+            return NONE if group and "heartbeat-unknown-member-ok" in self.heartbeat_faults else UNKNOWN_MEMBER_ID
+        if generation != group.generation and "heartbeat-generation-unchecked" not in self.heartbeat_faults:
             return ILLEGAL_GENERATION
         self._touch(group, group.members[member_id])
         if group.state == PREPARING and self.heartbeat_reports_rebalance:

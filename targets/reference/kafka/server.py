@@ -23,7 +23,7 @@ import re
 import struct
 
 from wirecheck.targets.reference.core import BrokerConfig, Connection
-from wirecheck.targets.reference.framed import FrameShape, serve_frames
+from wirecheck.targets.reference.framed import BadLength, FrameShape, serve_frames
 from wirecheck.targets.reference.kafka import coordinator_state, groups
 from wirecheck.targets.reference.kafka.apis import Broker, Settings
 from wirecheck.targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint
@@ -125,6 +125,7 @@ class KafkaPersonality:
             bump_generation="generation-not-bumped" not in self.active,
             leader_gets_metadata="leader-gets-no-metadata" not in self.active,
             heartbeat_reports_rebalance="heartbeat-ignores-rebalance" not in self.active,
+            heartbeat_faults=frozenset(self.active),
         )
         journal = None
         if config.data_dir is not None:
@@ -197,7 +198,12 @@ class KafkaPersonality:
                 return True  # fault: a wedged broker reads and never answers
             return await self._handle(conn, frame, host, port, client_host, auth)
 
-        await serve_frames(conn, self.frame_shape, handle)  # a size outside the range closes in silence
+        await serve_frames(conn, self.frame_shape, handle, self._bad_size)  # a size out of range closes in silence
+
+    async def _bad_size(self, size: int) -> BadLength:
+        if size < 0 and "negative-size-skipped" in self.active:
+            return BadLength.SKIP  # fault: a negative size is dropped and the next header read
+        return BadLength.CLOSE
 
     async def _handle(self, conn: Connection, frame: bytes, host: str, port: int, client_host: str, auth) -> bool:
         if auth is not None and auth.raw_tokens:  # after SaslHandshake v0 (a token under 8 bytes closes, as any frame)
@@ -227,6 +233,8 @@ class KafkaPersonality:
         flexible = request_msg.is_flexible(version)
         try:
             pos, client_id = _read_client_id(frame, 8)
+            if flexible and client_id and len(client_id) > 127 and "client-id-byte-length" in self.active:
+                raise MalformedBody("client id length")  # fault: header v2's length kept in a signed byte
             if flexible:
                 pos = _skip_tags(frame, pos)
             request, _ = request_msg.decode(frame, version, pos)
@@ -306,13 +314,18 @@ class KafkaPersonality:
         if version >= 3 and "software-name-unchecked" not in self.active and not (_SOFTWARE.fullmatch(req["ClientSoftwareName"])
                                  and _SOFTWARE.fullmatch(req["ClientSoftwareVersion"])):
             return {"ErrorCode": INVALID_REQUEST, "ThrottleTimeMs": 0, "ApiKeys": []}  # ApiVersionsRequest.isValid
+        own_low = self._own_range()[0]
         return {"ErrorCode": 0, "ThrottleTimeMs": 0,
-                "ApiKeys": [{"ApiKey": k, "MinVersion": low, "MaxVersion": high}
+                "ApiKeys": [{"ApiKey": k, "MinVersion": own_low if k == API_VERSIONS else low, "MaxVersion": high}
                             for k, (low, high) in sorted(self.ranges.items())]}
+
+    def _own_range(self) -> tuple[int, int]:
+        low, high = self.ranges[API_VERSIONS]
+        return (1 if "apiversions-listed-from-one" in self.active else low), high  # fault: v0 served, listed from 1
 
     def _unsupported_api_versions(self, correlation_id: int, version: int) -> bytes:
         """KIP-511: error 35 in a v0 body, listing ApiVersions' own range, so the client can pick a version."""
-        low, high = self.ranges[API_VERSIONS]
+        low, high = self._own_range()
         body = {"ErrorCode": UNSUPPORTED_VERSION, "ApiKeys": [{"ApiKey": API_VERSIONS, "MinVersion": low,
                                                                "MaxVersion": high}]}
         encode_version = 0
