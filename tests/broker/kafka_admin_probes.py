@@ -24,7 +24,8 @@ from tests.broker.test_kafka_groups import join_new
 from tests.interop.kafka_support import InProcessBroker, Wire, build, record_batch
 
 _names = itertools.count()
-TOPIC, SET = 2, 0
+TOPIC, BROKER = 2, 4  # ConfigResource.Type
+SET, APPEND = 0, 2  # IncrementalAlterConfigs ConfigOperation
 USER, PASSWORD = "alice", "alice-secret"
 
 
@@ -41,21 +42,27 @@ def produce(w: Wire, name: str, records: bytes) -> int:
     return resp.responses[0].partition_responses[0].error_code
 
 
-def describe(w: Wire, name: str, keys=None, synonyms=False, documentation=False):
+def describe_result(w: Wire, name: str, keys=None, synonyms=False, documentation=False, kind: int = TOPIC):
+    """The DescribeConfigs result of one resource (its error code and configs)."""
     return w.call(kp_admin.DescribeConfigsRequest, kp_admin.DescribeConfigsResponse, 4, resources=[
-        {"resource_type": TOPIC, "resource_name": name, "configuration_keys": keys}],
-        include_synonyms=synonyms, include_documentation=documentation).results[0].configs
+        {"resource_type": kind, "resource_name": name, "configuration_keys": keys}],
+        include_synonyms=synonyms, include_documentation=documentation).results[0]
 
 
-def set_config(w: Wire, name: str, key: str, value: str, validate_only: bool = False) -> int:
+def describe(w: Wire, name: str, keys=None, synonyms=False, documentation=False, kind: int = TOPIC):
+    return describe_result(w, name, keys, synonyms, documentation, kind).configs
+
+
+def set_config(w: Wire, name: str, key: str, value: str, validate_only: bool = False, operation: int = SET,
+               kind: int = TOPIC) -> int:
     return w.call(kp_admin.IncrementalAlterConfigsRequest, kp_admin.IncrementalAlterConfigsResponse, 1,
-                  validate_only=validate_only, resources=[{"resource_type": TOPIC, "resource_name": name, "configs": [
-                      {"name": key, "config_operation": SET, "value": value}]}]).responses[0].error_code
+                  validate_only=validate_only, resources=[{"resource_type": kind, "resource_name": name, "configs": [
+                      {"name": key, "config_operation": operation, "value": value}]}]).responses[0].error_code
 
 
-def value_after(w: Wire, key: str, value: str, validate_only: bool = False) -> str:
+def value_after(w: Wire, key: str, value: str, validate_only: bool = False, operation: int = SET) -> str:
     name = topic(w)
-    set_config(w, name, key, value, validate_only)
+    set_config(w, name, key, value, validate_only, operation)
     return {c.name: c.value for c in describe(w, name)}[key]
 
 

@@ -26,6 +26,7 @@ from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProdu
 from wirecheck.targets.reference.kafka import FAULTS
 from tests.broker.kafka_admin_probes import ADMIN_PROBES, SASL_PROBES, sasl_options
 from tests.broker.kafka_check_probes import CHECK_PROBES
+from tests.broker.kafka_must_probes import MUST_PROBES
 from tests.broker.kafka_txn_probes import TXN_PROBES
 from tests.broker.test_kafka_groups import join, join_new, join_request
 from tests.interop.kafka_support import Closed, InProcessBroker, Wire, build, record_batch
@@ -245,6 +246,7 @@ PROBES = {
     **ADMIN_PROBES,
     **TXN_PROBES,
     **CHECK_PROBES,
+    **MUST_PROBES,
 }
 
 

@@ -1,0 +1,193 @@
+"""Probes for the Kafka faults of the protocol's MUSTs: error codes, validation, group membership checks, retries,
+config descriptions and framing (see test_kafka_faults.py for how they run)."""
+
+from __future__ import annotations
+
+import itertools
+import struct
+
+import kafka.protocol.admin as kp_admin
+import kafka.protocol.consumer as kp_consumer
+from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
+from kafka.protocol.consumer.group import OffsetFetchRequest, OffsetFetchResponse
+from kafka.protocol.metadata import (
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    MetadataRequest,
+    MetadataResponse,
+)
+from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
+
+from tests.broker.kafka_admin_probes import (
+    APPEND,
+    BROKER,
+    describe,
+    describe_result,
+    produce,
+    set_config,
+    topic,
+    value_after,
+    with_wire,
+)
+from tests.broker.test_kafka_groups import heartbeat, join, join_new, sync
+from tests.broker.test_kafka_transactions import fetch, init
+from tests.broker.test_kafka_transactions import produce as produce_as
+from tests.interop.kafka_support import Closed, Wire, build, record_batch
+
+_names = itertools.count()
+
+
+def group() -> str:
+    return f"must-g{next(_names)}"
+
+
+def create_error(w: Wire, partitions: int) -> int:
+    return w.call(CreateTopicsRequest, CreateTopicsResponse, 7, topics=[
+        {"name": f"must{next(_names)}", "num_partitions": partitions, "replication_factor": 1}],
+        timeout_ms=1000).topics[0].error_code
+
+
+def partition_count(w: Wire, name: str) -> int:
+    return len(w.call(MetadataRequest, MetadataResponse, 1, topics=[{"name": name}]).topics[0].partitions)
+
+
+def created_with_three(w: Wire) -> int:
+    name = f"must{next(_names)}"
+    w.call(CreateTopicsRequest, CreateTopicsResponse, 7, topics=[
+        {"name": name, "num_partitions": 3, "replication_factor": 1}], timeout_ms=1000)
+    return partition_count(w, name)
+
+
+def invalid_acks(w: Wire) -> int:
+    resp = w.call(ProduceRequest, ProduceResponse, 9, acks=2, timeout_ms=1000, topic_data=[
+        {"name": topic(w), "partition_data": [{"index": 0, "records": record_batch([b"a"])}]}])
+    return resp.responses[0].partition_responses[0].error_code
+
+
+def uncommitted_offset(w: Wire) -> int:
+    got = w.call(OffsetFetchRequest, OffsetFetchResponse, 3, group_id=group(),
+                 topics=[{"name": topic(w), "partition_indexes": [0]}])
+    return got.topics[0].partitions[0].committed_offset
+
+
+def metadata_no_autocreate(w: Wire) -> int:
+    resp = w.call(MetadataRequest, MetadataResponse, 4, topics=[{"name": f"must-nx{next(_names)}"}],
+                  allow_auto_topic_creation=False)
+    return resp.topics[0].error_code
+
+
+def grow_to_same_count(w: Wire) -> int:
+    return w.call(kp_admin.CreatePartitionsRequest, kp_admin.CreatePartitionsResponse, 3, timeout_ms=1000,
+                  validate_only=False, topics=[{"name": topic(w), "count": 1, "assignments": None}]
+                  ).results[0].error_code
+
+
+def delete_records(w: Wire, name: str, offset: int) -> int:
+    resp = w.call(kp_admin.DeleteRecordsRequest, kp_admin.DeleteRecordsResponse, 2, timeout_ms=1000, topics=[
+        {"name": name, "partitions": [{"partition_index": 0, "offset": offset}]}])
+    return resp.topics[0].partitions[0].error_code
+
+
+def delete_records_beyond_hw(w: Wire) -> int:
+    name = topic(w)
+    produce(w, name, record_batch([b"a"]))
+    return delete_records(w, name, 5)
+
+
+def fetch_below_log_start(w: Wire) -> int:
+    name = topic(w)
+    for value in (b"a", b"b"):
+        produce(w, name, record_batch([value]))
+    delete_records(w, name, 1)
+    return fetch(w, name, 0, isolation=0).error_code
+
+
+def offset_delete_unknown_group(w: Wire) -> int:
+    return w.call(kp_consumer.OffsetDeleteRequest, kp_consumer.OffsetDeleteResponse, 0, group_id=group(),
+                  topics=[{"name": topic(w), "partitions": [{"partition_index": 0}]}]).error_code
+
+
+def delete_unknown_group(w: Wire) -> int:
+    return w.call(kp_admin.DeleteGroupsRequest, kp_admin.DeleteGroupsResponse, 2,
+                  groups_names=[group()]).results[0].error_code
+
+
+def heartbeat_as(w: Wire, generation_delta: int = 0, member: str | None = None) -> int:
+    """Heartbeat of a synced single-member group, with a shifted generation or another member id."""
+    name = group()
+    joined = join_new(w, name)
+    sync(w, name, joined.generation_id, joined.member_id)
+    return heartbeat(w, name, joined.generation_id + generation_delta, member or joined.member_id)
+
+
+def retried_batch(w: Wire) -> int:
+    name = topic(w)
+    _, pid, epoch = init(w, None)
+    produce_as(w, name, pid, epoch, 0, [b"a"], transactional=False)
+    return produce_as(w, name, pid, epoch, 0, [b"a"], transactional=False)[0]  # the same batch again: a retry
+
+
+def validate_static_broker_config(w: Wire) -> int:
+    key = describe(w, "0", kind=BROKER)[0].name
+    return set_config(w, "0", key, "1", validate_only=True, kind=BROKER)
+
+
+def leader_is_a_broker(w: Wire) -> bool:
+    resp = w.call(MetadataRequest, MetadataResponse, 1, topics=[{"name": topic(w)}])
+    return resp.topics[0].partitions[0].leader_id in {b.node_id for b in resp.brokers}
+
+
+def long_client_id(w: Wire) -> str:
+    """Metadata v12 (request header v2) from a client id over 127 bytes."""
+    w.send(build(MetadataRequest, 12, topics=[]), client_id="c" * 200)
+    try:
+        w.recv_frame()
+    except (Closed, ConnectionError):
+        return "closed"
+    return "answered"
+
+
+def negative_size_then_request(w: Wire) -> str:
+    w.send_raw(struct.pack(">i", -1) + struct.pack(">ihhih", 10, 18, 0, 1, -1))
+    try:
+        w.recv_frame()
+    except (Closed, ConnectionError):
+        return "closed"
+    return "answered"
+
+
+def api_versions_own_min(w: Wire) -> int:
+    resp = w.call(ApiVersionsRequest, ApiVersionsResponse, 2)
+    return next(k.min_version for k in resp.api_keys if k.api_key == 18)
+
+
+#: fault -> (probe(broker) -> observation, the clean broker's observation)
+MUST_PROBES = {
+    "kafka.invalid-acks-wrong-error": (with_wire(invalid_acks), 21),
+    "kafka.create-zero-partitions-accepted": (with_wire(lambda w: create_error(w, 0)), 37),
+    "kafka.uncommitted-reads-zero": (with_wire(uncommitted_offset), -1),
+    "kafka.metadata-ignores-allow-create": (with_wire(metadata_no_autocreate), 3),
+    "kafka.create-partitions-same-accepted": (with_wire(grow_to_same_count), 37),
+    "kafka.delete-records-clamps-to-hw": (with_wire(delete_records_beyond_hw), 1),
+    "kafka.offset-delete-unknown-group-ok": (with_wire(offset_delete_unknown_group), 69),
+    "kafka.describe-configs-unknown-topic-empty":
+        (with_wire(lambda w: describe_result(w, f"must-nx{next(_names)}").error_code), 3),
+    "kafka.heartbeat-generation-unchecked": (with_wire(lambda w: heartbeat_as(w, generation_delta=1)), 22),
+    "kafka.heartbeat-unknown-member-ok": (with_wire(lambda w: heartbeat_as(w, member="nobody")), 25),
+    "kafka.join-member-id-not-required": (with_wire(lambda w: join(w, group()).error_code), 79),
+    "kafka.retry-out-of-order": (with_wire(retried_batch), 0),
+    "kafka.delete-groups-unknown-ok": (with_wire(delete_unknown_group), 69),
+    "kafka.read-only-validate-passes": (with_wire(validate_static_broker_config), 42),
+    "kafka.create-topic-count-ignored": (with_wire(created_with_three), 3),
+    "kafka.fetch-below-log-start-clamped": (with_wire(fetch_below_log_start), 1),
+    "kafka.init-producer-id-needs-transactional-id": (with_wire(lambda w: init(w, None)[0]), 0),
+    "kafka.describe-configs-broker-empty": (with_wire(lambda w: len(describe(w, "0", kind=BROKER)) > 0), True),
+    "kafka.describe-configs-defaults-null":
+        (with_wire(lambda w: describe(w, topic(w), ["retention.ms"])[0].value), "604800000"),
+    "kafka.incremental-append-replaces":
+        (with_wire(lambda w: value_after(w, "cleanup.policy", "compact", operation=APPEND)), "delete,compact"),
+    "kafka.metadata-leader-not-a-broker": (with_wire(leader_is_a_broker), True),
+    "kafka.client-id-byte-length": (with_wire(long_client_id), "answered"),
+    "kafka.negative-size-skipped": (with_wire(negative_size_then_request), "closed"),
+    "kafka.apiversions-listed-from-one": (with_wire(api_versions_own_min), 0),
+}
