@@ -8,8 +8,8 @@ Two engines share the same knowledge:
   it patches pre-encoded seed frames (a fresh requestId, a cut, a lying length) instead of encoding each mutant.
 
 Every mutant carries a :class:`~protocols.reactions.Reaction` (what the spec lets the target do with it, and the
-clause a wrong reaction violates). :class:`PravegaFuzz` is the adapter for the bulk engine: KeepAlive is the
-keepalive (the server echoes it), a reply is classified by decoding it and checking its requestId.
+clause a wrong reaction violates). :class:`PravegaFuzz` is the adapter for the bulk engine: Hello is the
+keepalive (any Hello answers it), a reply is classified by decoding it and checking its requestId.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from wirecheck.strategies.engine import Mutant
 
 NO_HANG = "pravega.robustness.no-hang"
 KEEPALIVE = cmd.encode("KeepAlive")
+HELLO = cmd.encode("Hello", high_version=cmd.WIRE_VERSION, low_version=cmd.OLDEST_COMPATIBLE_VERSION)
 _RID = struct.Struct(">q")
 _HEADER = struct.Struct(">ii")
 
@@ -378,15 +379,16 @@ def hostile_frames(draw, segment: str, table: str, length: int = 13, operators=B
 
 
 class PravegaFuzz:
-    """Pravega for strategies/engine.py: mutants of harmless requests on one segment and one table; KeepAlive
-    as the keepalive."""
+    """Pravega for strategies/engine.py: mutants of harmless requests on one segment and one table; Hello as the
+    keepalive (as Kafka's adapter uses ApiVersions): the engine blames an unanswered keepalive on the mutant before
+    it, and KeepAlive's own defects belong to the keepalive cases, the Hello's range to the hello cases."""
 
     name = "pravega"
     catalogue = CATALOGUE
     pipelining_clause = "pravega.framing.pipelined"
     response_frame_clause = "pravega.framing.reply"
-    keepalive = KEEPALIVE
-    keepalive_clause = "pravega.keepalive.echo"
+    keepalive = HELLO
+    keepalive_clause = "pravega.hello.reply"
 
     def __init__(self, segment: str, table: str, length: int = 13, operators=BulkMutator.OPERATORS, token: str = ""):
         self.segment, self.table, self.length = segment, table, length
@@ -397,7 +399,10 @@ class PravegaFuzz:
         return BulkMutator(rng, self.segment, self.table, self.length, self.operators, self.token)
 
     def is_keepalive_answer(self, frame: bytes) -> bool:
-        return frame == KEEPALIVE
+        try:
+            return cmd.decode(frame).name == "Hello"
+        except DecodeError:
+            return False
 
     def classify(self, mutant: Mutant, frame: bytes) -> Observation:
         expect: Expect | None = mutant.context

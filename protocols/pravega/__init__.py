@@ -47,4 +47,5 @@ SPEC = ProtocolSpec(
     faults=FAULTS,
     volatile_fields=("*.last_modified",),  # the segment store's clock
     field_clauses={"*.request_id": "pravega.request-id.echo"},
+    login="wirecheck.suites.pravega.client:login",  # Hello first on every connection, as the Java client does
 )

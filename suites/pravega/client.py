@@ -10,6 +10,13 @@ segment store with auth off accepts). Segments a case creates have unique names 
 ``pravega.scope``, default ``wirecheck``), so cases stay independent on a shared target. ``pravega.segments`` names
 stream segments that already exist: cases whose checks are relative to their own appends (unique writer ids,
 offsets from their acks) share them; nothing seals, truncates or deletes them.
+
+Every connection opens with Hello, as the Java client's do (:func:`login`, the spec's login step); cases about
+Hello itself connect with ``target.connect(login=False)``. Helpers judge what they rely on under the clause that
+owns it (the isolation rule, ARCHITECTURE.md): a created segment's state under the create clause, a new writer's
+AppendSetup under the setup clause, an ack's event number under the ack clause, a request left unanswered under
+the no-hang clause (unless the case is about when the answer comes), so that one defect fails its own cases and
+only blocks the others.
 """
 
 from __future__ import annotations
@@ -20,11 +27,15 @@ import uuid
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.pravega import commands as cmd
 from wirecheck.protocols.pravega.clauses import CATALOGUE
+from wirecheck.reports.model import Divergence
 from wirecheck.targets.client import StrictClient, short
-from wirecheck.targets.session import Reply
+from wirecheck.targets.session import Outcome, Reply
 
 C = CATALOGUE
 MIN = cmd.NULL_ATTRIBUTE_VALUE
+#: an answer that never comes (notes §8: the server answers or closes; only reads at the tail park)
+NO_HANG = "pravega.robustness.no-hang"
+STORED = "pravega.append.stored-verbatim"
 _request_ids = itertools.count(1)
 
 
@@ -50,6 +61,7 @@ class Pravega(StrictClient):
     def __init__(self, target, session=None):
         super().__init__(target, session)
         self.token = token_of(target)
+        self._segments: dict[uuid.UUID, str] = {}  # writer -> the segment it was set up on
 
     # -- raw exchange ---------------------------------------------------------------------------------------
 
@@ -69,21 +81,30 @@ class Pravega(StrictClient):
         self.send_frame(cmd.encode(name, values))
         return rid
 
-    def decode(self, reply: Reply, clause_id: str, what: str = "a reply") -> cmd.Decoded:
+    def decode(self, reply: Reply, clause_id: str, what: str = "a reply", silence: str = NO_HANG) -> cmd.Decoded:
+        """The reply decoded; a close breaks ``clause_id``, silence ``silence`` (the no-hang clause, unless the case
+        is about when the answer comes), a reply that is not exactly its command's fields the framing clause."""
+        if reply.outcome is Outcome.SILENT and not reply.partial:
+            raise self.diverge(silence, what, str(reply))
         frame = self.frame_of(reply, clause_id, what)
         try:
-            return cmd.decode(frame)
+            decoded = cmd.decode(frame)
         except DecodeError as exc:
             raise self.diverge("pravega.framing.reply", "a reply that decodes as the command its type names",
                                f"{exc} ({len(frame)} bytes: {frame[:64].hex()})") from None
+        if decoded.trailing:  # e.g. a length field one short: the last field cut, its rest read as the next frame
+            raise self.diverge("pravega.framing.reply", "a reply that ends with its last field",
+                               f"{decoded.trailing} bytes after the fields of {self.show(frame)}")
+        return decoded
 
-    def receive(self, clause_id: str, deadline: float | None = None, what: str = "a reply") -> cmd.Decoded:
-        return self.decode(self.session.recv(deadline), clause_id, what)
+    def receive(self, clause_id: str, deadline: float | None = None, what: str = "a reply",
+                silence: str = NO_HANG) -> cmd.Decoded:
+        return self.decode(self.session.recv(deadline), clause_id, what, silence)
 
     def expect(self, clause_id: str, rid: int | None, names: tuple[str, ...], deadline: float | None = None,
-               decoded: cmd.Decoded | None = None) -> cmd.Decoded:
+               decoded: cmd.Decoded | None = None, silence: str = NO_HANG) -> cmd.Decoded:
         """The next reply: it must be one of ``names`` and carry ``rid`` (when it has a requestId)."""
-        answer = decoded or self.receive(clause_id, deadline, " or ".join(names))
+        answer = decoded or self.receive(clause_id, deadline, " or ".join(names), silence)
         if rid is not None and answer.get("request_id") is not None and answer["request_id"] != rid:
             raise self.diverge("pravega.request-id.echo", f"requestId {rid} in the {answer.name}",
                                f"requestId {answer['request_id']}: {self._text(answer)}")
@@ -110,9 +131,10 @@ class Pravega(StrictClient):
         return super().closes(clause_id, tuple(cmd.CODE[n] for n in allowed), deadline, what=what)
 
     def stays_open(self, clause_id: str) -> None:
-        """KeepAlive must still be echoed on this connection."""
-        self.send("KeepAlive")
-        self.expect(clause_id, None, ("KeepAlive",))
+        """The connection still answers: a Hello gets a Hello (any range: that is the hello cases' business). Hello
+        rather than KeepAlive, so that a KeepAlive left unanswered fails the keepalive cases only; silence or a
+        close here breaks ``clause_id``."""
+        self.hello(clause_id=clause_id)
 
     def silent(self, clause_id: str, deadline: float = 0.3, what: str = "no reply yet") -> None:
         reply = self.session.recv(deadline)
@@ -126,7 +148,7 @@ class Pravega(StrictClient):
     def hello(self, high: int = cmd.WIRE_VERSION, low: int = cmd.OLDEST_COMPATIBLE_VERSION,
               clause_id: str = "pravega.hello.reply") -> cmd.Decoded:
         self.send("Hello", high_version=high, low_version=low)
-        return self.expect(clause_id, None, ("Hello",))
+        return self.expect(clause_id, None, ("Hello",), silence=clause_id)
 
     # -- segments -------------------------------------------------------------------------------------------
 
@@ -135,7 +157,15 @@ class Pravega(StrictClient):
         answer = self.call("CreateSegment", clause_id, ("SegmentCreated",), segment=segment, **values)
         if answer["segment"] != segment:
             raise self.diverge(clause_id, f"SegmentCreated naming {segment!r}", repr(answer["segment"]))
+        self.created(segment)
         return answer
+
+    def created(self, segment: str) -> None:
+        """A segment just created exists, empty and unsealed: the create clause's, whichever case creates it."""
+        info = self.info(segment, "pravega.segment.create")
+        if not info["exists"] or info["is_sealed"] or info["write_offset"] != 0:
+            raise self.diverge("pravega.segment.create", f"{segment!r} existing, unsealed and empty once created",
+                               self._text(info))
 
     def info(self, segment: str, clause_id: str = "pravega.segment.info") -> cmd.Decoded:
         return self.call("GetStreamSegmentInfo", clause_id, ("StreamSegmentInfo",), segment=segment)
@@ -149,6 +179,13 @@ class Pravega(StrictClient):
 
     def delete(self, segment: str, clause_id: str = "pravega.segment.delete") -> cmd.Decoded:
         return self.call("DeleteSegment", clause_id, ("SegmentDeleted",), segment=segment)
+
+    def absent(self, segment: str, clause_id: str) -> None:
+        """``segment`` does not exist: GetStreamSegmentInfo answers NoSuchSegment or exists=false."""
+        answer = self.call("GetStreamSegmentInfo", clause_id, ("NoSuchSegment", "StreamSegmentInfo"),
+                           segment=segment)
+        if answer.name == "StreamSegmentInfo" and answer["exists"]:
+            raise self.diverge(clause_id, f"no segment {segment!r}", self._text(answer))
 
     def read(self, segment: str, offset: int, length: int = 1 << 20, clause_id: str = "pravega.read.in-range",
              replies: tuple[str, ...] = ("SegmentRead",), deadline: float | None = None) -> cmd.Decoded:
@@ -173,7 +210,18 @@ class Pravega(StrictClient):
         answer = self.call("SetupAppend", clause_id, ("AppendSetup",), writer_id=writer, segment=segment)
         if answer["writer_id"] != writer or answer["segment"] != segment:
             raise self.diverge(clause_id, f"AppendSetup for {writer} on {segment!r}", self._text(answer))
+        self._segments[writer] = segment
         return answer["last_event_number"]
+
+    def new_writer(self, segment: str) -> uuid.UUID:
+        """A writer id the segment has never seen, set up on this connection; its lastEventNumber is Long.MIN_VALUE
+        (the setup clause's, whichever case starts from it)."""
+        writer = uuid.uuid4()
+        last = self.setup_append(segment, writer)
+        if last != MIN:
+            raise self.diverge("pravega.append.setup", f"lastEventNumber {MIN} for the new writer {writer}",
+                               str(last))
+        return writer
 
     def send_events(self, writer: uuid.UUID, events: list[bytes], last_event_number: int) -> int:
         """A standalone AppendBlockEnd carrying whole Event frames (the Rust client's shape); returns the rid."""
@@ -182,18 +230,31 @@ class Pravega(StrictClient):
                          num_events=len(events), last_event_number=last_event_number)
 
     def acked(self, writer: uuid.UUID, rid: int, event_number: int, clause_id: str = "pravega.append.ack",
-              previous: int | None = None, offset: int | None = None) -> cmd.Decoded:
+              previous: int | None = None, offset: int | None = None, stores: str = STORED) -> cmd.Decoded:
+        """The DataAppended of an append: a DataAppended at all is ``clause_id``'s; its writer and event number are
+        the ack clause's, its previousEventNumber the ack-previous clause's; ``offset``, the segment's expected
+        length after the append, see :meth:`_wrong_length`."""
         answer = self.expect(clause_id, rid, ("DataAppended",))
         if answer["writer_id"] != writer or answer["event_number"] != event_number:
-            raise self.diverge(clause_id, f"DataAppended(writer {writer}, eventNumber {event_number})",
+            raise self.diverge("pravega.append.ack", f"DataAppended(writer {writer}, eventNumber {event_number})",
                                self._text(answer))
         if previous is not None and answer["previous_event_number"] != previous:
             raise self.diverge("pravega.append.ack-previous", f"previousEventNumber {previous}",
                                self._text(answer))
         if offset is not None and answer["current_segment_write_offset"] != offset:
-            raise self.diverge("pravega.append.write-offset", f"currentSegmentWriteOffset {offset}",
-                               self._text(answer))
+            raise self._wrong_length(writer, answer, offset, stores)
         return answer
+
+    def _wrong_length(self, writer: uuid.UUID, answer: cmd.Decoded, offset: int, stores: str) -> Divergence:
+        """An ack whose currentSegmentWriteOffset is not the expected length. When the segment's length agrees
+        with the ack, the ack is right and the segment took other bytes than were sent: ``stores`` (the clause that
+        decides what this append stores) broke; else the ack's offset is wrong."""
+        got = answer["current_segment_write_offset"]
+        segment = self._segments.get(writer)
+        if segment is not None and self.info(segment)["write_offset"] == got:
+            return self.diverge(stores, f"the segment {offset} bytes long after the append",
+                                f"{got} bytes, as the ack and StreamSegmentInfo both say")
+        return self.diverge("pravega.append.write-offset", f"currentSegmentWriteOffset {offset}", self._text(answer))
 
     def append(self, writer: uuid.UUID, events: list[bytes], last_event_number: int,
                clause_id: str = "pravega.append.ack", previous: int | None = None,
@@ -225,6 +286,15 @@ class Pravega(StrictClient):
                                str(answer["updated_versions"]))
         return answer
 
+    def put_key(self, table: str, key: bytes, value: bytes, version: int = cmd.NO_VERSION, above: int | None = None,
+                clause_id: str = "pravega.table.update") -> int:
+        """Write one key; its new version, which must exceed ``above`` (the key's previous version) under the
+        version-bump clause, whichever case relies on it."""
+        (new,) = self.put(table, [(key, version, value)], clause_id)["updated_versions"]
+        if above is not None and new <= above:
+            raise self.diverge("pravega.table.version-bump", f"{key!r} at a version above {above}", str(new))
+        return new
+
     def get(self, table: str, keys: list[bytes], clause_id: str = "pravega.table.read") -> dict:
         """{key: (version, value)} as ReadTable answers, checked to list the keys asked for, in order."""
         answer = self.call("ReadTable", clause_id, ("TableRead",), segment=table,
@@ -238,6 +308,24 @@ class Pravega(StrictClient):
                replies: tuple[str, ...] = ("TableKeysRemoved",)) -> cmd.Decoded:
         return self.call("RemoveTableKeys", clause_id, replies, segment=table, keys=keys)
 
+    def removed(self, table: str, keys: list[tuple[bytes, int]]) -> None:
+        """Remove ``keys`` (key, version condition); they then read as missing, under the remove clause whichever
+        case relies on it."""
+        self.remove(table, keys)
+        read = self.get(table, [k for k, _ in keys], "pravega.table.remove")
+        kept = {k: v for k, (v, _) in read.items() if v != cmd.NOT_EXISTS}
+        if kept:
+            raise self.diverge("pravega.table.remove", "the removed keys read as missing (version -1)",
+                               f"still there: {kept}")
+
+
+def login(target, session) -> None:
+    """The spec's login step: every connection opens with Hello, as the Java client's do, so that a server that
+    wants one first fails the hello.not-required cases only. Any Hello answers it (its range is the hello
+    cases' business)."""
+    with target.precondition("Hello on a new connection"):
+        Pravega(target, session).hello()
+
 
 def new_segment(target, stem: str = "s", data: list[bytes] = ()) -> tuple[Pravega, str]:
     """A client and a fresh segment (optionally holding ``data`` as events, appended by a throwaway writer)."""
@@ -247,9 +335,8 @@ def new_segment(target, stem: str = "s", data: list[bytes] = ()) -> tuple[Praveg
         client.create(name)
     if data:
         with target.precondition(f"{len(data)} event(s) appended to {name}"):
-            writer = uuid.uuid4()
-            client.setup_append(name, writer)
-            client.append(writer, list(data), len(data))
+            writer = client.new_writer(name)
+            client.append(writer, list(data), len(data), offset=sum(len(cmd.event(e)) for e in data))
     return client, name
 
 
@@ -263,8 +350,7 @@ def segment_with(target, data: list[bytes], stem: str = "s") -> tuple[Pravega, s
     client, name = Pravega(target), shared[0]
     size = sum(len(cmd.event(e)) for e in data)
     with target.precondition(f"{len(data)} event(s) appended to {name}"):
-        writer = uuid.uuid4()
-        client.setup_append(name, writer)
+        writer = client.new_writer(name)
         end = client.append(writer, list(data), len(data))["current_segment_write_offset"] if data else \
             client.info(name)["write_offset"]
     return client, name, end - size

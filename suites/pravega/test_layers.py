@@ -40,6 +40,7 @@ def test_append_and_read_through_layers(target):
     name, writer, token = segment_name(target), uuid.uuid4(), client.token
     answer_of(client, sock, PravegaFrame() / CreateSegment(request_id=1, segment=name, delegation_token=token),
               "pravega.segment.create", "SegmentCreated")
+    client.created(name)
     answer_of(client, sock, PravegaFrame() / SetupAppend(request_id=2, writer_id=writer, segment=name,
                                                          delegation_token=token), "pravega.append.setup", "AppendSetup")
     data = cmd.event(b"layered")
@@ -49,5 +50,10 @@ def test_append_and_read_through_layers(target):
     read = answer_of(client, sock, PravegaFrame() / ReadSegment(segment=name, offset=0, suggested_length=100,
                                                                 delegation_token=token, request_id=4),
                      "pravega.read.in-range", "SegmentRead")
-    if read[SegmentRead].data != data:
-        raise client.diverge("pravega.append.stored-verbatim", data.hex(), read.summary())
+    got = read[SegmentRead].data
+    if got != data:  # the read is only the probe: reads in pieces (each judged under read.in-range) tell which broke
+        stored = client.read_all(name)
+        if stored != data:
+            raise client.diverge("pravega.append.stored-verbatim", data.hex(), stored.hex())
+        if not got or not data.startswith(got):  # a non-empty prefix is a permitted short read
+            raise client.diverge("pravega.read.in-range", f"a prefix of {data.hex()}", read.summary())

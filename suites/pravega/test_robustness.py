@@ -8,24 +8,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wirecheck.protocols.pravega import commands as cmd
-from wirecheck.strategies.pravega import BulkMutator, PravegaFuzz, setup_frames
-from wirecheck.suites.pravega.client import Pravega, segment_name
+from wirecheck.strategies.pravega import BulkMutator, PravegaFuzz
+from wirecheck.suites.pravega.client import new_segment, new_table
 from wirecheck.targets.fuzzing import fuzz_case, judge_example
 
 case = pytest.mark.case
 
 
 def prepared(target, stem: str) -> PravegaFuzz:
-    """A segment holding one 13-byte event and a table holding key ``k``, created as the bench does."""
-    segment, table = segment_name(target, stem), segment_name(target, stem + "t")
-    client = Pravega(target)
-    with target.precondition(f"segment {segment} and table {table} created"):
-        for frame in setup_frames(segment, table, token=client.token):
-            client.send_frame(frame)
-            reply = client.receive("pravega.robustness.no-hang")
-            if reply.code in cmd.ERROR_REPLIES:  # e.g. AuthTokenCheckFailed: the mutants would miss their mark
-                raise client.diverge("pravega.segment.create", "the segment and the table ready", reply.name)
+    """A segment holding one 13-byte event and a table holding key ``k``, as the bench's setup_frames make them,
+    through the client's helpers: each step judged under the clause it relies on (the mutants assume both)."""
+    client, segment = new_segment(target, stem, [b"hello"])
+    tables, table = new_table(target, stem + "t")
+    with target.precondition(f"key k written to {table}"):
+        tables.put(table, [(b"k", cmd.NO_VERSION, b"v")])
     client.close()
+    tables.close()
     return PravegaFuzz(segment, table, token=client.token)
 
 

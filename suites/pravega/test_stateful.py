@@ -51,10 +51,7 @@ class SegmentStoreModel(RuleBasedStateMachine):
             return
         writer, last = self.writers.get(name, (None, MIN))
         if writer is None:
-            writer = uuid.uuid4()
-            got = self.client.setup_append(name, writer)
-            if got != MIN:
-                raise self.client.diverge("pravega.append.setup", str(MIN), str(got))
+            writer = self.client.new_writer(name)
         number = max(last, 0) + gap
         self.events[name] += batch
         self.client.append(writer, batch, number, previous=last, offset=self._length(name))
@@ -90,15 +87,14 @@ class SegmentStoreModel(RuleBasedStateMachine):
 
     @rule(key=st.sampled_from([b"a", b"b", b"c"]), value=st.binary(max_size=16), conditional=st.booleans())
     def put(self, key, value, conditional):
-        version = self.keys.get(key, (cmd.NOT_EXISTS, b""))[0] if conditional else cmd.NO_VERSION
-        (new,) = self.table_client.put(self.table, [(key, version, value)])["updated_versions"]
-        if key in self.keys and new <= self.keys[key][0]:
-            raise self.client.diverge("pravega.table.version-bump", f"above {self.keys[key][0]}", str(new))
+        previous = self.keys.get(key, (cmd.NOT_EXISTS, b""))[0]
+        new = self.table_client.put_key(self.table, key, value, previous if conditional else cmd.NO_VERSION,
+                                        above=previous if key in self.keys else None)
         self.keys[key] = (new, value)
 
     @rule(key=st.sampled_from([b"a", b"b", b"c"]))
     def remove(self, key):
-        self.table_client.remove(self.table, [(key, cmd.NO_VERSION)])
+        self.table_client.removed(self.table, [(key, cmd.NO_VERSION)])
         self.keys.pop(key, None)
 
     @invariant()

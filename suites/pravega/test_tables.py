@@ -39,13 +39,10 @@ def test_update_returns_one_version_per_entry(target, count):
 def test_each_update_bumps_the_version(target, conditional):
     client, table, prefix = table_with_keys(target)
     with target.precondition("a key written"):
-        (version,) = versions(client.put(table, [(prefix + b"k", NEW if conditional else ANY, b"1")]))
+        version = client.put_key(table, prefix + b"k", b"1", NEW if conditional else ANY)
     for n in range(2, 5):
-        (new,) = versions(client.put(table, [(prefix + b"k", version if conditional else ANY, b"%d" % n)],
-                                     "pravega.table.version-bump"))
-        if new <= version:
-            raise client.diverge("pravega.table.version-bump", f"a version above {version}", str(new))
-        version = new
+        version = client.put_key(table, prefix + b"k", b"%d" % n, version if conditional else ANY, above=version,
+                                 clause_id="pravega.table.version-bump")
 
 
 @case("pravega.table.conditional")
@@ -54,8 +51,8 @@ def test_conditional_update_fails(target, case_):
     client, table, prefix = table_with_keys(target)
     k, other = prefix + b"k", prefix + b"other"
     with target.precondition("a key written twice"):
-        (v1,) = versions(client.put(table, [(k, ANY, b"one")]))
-        client.put(table, [(k, v1, b"two")])
+        v1 = client.put_key(table, k, b"one")
+        client.put_key(table, k, b"two", v1, above=v1)  # else the stale version would still be current
     if case_ == "stale":
         entry, reply = (k, v1, b"three"), "TableKeyBadVersion"
     elif case_ == "not-exists-on-existing":
@@ -96,18 +93,15 @@ def test_remove_keys(target):
     client, table, prefix = table_with_keys(target)
     a, b = prefix + b"a", prefix + b"b"
     with target.precondition("two keys written"):
-        (v,) = versions(client.put(table, [(a, ANY, b"1")]))
-        client.put(table, [(b, ANY, b"2")])
-    client.remove(table, [(a, v), (b, ANY)])
-    read = client.get(table, [a, b], "pravega.table.remove")
-    if read[a][0] != NEW or read[b][0] != NEW:
-        raise client.diverge("pravega.table.remove", "both keys missing", str(read))
+        v = client.put_key(table, a, b"1")
+        client.put_key(table, b, b"2")
+    client.removed(table, [(a, v), (b, ANY)])
 
 
 @case("pravega.table.remove")
 def test_remove_missing_key_unconditionally(target):
     client, table, prefix = table_with_keys(target)
-    client.remove(table, [(prefix + b"never", ANY)])
+    client.removed(table, [(prefix + b"never", ANY)])
 
 
 @case("pravega.table.conditional")
@@ -116,8 +110,8 @@ def test_conditional_remove_fails(target, case_):
     client, table, prefix = table_with_keys(target)
     k = prefix + b"k"
     with target.precondition("a key written twice"):
-        (v,) = versions(client.put(table, [(k, ANY, b"1")]))
-        client.put(table, [(k, v, b"2")])
+        v = client.put_key(table, k, b"1")
+        client.put_key(table, k, b"2", v, above=v)  # else the stale version would still be current
     key, reply = ((k, v), "TableKeyBadVersion") if case_ == "stale" else ((prefix + b"gone", 3), "TableKeyDoesNotExist")
     client.remove(table, [key], "pravega.table.conditional", (reply,))
     if client.get(table, [k], "pravega.table.conditional")[k][1] != b"2":
@@ -132,7 +126,7 @@ def test_iterate_every_key_once(target, command, page):
     keys = {b"key-%02d" % i for i in range(7)}
     with target.precondition("7 keys written, one removed"):
         client.put(table, [(k, ANY, k + b"-value") for k in sorted(keys)])
-        client.remove(table, [(b"key-03", ANY)])
+        client.removed(table, [(b"key-03", ANY)])
     keys.discard(b"key-03")
     reply = "TableKeysRead" if command == "ReadTableKeys" else "TableEntriesRead"
     count_field = "suggested_key_count" if command == "ReadTableKeys" else "suggested_entry_count"
@@ -193,7 +187,8 @@ def test_delete_table(target, must_be_empty):
     if must_be_empty:
         client.call("DeleteTableSegment", "pravega.table.delete", ("TableSegmentNotEmpty",), segment=table,
                     must_be_empty=True)
-        client.remove(table, [(b"a", ANY)])
+        with target.precondition("the table's key removed"):
+            client.removed(table, [(b"a", ANY)])
     client.call("DeleteTableSegment", "pravega.table.delete", ("SegmentDeleted",), segment=table,
                 must_be_empty=must_be_empty)
 

@@ -41,7 +41,8 @@ FAULTS: dict[str, str] = {
         "UpdateSegmentAttribute changes the value only when expectedValue matches (notes §7.5, PRP:382-415); this "
         "always sets it",
     "pravega.create-twice-ok":
-        "Creating an existing segment gets SegmentAlreadyExists (notes §7.5); this answers SegmentCreated",
+        "Creating an existing stream segment gets SegmentAlreadyExists (notes §7.5); this answers SegmentCreated "
+        "(a table segment's second creation is table-create-twice-ok's)",
     "pravega.keepalive-ignored":
         "KeepAlive is echoed (notes §6, AP:167-170); this never answers it",
     "pravega.oversize-waits":
@@ -107,7 +108,7 @@ FAULTS: dict[str, str] = {
         "frame is not whole within 50 ms",
     "pravega.pipelined-info-coalesced":
         "Pipelined frames are each answered (notes §7.1); this leaves unanswered a GetStreamSegmentInfo for the "
-        "segment the previous one named when it arrives within 1 ms of it",
+        "segment the previous one named when it was sent before that one's answer (queued behind it)",
     "pravega.info-length-short":
         "A reply's length field counts its payload exactly (notes §1); this writes StreamSegmentInfo's length one "
         "byte short",
@@ -116,7 +117,7 @@ FAULTS: dict[str, str] = {
         "connection",
     "pravega.truncated-answered":
         "A payload shorter than its fields closes the connection without a reply (notes §1, §8, SCIH:74-77); this "
-        "answers an ErrorMessage and keeps the connection open",
+        "answers an ErrorMessage and keeps the connection open (other undecodable payloads still close it)",
     "pravega.invalid-utf8-accepted":
         "A string readUTF rejects (4-byte sequence, stray continuation) closes the connection (notes §2, §8); this "
         "decodes it leniently and serves the request",

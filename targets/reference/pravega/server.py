@@ -31,14 +31,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
-import time
 
 from wirecheck.targets.reference.core import BrokerConfig, Connection, FrameTimeout, IdleTimeout
 from wirecheck.targets.reference.framed import FrameShape, serve_frames
 from wirecheck.targets.reference.pravega.faults import FAULTS
 from wirecheck.targets.reference.pravega.options import PravegaOptions
 from wirecheck.targets.reference.pravega.store import NOT_EXISTS, NULL_VALUE, Segment, Store, StoreFull, wait_for_change
-from wirecheck.targets.reference.pravega.wire import Malformed, Reader, Writer, java_utf_decode
+from wirecheck.targets.reference.pravega.wire import Malformed, Reader, Truncated, Writer, java_utf_decode
 
 log = logging.getLogger("wirecheck.broker.pravega")
 
@@ -94,7 +93,7 @@ class ConnectionState:
         self.block: tuple[bytes, bytes] | None = None  # the open AppendBlock: (writerId, data)
         self.parked: set[asyncio.Task] = set()
         self.greeted = False  # a Hello came (only the hello-required fault looks)
-        self.last_info: tuple[str, float] | None = None  # only the pipelined-info-coalesced fault looks
+        self.last_info: tuple[str, bool] | None = None  # only the pipelined-info-coalesced fault looks
 
     async def send(self, data: bytes) -> None:
         async with self.lock:
@@ -159,7 +158,7 @@ class PravegaPersonality:
                 await state.send(replies)
                 return True
             except Malformed as exc:
-                if "truncated-answered" in self.active:
+                if "truncated-answered" in self.active and isinstance(exc, Truncated):
                     await state.send(self._illegal(-1, "", f"payload does not decode: {exc}"))
                     return True
                 log.debug("closing: %s payload does not decode: %s", code, exc)
@@ -373,7 +372,7 @@ class PravegaPersonality:
             data = _without_event_headers(data)
         after = self.store.append(segment, data, writer, event_number)
         ws.last_stored = event_number
-        if event_number <= ws.last_acked and "lower-event-number-acked" not in self.active:
+        if event_number == ws.last_acked:
             return None  # an equal event number is stored, not acknowledged again (AP:366-367)
         previous = event_number - 1 if "ack-previous-wrong" in self.active else ws.last_acked
         offset = before if "write-offset-before-append" in self.active else after
@@ -486,11 +485,12 @@ class PravegaPersonality:
 
     @staticmethod
     def _coalesced(state: ConnectionState, name: str) -> bool:
-        """Fault pipelined-info-coalesced: an info request for the segment the previous one named, arriving
-        within 1 ms of it, is folded into that one (left unanswered)."""
-        now = time.monotonic()
-        last, state.last_info = state.last_info, (name, now)
-        return last is not None and last[0] == name and now - last[1] < 0.001
+        """Fault pipelined-info-coalesced: an info request for the segment the previous one named, when that one
+        had more bytes queued behind it (the client sent on without waiting for its answer), is folded into it
+        (left unanswered). Queued bytes, not a time window: a client that waits for each answer never meets it."""
+        queued = len(state.conn.reader._buffer) > 0  # asyncio.StreamReader has no public peek
+        last, state.last_info = state.last_info, (name, queued)
+        return last is not None and last[0] == name and last[1]
 
     def _create(self, state, r: Reader):
         rid, name, rate, scale, token, _rollover = r.i64(), r.utf(), r.i32(), r.i8(), r.utf(), r.opt_i64(0)
@@ -707,8 +707,7 @@ class PravegaPersonality:
         _sorted, key_length, _rollover = r.opt_bool(), r.opt_i32(0), r.opt_i64(0)
         if not self._token_ok(token):
             return self._auth_failed(rid)
-        twice_ok = "create-twice-ok" in self.active or "table-create-twice-ok" in self.active
-        if name in self.store.segments and not twice_ok:
+        if name in self.store.segments and "table-create-twice-ok" not in self.active:
             return self._w().i64(self._error_rid(rid)).utf(name).utf("").frame(ALREADY_EXISTS)
         if name not in self.store.segments:
             self.store.create(name, table=True, key_length=max(0, key_length))

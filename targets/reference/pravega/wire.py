@@ -3,7 +3,8 @@
 Java's DataInput/DataOutput over a frame payload: big-endian fixed-width integers, one-byte booleans (any
 non-zero byte is true), UUIDs as 16 bytes, strings as a u16 byte count plus modified UTF-8 (readUTF accepts a raw
 00 and overlong forms, rejects F0-FF and stray continuation leads). A reader that runs out of bytes raises
-:class:`Malformed`, and the server closes the connection (SCIH:74-77).
+:class:`Truncated`, any other undecodable field :class:`Malformed`; either way the server closes the connection
+(SCIH:74-77).
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ class Malformed(Exception):
     """The payload does not hold the command's fields: the connection is closed without a reply."""
 
 
+class Truncated(Malformed):
+    """A field, length or count runs past the end of the payload (only the truncated-answered fault tells the two
+    apart)."""
+
+
 class Reader:
     __slots__ = ("buf", "pos")
 
@@ -27,8 +33,10 @@ class Reader:
         return len(self.buf) - self.pos
 
     def _take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.buf):
-            raise Malformed(f"need {n} bytes at {self.pos}, {len(self.buf) - self.pos} left")
+        if n < 0:
+            raise Malformed(f"negative length {n}")
+        if self.pos + n > len(self.buf):
+            raise Truncated(f"need {n} bytes at {self.pos}, {len(self.buf) - self.pos} left")
         out = self.buf[self.pos : self.pos + n]
         self.pos += n
         return out
@@ -66,7 +74,7 @@ class Reader:
         """A list count, checked against what the payload can hold before anything is allocated."""
         n = self.i32()
         if n < 0 or n * min_item > self.left():
-            raise Malformed(f"count {n} cannot fit in {self.left()} bytes")
+            raise Truncated(f"count {n} cannot fit in {self.left()} bytes")
         return n
 
     # optional trailing fields: read when the payload still holds them (the Java readers' available() tests)
