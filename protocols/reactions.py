@@ -76,7 +76,8 @@ class Reaction:
     ``errors_before_close``: error answers may precede a required close. ``prefer``: when set, permitted outcomes
     outside it are NON-STRICT (the reaction's clause for them must be SHOULD level). ``keeps_open``: after an
     answer the connection must still serve the next request. ``clauses``: the clause per observed kind when it is
-    not ``clause`` (kinds: answer, error, code, close, silence, malformed, keepalive). ``patience``: seconds to
+    not ``clause`` (kinds: answer, error, code, close, silence, malformed, keepalive; ``code:N`` for one
+    unpermitted code N, when that code means something other than a wrong code). ``patience``: seconds to
     wait before calling it silence, when silence is permitted (None: the session's deadline).
     """
 
@@ -130,7 +131,8 @@ class Reaction:
                               obs.expected or "a well-formed answer", str(obs.detail) or str(obs))
         if not self.permits(obs):
             if obs.kind == ERROR and ERROR in self.outcomes:  # an error, but with a code the spec does not allow
-                return Divergence(catalogue[self.clause_for("code")], self.code_text(), str(obs), note=self.why)
+                clause = self.clauses.get(f"code:{obs.code}") or self.clause_for("code")
+                return Divergence(catalogue[clause], self.code_text(), str(obs), note=self.why)
             return Divergence(catalogue[self.clause_for(obs.outcome)], self.expected, str(obs), note=self.why)
         if self.prefer is not None and obs.outcome not in self.prefer and not (
                 obs.kind == ERROR and ANSWER in self.prefer and not obs.rejects):

@@ -39,9 +39,15 @@ SILENT_WAIT = 0.25  # seconds we give a target to (wrongly) answer a frame that 
 # -- what the spec permits (seed §Connection Error Handling) -------------------------------------------------
 
 
+#: codes that answer a request whose fields passed (not found, out of range): an invalid field answered with one
+#: was taken for a value, which breaks the field's clause, not invalid-code
+PROCESSED_CODES = frozenset({404, 405, 413, 416})
+
+
 def error_400(clause: str) -> reactions.Reaction:
     """An Error with code 400, the connection staying open (another code is NON-STRICT: invalid-code)."""
-    return reactions.error_answer(clause, {400}, clauses={"code": "rustlog.request.invalid-code",
+    accepted = {f"code:{code}": clause for code in sorted(PROCESSED_CODES)}
+    return reactions.error_answer(clause, {400}, clauses={"code": "rustlog.request.invalid-code", **accepted,
                                                           "silence": NO_HANG, "keepalive": STAYS_OPEN})
 
 
@@ -60,9 +66,8 @@ def error_or_close(clause: str) -> reactions.Reaction:
                                     clauses={"silence": NO_HANG, "keepalive": clause})
 
 
-def no_answer() -> reactions.Reaction:
+def no_answer(clause: str = "rustlog.framing.partial-header") -> reactions.Reaction:
     """The frame never completes: no answer (we close our side; the target may close too)."""
-    clause = "rustlog.framing.partial-header"
     return reactions.silence_allowed(clause, "a frame that never completed", patience=SILENT_WAIT)
 
 
@@ -200,6 +205,7 @@ INVALID_UTF8 = closes("rustlog.framing.invalid-utf8")
 OVERSIZE = closes("rustlog.framing.oversize")
 ZERO_LENGTH = closes("rustlog.framing.zero-length")
 NEVER_COMPLETES = no_answer()
+MAX_FRAME_WAITS = no_answer("rustlog.framing.max-size-accepted")
 SURVIVES = any_answer()
 #: Nesting depth is implementation-defined (serde_json stops at 128): an answer, an Error or a close all conform;
 #: the liveness probe after the batch is what catches a crash.
@@ -268,17 +274,20 @@ class BulkMutator:
 
     def _boundary(self) -> Mutant:
         rng = self.rng
-        field, request = rng.choice([
+        # each field's limit has a clause of its own: a wrong answer breaks that clause, not invalid-fields
+        field, request, clause = rng.choice([
             ("CreateTopic.partition_count", {"type": "CreateTopic", "topic": self.topic,
-                                             "partition_count": rng.choice([0, MAX_PARTITIONS + 1])}),
+                                             "partition_count": rng.choice([0, MAX_PARTITIONS + 1])},
+             "rustlog.admin.partition-count"),
             ("CreateTopic.topic", {"type": "CreateTopic", "topic": rng.choice(["", "x" * 256, "a b", "a.b"]),
-                                   "partition_count": 1}),
+                                   "partition_count": 1}, "rustlog.admin.topic-name"),
             ("Produce.records", {"type": "Produce", "topic": self.topic, "partition": 0,
-                                 "records": ["AA=="] * (MAX_RECORDS + 1)}),
+                                 "records": ["AA=="] * (MAX_RECORDS + 1)}, "rustlog.produce.record-limit"),
             ("Produce.records[0]", {"type": "Produce", "topic": self.topic, "partition": 0,
-                                    "records": [rng.choice(["A", "AA=", "A===", "@@@@"])]}),
+                                    "records": [rng.choice(["A", "AA=", "A===", "@@@@"])]},
+             "rustlog.produce.invalid-base64"),
         ])
-        return Mutant(encode_frame(request), "boundary-value", field, INVALID_FIELDS)
+        return Mutant(encode_frame(request), "boundary-value", field, error_400(clause))
 
     def _length_lie(self) -> Mutant:
         frame = encode_frame(self._payload())
@@ -286,7 +295,9 @@ class BulkMutator:
         # A shorter length frames a prefix of the JSON (malformed: close); a longer one never completes.
         if lie.shorter:
             return Mutant(lie.data, f"length-lie:{lie.name}", "length", MALFORMED_JSON)
-        return Mutant(lie.data, f"length-lie:{lie.name}", "length", NEVER_COMPLETES, incomplete=True)
+        # a claim of exactly MAX_FRAME is a length the target must accept and wait out (max-size-accepted)
+        waits = MAX_FRAME_WAITS if struct.unpack_from(">I", lie.data)[0] == MAX_FRAME else NEVER_COMPLETES
+        return Mutant(lie.data, f"length-lie:{lie.name}", "length", waits, incomplete=True)
 
     def _oversize(self) -> Mutant:
         length = self.rng.choice([MAX_FRAME + 1, MAX_FRAME + 4096, 0x7FFFFFFF, 0xFFFFFFFF])
