@@ -137,23 +137,23 @@ def leader_is_a_broker(w: Wire) -> bool:
     return resp.topics[0].partitions[0].leader_id in {b.node_id for b in resp.brokers}
 
 
-def long_client_id(w: Wire) -> str:
-    """Metadata v12 (request header v2) from a client id over 127 bytes."""
-    w.send(build(MetadataRequest, 12, topics=[]), client_id="c" * 200)
+def _answered_or_closed(w: Wire) -> str:
     try:
         w.recv_frame()
     except (Closed, ConnectionError):
         return "closed"
     return "answered"
+
+
+def long_client_id(w: Wire) -> str:
+    """Metadata v12 (request header v2) from a client id over 127 bytes."""
+    w.send(build(MetadataRequest, 12, topics=[]), client_id="c" * 200)
+    return _answered_or_closed(w)
 
 
 def negative_size_then_request(w: Wire) -> str:
     w.send_raw(struct.pack(">i", -1) + struct.pack(">ihhih", 10, 18, 0, 1, -1))
-    try:
-        w.recv_frame()
-    except (Closed, ConnectionError):
-        return "closed"
-    return "answered"
+    return _answered_or_closed(w)
 
 
 def api_versions_own_min(w: Wire) -> int:
