@@ -18,6 +18,7 @@ may leave its partition unusable never takes a named topic (suites/fluvio/README
 """
 
 from wirecheck.protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.fluvio.messages import PRODUCE
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 
@@ -340,8 +341,6 @@ def undecodable_response_clause(api_key: int, error: Exception) -> str:
     """The clause an answer breaks when it does not decode at its request's version: an ErrorCode without its
     payload breaks the error encoding, a Produce answer the version's fields (throttle, log start...), any other
     answer the response frame."""
-    from wirecheck.protocols.fluvio.messages import PRODUCE  # the codec imports nothing from here
-
     if "ErrorCode" in str(error):
         return "fluvio.errors.encoding"
     return "fluvio.produce.response-fields" if api_key == PRODUCE else "fluvio.framing.response-frame"
