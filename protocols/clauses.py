@@ -27,6 +27,9 @@ class Clause:
     #: why no server-side fault can break this clause (it judges what a client sent, say); such a clause is left
     #: out of the "every MUST can fail" share (reports/clause_audit.py) instead of counted as never failing
     unbreakable: str = ""
+    #: why the spec permits no other reading of this clause's decision (the decision settles which of two texts a
+    #: real client needs, say), so no reference-broker variant can take one; every other decision has a variant
+    sole_reading: str = ""
 
     @property
     def protocol(self) -> str:

@@ -23,7 +23,10 @@ from pathlib import Path
 
 from wirecheck.protocols.clauses import Level
 
-COLUMNS = ("id", "level", "requirement", "source", "decision", "faults", "variants", "cases", "unbreakable")
+COLUMNS = ("id", "level", "requirement", "source", "decision", "faults", "variants", "cases", "unbreakable",
+           "sole reading")
+#: the engine's own differential clause carries a decision about the engine, not about the protocol: no variant
+ENGINE_DECISION = ".differential.same-answer"
 REGENERATE = "wirecheck clauses --format md --output docs/clauses"
 
 
@@ -38,6 +41,7 @@ class ClauseRow:
     variants: tuple[str, ...]
     cases: int
     unbreakable: str = ""  # why no server-side fault can break it
+    sole_reading: str = ""  # why the decision admits no other reading (so it has no variant)
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,9 @@ class Summary:
     should: int
     must_with_fault: int
     must_unbreakable: int = 0  # MUST clauses no server-side fault can break (each says why)
+    decisions: int = 0  # clauses that carry a decision
+    decisions_with_variant: int = 0  # ... and a reference-broker variant taking another reading
+    decisions_sole: int = 0  # ... and no variant because the spec permits no other reading (each says why)
 
     @property
     def must_with_fault_percent(self) -> float | None:
@@ -62,9 +69,12 @@ class ProtocolAudit:
     @property
     def summary(self) -> Summary:
         must = [row for row in self.rows if row.level == Level.MUST.value]
+        decided = [row for row in self.rows if row.decision and not row.id.endswith(ENGINE_DECISION)]
         return Summary(clauses=len(self.rows), must=len(must), should=len(self.rows) - len(must),
                        must_with_fault=sum(1 for row in must if row.faults),
-                       must_unbreakable=sum(1 for row in must if row.unbreakable and not row.faults))
+                       must_unbreakable=sum(1 for row in must if row.unbreakable and not row.faults),
+                       decisions=len(decided), decisions_with_variant=sum(1 for row in decided if row.variants),
+                       decisions_sole=sum(1 for row in decided if row.sole_reading and not row.variants))
 
 
 # -- counting the cases that name a clause ---------------------------------------------------------------------
@@ -153,7 +163,8 @@ def audit(spec, case_counts: Mapping[str, int] | None = None) -> ProtocolAudit:
                            source=clause.source, decision=clause.decision,
                            faults=_keys_pointing_at(spec.faults, clause.id),
                            variants=_keys_pointing_at(variants, clause.id),
-                           cases=counts.get(clause.id, 0), unbreakable=clause.unbreakable)
+                           cases=counts.get(clause.id, 0), unbreakable=clause.unbreakable,
+                           sole_reading=clause.sole_reading)
                  for clause in sorted(spec.catalogue, key=lambda clause: clause.id))
     return ProtocolAudit(spec.name, rows)
 
@@ -169,7 +180,9 @@ def summary_line(summary: Summary) -> str:
     breakable = summary.must - summary.must_unbreakable
     unbreakable = f" ({summary.must_unbreakable} no server can break)" if summary.must_unbreakable else ""
     return (f"{summary.clauses} clauses, {summary.must} MUST{unbreakable}, {summary.should} SHOULD; "
-            f"MUST with a fault: {summary.must_with_fault}/{breakable} = {percent}")
+            f"MUST with a fault: {summary.must_with_fault}/{breakable} = {percent}; "
+            f"decisions with a variant: {summary.decisions_with_variant}/{summary.decisions}"
+            f"{f' ({summary.decisions_sole} admit no other reading)' if summary.decisions_sole else ''}")
 
 
 def markdown_cell(text: str) -> str:
@@ -183,7 +196,7 @@ def _code_list(names: Iterable[str]) -> str:
 
 def _markdown_row(row: ClauseRow) -> str:
     cells = (f"`{row.id}`", row.level, row.requirement, row.source, row.decision,
-             _code_list(row.faults), _code_list(row.variants), str(row.cases), row.unbreakable)
+             _code_list(row.faults), _code_list(row.variants), str(row.cases), row.unbreakable, row.sole_reading)
     return "| " + " | ".join(markdown_cell(cell) for cell in cells) + " |"
 
 

@@ -36,3 +36,19 @@ def test_should_clauses_carry_their_decision(spec):
 def test_the_liveness_clause_exists(spec):
     """The runner reports a target that stops answering after a hostile case under <name>.robustness.survives."""
     assert f"{spec.name}.robustness.survives" in spec.catalogue
+
+
+def test_every_decision_has_a_variant_or_says_why_not(spec):
+    """Variants are the dual of faults: a decision (another reading was possible) is proven harmless to correct
+    servers by a reference-broker variant taking the other reading, which the whole suite passes
+    (tests/quality/test_variants.py). A decision the spec leaves no room on says why in ``sole_reading``."""
+    variants = set(spec.variants.values())
+    undecided = [c.id for c in spec.catalogue
+                 if c.decision and c.id not in {e.id for e in engine_clauses(spec.name)}
+                 and c.id not in variants and not c.sole_reading]
+    assert undecided == []
+
+
+def test_a_sole_reading_belongs_to_a_decision_without_variant(spec):
+    variants = set(spec.variants.values())
+    assert [c.id for c in spec.catalogue if c.sole_reading and (not c.decision or c.id in variants)] == []
