@@ -21,6 +21,14 @@ from wirecheck.targets.reference.core import BrokerConfig, Listener
 from wirecheck.targets.reference.personality import PersonalityInfo, discover
 
 
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (a limit of 0 would refuse every client)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
 def build_parser(personalities: dict[str, PersonalityInfo]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="wirecheck-broker", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -33,7 +41,10 @@ def build_parser(personalities: dict[str, PersonalityInfo]) -> argparse.Argument
     parser.add_argument("--variant", action="append", default=[], metavar="PERSONALITY.NAME",
                         help="take another reading the spec permits (repeatable); see --list-variants")
     parser.add_argument("--list-variants", action="store_true", help="print the variants of each personality")
-    parser.add_argument("--max-connections", type=int, default=256, help="per listener (default 256)")
+    parser.add_argument("--max-connections", type=positive, default=256, help="per listener (default 256)")
+    parser.add_argument("--max-pending-connections", type=positive, default=128, dest="max_pending",
+                        help="per listener: connections that have not completed a frame yet; past it, or when the "
+                             "listener is full, the oldest of them is closed to admit a new one (default 128)")
     parser.add_argument("--idle-timeout", type=float, default=30.0,
                         help="seconds a connection may sit between frames (default 30)")
     parser.add_argument("--frame-timeout", type=float, default=10.0,
@@ -104,6 +115,7 @@ async def run(args, personalities: dict[str, PersonalityInfo]) -> None:
         faults=frozenset(args.fault),
         variants=frozenset(args.variant),
         max_connections=args.max_connections,
+        max_pending=args.max_pending,
         idle_timeout=args.idle_timeout,
         frame_timeout=args.frame_timeout,
         max_frame=args.max_frame,

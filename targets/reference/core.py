@@ -13,6 +13,7 @@ import logging
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Protocol
 
 log = logging.getLogger("wirecheck.broker")
@@ -31,6 +32,9 @@ class BrokerConfig:
     #: must pass against it)
     variants: frozenset[str] = frozenset()
     max_connections: int = 256  # per listener
+    #: per listener: admitted connections that have not yet completed a frame nor been answered. Past it, or when
+    #: the listener is full, the oldest of them is shed, so peers that never finish a frame cannot lock clients out
+    max_pending: int = 128
     idle_timeout: float = 30.0  # seconds a connection may sit between frames
     frame_timeout: float = 10.0  # seconds a started frame may take to arrive whole (slowloris bound)
     max_frame: int | None = None  # None: each personality's own spec limit
@@ -81,6 +85,16 @@ class Connection:
         # A started frame never gets longer than a silent connection would: the smaller of the two bounds.
         self.frame_timeout = min(idle_timeout, frame_timeout or idle_timeout)
         self.peer = writer.get_extra_info("peername")
+        self.working = False  # completed a frame or was answered: no longer sheddable (Listener)
+        self.shed = False  # closed by the listener to make room (its slot was given away at once)
+        self.on_working: Callable[[Connection], None] | None = None
+
+    def mark_working(self) -> None:
+        """The peer completed a frame (or got an answer): it is a client at work, not a peer holding a slot."""
+        if not self.working:
+            self.working = True
+            if self.on_working is not None:
+                self.on_working(self)
 
     async def read_exactly(self, n: int) -> bytes:
         """Read n bytes. Raises EOFError on a clean close (even mid-frame), IdleTimeout when the peer stalls.
@@ -118,6 +132,7 @@ class Connection:
         Large answers go in WRITE_CHUNK slices, each drained before the next: the transport copies whatever the
         kernel does not take at once, so writing 10 MiB in one call could hold a second 10 MiB copy.
         """
+        self.mark_working()
         view = memoryview(data)
         try:
             async with asyncio.timeout(self.idle_timeout):
@@ -167,9 +182,12 @@ class Personality(Protocol):
 class Listener:
     """One TCP listener for one personality, with a connection limit and task tracking.
 
-    At the limit a new connection waits, unread, for a slot, up to the frame timeout: a slot held by a peer that
-    stalls inside a frame frees within that time, so such peers cannot starve a fresh client. At most
-    ``max_connections`` connections wait; one more, or one whose wait runs out, is closed.
+    A connection is *pending* until it completes a frame or is answered. Pending connections are capped apart
+    from working ones (``max_pending``): when a new connection would pass that cap, or the listener is full,
+    the oldest pending connection is shed (closed at once) and the newcomer admitted, so a flood of peers that
+    send a byte and stall cannot lock a well-behaved client out. When every slot is held by working connections,
+    a new connection waits, unread, for a slot, up to the frame timeout; at most ``max_connections`` wait, one
+    more, or one whose wait runs out, is closed.
     """
 
     def __init__(self, personality: Personality, config: BrokerConfig, port: int, endpoint: str | None = None):
@@ -179,9 +197,11 @@ class Listener:
         self.port = port
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task] = set()
-        self._active = 0
+        self._active = 0  # admitted and not yet ended, the shed ones included until their task ends
+        self._shedding = 0  # shed, their task not yet ended: their slots are already given away
         self._waiting = 0
-        self._slots = asyncio.Semaphore(config.max_connections)
+        self._pending: dict[Connection, None] = {}  # admitted, not yet working; oldest first
+        self._freed = asyncio.Condition()
 
     async def start(self) -> int:
         self._server = await asyncio.start_server(
@@ -200,12 +220,11 @@ class Listener:
         admitted = False
         conn = Connection(reader, writer, self.config.idle_timeout, self.config.frame_timeout)
         try:
-            admitted = await self._admit()
+            admitted = await self._admit(conn)
             if not admitted:
                 log.warning("%s: connection limit %d reached, refusing %s", self.personality.name,
                             self.config.max_connections, conn.peer)
                 return
-            self._active += 1
             if self.endpoint is None:
                 await self.personality.serve(conn)
             else:
@@ -218,26 +237,60 @@ class Listener:
             log.exception("%s %s: connection handler failed", self.personality.name, conn.peer)
         finally:
             if admitted:
-                self._active -= 1
-                self._slots.release()
+                await self._release(conn)
             self._tasks.discard(task)
             await conn.close()
 
-    async def _admit(self) -> bool:
-        if not self._slots.locked():
-            await self._slots.acquire()  # free slot: no wait
+    def _occupied(self) -> int:
+        return self._active - self._shedding
+
+    async def _admit(self, conn: Connection) -> bool:
+        if len(self._pending) >= self.config.max_pending or self._occupied() >= self.config.max_connections:
+            self._shed_oldest_pending()
+        if self._occupied() < self.config.max_connections:
+            self._take(conn)
             return True
         if self._waiting >= self.config.max_connections:
             return False
         self._waiting += 1
         try:
-            async with asyncio.timeout(self.config.frame_timeout):
-                await self._slots.acquire()
+            async with asyncio.timeout(self.config.frame_timeout), self._freed:
+                await self._freed.wait_for(lambda: self._occupied() < self.config.max_connections)
+                self._take(conn)
             return True
         except TimeoutError:
             return False
         finally:
             self._waiting -= 1
+
+    def _take(self, conn: Connection) -> None:
+        self._active += 1
+        if not conn.working:
+            self._pending[conn] = None
+            conn.on_working = self._pending_done
+
+    def _pending_done(self, conn: Connection) -> None:
+        self._pending.pop(conn, None)
+
+    def _shed_oldest_pending(self) -> None:
+        if not self._pending:
+            return
+        victim = next(iter(self._pending))
+        del self._pending[victim]
+        self._shedding += 1
+        victim.shed = True
+        log.debug("%s: shedding %s, which has not completed a frame, for a new connection", self.personality.name,
+                 victim.peer)
+        victim.abort()
+
+    async def _release(self, conn: Connection) -> None:
+        self._pending.pop(conn, None)
+        self._active -= 1
+        if conn.shed:
+            self._shedding -= 1
+        else:
+            async with self._freed:
+                self._freed.notify()
 
     @property
     def active_connections(self) -> int:

@@ -76,8 +76,10 @@ async def serve_frames(conn: Connection, shape: FrameShape, handle: FrameHandler
             if action is BadLength.DRAIN:
                 await discard(conn, length, deadline)
             continue
-        # The body goes straight to the handler, unnamed here, so the handler can free it once decoded.
-        if not await handle(header, await conn.read_by(length, deadline)):
+        body = await conn.read_by(length, deadline)
+        conn.mark_working()
+        # The body goes straight to the handler (and is dropped here), so the handler can free it once decoded.
+        if not await handle(header, body):
             return
 
 
