@@ -1,0 +1,223 @@
+"""Kill -9 and restart: the reference broker on fixed ports with a data directory, and the verdict on what a client
+read back after the crash (nothing acknowledged lost, nothing recovered twice, order kept).
+
+Used by the crash tests of each durable personality and by ``bench/crash_durability.py`` (the long version).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+START_TIMEOUT = 30.0
+
+
+class CrashableBroker:
+    """One personality of the reference broker as a child process with ``--data-dir``: the first start binds
+    ephemeral ports, every restart binds the same ones (clients reconnect to the addresses they know)."""
+
+    def __init__(self, protocol: str, data_dir: Path, *extra: str):
+        self.protocol = protocol
+        self.data_dir = data_dir
+        self.extra = list(extra)
+        self.ports: dict[str, int] = {}  # the ready file's "ports": the primary listener and side listeners
+        self.endpoints: dict[str, int] = {}  # the ready file's endpoints of this protocol
+        self.proc: subprocess.Popen | None = None
+        self.starts = 0
+
+    def _port_flags(self) -> list[str]:
+        if not self.ports:  # first start: every listener ephemeral
+            from wirecheck.targets.reference.personality import discover
+
+            info = discover()[self.protocol]
+            return [f"--{self.protocol}-port", "0", *(arg for endpoint in info.endpoints
+                                                      for arg in (info.port_flag(endpoint), "0"))]
+        flags = []
+        for name, port in self.ports.items():  # "pravega" -> --pravega-port, "pravega-controller" -> its own flag
+            flags += [f"--{name}-port", str(port)]
+        for endpoint, port in self.endpoints.items():
+            flags += [f"--{self.protocol}-{endpoint}-port", str(port)]
+        return flags
+
+    def start(self) -> None:
+        ready = self.data_dir.parent / f"{self.data_dir.name}-ready.json"
+        ready.unlink(missing_ok=True)
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "wirecheck.targets.reference", "--protocols", self.protocol,
+                 "--data-dir", str(self.data_dir), "--ready-file", str(ready), *self._port_flags(), *self.extra],
+                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                env=dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))))
+        deadline = time.monotonic() + START_TIMEOUT
+        while not ready.exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"broker did not start (start {self.starts + 1}):\n{self.log_tail()}")
+            time.sleep(0.05)
+        bound = json.loads(ready.read_text())
+        self.ports, self.endpoints = bound["ports"], bound.get("endpoints", {}).get(self.protocol, {})
+        self.starts += 1
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir.parent / f"{self.data_dir.name}-broker.log"
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown code runs, so only what was written and synced before survives."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+    def __enter__(self):
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+@dataclass
+class CrashVerdict:
+    """What was acknowledged before the kill against what a reader recovered after the restart."""
+
+    acknowledged: list[int]  # record numbers, in the order their acknowledgements came
+    recovered: list[int]  # record numbers, in the order the reader got them (one partition or segment)
+    in_flight: int  # how many records were sent without an answer when the broker died
+
+    @property
+    def lost(self) -> list[int]:
+        return sorted(set(self.acknowledged) - set(self.recovered))
+
+    @property
+    def duplicated(self) -> list[int]:
+        seen, twice = set(), []
+        for number in self.recovered:
+            if number in seen:
+                twice.append(number)
+            seen.add(number)
+        return twice
+
+    @property
+    def out_of_order(self) -> bool:
+        return self.recovered != sorted(self.recovered)
+
+    @property
+    def unexplained(self) -> list[int]:
+        """Recovered records that were neither acknowledged nor in flight at the kill (invented data)."""
+        sent = len(self.acknowledged) + self.in_flight
+        return [number for number in self.recovered if number >= sent or number < 0]
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.lost:
+            found.append(f"{len(self.lost)} acknowledged records lost, first {self.lost[:5]}")
+        if self.duplicated:
+            found.append(f"{len(self.duplicated)} records recovered twice, first {self.duplicated[:5]}")
+        if self.out_of_order:
+            found.append("records recovered out of order")
+        if self.unexplained:
+            found.append(f"records recovered that were never sent: {self.unexplained[:5]}")
+        return found
+
+    def line(self) -> str:
+        return (f"acknowledged {len(self.acknowledged)}, recovered {len(self.recovered)}, lost {len(self.lost)}, "
+                f"duplicated {len(self.duplicated)}, in flight at the kill {self.in_flight}"
+                f"{'' if not self.out_of_order else ', OUT OF ORDER'}")
+
+
+# -- scenarios: a real client produces with acknowledgements, the broker is killed mid-stream, a reader reads back
+
+
+def _number(body: bytes) -> int:
+    return json.loads(body)["n"]
+
+
+def barco_scenario(broker: CrashableBroker, kill_after: int, per_request: int = 10) -> CrashVerdict:
+    """httpx posts NDJSON records (``{"n": i}``, ``per_request`` to a request, one partition key) to the HTTP
+    producer, each 200 acknowledging its records; the broker is killed once ``kill_after`` are acknowledged, then
+    restarted, and a new consumer group reads the topic from the earliest offset over HTTP/2 (httpx again)."""
+    import threading
+
+    import httpx
+
+    topic, acknowledged, sent = f"crash-{time.monotonic_ns()}", [], [0]
+    enough = threading.Event()
+
+    def produce() -> None:
+        with httpx.Client(base_url=f"http://127.0.0.1:{broker.endpoints['producer-http']}", timeout=10) as client:
+            n = 0
+            while True:
+                numbers = range(n, n + per_request)
+                sent[0] = n + per_request
+                try:
+                    reply = client.post(f"/v1/topic/{topic}/messages", params={"partitionKey": "k"},
+                                        content=b"".join(b'{"n":%d}\n' % i for i in numbers),
+                                        headers={"content-type": "application/x-ndjson"})
+                except httpx.HTTPError:
+                    return  # the broker died: this request's records are in flight
+                if reply.status_code != 200:
+                    return
+                acknowledged.extend(numbers)
+                n += per_request
+                if len(acknowledged) >= kill_after:
+                    enough.set()
+
+    producer = threading.Thread(target=produce, daemon=True)
+    producer.start()
+    if not enough.wait(300):
+        raise RuntimeError(f"only {len(acknowledged)} records acknowledged in 300 s:\n{broker.log_tail()}")
+    broker.kill()
+    producer.join(30)
+    in_flight = sent[0] - len(acknowledged)
+    broker.start()
+    return CrashVerdict(list(acknowledged), _barco_read_all(broker, topic, sent[0]), in_flight)
+
+
+def _barco_read_all(broker: CrashableBroker, topic: str, at_most: int) -> list[int]:
+    import httpx
+    import zstandard
+
+    from wirecheck.protocols.barco import wire
+
+    consumer_id, got, empty = f"reader-{time.monotonic_ns()}", [], 0
+    with httpx.Client(base_url=f"http://127.0.0.1:{broker.endpoints['consumer']}", http1=False, http2=True,
+                      timeout=20) as consumer:
+        reply = consumer.put("/v1/consumer/register", params={"consumerId": consumer_id, "group": consumer_id,
+                                                               "topic": topic, "onNewGroup": "startFromEarliest"})
+        reply.raise_for_status()
+        while empty < 5 and len(got) < at_most:
+            reply = consumer.post("/v1/consumer/poll", params={"consumerId": consumer_id})
+            if reply.status_code == 204:
+                empty += 1
+                continue
+            reply.raise_for_status()
+            empty = 0
+            for item in wire.parse_poll_response(reply.content):
+                raw = zstandard.ZstdDecompressor().stream_reader(item.payload, read_across_frames=False).read()
+                at = 0
+                while at < len(raw):  # {i64 timestamp, u32 length, body} records
+                    length = int.from_bytes(raw[at + 8 : at + 12], "big")
+                    got.append(_number(raw[at + 12 : at + 12 + length]))
+                    at += 12 + length
+    return got
