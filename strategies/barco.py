@@ -146,6 +146,19 @@ def _close(clause: str) -> reactions.Reaction:
     return reactions.close(clause, errors_first=True)
 
 
+def _error_stays_open(clause: str) -> reactions.Reaction:
+    """ERROR(0) and the connection stays open (D3, a SHOULD); ending the connection after it is NON-STRICT. Such
+    mutants are not pipelined: a close would take the frames behind them along."""
+    return reactions.error_or_close(clause, codes=(wire.SERVER_ERROR,), prefer={ERROR}, errors_before_close=True)
+
+
+def _answer_stays_open(clause: str, codes=None) -> reactions.Reaction:
+    """An answer and the connection stays open (a SHOULD); an ERROR or a close instead is NON-STRICT."""
+    prefer = {ANSWER} if codes is None else {ANSWER, ERROR}
+    return reactions.answer_or_close(clause, prefer=prefer, errors_before_close=True,
+                                     codes=frozenset(codes) if codes is not None else None)
+
+
 #: D4: a close (ERROR(0) first permitted), or ERROR(0) with the announced body then discarded (notes §11)
 OVERSIZE_REFUSED = reactions.error_or_close("barco.framing.oversize", codes=(wire.SERVER_ERROR,),
                                             why="a close, or ERROR(0) and the body discarded", keeps_open=False)
@@ -195,11 +208,16 @@ class BulkMutator:
             return m(wire.frame(wire.HEARTBEAT, b"", sid), _answer("barco.producer.heartbeat"))
         if operator == "barco-body-on-control":
             return m(wire.frame(wire.HEARTBEAT, rng.randbytes(rng.randrange(1, 40)), sid),
-                     _answer("barco.framing.body-consumed"), "body")
+                     _answer_stays_open("barco.framing.body-consumed"), "body")
         if operator == "barco-opcode":
             op = rng.choice([0, wire.READY, wire.ERROR, wire.PRODUCE_RESPONSE] + list(range(7, 256)))
-            return m(wire.frame(op, rng.randbytes(rng.randrange(0, 20)), sid),
-                     _error("barco.producer.unknown-opcode"), "opcode")
+            extra = rng.randbytes(rng.randrange(0, 20))
+            # with a body, whether the connection stays open is D6's (skip it, or take it for a protocol error and
+            # close: notes §10.9); the ERROR(0) itself stays unknown-opcode's
+            reaction = _error("barco.producer.unknown-opcode") if not extra else reactions.error_or_close(
+                "barco.producer.unknown-opcode", codes=(wire.SERVER_ERROR,), prefer={ERROR},
+                clauses={"close": "barco.framing.body-consumed", "keepalive": "barco.framing.body-consumed"})
+            return m(wire.frame(op, extra, sid), reaction, "opcode")
         if operator == "barco-second-startup":
             return m(wire.frame(wire.STARTUP, b"", sid), _error("barco.producer.second-startup"), "opcode")
         if operator == "bad-crc":
@@ -217,12 +235,12 @@ class BulkMutator:
             return m(wire.header(wire.PRODUCE, length, sid), OVERSIZE_MAY_WAIT, "body length", incomplete=True)
         if operator == "trailing-bytes":
             return m(wire.frame(wire.PRODUCE, body + rng.randbytes(rng.randrange(1, 4)), sid),
-                     _error("barco.producer.message-lengths"), "messages")
+                     _error_stays_open("barco.producer.message-lengths"), "messages")
         if operator == "barco-message-overrun":
             last = len(body) - len(messages[-1]) - 4
             lie = struct.pack(">I", len(messages[-1]) + rng.randrange(1, 1000))
             return m(wire.frame(wire.PRODUCE, body[:last] + lie + body[last + 4 :], sid),
-                     _error("barco.producer.message-lengths"), "messages[-1].length")
+                     _error_stays_open("barco.producer.message-lengths"), "messages[-1].length")
         if operator == "barco-no-messages":
             return m(wire.frame(wire.PRODUCE, wire.produce_body(self.topic, [], key), sid),
                      _error("barco.producer.no-messages"), "messages")
@@ -237,7 +255,7 @@ class BulkMutator:
             if cut < len(body) - len(wire.messages_part(messages)):  # inside the key or the topic: notes §2.5 "EOF"
                 return m(wire.frame(wire.PRODUCE, body[:cut], sid), _error("barco.producer.truncated-body"), "topic")
             return m(wire.frame(wire.PRODUCE, body[:cut], sid),
-                     reactions.any_answer("barco.producer.message-lengths", codes=frozenset({0})), "body length")
+                     _answer_stays_open("barco.producer.message-lengths", codes={0}), "body length")
         if operator == "barco-body-long":  # more body promised than sent: the target waits or closes
             frame = wire.header(wire.PRODUCE, len(body) + rng.randrange(1, 100), sid) + body
             return m(frame, reactions.silence_allowed(NO_HANG, patience=0.05), "body length", incomplete=True)

@@ -337,12 +337,12 @@ class BulkMutator:
             return make(_reframe(frame[4 : 4 + cut]), f"body[{cut}:]", closes(clause))
         if operator == "batch-len-short":
             batch = _set_in_batch(self._batch(), records.LENGTH_OFFSET, ">i", rng.choice([0, 1, 44, -1, -(2**31)]))
-            frame, _ = self._frame(batch)
-            return make(frame, "records.batch_length", close_preferred("fluvio.produce.batch-len-short"))
+            frame, corr = self._frame(batch)  # an answer is permitted (NON-STRICT): it must carry this id
+            return make(frame, "records.batch_length", close_preferred("fluvio.produce.batch-len-short"), corr)
         if operator == "recordset-trailing":
             garbage = rng.randbytes(rng.randint(1, records.HEADER.size - 1))
-            frame, _ = self._frame(self._batch() + garbage)
-            return make(frame, "records", close_preferred("fluvio.produce.recordset-trailing"))
+            frame, corr = self._frame(self._batch() + garbage)
+            return make(frame, "records", close_preferred("fluvio.produce.recordset-trailing"), corr)
         if operator == "compression-bits":
             frame, corr = self._frame(self._batch(extra_attributes=rng.choice([5, 6, 7])))
             return make(frame, "records.attributes", answered("fluvio.produce.compression-invalid", 9000), corr)

@@ -838,6 +838,7 @@ class KafkaFuzz:
     name = "kafka"
     catalogue = CATALOGUE
     pipelining_clause = "kafka.framing.pipelining"
+    answers_in_order = True  # one connection's answers leave in request order (protocol guide 'Network')
     response_frame_clause = None  # an unframeable answer breaks the mutant's own clause
 
     KEEPALIVE_CORRELATION_ID = 0x57C1

@@ -167,6 +167,19 @@ UNKNOWN_TYPES = ["Pingg", "ping", "PING", "", "Produce ", "ProduceResponse", "Po
 # -- Hypothesis strategies ---------------------------------------------------------------------------------
 
 
+#: a topic *name* (a string) that breaks the naming rule is these clauses' concern, not a wrong field kind: a
+#: Produce may answer it 404 (produce.topic-name, decision D4), so a bad-field reaction must not blame that
+NAME_CLAUSES = {"CreateTopic.topic": "rustlog.admin.topic-name", "Produce.topic": "rustlog.produce.topic-name"}
+
+
+def invalid_field_reaction(name: str, request: dict) -> reactions.Reaction:
+    """The reaction to one of invalid_field_variants: a bad name is its naming clause's, else invalid-fields."""
+    field = name.rsplit("-", 1)[0]
+    if field in NAME_CLAUSES and isinstance(request.get("topic"), str):
+        return _NAME_REACTIONS[field]
+    return INVALID_FIELDS
+
+
 def invalid_request(topic: str) -> st.SearchStrategy[dict]:
     """A request with exactly one field missing or of the wrong type/range: always a 400, connection open."""
     return st.sampled_from(invalid_field_variants(topic)).map(lambda pair: pair[1])
@@ -190,8 +203,8 @@ def hostile_frame(draw, topic: str = "t") -> Mutant:
     if choice == "unknown-type":
         name = draw(st.sampled_from(UNKNOWN_TYPES))
         return Mutant(encode_frame({"type": name}), choice, "type", error_400("rustlog.request.unknown-type"))
-    request = draw(invalid_request(topic))
-    return Mutant(encode_frame(request), choice, request["type"], error_400("rustlog.request.invalid-fields"))
+    name, request = draw(st.sampled_from(invalid_field_variants(topic)))
+    return Mutant(encode_frame(request), choice, request["type"], invalid_field_reaction(name, request))
 
 
 # -- bulk mutation (no Hypothesis, no scapy) ---------------------------------------------------------------
@@ -199,6 +212,7 @@ def hostile_frame(draw, topic: str = "t") -> Mutant:
 #: Reactions shared by many mutants (built once: the bulk loop makes thousands of mutants per second).
 INVALID_FIELDS = error_400("rustlog.request.invalid-fields")
 UNKNOWN_TYPE = error_400("rustlog.request.unknown-type")
+_NAME_REACTIONS = {field: error_400(clause) for field, clause in NAME_CLAUSES.items()}
 NOT_OBJECT = error_or_close("rustlog.request.not-object")
 MALFORMED_JSON = closes("rustlog.framing.malformed-json")
 INVALID_UTF8 = closes("rustlog.framing.invalid-utf8")
@@ -254,7 +268,8 @@ class BulkMutator:
 
     def _bad_field(self) -> Mutant:
         name, request = self.rng.choice(self._variants)
-        return Mutant(encode_frame(request), f"bad-field:{name}", name.rsplit("-", 1)[0], INVALID_FIELDS)
+        return Mutant(encode_frame(request), f"bad-field:{name}", name.rsplit("-", 1)[0],
+                      invalid_field_reaction(name, request))
 
     def _unknown_type(self) -> Mutant:
         return Mutant(encode_frame({"type": self.rng.choice(UNKNOWN_TYPES)}), "unknown-type", "type", UNKNOWN_TYPE)

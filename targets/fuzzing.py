@@ -96,6 +96,9 @@ class _Judge:
                         return failure, False, []
                     reply = session.recv(patience)
                 if owner > position:
+                    late = self._overtaken(session, owners, position, reaction)
+                    if late is not None:
+                        return (mutant, late), False, []
                     pending = reply
                     obs = Observation(SILENCE, detail=f"no answer to it: the next answer names {owners.name(owner)}")
                 else:
@@ -116,6 +119,18 @@ class _Judge:
         except Differs as differs:
             return (batch[-1], differs), False, []
         return failure, usable, []
+
+    def _overtaken(self, session: Session, owners: "Owners", position: int, reaction) -> Divergence | None:
+        """Where answers must come in request order (``Adapter.answers_in_order``) and silence is no permitted
+        reaction, an answer naming a later request may only have overtaken this one: the next frame tells. If it
+        answers this request, the order is the defect (the pipelining clause), not a silence."""
+        if not getattr(self.adapter, "answers_in_order", False) or SILENCE in reaction.outcomes:
+            return None
+        reply = session.recv()
+        if owners.names(reply, position):
+            return Divergence(self.catalogue[self.adapter.pipelining_clause], "answers in request order",
+                              f"the answer to the request at {position} in the batch after a later one's")
+        return None
 
     def _keepalive_clause(self, frame: bytes) -> str:
         """A wrong answer to the keepalive request is the keepalive's own defect (``keepalive_clause``), an answer
@@ -189,6 +204,10 @@ class Owners:
 
     def name(self, position: int) -> str:
         return "the keepalive" if position == len(self._ids) else f"the request at {position} in the batch"
+
+    def names(self, reply: Reply, position: int) -> bool:
+        """Does ``reply`` carry the correlation field of the request at ``position``?"""
+        return bool(self._answer_id) and reply.is_frame and self._answer_id(reply.frame) == self._ids[position]
 
 
 def _close(sessions: Iterable[Session]) -> None:

@@ -221,3 +221,84 @@ def _barco_read_all(broker: CrashableBroker, topic: str, at_most: int) -> list[i
                     got.append(_number(raw[at + 12 : at + 12 + length]))
                     at += 12 + length
     return got
+
+
+def pravega_scenario(broker: CrashableBroker, kill_after: int, per_flush: int = 100) -> CrashVerdict:
+    """The ``pravega`` client writes events (``{"n": i}``, one routing key, so one segment and one order) and
+    flushes every ``per_flush``: a flush that returns acknowledges them. The writer runs in a child process (the
+    client holds the GIL while it waits on the broker); the broker is killed once ``kill_after`` are flushed, then
+    restarted, and a new reader group reads the stream: scope, stream and reader group metadata must have
+    survived the kill too (the controller's snapshot)."""
+    import pravega_client
+
+    controller = f"tcp://127.0.0.1:{broker.ports['pravega-controller']}"
+    scope, stream = f"crash{time.monotonic_ns()}", "events"
+    manager = pravega_client.StreamManager(controller)
+    assert manager.create_scope(scope) and manager.create_stream(scope, stream, 1)
+    writer = subprocess.Popen([sys.executable, "-m", "tests.crash_support", "pravega-writer", controller, scope, stream,
+                               str(per_flush)], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    acknowledged = 0
+    try:
+        for line in writer.stdout:
+            acknowledged = int(line)
+            if acknowledged >= kill_after:
+                break
+        if acknowledged < kill_after:
+            raise RuntimeError(f"the writer stopped at {acknowledged} acknowledged events:\n{broker.log_tail()}")
+        broker.kill()
+    finally:
+        writer.kill()
+        writer.wait(10)
+    broker.start()
+    return CrashVerdict(list(range(acknowledged)), _pravega_read_all(broker, scope, stream), per_flush)
+
+
+def _pravega_write_forever(controller: str, scope: str, stream: str, per_flush: int) -> None:
+    import pravega_client
+
+    manager = pravega_client.StreamManager(controller)  # owns the client's runtime: it must outlive the writer
+    writer = manager.create_writer(scope, stream)
+    n = 0
+    while True:
+        for i in range(n, n + per_flush):
+            writer.write_event_bytes(b'{"n":%d}' % i, "k")
+        writer.flush()
+        n += per_flush
+        print(n, flush=True)
+
+
+def _pravega_read_all(broker: CrashableBroker, scope: str, stream: str, quiet: float = 3.0) -> list[int]:
+    import asyncio
+
+    import pravega_client
+
+    manager = pravega_client.StreamManager(f"tcp://127.0.0.1:{broker.ports['pravega-controller']}")
+    group = manager.create_reader_group(f"rg{time.monotonic_ns()}", scope, stream)
+    reader = group.create_reader("reader-0")
+    got: list[int] = []
+
+    async def collect() -> None:
+        last_event = time.monotonic()
+        while time.monotonic() - last_event < quiet:  # no event for ``quiet`` seconds: the segment is read
+            try:
+                async with asyncio.timeout(quiet):
+                    segment_slice = await reader.get_segment_slice_async()
+            except TimeoutError:
+                return
+            before = len(got)
+            got.extend(_number(bytes(event.data())) for event in segment_slice)
+            reader.release_segment(segment_slice)
+            if len(got) > before:
+                last_event = time.monotonic()
+
+    try:
+        asyncio.run(collect())
+    finally:
+        reader.reader_offline()
+    return got
+
+
+if __name__ == "__main__":  # the writer child of pravega_scenario
+    if sys.argv[1] == "pravega-writer":
+        _pravega_write_forever(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))

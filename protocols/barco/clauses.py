@@ -17,7 +17,8 @@ Decisions:
   D5  Topic names: 1-255 bytes without '/', '\\', NUL or '..' (notes §11; upstream accepts anything and lets
       '..' escape its data directory). Bytes that are not UTF-8 and control characters are not in the notes'
       rule: a server may take them. Registration takes any topic, as upstream does (notes §5.1).
-  D6  A body on a non-PRODUCE frame is read and discarded, so the stream stays in sync (upstream desyncs).
+  D6  A body on a non-PRODUCE frame is read and discarded, so the stream stays in sync (upstream desyncs). Notes
+      §10.9 leaves "a protocol error" open as well: ERROR(0) and a close is NON-STRICT, never FAILED.
   D7  One broker in dev mode owns the whole ring: token -9223372036854775808, generation version 1, 4 consumer
       ranges; each PRODUCE frame (each HTTP request) is one chunk; a keyed message keeps one range index.
   D8  HTTP producer: a request without Content-Length (chunked) is refused with 400 as upstream does, or
@@ -37,9 +38,11 @@ _CLAUSES = [
            "not processed: the connection is closed (an ERROR frame first is permitted).",
            f"{SEED} §Producer framed request (head crc); notes §2.1, §10.4", SHOULD,
            "D1: verify the CRC and close on mismatch (the interbroker protocol's convention); upstream ignores it, "
-           "and the seed says nothing of a mismatch: SHOULD."),
+           "and the seed says nothing of a mismatch: SHOULD. ERROR(0) before the close is the other permitted "
+           "outcome (variant barco.crc-error-then-close); ignoring the CRC is fault barco.crc-unchecked."),
     Clause("barco.framing.version", "A request whose version byte is not 1 is refused: ERROR(0) then a close, or a "
-           "close.", "notes §2.1, §10.5", SHOULD, "D2: only version 1 exists; upstream does not check it."),
+           "close.", "notes §2.1, §10.5", SHOULD, "D2: only version 1 exists; upstream does not check it, and "
+           "notes §11 keeps ignoring it as the compatible reading (variant barco.version-ignored: NON-STRICT)."),
     Clause("barco.framing.stream-id-echo", "Every response carries the stream id of the request it answers.",
            "notes §2.5, §2.6 (binary_server.go)", MUST),
     Clause("barco.framing.response-header", "Every response header has version 1, flags 0 and a valid IEEE head crc "
@@ -53,7 +56,9 @@ _CLAUSES = [
            "connection kept is the other permitted reading. Upstream panics above its 32 MiB buffer pool."),
     Clause("barco.framing.body-consumed", "The body of a non-PRODUCE request is read and discarded, so the next "
            "header is read at the right place.", "notes §2.7, §10.9", SHOULD,
-           "D6: skip the body (upstream does not read it and desyncs)."),
+           "D6: skip the body (upstream does not read it and desyncs). Notes §10.9 also permits taking it for a "
+           "protocol error (variant barco.control-body-closes: ERROR(0), then a close): NON-STRICT; so an unknown "
+           "opcode with a body may close after its ERROR(0) (strategies/barco.py barco-opcode)."),
     Clause("barco.framing.pipelining", "Frames sent back to back are each answered exactly once, matched by stream "
            "id (responses may come in any order).", "notes §2.6, §10.14", MUST),
     # -- binary producer operations ------------------------------------------------------------------------
@@ -68,10 +73,12 @@ _CLAUSES = [
            "its messages are stored.", "notes §2.5, §2.6", MUST),
     Clause("barco.producer.message-lengths", "A PRODUCE whose message lengths do not add up to the rest of the body "
            "exactly is refused with ERROR(0) and nothing of it is stored.", "notes §10.10, §11", SHOULD,
-           "D3, a §11 proposal: SHOULD (upstream crashes, which the survives clause reports)."),
+           "D3, a §11 proposal: SHOULD (upstream crashes, which the survives clause reports). Ending the "
+           "connection after the ERROR(0) (variant barco.bad-lengths-close) is NON-STRICT; the fuzz does not "
+           "pipeline frames behind such a PRODUCE, since a close would take them along."),
     Clause("barco.producer.no-messages", "A PRODUCE with no message is refused with ERROR(0).",
            "notes §10.11, §11", SHOULD, "D3, a §11 proposal: SHOULD (upstream crashes, which the survives clause "
-           "reports)."),
+           "reports). Acknowledging it as a no-op (variant barco.empty-produce-acked) is NON-STRICT."),
     Clause("barco.producer.truncated-body", "A PRODUCE body that ends inside its timestamp, key or topic is refused "
            "with ERROR(0); the connection stays open.", "notes §2.5 (\"EOF\")", MUST),
     Clause("barco.producer.topic-valid", "A PRODUCE whose topic name is empty, longer than 255 bytes, or contains "
@@ -84,12 +91,16 @@ _CLAUSES = [
     Clause("barco.producer.error-body", "An ERROR body is a code byte and a UTF-8 message without a length prefix, "
            "and the code is one of 0, 1, 2.", "notes §2.5", MUST),
     Clause("barco.producer.error-size", "An ERROR body is at most 512 bytes (the Go client's buffer).",
-           "notes §2.5", SHOULD, "The Go client crashes on longer bodies; the protocol itself sets no limit."),
+           "notes §2.5", SHOULD, "The Go client crashes on longer bodies; the protocol itself sets no limit "
+           "(variant barco.error-quotes-input quotes a refused 255-byte topic: NON-STRICT)."),
     Clause("barco.producer.second-startup", "A second STARTUP on a connection is answered with ERROR(0) and the "
            "connection stays open.", "notes §2.6 step 2", SHOULD,
-           "Upstream answers every non-producer op so; READY again would also be harmless."),
+           "Upstream answers every non-producer op so; READY again would also be harmless (variant "
+           "barco.second-startup-ready: NON-STRICT)."),
     Clause("barco.producer.partition-key", "Messages with one partition key land in one (token, range index) "
-           "reader, in the order of their frames.", "notes §2.6 step 3, §7", MUST, "D7"),
+           "reader, in the order of their frames.", "notes §2.6 step 3, §7", MUST,
+           "D7; which range index a key keeps is the server's (upstream's dev mode overflows, mostly 0: notes §7; "
+           "variant barco.keyed-range-zero)."),
     # -- HTTP producer (:9251) -------------------------------------------------------------------------------
     Clause("barco.http-producer.produce", "POST /v1/topic/:topic/messages with a body is answered 200 and its "
            "records are stored.", "notes §3", MUST),
@@ -97,11 +108,14 @@ _CLAUSES = [
            "non-empty line, vnd.polar.producer.frames u32-prefixed messages, anything else one record.",
            "notes §3 (recordItem.marshal)", MUST),
     Clause("barco.http-producer.frames-invalid", "A producer.frames body whose lengths do not add up is refused "
-           "with 400 and nothing is stored.", "notes §3, §10.10", SHOULD, "D3 on the HTTP path, a §11 proposal."),
+           "with 400 and nothing is stored.", "notes §3, §10.10", SHOULD, "D3 on the HTTP path, a §11 proposal "
+           "(400 is what upstream's producer answers bad input with); another 4xx such as 422 (variant "
+           "barco.frames-invalid-422) is NON-STRICT."),
     Clause("barco.http-producer.length", "A body of 0 bytes or over 1 MiB is refused with 400.", "notes §3, §8",
            MUST),
     Clause("barco.http-producer.chunked", "A chunked body (no Content-Length) is refused with 400.", "notes §3",
-           SHOULD, "D8: upstream refuses; accepting it (200) is permitted."),
+           SHOULD, "D8: upstream refuses; accepting it (200) is permitted (variant barco.http-chunked-accepted: "
+           "NON-STRICT)."),
     Clause("barco.http-producer.method", "GET on the messages path is answered 405.", "notes §3", MUST),
     Clause("barco.http-producer.topic-valid", "A topic that breaks D5 is refused with 400 (404 for one written "
            "with an encoded '/' or '\\\\', which a router may decode into another path).", "notes §3, §10.13",
@@ -144,7 +158,8 @@ _CLAUSES = [
     Clause("barco.consumer.goodbye", "POST /v1/consumer/goodbye is answered 200 and unregisters the consumer.",
            "notes §5.1", MUST),
     Clause("barco.consumer.method", "GET on poll, commit, goodbye or register is answered 405.", "notes §5.1",
-           SHOULD, "Upstream's router answers 405 for a known path with another method; 404 is also permitted."),
+           SHOULD, "Upstream's router answers 405 for a known path with another method; 404 is also permitted, "
+           "for GET and any other method (variant barco.consumer-method-404)."),
     Clause("barco.consumer.h2c", "The consumer API answers HTTP/2 with prior knowledge, several streams at once.",
            "notes §1, §5.1", MUST),
     Clause("barco.consumer.status", "GET /status on the consumer port is answered 200.", "notes §5.1", MUST),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.fluvio import layers, messages, sc
-from wirecheck.protocols.fluvio.faults import FAULTS
+from wirecheck.protocols.fluvio.faults import FAULTS, VARIANTS
 from wirecheck.protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
 from wirecheck.protocols.framing import I32_PREFIX
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
@@ -59,6 +59,7 @@ SPEC = ProtocolSpec(
     version_param="version",
     capture=CaptureSupport("wirecheck.protocols.fluvio.capture", unframeable_clause="fluvio.framing.oversize"),
     faults=FAULTS,
+    variants=VARIANTS,
     volatile_fields=("*.modified_time",),  # when a consumer offset was last written, by the server's clock
     field_clauses={"ProduceResponse*.base_offset": "fluvio.produce.offsets",
                    "FetchResponse*.high_watermark": "fluvio.fetch.high-watermark"},

@@ -327,7 +327,11 @@ _C = [
            "A Watch or List of an object type the SC does not know is not answered as if it were known: the "
            "connection ends.",
            "sc services/public_api/watch.rs ('Not Valid Watch Request')", SHOULD,
-           decision="the reference SC closes the connection; an error-free empty answer is a violation"),
+           decision="the reference SC closes the connection; an error-free empty answer is a violation",
+           sole_reading="The SC ends the connection on both of its paths: an unknown type label fails the "
+                        "request's decode ('Error decoding message, ending connection', notes §7) and a decoded "
+                        "unknown kind makes watch.rs return Err 'Not Valid Watch Request'. Watch and List answers "
+                        "carry no error field, so the only answer possible is the empty list this clause forbids."),
     Clause("fluvio.sc.hostile-lengths",
            "An object label or body length that lies (longer than the frame) never crashes the SC: it closes the "
            "connection or answers, and still serves a new connection.",

@@ -68,3 +68,18 @@ FAULTS: dict[str, str] = {
     "fluvio.apiversions-legacy-drops-stream-fetch": "fluvio.versions.advertised",
     "fluvio.platform-version-empty": "fluvio.versions.platform-semver",
 }
+
+
+#: reference-broker variant -> the clause whose other permitted reading it takes (the whole suite passes against it)
+VARIANTS: dict[str, str] = {
+    "fluvio.negative-size-waits": "fluvio.framing.negative-size",
+    "fluvio.oversize-drains": "fluvio.framing.oversize",
+    "fluvio.trailing-bytes-close": "fluvio.header.trailing-bytes",
+    "fluvio.isolation-other-closes": "fluvio.produce.isolation-other",
+    "fluvio.smartmodules-trailer-required": "fluvio.produce.smartmodules-trailer",
+    "fluvio.crc-recomputed": "fluvio.produce.bad-crc-rejected",
+    "fluvio.batch-len-short-answers": "fluvio.produce.batch-len-short",
+    "fluvio.recordset-trailing-answers": "fluvio.produce.recordset-trailing",
+    "fluvio.negative-delta-other-code": "fluvio.produce.negative-delta-mixed",
+    "fluvio.no-auto-create": "fluvio.topics.provisioning",
+}

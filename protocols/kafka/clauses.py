@@ -458,7 +458,10 @@ CLAUSES += [
            "Every ErrorCode a response carries is one of Kafka's defined error codes.",
            "Errors.java (the code table); protocol guide 'Error Codes'", MUST,
            decision="Which codes each API may return is prose in the message definitions' comments, not data, so "
-                    "a passive check can only require a defined code (protocols.kafka.errors)."),
+                    "a passive check can only require a defined code (protocols.kafka.errors).",
+           sole_reading="A code outside Errors.java's table (spec notes §5: -1 to 128) means nothing to any client, "
+                        "so no conforming broker sends one; the decision only narrows what a passive check judges, "
+                        "it opens no second behaviour a broker could take."),
     Clause("kafka.capture.request-decodes",
            "Every request frame decodes strictly at the api key and version its header names.",
            "Kafka protocol guide, 'Requests'; the message definitions (validVersions)", MUST,
@@ -466,7 +469,10 @@ CLAUSES += [
     Clause("kafka.capture.version-advertised",
            "A request uses an api version inside the range the broker advertised on the connection.",
            "KIP-35 (ApiVersions); protocol guide 'Versioning and Compatibility'", SHOULD,
-           decision="Checked per connection: clients send ApiVersions first on every connection (KIP-511)."),
+           decision="Checked per connection: clients send ApiVersions first on every connection (KIP-511).",
+           sole_reading="It judges the versions a client sends in a capture, and only against a range advertised on "
+                        "that same connection (a connection without ApiVersions is not judged), so no broker "
+                        "behaviour changes its outcome and no variant can take another reading."),
 ]
 
 CATALOGUE = Catalogue("kafka", CLAUSES)

@@ -93,6 +93,18 @@ FAULTS: dict[str, str] = {
     "kafka.client-id-byte-length": "kafka.header.client-id-classic",
     "kafka.negative-size-skipped": "kafka.framing.negative-size",
     "kafka.apiversions-listed-from-one": "kafka.api-versions.advertised",
+    # encoding, framing and login MUSTs
+    "kafka.compact-string-length-two-bytes": "kafka.encoding.flexible",
+    "kafka.hostile-count-waits": "kafka.encoding.hostile-count",
+    "kafka.fetch-crc-ieee": "kafka.fetch.batch-crc",
+    "kafka.pipelined-answers-reordered": "kafka.framing.pipelining",
+    "kafka.size-prefix-one-read": "kafka.framing.size-prefix",
+    "kafka.apiversions-header-v1": "kafka.header.api-versions-v0",
+    "kafka.header-tags-first-only": "kafka.header.request-v2-flexible",
+    "kafka.base-offset-echoed": "kafka.produce.base-offset",
+    "kafka.sasl-plain-authzid-required": "kafka.sasl.plain",
+    "kafka.sasl-scram-signature-wrong": "kafka.sasl.scram",
+    "kafka.error-code-negated": "kafka.capture.error-code-known",
 }
 
 
@@ -100,4 +112,22 @@ FAULTS: dict[str, str] = {
 VARIANTS = {
     "kafka.sasl-apis-on-plaintext": "kafka.sasl.before-authentication",
     "kafka.fetch-immediate-empty": "kafka.fetch.immediate",
+    "kafka.oversize-error-answer": "kafka.framing.size-limit",
+    "kafka.null-client-id-refused": "kafka.header.null-client-id",
+    "kafka.unknown-key-error-answer": "kafka.header.unknown-api-key",
+    "kafka.unsupported-version-error-answer": "kafka.header.unsupported-version",
+    "kafka.malformed-body-invalid-request": "kafka.encoding.malformed-body",
+    "kafka.produce-min-three": "kafka.api-versions.produce-min-zero",
+    "kafka.invalid-record-as-corrupt": "kafka.produce.invalid-record",
+    "kafka.bad-batch-length-closes": "kafka.produce.batch-length",
+    "kafka.zstd-any-produce-version": "kafka.produce.zstd-version",
+    "kafka.segment-below-max-message": "kafka.produce.message-too-large",
+    "kafka.fetch-early-partial": "kafka.fetch.long-poll",
+    "kafka.invalid-topic-unknown": "kafka.metadata.invalid-topic",
+    "kafka.session-timeout-unbounded": "kafka.group.invalid-session-timeout",
+    "kafka.txn-fenced-invalid-epoch": "kafka.txn.fenced",
+    "kafka.txn-init-aborts-at-once": "kafka.txn.init-aborts-ongoing",
+    "kafka.txn-max-timeout-int32": "kafka.txn.invalid-timeout",
+    "kafka.txn-timeout-no-fence": "kafka.txn.timeout",
+    "kafka.read-only-invalid-config": "kafka.configs.read-only",
 }

@@ -11,7 +11,7 @@ from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.framing import Framing
 from wirecheck.protocols.pravega import commands, layers
 from wirecheck.protocols.pravega.clauses import CATALOGUE
-from wirecheck.protocols.pravega.faults import FAULTS
+from wirecheck.protocols.pravega.faults import FAULTS, VARIANTS
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 12345  # service.listener.port (ServiceConfig.java:47)
@@ -45,6 +45,7 @@ SPEC = ProtocolSpec(
     version_param="version",
     capture=CaptureSupport("wirecheck.protocols.pravega.capture", unframeable_clause="pravega.framing.reply"),
     faults=FAULTS,
+    variants=VARIANTS,
     volatile_fields=("*.last_modified",),  # the segment store's clock
     field_clauses={"*.request_id": "pravega.request-id.echo"},
     login="wirecheck.suites.pravega.client:login",  # Hello first on every connection, as the Java client does

@@ -23,7 +23,9 @@ _C = [
            "command its type names (fixed-width longs, modified UTF-8 strings).",
            "notes §1, §2, §4; WC writeFields/readFrom",
            decision="A1: DOC lists VARLONG; no command uses a varint, every long is an 8-byte writeLong. We "
-                    "decode fixed-width longs only."),
+                    "decode fixed-width longs only.",
+           sole_reading="No command has a varint: the Java and Rust clients read every long as 8 bytes (notes §0, "
+                        "§2, A1), so a VARLONG reply breaks every real client; DOC's table is wrong, not an option."),
     Clause("pravega.framing.unknown-type",
            "A frame whose type is no wire command (unassigned or retired codes, e.g. 6, 54, 72, 73) closes the "
            "connection without a reply.",
@@ -32,12 +34,17 @@ _C = [
            "A reply-only command, a top-level Event (0) or PartialEvent (-2), or an admin-port command sent to the "
            "segment store's port closes the connection without a reply.",
            "notes §4.1, §8; WCT:41 (Event has no reader), SCIH:51 (ClassCastException), WC:801",
-           decision="A5: DOC lists Event as a request; in the code it exists only inside append blocks."),
+           decision="A5: DOC lists Event as a request; in the code it exists only inside append blocks.",
+           sole_reading="Event has no reader as a top-level command (WCT:41) and no client sends one (notes §5.1, "
+                        "§8): the upstream server can only close, and DOC describes no other answer."),
     Clause("pravega.framing.oversize",
            f"A length above {MAX_PAYLOAD:,} (header plus payload above 0xFFFFFF), or a negative one (read unsigned), "
            "closes the connection without reading the payload.",
            "notes §1 Server frame limit, §9; PCL:176-183 LengthFieldBasedFrameDecoder(0xFFFFFF, 4, 4)",
-           decision="A3: DOC says 'less than 2^24'; the server counts the 8-byte header in the limit."),
+           decision="A3: DOC says 'less than 2^24'; the server counts the 8-byte header in the limit.",
+           sole_reading="DOC's 'should be less than 2^24' binds senders and says nothing of what a server does past "
+                        "it; the only server behaviour on record is Netty's failFast decoder counting the header "
+                        "(PCL:180, notes §1, §9), which framing.max-payload pins from the other side."),
     Clause("pravega.framing.max-payload",
            f"A frame whose payload is exactly {MAX_PAYLOAD:,} bytes is accepted.",
            "notes §1, §9, A3; PCL:180"),
@@ -69,7 +76,9 @@ _C = [
            "Strings are Java modified UTF-8 with a u16 byte count: U+0000 travels as C0 80 and a character "
            "outside the BMP as two 3-byte surrogates, in requests and replies alike.",
            "notes §2 str; JDK DataOutput.writeUTF",
-           decision="A2: DOC says UTF-8; the code uses writeUTF/readUTF (modified UTF-8)."),
+           decision="A2: DOC says UTF-8; the code uses writeUTF/readUTF (modified UTF-8).",
+           sole_reading="The Java client reads every string with readUTF, which rejects standard UTF-8's 4-byte "
+                        "sequences (notes §2, A2): a reply in DOC's plain UTF-8 breaks it on any non-BMP character."),
     Clause("pravega.strings.invalid",
            "A string holding a 4-byte UTF-8 sequence or a stray continuation byte closes the connection without "
            "a reply (readUTF throws).",
@@ -101,7 +110,10 @@ _C = [
            "lastEventNumber), Long.MIN_VALUE for a writer the segment has never seen.",
            "notes §4.2, §7.2; AP:179-233; APTest testEventNumbers",
            decision="A7: DOC calls it the stream's last event number; it is this writer's last event number on "
-                    "this segment."),
+                    "this segment.",
+           sole_reading="The Java client takes lastEventNumber as the ack of its own writer's events on this segment "
+                        "and resends those above it (notes §7.2 Client numbering, SegmentOutputStreamImpl:432-460): "
+                        "a stream-wide number would make it drop or duplicate events."),
     Clause("pravega.append.setup-no-segment",
            "SetupAppend on a missing segment is answered with NoSuchSegment, the connection staying open.",
            "notes §7.2; AP handleException"),
@@ -113,7 +125,10 @@ _C = [
            "An append is acknowledged with DataAppended(writerId, eventNumber = the block's lastEventNumber, "
            "previousEventNumber, requestId of the AppendBlockEnd, currentSegmentWriteOffset).",
            "notes §0, §4.2, §7.2; AP:358-410",
-           decision="A6: DOC lists four fields; the code writes currentSegmentWriteOffset as a fifth."),
+           decision="A6: DOC lists four fields; the code writes currentSegmentWriteOffset as a fifth.",
+           sole_reading="The server announces wire version 17, whose DataAppended has the fifth field (WC, notes "
+                        "§4.2, A6); the four-field shape is the v2-v4 layout, which a v17 client reads as write "
+                        "offset -1."),
     Clause("pravega.append.ack-previous",
            "A DataAppended's previousEventNumber is the previous ack's eventNumber, and for the first ack after "
            "SetupAppend the AppendSetup's lastEventNumber: acks strictly increase.",
@@ -130,7 +145,10 @@ _C = [
            "whole: block[0:sizeOfWholeEvents] ++ partial ++ blockEnd.data.",
            "notes §5.2 (B2), §5.3 rule 4; AD:215-241; AEDTest testAppendSpanningBlockBound",
            decision="A4: DOC gives AppendBlock a requestId and no trailer; the code has neither requestId nor "
-                    "an untrailed open block."),
+                    "an untrailed open block.",
+           sole_reading="The Java client sends AppendBlock as writerId plus the block, ended by a PartialEvent or "
+                        "Padding trailer (notes §5.2, §5.3, A4; CE:338, 404-408): a server reading DOC's requestId "
+                        "misparses every block a real client sends."),
     Clause("pravega.append.padding",
            "A block ended by a Padding trailer stores only its whole events.",
            "notes §5.2 (B1), §5.3 rule 4; CE:396-408"),
@@ -151,7 +169,7 @@ _C = [
            "notes §7.2 Equal event number, A24 (AP:366-367)", SHOULD,
            decision="Derived from the code (no upstream test): the data is appended and no DataAppended sent. "
                     "Closing the connection instead is NON-STRICT; a second ack for the same number is "
-                    "always wrong (the client requires strictly increasing acks)."),
+                    "always wrong (the client requires strictly increasing acks), judged under append.ack-previous."),
     Clause("pravega.append.resetup",
            "A new SetupAppend for a writer (e.g. after a reconnect) returns the event number of its last "
            "acknowledged append, so the writer resends only later events.",

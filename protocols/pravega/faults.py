@@ -76,4 +76,14 @@ FAULTS: dict[str, str] = {
     "pravega.remove-keys-ignored": "pravega.table.remove",
     "pravega.update-versions-reversed": "pravega.table.update",
     "pravega.table-update-hangs": "pravega.robustness.no-hang",
+    "pravega.auth-failure-closes": "pravega.auth.token-rejected",
+}
+
+
+#: reference-broker variant -> the clause whose other permitted reading it takes (the whole suite passes against it)
+VARIANTS: dict[str, str] = {
+    "pravega.equal-event-number-closes": "pravega.append.event-number-equal",
+    "pravega.beyond-sealed-closes": "pravega.read.beyond-sealed",
+    "pravega.read-auth-offset-as-request-id": "pravega.auth.token-rejected",
+    "pravega.short-reads": "pravega.read.in-range",
 }

@@ -70,14 +70,20 @@ _C = [
            "An invalid request (unknown type, invalid field) is answered with code 400 InvalidRequest.",
            "seed §Error Codes",
            SHOULD,
-           decision="The seed names no code for these; 400 InvalidRequest is the only one that fits."),
+           decision="The seed names no code for these; 400 InvalidRequest is the only one that fits.",
+           sole_reading="seed §Error Codes has one code for a request the broker cannot accept, 400 InvalidRequest; "
+                        "the others name a missing topic or partition, an offset range, a size or a server failure, "
+                        "and notes §1.9 D2 also give 400."),
     Clause("rustlog.request.extra-fields",
            "Unknown extra fields in a request are ignored.",
            "seed §Wire Format Evolution (adding optional fields is backward compatible)",
            SHOULD,
            decision=(
            "SHOULD: the seed promises backward-compatible optional fields but states no rule for "
-           "unknown ones; ignoring them is the reading that keeps that promise.")),
+           "unknown ones; ignoring them is the reading that keeps that promise."),
+           sole_reading="seed §Wire Format Evolution makes adding optional fields backward compatible, which holds "
+                        "only if a broker ignores fields it does not know; refusing them (serde's "
+                        "deny_unknown_fields, notes §1.8) would break that promise."),
     Clause("rustlog.request.u64-range",
            "u64 fields accept every integer up to 18446744073709551615 exactly (no float rounding).",
            "seed §Fetch Request (offset: u64)"),
@@ -117,8 +123,9 @@ _C = [
     Clause("rustlog.produce.invalid-base64",
            "A record that is not valid standard base64 gets Error 400.",
            "seed §Produce Request (record encoding)",
-           decision="D3: standard alphabet with padding only, as in the seed's examples; an empty string is a "
-                    "zero-length record."),
+           decision="D3: standard alphabet with padding only, as in the seed's examples. An empty string is a "
+                    "zero-length record in the reference, but notes §1.9 D3 leave it open, so Error 400 for it is "
+                    "accepted too (test_fetch_returns_what_was_produced, the stateful model)."),
     Clause("rustlog.produce.record-too-large",
            f"A record larger than {MAX_RECORD:,} bytes after decoding gets Error 413.",
            "seed §Produce Request (each record <= 10MB after decoding), §Error Codes",
@@ -163,7 +170,9 @@ _C = [
            "once max_bytes (decoded payload bytes) is reached.",
            "seed §Fetch Request (max_bytes: soft limit, may slightly exceed)",
            SHOULD,
-           decision="D6: max_bytes counts decoded payload bytes; the first record may exceed it alone."),
+           decision="D6: max_bytes counts decoded payload bytes; the first record may exceed it alone. A budget "
+                    "that also counts a per-record overhead (upstream counts 12 + payload, notes §1.4) is another "
+                    "soft-limit reading, which the case accepts."),
     Clause("rustlog.fetch.max-bytes-zero",
            "Fetch with max_bytes 0 returns no records and next_offset equal to the requested offset.",
            "seed §Fetch Request (silent)",
@@ -179,7 +188,11 @@ _C = [
     Clause("rustlog.fetch.group-id-ignored",
            "Fetch.group_id never changes which offset is read: a commit by that group does not move the fetch.",
            "seed §Fetch Request (group_id: for metrics, not isolation)",
-           decision="D8: the current seed; RustLog's code replaces the offset with the commit (a deviation)."),
+           decision="D8: the current seed; RustLog's code replaces the offset with the commit (a deviation).",
+           sole_reading="seed §Fetch Request makes group_id 'for metrics, not isolation', so it cannot change what "
+                        "is read; the other readings (the first doc's max(committed, requested), the code's "
+                        "replacement, notes §1.4/§1.7) are superseded texts, and the code's is fault "
+                        "rustlog.fetch-uses-group-offset."),
     Clause("rustlog.fetch.timestamp",
            "Record timestamps are microseconds since the UNIX epoch.",
            "seed §Fetch Response (timestamp)"),

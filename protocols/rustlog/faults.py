@@ -53,4 +53,20 @@ FAULTS: dict[str, str] = {
 #: reference-broker variant -> the clause whose other permitted reading it takes (the whole suite passes against it)
 VARIANTS = {
     "rustlog.deep-nesting-closes": "rustlog.robustness.no-hang",
+    "rustlog.oversize-close-silent": "rustlog.framing.oversize",
+    "rustlog.zero-length-close-silent": "rustlog.framing.zero-length",
+    "rustlog.not-object-closes": "rustlog.request.not-object",
+    "rustlog.details-empty-object": "rustlog.errors.details",
+    "rustlog.not-found-details-null": "rustlog.errors.topic-not-found-details",
+    "rustlog.record-limit-10mb": "rustlog.produce.record-too-large",
+    "rustlog.empty-batch-rejected": "rustlog.produce.empty-batch",
+    "rustlog.invalid-topic-404": "rustlog.produce.topic-name",
+    "rustlog.beyond-hw-next-offset-hw": "rustlog.fetch.beyond-hw",
+    "rustlog.max-bytes-with-header": "rustlog.fetch.max-bytes",
+    "rustlog.max-bytes-zero-one-record": "rustlog.fetch.max-bytes-zero",
+    "rustlog.create-existing-false": "rustlog.admin.create-duplicate",
+    "rustlog.list-creation-order": "rustlog.admin.list-sorted",
+    "rustlog.describe-partition-minimal": "rustlog.admin.describe-partition",
+    "rustlog.empty-record-rejected": "rustlog.produce.invalid-base64",
+    "rustlog.metrics-other-counters": "rustlog.admin.metrics",
 }

@@ -168,8 +168,9 @@ def test_missing_consumer_id(target, action):
 @pytest.mark.parametrize("path", ["/v1/consumer/poll", "/v1/consumer/commit", "/v1/consumer/goodbye",
                                   "/v1/consumer/register"])
 def test_get_on_consumer_routes(target, path):
+    # the clause's decision: 405 as upstream's router answers, or 404 (a router matching method and path together)
     expect_status(http(target, "consumer").request("GET", path + "?consumerId=x"), (405, 404), "barco.consumer.method")
-    expect_status(http(target, "consumer").request("DELETE", path), 405, "barco.consumer.method")
+    expect_status(http(target, "consumer").request("DELETE", path), (405, 404), "barco.consumer.method")
 
 
 @case("barco.consumer.offsets-continuous")

@@ -95,6 +95,11 @@ class Kafka(AdvertisedVersions, StrictClient):
         if got != correlation_id:
             raise Divergence(C["kafka.header.correlation-id"], f"correlation id {correlation_id}",
                              f"correlation id {got}")
+        # the capture check, live: a code outside Errors.java means nothing to a client, whatever the case expects
+        undefined = sorted(c for c in errors.error_codes(decoded["body"]) if c not in errors.BY_CODE)
+        if undefined:
+            raise Divergence(C["kafka.capture.error-code-known"], "error codes Errors.java defines",
+                             f"ErrorCode {undefined[0]} in a {messages.api_name(api_key)} v{version} response")
         denied = errors.error_codes(decoded["body"]) & errors.AUTHORIZATION_FAILURES
         if denied and self.denial_blocks:  # ACLs keep this API from the suite's client (e.g. topic administration)
             code = min(denied)

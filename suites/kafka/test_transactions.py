@@ -125,6 +125,8 @@ def batches(partition: dict, clause_id: str) -> list[records.RecordBatch]:
     a case about something else reads it as data."""
     try:
         found = records.decode_batches(partition["Records"] or b"", allow_partial_tail=True)
+    except records.CorruptBatch as exc:  # a wrong CRC-32C is the fetch clause's, whatever the case reads
+        raise Divergence(C["kafka.fetch.batch-crc"], "batches with a valid CRC-32C", str(exc)) from None
     except records.DecodeError as exc:
         raise Divergence(C[clause_id], "record batches that decode", str(exc)) from None
     for batch in found:

@@ -231,7 +231,15 @@ def test_equal_event_number_is_not_acked_again(target):
     client, name, writer = writer_on(target)
     client.append(writer, [b"a"], 5)
     client.send_events(writer, [b"b"], 5)
-    client.stays_open("pravega.append.event-number-equal")  # the next answer is the Hello's: no second DataAppended
+    # The next answer is the Hello's. A close (or silence) is the SHOULD clause's other path: NON-STRICT (its
+    # decision; the equal-event-number-closes variant); a second ack for 5 breaks the MUST of strictly increasing
+    # acks (notes §7.2 Ack invariants: the Java client fails the connection).
+    client.send("Hello", high_version=cmd.WIRE_VERSION, low_version=cmd.OLDEST_COMPATIBLE_VERSION)
+    answer = client.receive("pravega.append.event-number-equal", silence="pravega.append.event-number-equal")
+    if answer.name == "DataAppended":
+        raise client.diverge("pravega.append.ack-previous", "no second DataAppended for event number 5 (acks "
+                             "strictly increase)", client._text(answer))
+    client.expect("pravega.append.event-number-equal", None, ("Hello",), decoded=answer)
 
 
 @case("pravega.append.resetup")

@@ -6,7 +6,8 @@ import pytest
 from wirecheck.protocols.rustlog.clauses import MAX_RECORDS
 from wirecheck.protocols.rustlog.layers import U64_MAX, encode_frame
 from wirecheck.reports.model import Divergence
-from wirecheck.strategies.rustlog import NOT_OBJECTS, PROCESSED_CODES, UNKNOWN_TYPES, invalid_field_variants
+from wirecheck.strategies.rustlog import (NAME_CLAUSES, NOT_OBJECTS, PROCESSED_CODES, UNKNOWN_TYPES,
+                                          invalid_field_variants)
 from wirecheck.suites.rustlog.client import C, RustLog, new_topic, short
 
 case = pytest.mark.case
@@ -58,8 +59,6 @@ def test_unknown_request_type(target, name):
 
 
 _VARIANTS = invalid_field_variants(FIELD_TOPIC)
-#: a topic *name* (a string) that breaks the naming rule is these clauses' concern, not a wrong field kind
-NAME_CLAUSES = {"CreateTopic.topic": "rustlog.admin.topic-name", "Produce.topic": "rustlog.produce.topic-name"}
 
 
 @case("rustlog.request.invalid-fields", hostile=True)

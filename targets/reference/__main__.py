@@ -34,7 +34,8 @@ def build_parser(personalities: dict[str, PersonalityInfo]) -> argparse.Argument
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--protocols", default="all",
                         help=f"comma-separated personalities to run: {', '.join(personalities)} (default: all)")
-    parser.add_argument("--data-dir", type=Path, default=None, help="durable storage here (default: in memory)")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="durable storage here (default: in memory); " + honoured_by(personalities, "data_dir"))
     parser.add_argument("--fault", action="append", default=[], metavar="PERSONALITY.NAME",
                         help="break one named clause (repeatable); see --list-faults")
     parser.add_argument("--list-faults", action="store_true", help="print the faults of each personality")
@@ -50,11 +51,14 @@ def build_parser(personalities: dict[str, PersonalityInfo]) -> argparse.Argument
     parser.add_argument("--frame-timeout", type=float, default=10.0,
                         help="seconds a started frame may take to arrive whole (default 10)")
     parser.add_argument("--max-frame", type=int, default=None, help="override each protocol's frame limit (bytes)")
-    parser.add_argument("--segment-records", type=int, default=1000, help="records per log segment (default 1000)")
-    parser.add_argument("--retention-records", type=int, default=None,
-                        help="keep at least this many records per partition, dropping whole older segments")
-    parser.add_argument("--fsync", choices=["batch", "none"], default="batch",
-                        help="with --data-dir: fsync before acknowledging each produce (batch) or never (none)")
+    parser.add_argument("--segment-records", type=positive, default=None,
+                        help="records per log segment (default 1000); " + honoured_by(personalities, "segment_records"))
+    parser.add_argument("--retention-records", type=positive, default=None,
+                        help="keep at least this many records per partition, dropping whole older segments; "
+                             + honoured_by(personalities, "retention_records"))
+    parser.add_argument("--fsync", choices=["batch", "none"], default=None,
+                        help="with --data-dir: fsync before acknowledging each produce (batch, the default) or never "
+                             "(none); " + honoured_by(personalities, "fsync"))
     parser.add_argument("--tls-cert", type=Path, default=None, help="PEM certificate: every listener speaks TLS")
     parser.add_argument("--tls-key", type=Path, default=None, help="PEM private key of --tls-cert")
     parser.add_argument("--ready-file", type=Path, default=None, help="write {name: port} JSON here when listening")
@@ -85,6 +89,33 @@ def check_faults(faults: list[str], names: list[str], personalities: dict[str, P
                          f"valid names:\n{listing}")
 
 
+#: BrokerConfig storage field -> its option. A persistence option a running personality cannot honour is refused
+#: (a user who asked for durable storage must not believe they have it); a limit one ignores is named at start.
+PERSISTENCE = {"data_dir": "--data-dir", "fsync": "--fsync"}
+LIMITS = {"segment_records": "--segment-records", "retention_records": "--retention-records"}
+
+
+def honoured_by(personalities: dict[str, PersonalityInfo], option: str) -> str:
+    able = sorted(name for name, info in personalities.items() if option in info.storage)
+    return f"honoured by: {', '.join(able) or 'none'}"
+
+
+def check_storage(args, names: list[str], personalities: dict[str, PersonalityInfo]) -> None:
+    for option, flag in {**PERSISTENCE, **LIMITS}.items():
+        if getattr(args, option) is None:
+            continue
+        unable = [name for name in names if option not in personalities[name].storage]
+        if not unable:
+            continue
+        able = [name for name in names if name not in unable]
+        if option in PERSISTENCE:
+            instead = f"run the others alone: --protocols {','.join(able)}" if able else "no running one can"
+            raise SystemExit(f"{flag}: the {', '.join(unable)} personalit{'y' if len(unable) == 1 else 'ies'} "
+                             f"cannot honour it (storage in memory only); {instead}")
+        print(f"note: {flag} is not applied by {', '.join(unable)} (no record log of that shape); "
+              f"applied by: {', '.join(able) or 'none'}", file=sys.stderr, flush=True)
+
+
 def tls_context(args) -> ssl.SSLContext | None:
     if args.tls_cert is None and args.tls_key is None:
         return None
@@ -109,6 +140,7 @@ async def run(args, personalities: dict[str, PersonalityInfo]) -> None:
     names = chosen(args, personalities)
     check_faults(args.fault, names, personalities)
     check_faults(args.variant, names, personalities, "variant")
+    check_storage(args, names, personalities)
     config = BrokerConfig(
         host=args.host,
         data_dir=args.data_dir,
@@ -119,9 +151,9 @@ async def run(args, personalities: dict[str, PersonalityInfo]) -> None:
         idle_timeout=args.idle_timeout,
         frame_timeout=args.frame_timeout,
         max_frame=args.max_frame,
-        segment_records=args.segment_records,
+        segment_records=args.segment_records or 1000,
         retention_records=args.retention_records,
-        fsync=args.fsync,
+        fsync=args.fsync or "batch",
         tls=tls_context(args),
     )
     listeners = []

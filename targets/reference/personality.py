@@ -37,6 +37,9 @@ class PersonalityInfo:
     endpoints: dict[str, int] = dataclasses.field(default_factory=dict)  # extra endpoint -> its default port
     #: "<name>.<variant>" -> the other permitted reading it takes, in one line (``--variant``)
     variants: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: the storage options of BrokerConfig this personality honours (``data_dir``, ``fsync``, ``segment_records``,
+    #: ``retention_records``); the CLI refuses a persistence option it cannot honour and names a limit it ignores
+    storage: frozenset[str] = frozenset()
 
     def __post_init__(self):
         foreign = [f for f in [*self.faults, *self.variants] if not f.startswith(self.name + ".")]

@@ -216,8 +216,7 @@ class Run:
 
         workdir = self.report_dir / f"{stem}-{self.worker}-{next(self._counter)}"
         return launch(protocols=sorted(self.collected_protocols) or None, faults=faults, workdir=workdir,
-                      extra_args=["--retention-records", "5000", "--segment-records", "1000",
-                                  *self.options.reference_args], variants=list(variants))
+                      extra_args=["--retention-records", "5000", *self.options.reference_args], variants=list(variants))
 
     def _reference_targets(self, broker) -> dict[str, TargetInfo]:
         """Each personality of a launched broker, with its listeners for the protocol's other endpoints."""

@@ -18,7 +18,7 @@ from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProducerIdResponse
 from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
                                  SaslHandshakeResponse)
-from scramp import ScramClient
+from scramp import ScramClient, ScramException
 
 from tests.broker.test_kafka_groups import join_new
 from tests.interop.kafka_support import InProcessBroker, Wire, build, record_batch
@@ -166,6 +166,26 @@ def scram_tampered_proof(w: Wire) -> int:
     return w.call(SaslAuthenticateRequest, SaslAuthenticateResponse, 2, auth_bytes=tampered.encode()).error_code
 
 
+def plain_login(w: Wire) -> int:
+    """PLAIN with the right password and an empty authorization identity (RFC 4616: act as the user)."""
+    handshake_code(w, "PLAIN")
+    return w.call(SaslAuthenticateRequest, SaslAuthenticateResponse, 2,
+                  auth_bytes=f"\0{USER}\0{PASSWORD}".encode()).error_code
+
+
+def scram_server_verified(w: Wire) -> bool:
+    handshake_code(w, "SCRAM-SHA-256")
+    scram = ScramClient(["SCRAM-SHA-256"], USER, PASSWORD)
+    first = w.call(SaslAuthenticateRequest, SaslAuthenticateResponse, 2, auth_bytes=scram.get_client_first().encode())
+    scram.set_server_first(first.auth_bytes.decode())
+    final = w.call(SaslAuthenticateRequest, SaslAuthenticateResponse, 2, auth_bytes=scram.get_client_final().encode())
+    try:
+        scram.set_server_final(final.auth_bytes.decode())
+    except ScramException:
+        return False
+    return True
+
+
 def with_wire(probe):
     def run(b: InProcessBroker):
         with b.wire() as w:
@@ -202,6 +222,8 @@ SASL_PROBES = {
     "kafka.sasl-wrong-password-accepted": (with_wire(plain_wrong_password), 58),
     "kafka.sasl-scram-proof-unchecked": (with_wire(scram_tampered_proof), 58),
     "kafka.sasl-unsupported-mechanism-accepted": (with_wire(lambda w: handshake_code(w, "NOPE")), 33),
+    "kafka.sasl-plain-authzid-required": (with_wire(plain_login), 0),
+    "kafka.sasl-scram-signature-wrong": (with_wire(scram_server_verified), True),
 }
 
 

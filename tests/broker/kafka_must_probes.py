@@ -4,8 +4,11 @@ config descriptions and framing (see test_kafka_faults.py for how they run)."""
 from __future__ import annotations
 
 import itertools
+import socket
 import struct
+import time
 
+import crc32c
 import kafka.protocol.admin as kp_admin
 import kafka.protocol.consumer as kp_consumer
 from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
@@ -161,6 +164,81 @@ def api_versions_own_min(w: Wire) -> int:
     return next(k.min_version for k in resp.api_keys if k.api_key == 18)
 
 
+def _reaction(w: Wire, raw: bytes, wait: float = 0.5) -> str:
+    """'answered', 'closed' or 'silent' after sending raw bytes."""
+    w.send_raw(raw)
+    w.sock.settimeout(wait)
+    try:
+        data = w.sock.recv(4)
+    except socket.timeout:
+        return "silent"
+    except ConnectionResetError:
+        return "closed"
+    return "answered" if data else "closed"
+
+
+def long_software_version(w: Wire) -> str:
+    """ApiVersions v3 whose ClientSoftwareVersion takes a three-byte compact length."""
+    w.send(build(ApiVersionsRequest, 3, client_software_name="wirecheck", client_software_version="1" * 20000))
+    try:
+        return struct.unpack_from(">h", w.recv_frame(), 4)[0]  # ErrorCode
+    except (Closed, ConnectionError):
+        return "closed"
+
+
+def hostile_metadata_count(w: Wire) -> str:
+    head = struct.pack(">hhih", 3, 1, 1, -1)
+    return _reaction(w, struct.pack(">i", len(head) + 4) + head + struct.pack(">i", 0x7FFFFFF0))
+
+
+def fetched_crc_valid(w: Wire) -> bool:
+    name = topic(w)
+    produce(w, name, record_batch([b"a"]))
+    data = fetch(w, name, 0, isolation=0).records
+    end = 12 + struct.unpack_from(">i", data, 8)[0]  # batchLength counts the bytes after itself
+    return struct.unpack_from(">I", data, 17)[0] == crc32c.crc32c(data[21:end])
+
+
+def pipelined_order(w: Wire) -> list[int]:
+    w.send_raw(b"".join(struct.pack(">ihhih", 10, 18, 0, i, -1) for i in (11, 12, 13)))
+    return [struct.unpack_from(">i", w.recv_frame())[0] for _ in range(3)]
+
+
+def split_size_prefix(w: Wire) -> str:
+    raw = struct.pack(">ihhih", 10, 18, 0, 1, -1)
+    w.send_raw(raw[:2])
+    time.sleep(0.1)
+    w.send_raw(raw[2:])
+    return _answered_or_closed(w)
+
+
+def api_versions_v3_header_v0(w: Wire) -> bool:
+    """The byte after ErrorCode is ApiKeys' compact count (non-zero) in header v0; a tag byte shifts it to 0."""
+    w.send(build(ApiVersionsRequest, 3, client_software_name="wirecheck", client_software_version="1"))
+    return w.recv_frame()[6] != 0
+
+
+def two_header_tags(w: Wire) -> str:
+    """Metadata v12 whose request header v2 carries two tagged fields."""
+    head = struct.pack(">hhih", 3, 12, 1, 1) + b"t" + b"\x02\x03\x02\x00\x01\x5a\x03xyz"
+    body = bytes(build(MetadataRequest, 12, topics=[]).encode())
+    return _reaction(w, struct.pack(">i", len(head) + len(body)) + head + body)
+
+
+def duplicate_error(w: Wire) -> int:
+    name = topic(w)
+    return w.call(CreateTopicsRequest, CreateTopicsResponse, 7, topics=[
+        {"name": name, "num_partitions": 1, "replication_factor": 1}], timeout_ms=1000).topics[0].error_code
+
+
+def second_base_offset(w: Wire) -> int:
+    name = topic(w)
+    produce(w, name, record_batch([b"a"]))
+    resp = w.call(ProduceRequest, ProduceResponse, 9, acks=1, timeout_ms=1000, topic_data=[
+        {"name": name, "partition_data": [{"index": 0, "records": record_batch([b"b"])}]}])
+    return resp.responses[0].partition_responses[0].base_offset
+
+
 #: fault -> (probe(broker) -> observation, the clean broker's observation)
 MUST_PROBES = {
     "kafka.invalid-acks-wrong-error": (with_wire(invalid_acks), 21),
@@ -190,4 +268,13 @@ MUST_PROBES = {
     "kafka.client-id-byte-length": (with_wire(long_client_id), "answered"),
     "kafka.negative-size-skipped": (with_wire(negative_size_then_request), "closed"),
     "kafka.apiversions-listed-from-one": (with_wire(api_versions_own_min), 0),
+    "kafka.compact-string-length-two-bytes": (with_wire(long_software_version), 0),
+    "kafka.hostile-count-waits": (with_wire(hostile_metadata_count), "closed"),
+    "kafka.fetch-crc-ieee": (with_wire(fetched_crc_valid), True),
+    "kafka.pipelined-answers-reordered": (with_wire(pipelined_order), [11, 12, 13]),
+    "kafka.size-prefix-one-read": (with_wire(split_size_prefix), "answered"),
+    "kafka.apiversions-header-v1": (with_wire(api_versions_v3_header_v0), True),
+    "kafka.header-tags-first-only": (with_wire(two_header_tags), "answered"),
+    "kafka.base-offset-echoed": (with_wire(second_base_offset), 1),
+    "kafka.error-code-negated": (with_wire(duplicate_error), 36),
 }

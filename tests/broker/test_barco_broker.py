@@ -187,14 +187,17 @@ def test_http_body_above_the_limit_is_refused(broker):
 
 def test_many_connections_stay_bounded(broker):
     start = rss_kib(broker)
-    producers = [Producer(broker, startup=False) for _ in range(200)]
+    # Connections at work (STARTUP answered): the broker never sheds those, however many are mid-frame at once
+    # (connections that never completed a frame are capped apart: tests/broker/test_core.py).
+    producers = [Producer(broker) for _ in range(200)]
     try:
-        for i, producer in enumerate(producers):  # every one half a frame in, then STARTUP
+        for i, producer in enumerate(producers):  # every one half a frame in, then the rest
             producer.sock.sendall(wire.frame(wire.STARTUP, stream_id=i)[:7])
         for i, producer in enumerate(producers):
             producer.sock.sendall(wire.frame(wire.STARTUP, stream_id=i)[7:])
             head = wire.parse_header(producer.read(wire.HEADER_SIZE))
-            assert (head.opcode, head.stream_id) == (wire.READY, i)
+            producer.read(head.body_length)
+            assert head.stream_id == i and head.opcode == wire.ERROR  # a second STARTUP (barco.producer.second-startup)
         assert rss_kib(broker) - start < 64 * 1024
         fresh = Producer(broker)
         fresh.produce("many", [b"still serving"])

@@ -308,3 +308,33 @@ def test_the_broker_starts_the_controller_beside_the_store(tmp_path):
         assert set(off.ports) == {"pravega"}
     finally:
         off.stop()
+
+
+# -- the metadata snapshot (--data-dir) ---------------------------------------------------------------------------
+
+
+def test_the_metadata_snapshot_round_trips(tmp_path):
+    from wirecheck.targets.reference.pravega.controller.model import Metadata
+    from wirecheck.targets.reference.pravega.controller.persist import MetadataFile
+
+    meta = Metadata()
+    meta.scopes |= {"s", "t"}
+    stream = meta.create_stream("s", "events", 2, b"\x00config\xff", ("tag",))
+    Metadata.scale(stream, [stream.epochs[0][0]], [(0.0, 0.25), (0.25, 0.5)])
+    stream.head = {stream.epochs[0][1]: 42}
+    stream.sealed = True
+    meta.add_reader_group("s", "rg", b"\x01group")
+    file = MetadataFile(tmp_path, fsync=True)
+    file.save(meta)
+    again = file.load()
+    assert again.scopes == meta.scopes and again.reader_groups == meta.reader_groups
+    assert again.streams == meta.streams
+    assert not (tmp_path / "controller.tmp").exists()  # written whole, then renamed
+
+
+def test_an_unreadable_snapshot_is_an_error_naming_the_file(tmp_path):
+    from wirecheck.targets.reference.pravega.controller.persist import FILE_NAME, MetadataFile
+
+    (tmp_path / FILE_NAME).write_text('{"scopes": [')
+    with pytest.raises(RuntimeError, match=FILE_NAME):
+        MetadataFile(tmp_path, fsync=False).load()

@@ -73,6 +73,15 @@ SCOPES.update({
     "kafka.sasl-wrong-password-accepted": "test_sasl",
     "kafka.sasl-scram-proof-unchecked": "test_sasl",
     "kafka.sasl-unsupported-mechanism-accepted": "test_sasl",
+    "kafka.sasl-plain-authzid-required": "test_sasl",
+    "kafka.sasl-scram-signature-wrong": "test_sasl",
+    **{f"kafka.{name}": "test_framing" for name in (
+        "compact-string-length-two-bytes", "pipelined-answers-reordered", "size-prefix-one-read",
+        "apiversions-header-v1", "header-tags-first-only")},
+    "kafka.hostile-count-waits": "test_robustness",
+    "kafka.fetch-crc-ieee": "test_produce_fetch",
+    "kafka.base-offset-echoed": "test_produce_fetch",
+    "kafka.error-code-negated": "test_topics_groups",
     **{f"kafka.txn-{name}": "test_transactions" for name in (
         "epoch-not-bumped", "old-epoch-accepted", "lso-not-advanced", "aborted-not-listed", "marker-not-control",
         "read-committed-past-lso", "list-offsets-ignores-isolation", "end-without-partitions-accepted",
@@ -165,6 +174,7 @@ SCOPES.update({
     "pravega.remove-keys-ignored": "test_tables",
     "pravega.update-versions-reversed": "test_tables",
     "pravega.table-update-hangs": "test_robustness",
+    "pravega.auth-failure-closes": "test_auth",
 })
 
 SCOPES.update({
@@ -192,3 +202,10 @@ KAFKA_SASL_ARGS = [f"--reference-arg=--kafka-sasl-users={KAFKA_SASL_USERS}",
 
 #: fault -> more arguments for its suite run, where the fault lives in a feature the clean broker leaves off.
 EXTRA_ARGS = {fault: KAFKA_SASL_ARGS for fault in SCOPES if fault.startswith("kafka.sasl-")}
+#: The Pravega reference broker with auth on (a delegation token required) and the token the suite sends.
+PRAVEGA_AUTH_ARGS = ["--reference-arg=--pravega-auth-token=quality-token",
+                     "--target-option", "pravega.token=quality-token"]
+EXTRA_ARGS["pravega.auth-failure-closes"] = PRAVEGA_AUTH_ARGS
+
+#: variant -> more arguments for its whole-suite run, where the variant lives in a feature the clean broker leaves off.
+VARIANT_ARGS = {"pravega.read-auth-offset-as-request-id": PRAVEGA_AUTH_ARGS}

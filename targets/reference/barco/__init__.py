@@ -36,4 +36,4 @@ def create(config: BrokerConfig, options: BarcoOptions | None = None) -> BarcoPe
 
 
 PERSONALITY = PersonalityInfo("barco", DEFAULT_PORT, FAULTS, BarcoOptions, create, endpoints=ENDPOINTS,
-                              variants=VARIANTS)
+                              variants=VARIANTS, storage=frozenset({"data_dir", "fsync", "retention_records"}))

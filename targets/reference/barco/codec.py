@@ -27,13 +27,17 @@ class Malformed(Exception):
     pass
 
 
+class BadLengths(Malformed):
+    """The message lengths of a messages part do not add up to its size (D3)."""
+
+
 def encode_frame(op: int, stream: int, body: bytes = b"", crc_over: int = 9) -> bytes:
     head = HEAD.pack(1, 0, stream, op, len(body))
     return head + (zlib.crc32(head[:crc_over]) & 0xFFFFFFFF).to_bytes(4, "big") + body
 
 
-def error_frame(stream: int, message: str, code: int = 0, crc_over: int = 9) -> bytes:
-    text = message.encode()[: ERROR_LIMIT - 1]
+def error_frame(stream: int, message: str, code: int = 0, crc_over: int = 9, capped: bool = True) -> bytes:
+    text = message.encode()[: ERROR_LIMIT - 1] if capped else message.encode()  # the Go client's 512-byte buffer
     return encode_frame(OP_ERROR, stream, bytes([code]) + text, crc_over)
 
 
@@ -68,11 +72,11 @@ def split_framed(view, check_lengths: bool = True) -> list[bytes]:
     while at + 4 <= size:
         length = int.from_bytes(view[at : at + 4], "big")
         if at + 4 + length > size:
-            raise Malformed(f"message length {length} runs past the body")
+            raise BadLengths(f"message length {length} runs past the body")
         messages.append(bytes(view[at + 4 : at + 4 + length]))
         at += 4 + length
     if at != size and check_lengths:
-        raise Malformed(f"{size - at} bytes left after the last message")
+        raise BadLengths(f"{size - at} bytes left after the last message")
     return messages
 
 

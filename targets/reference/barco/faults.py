@@ -64,4 +64,17 @@ VARIANTS: dict[str, str] = {
     "barco.router-decodes-path": "the HTTP producer routes on the decoded path: an encoded '/' in a topic makes a "
                                  "path no route matches, 404 (as a Go router does)",
     "barco.register-any-topic": "registration takes any topic name, as upstream does (notes §5.1)",
+    "barco.crc-error-then-close": "a wrong head crc gets ERROR(0) before the close (D1 permits the ERROR first)",
+    "barco.version-ignored": "the version byte is not checked: frames of any version are served, as upstream does "
+                             "(notes §11: 'or ignore them (compatible)')",
+    "barco.control-body-closes": "a body on a non-PRODUCE frame is a protocol error: read, then ERROR(0) and a "
+                                 "close (notes §10.9: skipped or a protocol error)",
+    "barco.bad-lengths-close": "a PRODUCE whose message lengths do not add up gets ERROR(0), then a close",
+    "barco.empty-produce-acked": "a PRODUCE with no message is acknowledged as a no-op (nothing stored)",
+    "barco.error-quotes-input": "ERROR messages are not capped at 512 bytes; a refused topic is quoted in hex",
+    "barco.second-startup-ready": "a second STARTUP is answered READY again",
+    "barco.keyed-range-zero": "keyed messages all land in range index 0, as upstream's dev mode (notes §7)",
+    "barco.frames-invalid-422": "a producer.frames body whose lengths do not add up is refused with 422",
+    "barco.http-chunked-accepted": "a chunked HTTP produce body is accepted and stored (D8)",
+    "barco.consumer-method-404": "another method on a consumer path is answered 404 instead of 405",
 }

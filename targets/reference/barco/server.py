@@ -97,6 +97,8 @@ class BarcoPersonality:
         ranges = self.options.consumer_ranges
         if key and "partition-key-ignored" not in self.faults:
             index = min(ranges - 1, ((codec.token_of(key) - TOKEN) * ranges) >> 64)
+            if "keyed-range-zero" in self.variants:  # upstream's dev mode: GetPrimaryTokenIndex overflows (notes §7)
+                index = 0
         else:
             index = next(self._round_robin) % ranges
         return (topic, TOKEN, index, VERSION)
@@ -123,6 +125,8 @@ class BarcoPersonality:
             head = first + await conn.read_by(codec.HEAD_SIZE - 1, deadline)
             version, flags, stream, op, length, crc_ok = codec.decode_head(head)
             if not crc_ok and "crc-unchecked" not in self.faults:
+                if "crc-error-then-close" in self.variants:  # D1 permits an ERROR before the close
+                    await conn.write(self._error(stream, "Invalid head crc"))
                 return  # D1: not processed; close without reading the body
             if length > codec.MAX_FRAME_BODY and "oversize-buffered" not in self.faults:
                 if "crash-on-oversize" in self.faults:
@@ -133,7 +137,7 @@ class BarcoPersonality:
                     return  # D4: never buffered
                 await discard(conn, length, deadline)  # the other reading: skipped unbuffered, the stream in sync
                 continue
-            if version != 1:
+            if version != 1 and "version-ignored" not in self.variants:  # the variant: as upstream (notes §11)
                 await conn.write(self._error(stream, f"Unsupported version {version}"))
                 return  # D2
             if "short-read-body" in self.faults and length:
@@ -155,14 +159,24 @@ class BarcoPersonality:
                     return
             if "pipelined-answer-dropped" in self.faults and conn.reader._buffer:  # asyncio's read buffer holds
                 continue  # (part of) the next frame: this one is dropped unanswered
+            if body and op != codec.OP_PRODUCE and "control-body-closes" in self.variants:
+                # notes §10.9's other reading: such a body is a protocol error (the body was read: no desync)
+                await conn.write(self._error(stream, "Only PRODUCE frames carry a body"))
+                return
             if op == codec.OP_PRODUCE:
-                answer = self._produce_frame(stream, flags, body)
+                try:
+                    answer = self._produce_frame(stream, flags, body)
+                except codec.BadLengths as exc:  # bad-lengths-close: refused, then the connection ends
+                    await conn.write(self._error(stream, str(exc)))
+                    return
                 await conn.write(answer)
                 if "truncated-body-closes" in self.faults and answer[14:17] == b"EOF":
                     return  # ERROR(0, "EOF ..."): the body ended inside its timestamp, key or topic
             elif op == codec.OP_HEARTBEAT:
                 answer = codec.OP_PRODUCE_RESPONSE if "heartbeat-wrong-op" in self.faults else codec.OP_READY
                 await conn.write(codec.encode_frame(answer, stream, crc_over=self._crc_over))
+            elif op == codec.OP_STARTUP and "second-startup-ready" in self.variants:
+                await conn.write(codec.encode_frame(codec.OP_READY, stream, crc_over=self._crc_over))
             elif "unknown-op-silent" in self.faults and op not in (codec.OP_STARTUP,):
                 continue
             else:
@@ -182,7 +196,7 @@ class BarcoPersonality:
 
     def _error(self, stream: int, message: str) -> bytes:
         frame = codec.error_frame(stream, message, code=9 if "error-code-unknown" in self.faults else 0,
-                                  crc_over=self._crc_over)
+                                  crc_over=self._crc_over, capped="error-quotes-input" not in self.variants)
         if "error-frame-cut" in self.faults:
             return frame[:-1]  # the header still announces the whole body
         return frame
@@ -191,12 +205,20 @@ class BarcoPersonality:
         try:
             timestamp, key, topic, messages = codec.decode_produce(
                 body, flags, check_lengths="message-lengths-unchecked" not in self.faults)
+        except codec.BadLengths as exc:
+            if "bad-lengths-close" in self.variants:
+                raise
+            return self._error(stream, str(exc))
         except codec.Malformed as exc:
             return self._error(stream, str(exc))
         problem = codec.topic_problem(topic, notes_rule_only="topic-any-bytes" in self.variants)
         if problem and "topic-unvalidated" not in self.faults:
+            if "error-quotes-input" in self.variants:  # the protocol sets no length on ERROR messages
+                problem += f": topic {topic.hex()}"
             return self._error(stream, problem)
         if not messages:
+            if "empty-produce-acked" in self.variants:  # nothing to store: acknowledged as a no-op
+                return codec.encode_frame(codec.OP_PRODUCE_RESPONSE, stream, crc_over=self._crc_over)
             return self._error(stream, "No messages")  # D3
         ts = now_us() if timestamp is None or "timestamp-ignored" in self.faults else timestamp
         try:
@@ -244,7 +266,8 @@ class BarcoPersonality:
         if codec.topic_problem(topic, notes_rule_only="topic-any-bytes" in self.variants):
             return Response(400, b"Invalid topic")
         empty_taken = not request.body and "http-empty-body-stored" in self.faults
-        if request.chunked or not (empty_taken or 0 < len(request.body) <= codec.MAX_MESSAGE):
+        chunked_refused = request.chunked and "http-chunked-accepted" not in self.variants  # D8 permits both
+        if chunked_refused or not (empty_taken or 0 < len(request.body) <= codec.MAX_MESSAGE):
             return Response(400, b"Content length must be defined (HTTP/1.1 chunked not supported), greater than 0 "
                                  b"and less than 1048576 bytes")
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -253,8 +276,9 @@ class BarcoPersonality:
         elif kind == "application/vnd.polar.producer.frames":
             try:
                 messages = codec.split_framed(memoryview(request.body))
-            except codec.Malformed as exc:
-                return Response(400, f"Invalid frames: {exc}".encode())
+            except codec.Malformed as exc:  # the variant: 422, the content understood but not processable
+                status = 422 if "frames-invalid-422" in self.variants else 400
+                return Response(status, f"Invalid frames: {exc}".encode())
         else:
             messages = [request.body]
         if not messages:
@@ -282,8 +306,8 @@ class BarcoPersonality:
         if route is None:
             return Response(400 if "not-found-400" in self.faults else 404, b"Not found")
         methods, handler = route
-        if request.method not in methods:
-            return Response(405, b"Method not allowed")
+        if request.method not in methods:  # a router may answer a known path with another method 404
+            return Response(404 if "consumer-method-404" in self.variants else 405, b"Method not allowed")
         if "missing-consumer-id-204" in self.faults and handler != self._register and \
                 request.param("consumerId") is None and self._consumer_of(request) is None:
             return Response(204, b"")

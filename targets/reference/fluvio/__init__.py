@@ -16,11 +16,11 @@ system topic "consumer-offset" (one partition) always exists, so clients find th
 Options (:class:`FluvioOptions`, flags ``--fluvio-<option>``): auto_create (default on), default_partitions (1),
 topics created at start, max_request_size (33554432, STORAGE_MAX_REQUEST_SIZE), max_store_bytes (1 GiB; past it,
 Produce gets PartitionFull (72)). From ``BrokerConfig``: ``--retention-records`` (records kept per partition,
-default all). Storage is in memory only (``--data-dir`` is ignored by this personality).
+default all). Storage is in memory only: the broker refuses ``--data-dir`` and ``--fsync`` with this personality.
 """
 
 from wirecheck.targets.reference.core import BrokerConfig
-from wirecheck.targets.reference.fluvio.faults import FAULTS
+from wirecheck.targets.reference.fluvio.faults import FAULTS, VARIANTS
 from wirecheck.targets.reference.fluvio.options import FluvioOptions
 from wirecheck.targets.reference.fluvio.sc import DEFAULT_PORT as SC_PORT
 from wirecheck.targets.reference.fluvio.server import FluvioPersonality
@@ -33,6 +33,7 @@ def create(config: BrokerConfig, options: FluvioOptions | None = None) -> Fluvio
     return FluvioPersonality(config, options or FluvioOptions())
 
 
-PERSONALITY = PersonalityInfo("fluvio", DEFAULT_PORT, FAULTS, FluvioOptions, create, endpoints={"sc": SC_PORT})
+PERSONALITY = PersonalityInfo("fluvio", DEFAULT_PORT, FAULTS, FluvioOptions, create, endpoints={"sc": SC_PORT},
+                              variants=VARIANTS, storage=frozenset({"retention_records"}))  # in memory only
 
-__all__ = ["DEFAULT_PORT", "FAULTS", "FluvioOptions", "PERSONALITY", "create"]
+__all__ = ["DEFAULT_PORT", "FAULTS", "PERSONALITY", "VARIANTS", "FluvioOptions", "create"]

@@ -215,3 +215,38 @@ FAULTS: dict[str, str] = {
         "ApiVersions' platform_version is a semantic version, which the client's decoder requires (notes §3.2, A18; "
         "FP/link/versions.rs); this leaves it an empty string",
 }
+
+
+#: Other readings the spec permits (``--variant``): the whole suite must pass against each.
+VARIANTS: dict[str, str] = {
+    "fluvio.negative-size-waits":
+        "A negative frame size is never answered: this reads on and discards bytes until the peer closes, the SPU's "
+        "path for sizes below -4 (notes §7, A15), instead of closing at once (D2)",
+    "fluvio.oversize-drains":
+        "A frame above the 64 MiB cap is never answered before its body: this reads and drops the claimed body "
+        "(the SPU buffers whatever the size says, notes §2.1, §7) instead of closing unread (D1)",
+    "fluvio.trailing-bytes-close":
+        "Bytes left after a complete request inside its frame: this closes the connection (a decode-error "
+        "reaction, notes §7) where the SPU ignores them (A15)",
+    "fluvio.isolation-other-closes":
+        "A Produce isolation other than 1 and -1: this rejects it as an unknown enum tag and closes (as Fetch's u8 "
+        "isolation does, notes A4, §7) where the SPU's i16 decoder maps it to a defined isolation",
+    "fluvio.smartmodules-trailer-required":
+        "A Produce that ends right after its topics: this reads the smartmodules count unconditionally, as the "
+        "SPU's ProduceRequest::decode does, and closes on the EOF (notes A5) instead of reading 'none'",
+    "fluvio.crc-recomputed":
+        "A batch with a wrong CRC: this accepts it and stores it with the CRC recomputed, the SPU's path (notes "
+        "A7, §4.4 step 7, ST/mut_records.rs), instead of rejecting it (D5)",
+    "fluvio.batch-len-short-answers":
+        "A batch whose batch_len is below the header size: this answers an error (Other) for that partition and "
+        "writes nothing (notes A15: a well-formed response or a close) instead of closing (D6)",
+    "fluvio.recordset-trailing-answers":
+        "A RecordSet with bytes after its last batch too few for a batch: this answers an error (Other) for that "
+        "partition and writes nothing (notes A15) instead of closing (D7)",
+    "fluvio.negative-delta-other-code":
+        "A batch with last_offset_delta < 0 among real ones: this answers Other('EmptyBatch ...') rather than "
+        "StorageError (56), nothing written, no short-circuit (D8 permits another error code)",
+    "fluvio.no-auto-create":
+        "A Produce to a topic that does not exist: this answers NotLeaderForPartition (6), as the SPU does (notes "
+        "§4.4 step 1, A8), instead of creating it (decision T1): topics come from the SC only",
+}

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from wirecheck.targets.reference.fluvio import wire
-from wirecheck.targets.reference.fluvio.records import Batch, read_record_set
+from wirecheck.targets.reference.fluvio.records import BadShape, Batch, read_record_set
 from wirecheck.targets.reference.fluvio.wire import Malformed, Reader
 
 # SmartModule API versions (notes §3.1, stream_fetch.rs)
@@ -130,6 +130,7 @@ def api_versions_response(keys: list[tuple[int, int, int]], platform_version: st
 class PartitionData:
     index: int
     batches: list[Batch]
+    malformed: str | None = None  # variants *-answers: why the RecordSet is answered with an error, not read
 
 
 @dataclass
@@ -146,9 +147,12 @@ class ProduceRequest:
 
 
 def read_produce(r: Reader, version: int, strict_isolation: bool = False, unsigned_timeout: bool = False,
-                 clamp_record_sets: bool = False) -> ProduceRequest:
+                 clamp_record_sets: bool = False, trailer_required: bool = False,
+                 answer_shapes: frozenset[str] = frozenset()) -> ProduceRequest:
     """The flags are faults: isolation-strict, negative-timeout-accepted (the timeout read as a u32) and
-    recordset-overrun-clamped (records.read_record_set)."""
+    recordset-overrun-clamped (records.read_record_set); and variants: trailer_required (smartmodules-trailer-
+    required: the count read unconditionally, as the SPU's decoder does, A5) and answer_shapes (the RecordSet
+    shapes answered with a partition error rather than a close, records.BadShape)."""
     transactional_id = r.option_string()
     isolation = r.i16()
     if strict_isolation and isolation not in (1, -1):
@@ -162,9 +166,14 @@ def read_produce(r: Reader, version: int, strict_isolation: bool = False, unsign
         partitions = []
         for _ in range(r.count(8)):
             index = r.u32()
-            partitions.append(PartitionData(index, read_record_set(r, clamp_record_sets)))
+            try:
+                partitions.append(PartitionData(index, read_record_set(r, clamp_record_sets)))
+            except BadShape as exc:
+                if exc.shape not in answer_shapes:
+                    raise
+                partitions.append(PartitionData(index, [], malformed=str(exc)))  # the reader is past the set
         topics.append((name, partitions))
-    smartmodules = read_invocations(r, version) if r.remaining else []
+    smartmodules = read_invocations(r, version) if r.remaining or trailer_required else []
     return ProduceRequest(transactional_id, isolation, timeout, topics, smartmodules)
 
 

@@ -128,6 +128,10 @@ class Batch:
             end += 1
         return end > start and self.data[end] == 0
 
+    def crc_recomputed(self) -> Batch:
+        """Variant crc-recomputed: the batch as the SPU stores it whatever its CRC (ST/mut_records.rs, A7)."""
+        return self._resealed(self.data)
+
     def _resealed(self, data: bytes) -> Batch:
         """``data`` with batch_len and the CRC-32C recomputed (ST/mut_records.rs does both on storage)."""
         out = bytearray(data)
@@ -136,6 +140,16 @@ class Batch:
         struct.pack_into(">I", out, CRC_START - 4, crc)
         attributes = struct.unpack_from(">h", out, CRC_START)[0]
         return Batch(bytes(out), crc, attributes, self.last_offset_delta)
+
+
+class BadShape(Malformed):
+    """A RecordSet whose batches do not fill it (``shape``: "trailing" bytes too few for a batch, or a "short"
+    batch_len). Raised with the reader already past the whole set, so a caller may answer it instead of
+    closing (the variants batch-len-short-answers and recordset-trailing-answers; A15 permits either)."""
+
+    def __init__(self, shape: str, message: str):
+        super().__init__(message)
+        self.shape = shape
 
 
 def read_record_set(r: Reader, clamp: bool = False) -> list[Batch]:
@@ -157,11 +171,13 @@ def read_record_set(r: Reader, clamp: bool = False) -> list[Batch]:
         if left < PREAMBLE + BATCH_HEADER_SIZE:
             if clamped:
                 break
-            raise Malformed(f"{left} trailing bytes in a RecordSet, fewer than a batch header")
+            r.pos = end
+            raise BadShape("trailing", f"{left} trailing bytes in a RecordSet, fewer than a batch header")
         _base, batch_len, _epoch, _magic, crc, attributes, lod = _FIELDS.unpack_from(buf, pos)
         minimum = BATCH_HEADER_SIZE + (4 if attributes & SCHEMA_FLAG else 0)
         if batch_len < minimum:
-            raise Malformed(f"batch_len {batch_len} below the header size {minimum}")
+            r.pos = end
+            raise BadShape("short", f"batch_len {batch_len} below the header size {minimum}")
         if batch_len > left - PREAMBLE:
             raise Malformed(f"batch_len {batch_len} reaches past the RecordSet ({left - PREAMBLE} bytes left)")
         batch_end = pos + PREAMBLE + batch_len

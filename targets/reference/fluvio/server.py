@@ -41,7 +41,7 @@ from wirecheck.targets.reference.core import BrokerConfig, Connection, IdleTimeo
 from wirecheck.targets.reference.framed import BadLength, FrameShape, serve_frames
 from wirecheck.targets.reference.fluvio import messages
 from wirecheck.targets.reference.fluvio.sc import ScServer
-from wirecheck.targets.reference.fluvio.faults import FAULTS
+from wirecheck.targets.reference.fluvio.faults import FAULTS, VARIANTS
 from wirecheck.targets.reference.fluvio.options import FluvioOptions
 from wirecheck.targets.reference.fluvio.records import Batch, GZIP, MAX_COMPRESSION
 from wirecheck.targets.reference.fluvio.storage import Partition, Storage
@@ -135,16 +135,23 @@ class FluvioPersonality:
 
     def __init__(self, config: BrokerConfig, options: FluvioOptions):
         self.active = config.faults_of(self.name, FAULTS)
+        self.variants = config.variants_of(self.name, VARIANTS)  # other permitted readings (faults.py)
         self.max_frame = config.max_frame or DEFAULT_MAX_FRAME
         self.frame_shape = FrameShape(header_size=4, length_at=0, length_format=">i", min_length=MIN_FRAME,
                                       max_length=self.max_frame)
         self.max_request_size = options.max_request_size
         retention = config.retention_records
         self.storage = Storage(default_partitions=options.default_partitions,
-                               auto_create=options.auto_create,
+                               # variant no-auto-create: the SPU's own way, unknown topics get 6 (§4.4 step 1)
+                               auto_create=options.auto_create and "no-auto-create" not in self.variants,
                                topics=options.topics,
                                retention_records=None if retention is None else max(retention, 1),
                                max_bytes=options.max_store_bytes)
+        # variants batch-len-short-answers / recordset-trailing-answers: these RecordSet shapes get an error
+        # answer for their partition instead of a close (records.read_record_set)
+        self.answered_shapes = frozenset(shape for shape, variant in (("short", "batch-len-short-answers"),
+                                                                       ("trailing", "recordset-trailing-answers"))
+                                         if variant in self.variants)
         self.advertised = list(ADVERTISED)
         if "apiversions-overadvertise" in self.active:
             self.advertised[0] = (PRODUCE, 0, 26)
@@ -184,7 +191,7 @@ class FluvioPersonality:
             return await self._handle(state, frame)
 
         try:
-            await serve_frames(conn, self.frame_shape, handle, self._bad_size)
+            await serve_frames(conn, self.frame_shape, handle, lambda size: self._bad_size(size, conn))
         finally:
             tasks = [s.task for s in state.streams.values() if s.task is not None]
             for task in tasks:
@@ -193,9 +200,16 @@ class FluvioPersonality:
             for stream in state.streams.values():
                 stream.partition.listeners.discard(stream.wake)
 
-    async def _bad_size(self, size: int) -> BadLength:
+    async def _bad_size(self, size: int, conn: Connection) -> BadLength:
         if size < 0 and "negative-size-stays-open" in self.active:
             return BadLength.SKIP  # fault: the size is skipped as if nothing had happened
+        if size < 0 and "negative-size-waits" in self.variants:
+            # variant: the SPU's path for sizes below -4 (§7): the codec waits for bytes for ever, answering
+            # nothing; here until the peer closes or the idle timeout (both raise out of this loop)
+            while True:
+                await conn.read_exactly(1)
+        if size > self.max_frame and "oversize-drains" in self.variants:
+            return BadLength.DRAIN  # variant: the SPU buffers the claimed body (§2.1, §7); here it is dropped
         if size == 0 and "zero-size-skipped" in self.active:
             return BadLength.SKIP  # fault: an empty frame taken for a heartbeat
         log.debug("closing: frame size %d outside [%d, %d]", size, MIN_FRAME, self.max_frame)
@@ -229,9 +243,15 @@ class FluvioPersonality:
             if key == API_VERSIONS:
                 body = self._api_versions(messages.read_api_versions(r, version))
             elif key == PRODUCE:
-                request = messages.read_produce(r, version, strict_isolation="isolation-strict" in self.active,
+                # the fault isolation-strict and the variant isolation-other-closes reject the same values
+                strict = "isolation-strict" in self.active or "isolation-other-closes" in self.variants
+                request = messages.read_produce(r, version, strict_isolation=strict,
                                                 unsigned_timeout="negative-timeout-accepted" in self.active,
-                                                clamp_record_sets="recordset-overrun-clamped" in self.active)
+                                                clamp_record_sets="recordset-overrun-clamped" in self.active,
+                                                trailer_required="smartmodules-trailer-required" in self.variants,
+                                                answer_shapes=self.answered_shapes)
+                if self._leftover(r):
+                    return False  # before any write: a request the variant refuses changes nothing
                 if "padded-varint-hangs" in self.active and any(
                         b.padded_length_varint for _, parts in request.topics for p in parts for b in p.batches):
                     return True  # fault: the records check waits for varint bytes that never come
@@ -250,20 +270,41 @@ class FluvioPersonality:
                     return True
             elif key == STREAM_FETCH:
                 request = messages.read_stream_fetch(r, version, "fetch-isolation-any-nonzero" in self.active)
+                if self._leftover(r):
+                    return False
                 return await self._stream_fetch(state, request, version, reply_id)
             elif key == UPDATE_OFFSETS:
-                body = self._update_offsets(state, messages.read_update_offsets(r))
+                offsets = messages.read_update_offsets(r)
+                if self._leftover(r):
+                    return False
+                body = self._update_offsets(state, offsets)
             elif key == UPDATE_CONSUMER_OFFSET:
-                body = self._update_consumer_offset(state, *messages.read_update_consumer_offset(r))
+                update = messages.read_update_consumer_offset(r)
+                if self._leftover(r):
+                    return False
+                body = self._update_consumer_offset(state, *update)
             elif key == DELETE_CONSUMER_OFFSET:
-                body = self._delete_consumer_offset(*messages.read_delete_consumer_offset(r))
+                deletion = messages.read_delete_consumer_offset(r)
+                if self._leftover(r):
+                    return False
+                body = self._delete_consumer_offset(*deletion)
             else:
                 body = self._fetch_consumer_offsets(*messages.read_fetch_consumer_offsets(r, version))
         except Malformed as exc:
             log.debug("closing: malformed api %d v%d body: %s", key, version, exc)
             return False
+        if self._leftover(r):
+            return False
         await state.send(reply_id, body)
         return True
+
+    def _leftover(self, r: Reader) -> bool:
+        """Variant trailing-bytes-close: bytes after a complete request end the connection (the SPU ignores
+        them, A15; §7's decode-error reaction is the other permitted one)."""
+        if r.remaining and "trailing-bytes-close" in self.variants:
+            log.debug("closing: %d bytes after the request", r.remaining)
+            return True
+        return False
 
     @staticmethod
     async def _answer_late(state: ConnectionState, reply_id: int, body: bytes) -> None:
@@ -308,6 +349,8 @@ class FluvioPersonality:
             if "error-code-unknown-partition-wrong" in self.active and topic in self.storage.topics:
                 return ErrorCode.plain(ErrorCode.TOPIC_NOT_FOUND), 0  # fault: the produce path's own lookup
             return self._unknown_partition_error(), 0
+        if data.malformed is not None:  # variants batch-len-short-answers / recordset-trailing-answers (A15)
+            return ErrorCode.other(f"invalid RecordSet: {data.malformed}"), 0
         if smartmodules:
             return _smartmodule_error(smartmodules[0]), 0
         batches = data.batches
@@ -325,6 +368,9 @@ class FluvioPersonality:
                 if "compression-error-wrong" in self.active:
                     return ErrorCode.plain(ErrorCode.STORAGE_ERROR), 0
                 return ErrorCode.plain(ErrorCode.COMPRESSION_ERROR), 0
+        # variant: the SPU's path (A7), stored with the CRC recomputed; the fault crc-unchecked overrides it
+        if "crc-recomputed" in self.variants and "crc-unchecked" not in self.active:
+            batches = [b if b.computed_crc() == b.crc else b.crc_recomputed() for b in batches]
         if "crc-unchecked" not in self.active:
             for batch in batches:
                 actual = batch.computed_crc()
@@ -342,6 +388,8 @@ class FluvioPersonality:
         if any(b.last_offset_delta < 0 for b in batches):
             if "negative-delta-short-circuits" in self.active:
                 partition.short_circuited = True  # fault: the SPU's own path (A14), 73 until restart
+            if "negative-delta-other-code" in self.variants:  # variant: D8 permits another error code
+                return ErrorCode.other("EmptyBatch: a batch with last_offset_delta < 0 among real batches"), 0
             return ErrorCode.plain(ErrorCode.STORAGE_ERROR), 0  # D5: EmptyBatch, without the short-circuit
         if not self.storage.has_room(sum(b.write_size for b in batches)):
             return ErrorCode.partition_full(topic, data.index), 0  # storage.py: the broker-wide memory budget

@@ -35,6 +35,7 @@ def create(config: BrokerConfig, options: KafkaOptions | None = None) -> KafkaPe
     return KafkaPersonality(config, options or KafkaOptions())
 
 
-PERSONALITY = PersonalityInfo("kafka", DEFAULT_PORT, FAULTS, KafkaOptions, create, variants=VARIANTS)
+PERSONALITY = PersonalityInfo("kafka", DEFAULT_PORT, FAULTS, KafkaOptions, create, variants=VARIANTS,
+                              storage=frozenset({"data_dir", "fsync", "retention_records"}))
 
 __all__ = ["DEFAULT_PORT", "FAULTS", "KafkaOptions", "PERSONALITY", "create"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 import time
+import zlib
 from dataclasses import dataclass
 
 from wirecheck.targets.reference.kafka import admin, compaction, configs, groups, records
@@ -55,6 +56,13 @@ class Appended:
     base_offset: int = -1
     append_time_ms: int = -1  # -1 unless the topic uses LogAppendTime
     message: str | None = None
+    close: bool = False  # the broker closes the connection instead of answering
+
+
+#: a response carrying this key true is not sent: the server closes the connection instead
+CLOSE = "_close"
+CORRUPT_MESSAGE, RECORD_LIST_TOO_LARGE = 2, 18
+SEGMENT_BYTES = 1_048_576  # log.segment.bytes under the segment-below-max-message variant
 
 
 @dataclass
@@ -80,8 +88,8 @@ class Broker:
         self.storage = storage
         self.coordinator = coordinator
         self.producers = producers
-        self.transactions = Transactions(producers, storage, coordinator, faults)
-        self.configs = configs.Configs(storage, settings, faults)
+        self.transactions = Transactions(producers, storage, coordinator, faults, variants)
+        self.configs = configs.Configs(storage, settings, faults, variants)
         self.admin = admin.Admin(storage, coordinator, producers, faults, MAX_PARTITIONS, CLUSTER_ID, NODE_ID,
                                  topic_admin=settings.topic_admin)
 
@@ -136,7 +144,10 @@ class Broker:
         topic = self.storage.topics.get(name)
         if topic is None:
             if not valid_topic_name(name):
-                return {"ErrorCode": INVALID_TOPIC_EXCEPTION, "Name": name, "Partitions": [],
+                # variant invalid-topic-unknown: a name this broker cannot hold is simply not there (3)
+                unknown = "invalid-topic-unknown" in self.variants
+                code = UNKNOWN_TOPIC_OR_PARTITION if unknown else INVALID_TOPIC_EXCEPTION
+                return {"ErrorCode": code, "Name": name, "Partitions": [],
                         "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
             may_create = allow_create and self.settings.auto_create
             if not (may_create and self.storage.has_room(self.settings.default_partitions)):
@@ -160,7 +171,7 @@ class Broker:
 
     def produce(self, req: dict, version: int) -> dict:
         acks = req["Acks"]
-        responses = []
+        responses, close = [], False
         for t in req["TopicData"]:
             parts = []
             for p in t["PartitionData"]:
@@ -170,13 +181,16 @@ class Broker:
                                       else INVALID_REQUIRED_ACKS)
                 else:
                     result = self._append(t["Name"], p["Index"], p["Records"], version)
+                    close = close or result.close
                 partition = self.storage.partition(t["Name"], p["Index"])
+                if "base-offset-echoed" in self.faults and not result.error and len(p["Records"] or b"") >= 8:
+                    result.base_offset = struct.unpack_from(">q", p["Records"])[0]  # fault: the producer's own field
                 parts.append({"Index": p["Index"], "ErrorCode": result.error, "BaseOffset": result.base_offset,
                               "LogAppendTimeMs": result.append_time_ms,
                               "LogStartOffset": partition.log_start if partition and not result.error else -1,
                               "RecordErrors": [], "ErrorMessage": result.message})
             responses.append({"Name": t["Name"], "PartitionResponses": parts})
-        return {"Responses": responses, "ThrottleTimeMs": 0}
+        return {"Responses": responses, "ThrottleTimeMs": 0, **({CLOSE: True} if close else {})}
 
     def _append(self, topic_name: str, index: int, data: bytes | None, version: int) -> "Appended":
         if "produce-autocreates" in self.faults and topic_name not in self.storage.topics \
@@ -196,12 +210,17 @@ class Broker:
             max_bytes = int(topic.configs.get("max.message.bytes", max_bytes))
         if "batch-length-ignored" in self.faults and data and len(data) >= records.LOG_OVERHEAD:
             data = data[:8] + struct.pack(">i", len(data) - records.LOG_OVERHEAD) + data[12:]  # fault: trust the bytes
-        error, batch, message, data = records.validate(data or b"", max_bytes, crc_ieee="crc-ieee" in self.faults)
+        error, batch, message, checked = records.validate(data or b"", max_bytes, crc_ieee="crc-ieee" in self.faults)
         if error:
-            return Appended(error, message=message)
+            return self._refused(error, message, data or b"")
+        data = checked
+        if len(data) > SEGMENT_BYTES and "segment-below-max-message" in self.variants:
+            # variant: log.segment.bytes below the default max.message.bytes; Kafka refuses a batch a segment
+            # cannot hold after the size check (UnifiedLog.append: RecordBatchTooLargeException)
+            return Appended(RECORD_LIST_TOO_LARGE, message=f"batch of {len(data)} bytes exceeds segment.bytes")
         if "compact" in topic.configs.get("cleanup.policy", "") and records.has_null_key(data):
             return Appended(INVALID_RECORD, message="Compacted topic cannot accept message without key")
-        if batch.attributes & 0x07 == 4 and version < 7:
+        if batch.attributes & 0x07 == 4 and version < 7 and "zstd-any-produce-version" not in self.variants:
             return Appended(UNSUPPORTED_COMPRESSION_TYPE, message="zstd needs Produce v7+ (KIP-110)")
         if batch.is_transactional:
             error = self.transactions.check_produce(topic_name, index, batch.producer_id, batch.producer_epoch)
@@ -232,6 +251,16 @@ class Broker:
                                   batch.base_sequence, batch.last_sequence, base)
         self.storage.notify_append()
         return Appended(NONE, base, -1 if append_time is None else append_time)
+
+    def _refused(self, error: int, message: str, data: bytes) -> "Appended":
+        """A batch records.validate refused, answered as the active variants read it."""
+        if "bad-batch-length-closes" in self.variants and len(data) >= records.LOG_OVERHEAD and \
+                struct.unpack_from(">i", data, 8)[0] + records.LOG_OVERHEAD != len(data):
+            return Appended(error, message=message, close=True)  # variant: a lying batchLength costs the connection
+        if error == INVALID_RECORD and "invalid-record-as-corrupt" in self.variants and \
+                message.startswith(("no complete", "magic", "more than one")):
+            error = CORRUPT_MESSAGE  # variant: ProduceRequest.validateRecords' refusals as older brokers answer them
+        return Appended(error, message=message)
 
     def maintain_logs(self) -> None:
         """The periodic log maintenance: under cleanup.policy delete each partition drops its closed segments past
@@ -271,7 +300,9 @@ class Broker:
         while True:
             response, size, has_error = self._fetch_once(req, version)
             remaining = deadline - time.monotonic()
-            if has_error or size >= req["MinBytes"] or remaining <= 0:
+            # variant fetch-early-partial: any bytes end the wait, MinBytes or not (MaxWaitMs is only a bound)
+            enough = size >= req["MinBytes"] or (size > 0 and "fetch-early-partial" in self.variants)
+            if has_error or enough or remaining <= 0:
                 return response
             await self.storage.wait_for_append(remaining)
 
@@ -322,6 +353,8 @@ class Broker:
                 stops_at_lso = read_committed and "txn-read-committed-past-lso" not in self.faults
                 end = partition.last_stable_offset if stops_at_lso else None
                 batches = partition.read(offset, max(limit, 0), at_least_one=(total == 0), end=end)
+                if "fetch-crc-ieee" in self.faults:  # fault: served batches re-checksummed with CRC-32 IEEE
+                    batches = [_crc_ieee(b) for b in batches]
                 data = b"".join(batches)
                 out["Records"] = data
                 if read_committed and batches and "txn-aborted-not-listed" not in self.faults:
@@ -420,7 +453,8 @@ class Broker:
         if not valid_topic_name(name):
             return INVALID_TOPIC_EXCEPTION, f"invalid topic name {name!r}", count, rf
         if name in self.storage.topics and "create-duplicate-no-error" not in self.faults:
-            return TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", count, rf
+            code = -TOPIC_ALREADY_EXISTS if "error-code-negated" in self.faults else TOPIC_ALREADY_EXISTS
+            return code, f"Topic '{name}' already exists.", count, rf  # fault error-code-negated: -36
         if count < (0 if "create-zero-partitions-accepted" in self.faults else 1):  # fault: 0 partitions pass
             return INVALID_PARTITIONS, "Number of partitions must be larger than 0.", count, rf
         if count > MAX_PARTITIONS:
@@ -627,3 +661,12 @@ class Broker:
             listed.append({"GroupId": group.group_id, "ProtocolType": group.protocol_type or "",
                            "GroupState": group.state, "GroupType": "classic"})
         return {"ThrottleTimeMs": 0, "ErrorCode": NONE, "Groups": listed}
+
+
+def _crc_ieee(batch: bytes) -> bytes:
+    """Fault fetch-crc-ieee: the batch's CRC field recomputed with CRC-32 IEEE (zlib) instead of CRC-32C."""
+    if len(batch) <= records.CRC_START:
+        return batch
+    out = bytearray(batch)
+    struct.pack_into(">I", out, 17, zlib.crc32(memoryview(out)[records.CRC_START:]) & 0xFFFFFFFF)
+    return bytes(out)

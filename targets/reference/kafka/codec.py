@@ -160,9 +160,17 @@ def _read_len32(buf, pos):
     return _I32.unpack_from(buf, pos)[0], pos + 4
 
 
-def _blob_reader(kind: str, compact: bool, nullable: bool):
+def _blob_reader(kind: str, compact: bool, nullable: bool, short_varint: bool = False):
     """string/bytes/records: a length then that many bytes (never trusting the length beyond the buffer)."""
     read_len = _length_reader(True) if compact else (_length_reader(False) if kind == "string" else _read_len32)
+    if compact and kind == "string" and short_varint:
+        def read_len(buf, pos):  # fault compact-string-length-two-bytes: a varint of at most two bytes
+            if pos + 2 > len(buf):  # the string's bytes (or a tagged-field section) always follow
+                raise MalformedBody("truncated")
+            n, pos = buf[pos] & 0x7F, pos + 1
+            if buf[pos - 1] & 0x80:
+                n, pos = n | (buf[pos] & 0x7F) << 7, pos + 1
+            return n - 1, pos
 
     def read(buf, pos):
         n, pos = read_len(buf, pos)
@@ -208,8 +216,9 @@ def _write_blob(kind: str, compact: bool):
 class Options:
     """Codec deviations the broker's faults switch on (all False in a correct broker)."""
 
-    def __init__(self, misskip_tags: bool = False):
+    def __init__(self, misskip_tags: bool = False, short_string_varint: bool = False):
         self.misskip_tags = misskip_tags
+        self.short_string_varint = short_string_varint
 
 
 def _default(field: dict, version: int):
@@ -307,7 +316,7 @@ def _compile_type(field: dict, version: int, flexible: bool, opts: Options):
             out += value if value else bytes(16)
         return _read_uuid, write_uuid
     if ftype in ("string", "bytes", "records"):
-        return _blob_reader(ftype, flexible, nullable), _write_blob(ftype, flexible)
+        return _blob_reader(ftype, flexible, nullable, opts.short_string_varint), _write_blob(ftype, flexible)
     raise ValueError(f"unsupported field type {ftype}")
 
 

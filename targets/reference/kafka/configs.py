@@ -93,10 +93,11 @@ def validate(name: str, value: str | None) -> str | None:
 class Configs:
     """The three config APIs over the broker's topics and settings."""
 
-    def __init__(self, storage, settings, faults: frozenset[str]):
+    def __init__(self, storage, settings, faults: frozenset[str], variants: frozenset[str] = frozenset()):
         self.storage = storage
         self.settings = settings
         self.faults = faults
+        self.variants = variants
 
     # ------------------------------------------------------------------------------------------ describe
 
@@ -207,7 +208,9 @@ class Configs:
         if resource["ResourceType"] == BROKER:
             if validate_only and "read-only-validate-passes" in self.faults:
                 return NONE, None, {}  # fault: validation skips the static-config check
-            return INVALID_REQUEST, f"Cannot update these configs dynamically: {sorted(names)}", {}
+            # variant read-only-invalid-config: the refusal as a config error (40) instead of Kafka's 42
+            code = INVALID_CONFIG if "read-only-invalid-config" in self.variants else INVALID_REQUEST
+            return code, f"Cannot update these configs dynamically: {sorted(names)}", {}
         current = dict(self.storage.topics[resource["ResourceName"]].configs)
         for c in resource["Configs"]:
             name, op, value = c["Name"], c["ConfigOperation"], c["Value"]

@@ -255,6 +255,40 @@ FAULTS: dict[str, str] = {
     "kafka.apiversions-listed-from-one":
         "ApiVersions lists itself from version 0, which every broker serves so any client can start (KIP-35, "
         "KIP-511); this lists ApiVersions from 1 (and still answers v0)",
+    "kafka.compact-string-length-two-bytes":
+        "A COMPACT_STRING's length is an unsigned varint of N+1, up to five bytes (KIP-482, ByteUtils."
+        "readUnsignedVarint); this reads at most two varint bytes, so a string of 16383+ bytes is misread",
+    "kafka.hostile-count-waits":
+        "An array count larger than the bytes left is refused at once (KAFKA-14063, ByteBufferAccessor bounds "
+        "checks); this trusts an INT32 count (non-flexible versions) of 2^20 or more and waits for the missing "
+        "elements: that connection stays open and answers nothing more",
+    "kafka.fetch-crc-ieee":
+        "Fetched record batches carry a CRC-32C over attributes..end (protocol guide 'Record Batch'); this "
+        "re-checksums each batch it serves with CRC-32 IEEE",
+    "kafka.pipelined-answers-reordered":
+        "Responses on one connection leave in request order (protocol guide 'Network'); this answers a request "
+        "read while more are already waiting only after the ones behind it",
+    "kafka.size-prefix-one-read":
+        "The INT32 size prefix may arrive over several reads (protocol guide 'Common Request and Response "
+        "Structure'); this takes it from one read and drops the connection when that read brings fewer than 4 bytes",
+    "kafka.apiversions-header-v1":
+        "ApiVersions responses always use response header v0 (KIP-511, ApiMessageTypeGenerator); this answers "
+        "flexible ApiVersions versions (v3+) with header v1, a tagged-field byte before the body",
+    "kafka.header-tags-first-only":
+        "Request header v2 ends with a tagged-field section whose fields are all skipped (KIP-482, "
+        "RequestHeader.json); this skips only the first, so the body is read from the second on",
+    "kafka.base-offset-echoed":
+        "Produce answers the offset assigned to the batch's first record (ProduceResponse.json BaseOffset); this "
+        "echoes the baseOffset the producer wrote in the batch (0 from clients)",
+    "kafka.sasl-plain-authzid-required":
+        "SASL/PLAIN's authorization identity may be empty, meaning the authentication identity (RFC 4616 "
+        "section 2, PlainSaslServer); this refuses an empty one with SASL_AUTHENTICATION_FAILED (58)",
+    "kafka.sasl-scram-signature-wrong":
+        "The SCRAM server-final message carries ServerSignature = HMAC(ServerKey, AuthMessage) (RFC 5802 "
+        "section 3); this signs with the StoredKey, so the client cannot verify the server",
+    "kafka.error-code-negated":
+        "Every ErrorCode is one of Errors.java's codes (protocol guide 'Error Codes'); this answers a CreateTopics "
+        "name that already exists with -36, TOPIC_ALREADY_EXISTS negated (an errno-style sign slip)",
 }
 
 
@@ -263,4 +297,58 @@ VARIANTS: dict[str, str] = {
     "kafka.sasl-apis-on-plaintext": "a listener without SASL advertises SaslHandshake and SaslAuthenticate, as "
                                     "Apache Kafka's PLAINTEXT listeners do, and answers them ILLEGAL_SASL_STATE (34)",
     "kafka.fetch-immediate-empty": "a Fetch with MaxWaitMs 0 is answered at once with no records, whatever is there",
+    "kafka.oversize-error-answer":
+        "a size above the frame limit: the request header is read (never the body) and refused "
+        "with INVALID_REQUEST (42) where its response has a top-level ErrorCode, then the "
+        "connection closes",
+    "kafka.null-client-id-refused":
+        "a request header with a null ClientId closes the connection, as a broker that reads "
+        "ClientId as a non-nullable string (nothing obliges accepting every nullable field)",
+    "kafka.unknown-key-error-answer":
+        "an unknown api key gets the correlation id and ErrorCode 35 (UNSUPPORTED_VERSION), then "
+        "the connection closes",
+    "kafka.unsupported-version-error-answer":
+        "an unadvertised version gets ErrorCode 35 (UNSUPPORTED_VERSION) in the highest "
+        "advertised version's shape, where that has a top-level ErrorCode, instead of the close",
+    "kafka.malformed-body-invalid-request":
+        "a body that does not decode gets INVALID_REQUEST (42) where the response has a top-level "
+        "ErrorCode, then the connection closes",
+    "kafka.produce-min-three":
+        "Produce is advertised from v3, the real minimum (without the KAFKA-18659 quirk); v0-2 are "
+        "unadvertised",
+    "kafka.invalid-record-as-corrupt":
+        "Produce with no batch, several batches or magic other than 2 gets CORRUPT_MESSAGE (2), "
+        "as older brokers answered",
+    "kafka.bad-batch-length-closes":
+        "a refused batch whose batchLength disagrees with the bytes present closes the connection "
+        "instead of a partition error",
+    "kafka.zstd-any-produce-version":
+        "a zstd batch is stored whatever the Produce version (no KIP-110 version gate)",
+    "kafka.segment-below-max-message":
+        "message.max.bytes 2 MiB over 1 MiB log segments: a batch between the two gets "
+        "RECORD_LIST_TOO_LARGE (18), as Kafka answers for a batch no segment can hold",
+    "kafka.fetch-early-partial":
+        "a waiting Fetch is answered as soon as any bytes are there, below MinBytes too "
+        "(MaxWaitMs is an upper bound)",
+    "kafka.invalid-topic-unknown":
+        "Metadata for a name outside Topic.validate's rule answers UNKNOWN_TOPIC_OR_PARTITION "
+        "(3), not 17",
+    "kafka.session-timeout-unbounded":
+        "group.max.session.timeout.ms set to its top (INT32_MAX): only timeouts below the minimum "
+        "get 26",
+    "kafka.txn-fenced-invalid-epoch":
+        "a fenced coordinator request gets INVALID_PRODUCER_EPOCH (47) at every version, not "
+        "PRODUCER_FENCED (90)",
+    "kafka.txn-init-aborts-at-once":
+        "InitProducerId over an ongoing transaction aborts it and answers success at once, not "
+        "CONCURRENT_TRANSACTIONS (51)",
+    "kafka.txn-max-timeout-int32":
+        "transaction.max.timeout.ms set to its top (INT32_MAX): only a TransactionTimeoutMs of 0 "
+        "or less gets 50",
+    "kafka.txn-timeout-no-fence":
+        "a timed-out transaction is aborted under the same epoch, so the producer's late commit "
+        "gets INVALID_TXN_STATE (48) instead of being fenced",
+    "kafka.read-only-invalid-config":
+        "altering a static broker config is refused with INVALID_CONFIG (40) instead of "
+        "INVALID_REQUEST (42)",
 }

@@ -14,6 +14,7 @@ neither API is advertised. Per connection, as Kafka's SaslServerAuthenticator do
 
 from __future__ import annotations
 
+import base64
 import hmac
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,6 +115,8 @@ class SaslConnection:
         known = self.auth.users.get(user)
         if known is None or (authzid and authzid != user):
             return None
+        if not authzid and "sasl-plain-authzid-required" in self.auth.faults:
+            return None  # fault: RFC 4616's empty authzid (act as the authcid) refused
         if not hmac.compare_digest(known.encode(), password.encode()) and \
                 "sasl-wrong-password-accepted" not in self.auth.faults:
             return None
@@ -139,6 +142,15 @@ class SaslConnection:
                 if "sasl-scram-proof-unchecked" not in self.auth.faults:
                     raise
                 final = "v=" + "A" * 44  # fault: the proof is not checked, and the signature is made up
+            if "sasl-scram-signature-wrong" in self.auth.faults:
+                final = self._signed_with_stored_key(token.decode("utf-8"))
             self.authenticated = True
             return final.encode()
         return None
+
+    def _signed_with_stored_key(self, client_final: str) -> str:
+        """Fault sasl-scram-signature-wrong: the server-final signature made with StoredKey instead of ServerKey."""
+        server = self.scram_server
+        auth_message = ",".join((server.client_first_bare, server.server_first, client_final.rsplit(",p=", 1)[0]))
+        signature = hmac.new(server.stored_key, auth_message.encode(), server.m.hf).digest()
+        return "v=" + base64.b64encode(signature).decode()

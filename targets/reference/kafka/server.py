@@ -25,7 +25,7 @@ import struct
 from wirecheck.targets.reference.core import BrokerConfig, Connection
 from wirecheck.targets.reference.framed import BadLength, FrameShape, serve_frames
 from wirecheck.targets.reference.kafka import coordinator_state, groups
-from wirecheck.targets.reference.kafka.apis import Broker, Settings
+from wirecheck.targets.reference.kafka.apis import CLOSE, Broker, Settings
 from wirecheck.targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint
 from wirecheck.targets.reference.kafka.durable import DurableLog
 from wirecheck.targets.reference.kafka.faults import FAULTS, VARIANTS
@@ -95,6 +95,20 @@ _HEADER = struct.Struct(">hhi")  # api_key, api_version, correlation_id
 _SIZE = struct.Struct(">i")  # the size prefix of an answer
 
 
+#: fault hostile-count-waits: an INT32 count from which the elements are awaited (an allocation that size stalls)
+HOSTILE_COUNT = 1 << 20
+
+
+class _Capture:
+    """Collects the answers one request writes (fault pipelined-answers-reordered)."""
+
+    def __init__(self):
+        self.out: list[bytes] = []
+
+    async def write(self, data: bytes) -> None:
+        self.out.append(data)
+
+
 class HostileCount(Exception):
     """Raised only under the crash-on-hostile-array fault."""
 
@@ -115,13 +129,17 @@ class KafkaPersonality:
             auto_create=options.auto_create,
             topic_admin=options.topic_admin,
             default_partitions=options.default_partitions,
-            max_message_bytes=options.max_message_bytes,
+            # variant segment-below-max-message: message.max.bytes 2 MiB over 1 MiB segments (apis.SEGMENT_BYTES)
+            max_message_bytes=(2_097_152 if "segment-below-max-message" in self.variants
+                               else options.max_message_bytes),
             retention_records=config.retention_records,
             retention_ms=options.retention_ms,
             retention_check_ms=options.retention_check_ms,
         )
         coordinator = groups.Coordinator(
             min_session_ms=options.min_session_ms,
+            # variant session-timeout-unbounded: group.max.session.timeout.ms set to its top (INT32_MAX)
+            **({"max_session_ms": 2**31 - 1} if "session-timeout-unbounded" in self.variants else {}),
             bump_generation="generation-not-bumped" not in self.active,
             leader_gets_metadata="leader-gets-no-metadata" not in self.active,
             heartbeat_reports_rebalance="heartbeat-ignores-rebalance" not in self.active,
@@ -159,9 +177,12 @@ class KafkaPersonality:
         }
         self.sasl = Authenticator(read_users(options.sasl_users), self.active) if options.sasl_users else None
         sasl_apis = self.sasl is not None or "sasl-apis-on-plaintext" in self.variants
-        self.requests, self.responses = _messages("tagged-fields-misskipped" in self.active, sasl_apis)
+        self.requests, self.responses = _messages("tagged-fields-misskipped" in self.active, sasl_apis,
+                                                  "compact-string-length-two-bytes" in self.active)
         apis = {**APIS, **SASL_APIS} if sasl_apis else APIS
         self.ranges = {key: (low, high) for key, (_, low, high) in apis.items()}
+        if "produce-min-three" in self.variants:
+            self.ranges[0] = (3, self.ranges[0][1])  # variant: the real minimum advertised, v0-2 unadvertised
         if "advertise-unimplemented" in self.active:
             self.ranges[1] = (3, 16)  # Fetch v3 is advertised but answered in the v4 layout
             self.requests[1].compile(3)
@@ -193,17 +214,68 @@ class KafkaPersonality:
             self.broker.transactions.resume_timers()
             self._schedule_retention()
 
+        held: list[bytes] = []  # fault pipelined-answers-reordered: answers kept back behind later ones
+
         async def handle(header: bytes, frame: bytes) -> bool:
-            if self.wedged:
-                return True  # fault: a wedged broker reads and never answers
-            return await self._handle(conn, frame, host, port, client_host, auth)
+            if self.wedged or getattr(conn, "stalled", False):
+                return True  # fault: a wedged broker (or a stuck connection) reads and never answers
+            if "pipelined-answers-reordered" not in self.active:
+                return await self._handle(conn, frame, host, port, client_host, auth)
+            capture = _Capture()
+            keep = await self._handle(capture, frame, host, port, client_host, auth)
+            if keep and conn.reader._buffer:  # more requests already waiting: this answer goes after theirs
+                held.append(b"".join(capture.out))
+                return True
+            await conn.write(b"".join(capture.out) + b"".join(reversed(held)))
+            held.clear()
+            return keep
 
-        await serve_frames(conn, self.frame_shape, handle, self._bad_size)  # a size out of range closes in silence
+        if "size-prefix-one-read" in self.active:
+            await self._serve_one_read_prefix(conn, handle)
+            return
+        await serve_frames(conn, self.frame_shape, handle, functools.partial(self._bad_size, conn))
 
-    async def _bad_size(self, size: int) -> BadLength:
+    async def _serve_one_read_prefix(self, conn: Connection, handle) -> None:
+        """Fault size-prefix-one-read: the size prefix is taken from what one read brings (recv(4) without a loop);
+        a prefix split over two reads ends the connection. The body is still read in full."""
+        while True:
+            first = await conn.read_exactly(1)
+            if len(conn.reader._buffer) < 3:
+                log.debug("closing: a size prefix split over reads")
+                return
+            head = first + await conn.read_by(3, conn.frame_deadline())
+            size = _SIZE.unpack(head)[0]
+            if not self.frame_shape.accepts(size):
+                if await self._bad_size(conn, size) is BadLength.CLOSE:
+                    return
+                continue
+            body = await conn.read_by(size, conn.frame_deadline())
+            conn.mark_working()
+            if not await handle(head, body):
+                return
+
+    async def _bad_size(self, conn: Connection, size: int) -> BadLength:
+        """A size out of range closes in silence (Kafka), unless a variant answers first."""
         if size < 0 and "negative-size-skipped" in self.active:
             return BadLength.SKIP  # fault: a negative size is dropped and the next header read
+        if size > 0 and "oversize-error-answer" in self.variants:
+            # variant: read the request header (not the body) and refuse that request with INVALID_REQUEST
+            key, version, correlation_id = _HEADER.unpack(await conn.read_by(_HEADER.size, conn.frame_deadline()))
+            answer = self._error_answer(key, version, correlation_id, INVALID_REQUEST)
+            if answer:
+                await conn.write(answer)
         return BadLength.CLOSE
+
+    def _error_answer(self, key: int, version: int, correlation_id: int, code: int) -> bytes | None:
+        """An answer with a top-level ErrorCode ``code`` at ``version``, every other field at its default; None
+        when the API has no such field at that version (a variant then closes, as Kafka does)."""
+        if key not in self.responses or key not in self.ranges:
+            return None
+        low, high = self.ranges[key]
+        msg = self.responses[key]
+        if not low <= version <= high or msg.encode({}, version) == msg.encode({"ErrorCode": code}, version):
+            return None  # an unadvertised version (not compiled), or no top-level ErrorCode to carry the code
+        return self._frame(key, version, correlation_id, {"ErrorCode": code})
 
     async def _handle(self, conn: Connection, frame: bytes, host: str, port: int, client_host: str, auth) -> bool:
         if auth is not None and auth.raw_tokens:  # after SaslHandshake v0 (a token under 8 bytes closes, as any frame)
@@ -216,6 +288,10 @@ class KafkaPersonality:
         if key not in self.requests:
             if "unknown-key-stays-open" in self.active:
                 return True  # fault: silence, and the client waits for its request timeout
+            if "unknown-key-error-answer" in self.variants:
+                # variant: there is no schema for the key, so the answer is the part every error answer shares:
+                # the correlation id and an INT16 ErrorCode, 35 (UNSUPPORTED_VERSION); then the connection closes
+                await conn.write(_SIZE.pack(6) + struct.pack(">ih", reply_id, UNSUPPORTED_VERSION))
             log.debug("closing: unknown api key %d", key)
             return False
         log.debug("request key=%d v%d corr=%d", key, version, correlation_id)
@@ -227,24 +303,41 @@ class KafkaPersonality:
             await conn.write(self._unsupported_api_versions(reply_id, version))
             return True
         if not low <= version <= high:
+            if "unsupported-version-error-answer" in self.variants:
+                # variant: refuse with UNSUPPORTED_VERSION (35) in the highest advertised version's shape
+                answer = self._error_answer(key, high, reply_id, UNSUPPORTED_VERSION)
+                if answer:
+                    await conn.write(answer)
+                    return True
             log.debug("closing: api %d version %d not in [%d, %d]", key, version, low, high)
             return False
         request_msg = self.requests[key]
         flexible = request_msg.is_flexible(version)
         try:
             pos, client_id = _read_client_id(frame, 8)
+            if client_id is None and "null-client-id-refused" in self.variants:
+                raise MalformedBody("null client id")  # variant: ClientId read as a non-nullable string
             if flexible and client_id and len(client_id) > 127 and "client-id-byte-length" in self.active:
                 raise MalformedBody("client id length")  # fault: header v2's length kept in a signed byte
             if flexible:
-                pos = _skip_tags(frame, pos)
+                pos = _skip_tags(frame, pos, first_only="header-tags-first-only" in self.active)
             request, _ = request_msg.decode(frame, version, pos)
         except MalformedBody as exc:
+            hostile = re.match(r"array count (\d+) exceeds", str(exc))
+            if "hostile-count-waits" in self.active and hostile and int(hostile[1]) >= HOSTILE_COUNT \
+                    and not flexible:
+                conn.stalled = True  # fault: the elements of a huge count are awaited: this connection is stuck
+                return True
             if "crash-on-hostile-array" in self.active and "count" in str(exc):
                 self.wedged = True
                 raise HostileCount(str(exc)) from None
             if "malformed-body-answered" in self.active:
                 await conn.write(_SIZE.pack(6) + struct.pack(">ih", reply_id, -1))
                 return True
+            if "malformed-body-invalid-request" in self.variants:
+                answer = self._error_answer(key, version, reply_id, INVALID_REQUEST)  # variant: 42, then close
+                if answer:
+                    await conn.write(answer)
             log.debug("closing: malformed api %d v%d body: %s", key, version, exc)
             return False
 
@@ -256,6 +349,9 @@ class KafkaPersonality:
             await conn.write(self._frame(key, version, reply_id, response))
             return not auth.closing
         response = await self._dispatch(key, version, request, client_id or "", host, port, client_host)
+        if response is not None and response.pop(CLOSE, False):
+            log.debug("closing: api %d refused by closing (variant)", key)
+            return False
         if key in coordinator_state.CHANGING_APIS:
             self._save_coordinator()  # before the answer: what is acknowledged survives a restart
         if key == 0 and request["Acks"] == 0:
@@ -301,7 +397,8 @@ class KafkaPersonality:
         out = bytearray(4)
         out += struct.pack(">i", correlation_id)
         # Response header v1 (tagged fields) for flexible versions, except ApiVersions: always v0 (KIP-511).
-        if msg.is_flexible(version) and key != API_VERSIONS and "flexible-header-v1" not in self.active:
+        if msg.is_flexible(version) and "flexible-header-v1" not in self.active and (
+                key != API_VERSIONS or "apiversions-header-v1" in self.active):  # fault: ApiVersions v3+ too
             out.append(0)
         body_start = len(out)
         msg.encode(response, body_version, out)
@@ -340,9 +437,10 @@ class KafkaPersonality:
 
 
 @functools.lru_cache(maxsize=None)
-def _messages(misskip_tags: bool, sasl: bool = False) -> tuple[dict[int, Message], dict[int, Message]]:
+def _messages(misskip_tags: bool, sasl: bool = False,
+              short_string_varints: bool = False) -> tuple[dict[int, Message], dict[int, Message]]:
     """Request and response codecs of every API, each advertised version compiled once per process."""
-    opts = Options(misskip_tags=misskip_tags)
+    opts = Options(misskip_tags=misskip_tags, short_string_varint=short_string_varints)
     apis = {**APIS, **SASL_APIS} if sasl else APIS
     requests = {key: Message(name + "Request", opts) for key, (name, _, _) in apis.items()}
     responses = {key: Message(name + "Response", opts) for key, (name, _, _) in apis.items()}
@@ -366,11 +464,11 @@ def _read_client_id(frame: bytes, pos: int) -> tuple[int, str | None]:
     return pos + n, frame[pos:pos + n].decode("utf-8", "replace")
 
 
-def _skip_tags(frame: bytes, pos: int) -> int:
+def _skip_tags(frame: bytes, pos: int, first_only: bool = False) -> int:
     count, pos = read_uvarint(frame, pos)
     if count > len(frame) - pos:
         raise MalformedBody(f"header tagged field count {count}")
-    for _ in range(count):
+    for _ in range(min(count, 1) if first_only else count):  # fault header-tags-first-only: one field skipped
         _, pos = read_uvarint(frame, pos)
         size, pos = read_uvarint(frame, pos)
         pos += size

@@ -53,8 +53,10 @@ class Transaction:
 
 
 class Transactions:
-    def __init__(self, producers, storage, coordinator: groups.Coordinator, faults: frozenset[str] = frozenset()):
+    def __init__(self, producers, storage, coordinator: groups.Coordinator, faults: frozenset[str] = frozenset(),
+                 variants: frozenset[str] = frozenset()):
         self.faults = faults
+        self.variants = variants
         self.producers = producers
         self.storage = storage
         self.coordinator = coordinator
@@ -66,13 +68,16 @@ class Transactions:
 
     def init_producer_id(self, transactional_id: str | None, timeout_ms: int, producer_id: int,
                          epoch: int) -> tuple[int, int, int]:
-        if transactional_id and not 0 < timeout_ms <= MAX_TIMEOUT_MS and "txn-timeout-unchecked" not in self.faults:
+        # variant txn-max-timeout-int32: transaction.max.timeout.ms set to its top, so only <= 0 is refused
+        max_timeout = 2**31 - 1 if "txn-max-timeout-int32" in self.variants else MAX_TIMEOUT_MS
+        if transactional_id and not 0 < timeout_ms <= max_timeout and "txn-timeout-unchecked" not in self.faults:
             return INVALID_TRANSACTION_TIMEOUT, -1, -1
         txn = self.by_id.get(transactional_id) if transactional_id else None
         if txn is not None and txn.state == ONGOING and "txn-init-keeps-ongoing" not in self.faults:
             if producer_id == -1:
                 self._fence_and_abort(txn)
-                return CONCURRENT_TRANSACTIONS, -1, -1
+                if "txn-init-aborts-at-once" not in self.variants:  # variant: the abort is done, answer now
+                    return CONCURRENT_TRANSACTIONS, -1, -1
             self._complete(txn, commit=False)
         error, pid, new_epoch = self.producers.init(transactional_id, producer_id, epoch)
         if error or not transactional_id:
@@ -149,7 +154,8 @@ class Transactions:
         if txn is None or txn.producer_id != producer_id:
             return INVALID_PRODUCER_ID_MAPPING, None
         if epoch != txn.epoch and not (epoch < txn.epoch and "txn-old-epoch-accepted" in self.faults):
-            return (PRODUCER_FENCED if version >= 2 else INVALID_PRODUCER_EPOCH), None
+            modern = version >= 2 and "txn-fenced-invalid-epoch" not in self.variants  # variant: 47 at every version
+            return (PRODUCER_FENCED if modern else INVALID_PRODUCER_EPOCH), None
         return NONE, txn
 
     def _begin(self, txn: Transaction) -> None:
@@ -174,7 +180,10 @@ class Transactions:
         """The coordinator aborts a transaction past its timeout, bumping the epoch first to fence its producer."""
         if txn.state != ONGOING:
             return
-        self._fence_and_abort(txn)
+        if "txn-timeout-no-fence" in self.variants:  # variant: aborted under the same epoch, so a late commit gets 48
+            self._complete(txn, commit=False)
+        else:
+            self._fence_and_abort(txn)
         self.on_change()
 
     def _fence_and_abort(self, txn: Transaction) -> None:

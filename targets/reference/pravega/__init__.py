@@ -16,7 +16,7 @@ max_store_bytes, max_parked_reads, controller_port (the gRPC controller beside t
 
 from wirecheck.targets.reference.core import BrokerConfig
 from wirecheck.targets.reference.personality import PersonalityInfo
-from wirecheck.targets.reference.pravega.faults import FAULTS
+from wirecheck.targets.reference.pravega.faults import FAULTS, VARIANTS
 from wirecheck.targets.reference.pravega.options import PravegaOptions
 from wirecheck.targets.reference.pravega.controller.attach import PravegaWithController
 from wirecheck.targets.reference.pravega.server import PravegaPersonality
@@ -28,6 +28,7 @@ def create(config: BrokerConfig, options: PravegaOptions | None = None) -> Prave
     return PravegaWithController(config, options or PravegaOptions())
 
 
-PERSONALITY = PersonalityInfo("pravega", DEFAULT_PORT, FAULTS, PravegaOptions, create)
+PERSONALITY = PersonalityInfo("pravega", DEFAULT_PORT, FAULTS, PravegaOptions, create, variants=VARIANTS,
+                              storage=frozenset({"data_dir", "fsync"}))
 
 __all__ = ["DEFAULT_PORT", "FAULTS", "PERSONALITY", "PravegaOptions", "create"]

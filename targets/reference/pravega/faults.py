@@ -199,4 +199,25 @@ FAULTS: dict[str, str] = {
         "TableEntriesUpdated holds one version per entry, in order (notes §4.6); this lists them in reverse order",
     "pravega.table-update-hangs":
         "A request that permits an answer is answered (notes §8); this applies UpdateTableEntries and never answers",
+    # -- auth
+    "pravega.auth-failure-closes":
+        "A wrong delegation token gets AuthTokenCheckFailed(code 0) and the connection stays open (notes §7.6: only "
+        "an expired token closes, and only on the append path); this closes the connection after the rejection",
+}
+
+
+#: Other readings the notes permit (``--variant``): the whole suite must pass against each.
+VARIANTS: dict[str, str] = {
+    "pravega.equal-event-number-closes":
+        "An append whose event number equals the writer's last closes the connection, nothing stored (notes §7.2 "
+        "Equal event number, A24: derived from the code, no upstream test; the reference stores it without an ack)",
+    "pravega.beyond-sealed-closes":
+        "A read beyond a sealed segment's end or at a negative offset closes the connection (notes §7.4: upstream's "
+        "path when the segment's metadata is loaded; the reference answers ErrorMessage(code 0))",
+    "pravega.read-auth-offset-as-request-id":
+        "A ReadSegment with a wrong token gets AuthTokenCheckFailed whose requestId is the read's offset, as "
+        "upstream does (notes §7.4, A16, PRP:228; the reference echoes the requestId). Only with --pravega-auth-token",
+    "pravega.short-reads":
+        "A SegmentRead holds at most half the bytes left from its offset (rounded up): fewer than asked even when "
+        "more exist (notes §7.4 Size, A8: one reply, possibly short; the reference gives up to suggestedLength)",
 }

@@ -34,7 +34,7 @@ import struct
 
 from wirecheck.targets.reference.core import BrokerConfig, Connection, FrameTimeout, IdleTimeout
 from wirecheck.targets.reference.framed import FrameShape, serve_frames
-from wirecheck.targets.reference.pravega.faults import FAULTS
+from wirecheck.targets.reference.pravega.faults import FAULTS, VARIANTS
 from wirecheck.targets.reference.pravega.options import PravegaOptions
 from wirecheck.targets.reference.pravega.store import NOT_EXISTS, NULL_VALUE, Segment, Store, StoreFull, wait_for_change
 from wirecheck.targets.reference.pravega.wire import Malformed, Reader, Truncated, Writer, java_utf_decode
@@ -69,6 +69,7 @@ NOT_REQUESTS = {0, PARTIAL_EVENT, -3, -4, -5, -6, APPEND_SETUP, DATA_APPENDED, C
                 KEY_BAD_VERSION, KEYS_READ, ENTRIES_READ, DELTA_READ, BATCH_MERGED}
 APPEND_DECODER = {SETUP_APPEND, APPEND_BLOCK, APPEND_BLOCK_END, PADDING, CONDITIONAL_APPEND, CONDITIONAL_BLOCK_END}
 _EVENT_HEADER = struct.Struct(">ii")
+_AUTH_FAILED_CODE = struct.pack(">i", AUTH_FAILED)
 
 
 class Close(Exception):
@@ -105,6 +106,7 @@ class PravegaPersonality:
 
     def __init__(self, config: BrokerConfig, options: PravegaOptions):
         self.active = config.faults_of(self.name, FAULTS)
+        self.variants = config.variants_of(self.name, VARIANTS)  # other readings the notes permit
         self.options = options
         max_payload = min(config.max_frame, MAX_PAYLOAD) if config.max_frame else MAX_PAYLOAD
         if "oversize-waits" in self.active:
@@ -156,6 +158,8 @@ class PravegaPersonality:
                         await state.send(replies.args[0])
                     return False
                 await state.send(replies)
+                if "auth-failure-closes" in self.active and replies[:4] == _AUTH_FAILED_CODE:
+                    return False  # fault: a token rejection ends the connection
                 return True
             except Malformed as exc:
                 if "truncated-answered" in self.active and isinstance(exc, Truncated):
@@ -359,6 +363,9 @@ class PravegaPersonality:
             return self._no_such_segment(rid, ws.segment)
         if event_number < ws.last_stored and "lower-event-number-acked" not in self.active:
             raise Close(f"event {event_number} was already appended (last {ws.last_stored})")
+        if event_number == ws.last_stored and "equal-event-number-closes" in self.variants:
+            # variant: an equal event number treated as a resend, like a lower one (notes §7.2, A24: SHOULD)
+            raise Close(f"event {event_number} equals the last stored")
         if segment.sealed and "sealed-accepts-appends" not in self.active:
             ws.dropped = True
             return self._w().i64(rid).utf(ws.segment).utf("").i64(event_number).frame(IS_SEALED)
@@ -401,7 +408,8 @@ class PravegaPersonality:
         name, offset, suggested, token = r.utf(), r.i64(), r.i32(), r.utf()
         rid = r.i64() if "read-requires-request-id" in self.active else r.opt_i64(-1)
         if not self._token_ok(token):
-            return self._auth_failed(rid)
+            # A16: upstream passes the read's offset as the requestId (PRP:228); the variant does as upstream
+            return self._auth_failed(offset if "read-auth-offset-as-request-id" in self.variants else rid)
         size = min(MAX_READ, max(0 if "suggested-length-unclamped" in self.active else MIN_READ, suggested))
         answer = self._read_now(name, offset, size, rid)
         if answer is not None:
@@ -428,6 +436,9 @@ class PravegaPersonality:
                 return self._segment_read(name, offset, False, False, b"", rid)
             return self._w().i64(rid).utf(name).i64(segment.start).utf("").i64(offset).frame(IS_TRUNCATED)
         if 0 <= offset < segment.length:
+            if "short-reads" in self.variants:
+                # variant: one short chunk, as a storage read may give (notes §7.4 Size: fewer bytes than asked)
+                size = min(size, (segment.length - offset + 1) // 2)
             data = segment.read(offset + 1 if "read-skips-first-byte" in self.active else offset, size)
             end = offset + len(data) == segment.length
             return self._segment_read(name, offset, end and not segment.sealed, end and segment.sealed, data, rid)
@@ -437,6 +448,8 @@ class PravegaPersonality:
             return self._segment_read(name, offset, False, True, b"", rid)
         if segment.sealed and offset > segment.length and "beyond-sealed-read-served" in self.active:
             return self._segment_read(name, offset, False, True, b"", rid)
+        if (segment.sealed or offset < 0) and "beyond-sealed-closes" in self.variants:
+            raise Close(f"read at {offset} outside the segment")  # D1's other path: metadata loaded (notes §7.4)
         if segment.sealed or offset < 0:  # D1
             return self._illegal(rid, name, f"offset {offset} is outside the segment (length {segment.length})")
         return None

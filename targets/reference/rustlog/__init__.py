@@ -35,6 +35,7 @@ def create(config: BrokerConfig, options: RustLogOptions | None = None) -> RustL
     return personality
 
 
-PERSONALITY = PersonalityInfo("rustlog", DEFAULT_PORT, FAULTS, RustLogOptions, create, variants=VARIANTS)
+PERSONALITY = PersonalityInfo("rustlog", DEFAULT_PORT, FAULTS, RustLogOptions, create, variants=VARIANTS,
+                              storage=frozenset({"data_dir", "fsync", "segment_records", "retention_records"}))
 
 __all__ = ["DEFAULT_PORT", "FAULTS", "PERSONALITY", "RustLogOptions", "create"]

@@ -71,4 +71,26 @@ FAULTS: dict[str, str] = {
 VARIANTS: dict[str, str] = {
     "rustlog.deep-nesting-closes": "JSON nested deeper than the broker's limit gets Error 400 and a close (the "
                                    "depth is implementation-defined; the reference stays open)",
+    "rustlog.oversize-close-silent": "framing: a length above MAX_FRAME closes the connection with no Error first",
+    "rustlog.zero-length-close-silent": "framing: a zero length closes the connection with no Error first",
+    "rustlog.not-object-closes": "request: valid JSON that is not a request object gets Error 400, then a close "
+                                 "(the seed's 'malformed JSON structure' terminates)",
+    "rustlog.details-empty-object": "errors: an Error with nothing to add carries details {} instead of null",
+    "rustlog.not-found-details-null": "errors: Error 404 for a topic carries details null (no available_topics)",
+    "rustlog.record-limit-10mb": "produce: records up to the seed's 10 MiB after decoding are accepted (no 413 for "
+                                 "any record that fits in a frame)",
+    "rustlog.empty-batch-rejected": "produce: an empty records array gets Error 400",
+    "rustlog.invalid-topic-404": "produce: a Produce naming an invalid topic gets Error 404 (it cannot exist)",
+    "rustlog.beyond-hw-next-offset-hw": "fetch: beyond the high watermark the empty answer's next_offset is the HW",
+    "rustlog.max-bytes-with-header": "fetch: the max_bytes budget counts 12 + payload bytes per record (the "
+                                     "upstream on-disk header)",
+    "rustlog.max-bytes-zero-one-record": "fetch: max_bytes 0 still returns the first record (the first record is "
+                                         "always returned)",
+    "rustlog.create-existing-false": "admin: CreateTopic for an existing topic answers success false, "
+                                     "partitions_created 0",
+    "rustlog.list-creation-order": "admin: ListTopics lists topics in creation order",
+    "rustlog.describe-partition-minimal": "admin: DescribePartitionResponse carries topic, partition and "
+                                          "high_watermark only (the upstream code's fields)",
+    "rustlog.empty-record-rejected": "produce: an empty string record (a zero-length record) gets Error 400",
+    "rustlog.metrics-other-counters": "admin: MetricsFetch counters have other names (records_produced, ...)",
 }

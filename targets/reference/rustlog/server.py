@@ -68,7 +68,9 @@ class RustLogPersonality:
         accepted = self.max_frame - 1 if "max-frame-rejected" in self.fault else self.max_frame
         self.frame_shape = FrameShape(header_size=LENGTH.size, length_at=0, length_format=LENGTH.format,
                                       min_length=1, max_length=accepted)
-        self.encoder = Encoder(self.fault)
+        self.encoder = Encoder(self.fault, empty_details="details-empty-object" in self.variants)
+        if "record-limit-10mb" in self.variants:
+            self.max_record = 10 * 1024 * 1024  # the seed's literal limit: whatever fits in a frame is accepted
         self.store = Store(
             config.data_dir if config.data_dir is None else config.data_dir / "rustlog",
             segment_records=config.segment_records,
@@ -151,6 +153,8 @@ class RustLogPersonality:
         if length == 0:
             if "zero-length-ignored" in self.fault:
                 return BadLength.SKIP
+            if "zero-length-close-silent" in self.variants:
+                return BadLength.CLOSE  # D1: the Error before the close is optional
             await self._fatal(conn, INVALID_REQUEST, "zero-length frame (MIN_FRAME_SIZE is 1)")
             return BadLength.CLOSE
         details = {"length": length, "max_frame": self.max_frame}
@@ -158,12 +162,15 @@ class RustLogPersonality:
         if "oversize-kept-open" in self.fault:
             await self._send(conn, self.encoder.error(RECORD_TOO_LARGE, message, details))
             return BadLength.DRAIN
+        if "oversize-close-silent" in self.variants:
+            return BadLength.CLOSE  # D1: closing at once, no Error, is the other permitted outcome
         # D1: the body is never read (nor allocated); the Error may be lost to a RST, as the suite allows.
         await self._fatal(conn, RECORD_TOO_LARGE, message, details)
         return BadLength.CLOSE
 
     async def _handle(self, conn: Connection, body: bytes) -> bool:
         """Handle and answer one frame. False when the connection must end."""
+        not_request = False  # well-formed JSON of the wrong shape (variant not-object-closes)
         try:
             # The frame's bytes are a temporary: freed once decoded, so peak memory stays near 2x the frame.
             text = decode_text(body, lenient_utf8="invalid-utf8-accepted" in self.fault,
@@ -171,6 +178,7 @@ class RustLogPersonality:
             del body
             obj = parse_json(text, keep_open_on_malformed="malformed-json-kept-open" in self.fault)
             del text
+            not_request = not isinstance(obj, dict) or not isinstance(obj.get("type"), str)
             kind, fields = parse_request(obj, floats_ok="float-accepted" in self.fault,
                                          via_double="u64-via-double" in self.fault)
             del obj
@@ -184,7 +192,8 @@ class RustLogPersonality:
                 return True
             if exc.code == TOPIC_NOT_FOUND and "not-found-closes" in self.fault:
                 exc.close = True
-            if exc.close or (isinstance(exc, TooDeep) and "deep-nesting-closes" in self.variants):
+            if exc.close or (isinstance(exc, TooDeep) and "deep-nesting-closes" in self.variants) \
+                    or (not_request and "not-object-closes" in self.variants):
                 return await self._fatal(conn, exc.code, exc.message, exc.details)
             response = self.encoder.error(exc.code, exc.message, exc.details)
         await self._send(conn, response)
@@ -237,9 +246,14 @@ class RustLogPersonality:
         self.check_name(name)
         topic = self.store.topics.get(name)
         if topic is None:
-            available = sorted(self.store.topics)[:AVAILABLE_TOPICS_SHOWN]
-            raise RequestError(TOPIC_NOT_FOUND, f"Topic '{name}' not found", {"available_topics": available})
+            raise self.not_found(name)
         return topic
+
+    def not_found(self, name: str) -> RequestError:
+        available = sorted(self.store.topics)[:AVAILABLE_TOPICS_SHOWN]
+        # available_topics is only the seed's example (SHOULD): the variant leaves details null
+        details = None if "not-found-details-null" in self.variants else {"available_topics": available}
+        return RequestError(TOPIC_NOT_FOUND, f"Topic '{name[:300]}' not found", details)  # an invalid name: any size
 
     def partition(self, name: str, partition: int, *, missing_404: bool = False) -> PartitionLog:
         topic = self.topic(name)
@@ -257,6 +271,10 @@ class RustLogPersonality:
         if len(records) > limit:
             raise RequestError(INVALID_REQUEST, f"too many records: {len(records)} (max {MAX_RECORDS})",
                                {"record_count": len(records), "max_records": MAX_RECORDS})
+        if not records and "empty-batch-rejected" in self.variants:
+            raise RequestError(INVALID_REQUEST, "records must not be empty")  # D4: the other reading
+        if "invalid-topic-404" in self.variants and not self.name_ok(topic):
+            raise self.not_found(topic)  # D4: an invalid name can never exist
         self.check_name(topic)
         payloads = []
         for index, text in enumerate(records):
@@ -283,6 +301,8 @@ class RustLogPersonality:
         # plus a length % 4 check would, at a fraction of the cost).
         if "base64-whitespace-trimmed" in self.fault:
             text = text.strip()
+        if not text and "empty-record-rejected" in self.variants:  # D3 leaves a zero-length record open
+            raise RequestError(INVALID_REQUEST, f"record {index} is empty", {"record_index": index})
         try:
             if len(text) % 4:
                 raise ValueError("length is not a multiple of 4")
@@ -326,13 +346,15 @@ class RustLogPersonality:
             raise RequestError(OFFSET_OUT_OF_RANGE, f"Offset {offset} out of range",
                                {"valid_range": {"start": log_start, "end": high_watermark},
                                 "high_watermark": high_watermark})
-        entries, last, payload_bytes = [], None, 0
-        if max_bytes > 0 and offset < high_watermark:
+        entries, last, payload_bytes, budget = [], None, 0, 0
+        # D6 variants: the budget counts 12 + payload bytes (upstream's on-disk header); max_bytes 0 is one record
+        header_cost = 12 if "max-bytes-with-header" in self.variants else 0
+        if (max_bytes > 0 or "max-bytes-zero-one-record" in self.variants) and offset < high_watermark:
             size = _FETCH_WRAPPER_MAX
             capped = "fetch-exceeds-frame" not in self.fault
             encode = base64.urlsafe_b64encode if "payload-base64url" in self.fault else base64.b64encode
             for record_offset, timestamp, payload in log_.read(offset):
-                if entries and payload_bytes + len(payload) > max_bytes:
+                if entries and budget + header_cost + len(payload) > max_bytes:
                     break
                 # The entry stays in pieces (head, base64, tail) until the one final join: formatting the base64
                 # into one bytes object first would hold a second copy of the largest record.
@@ -343,11 +365,14 @@ class RustLogPersonality:
                 size += entry_size + (1 if entries else 0)
                 entries.append(entry)
                 payload_bytes += len(payload)
+                budget += header_cost + len(payload)
                 last = record_offset
         if last is None:
             next_offset = offset  # empty: at or beyond the high watermark, or nothing fits
             if "at-hw-next-offset-zero" in self.fault and offset == high_watermark:
                 next_offset = 0
+            if "beyond-hw-next-offset-hw" in self.variants and offset > high_watermark:
+                next_offset = high_watermark  # D7: the old doc's log end, also permitted
         else:
             next_offset = last if "next-offset-off-by-one" in self.fault else last + 1
         self.store.counters.messages_fetched_total += len(entries)
@@ -403,6 +428,8 @@ class RustLogPersonality:
         created = await self.store.create_topic(topic, partition_count)
         if created is None and "create-existing-succeeds" in self.fault:
             return self.response("CreateTopicResponse", success=True, partitions_created=partition_count)
+        if created is None and "create-existing-false" in self.variants:
+            return self.response("CreateTopicResponse", success=False, partitions_created=0)
         if created is None:
             # The seed has no code for an existing topic; we answer 400 naming it (the suite accepts an Error
             # or success:false).
@@ -414,7 +441,8 @@ class RustLogPersonality:
 
     async def list_topics(self) -> bytes:
         topics = [{"name": name, "partition_count": len(self.store.topics[name].partitions)}
-                  for name in sorted(self.store.topics)
+                  for name in (self.store.topics if "list-creation-order" in self.variants
+                               else sorted(self.store.topics))
                   if "list-skips-empty-topics" not in self.fault
                   or any(log_.high_watermark for log_ in self.store.topics[name].partitions)]
         return self.response("ListTopicsResponse", topics=topics)
@@ -435,6 +463,9 @@ class RustLogPersonality:
 
     async def describe_partition(self, topic: str, partition: int) -> bytes:
         log_ = self.partition(topic, partition)
+        if "describe-partition-minimal" in self.variants:  # D10: the upstream code's fields only (notes §1.2)
+            return self.response("DescribePartitionResponse", topic=topic, partition=partition,
+                                 high_watermark=log_.high_watermark)
         return self.response("DescribePartitionResponse", topic=topic, **self.describe(partition, log_))
 
     async def metrics_fetch(self) -> bytes:
@@ -448,6 +479,11 @@ class RustLogPersonality:
             "topics": len(self.store.topics),
             "partitions": self.store.partition_total,
         }
+        if "metrics-other-counters" in self.variants:  # D10 names its counters only "for example"
+            metrics = {"records_produced": counters.messages_produced_total,
+                       "records_fetched": counters.messages_fetched_total, "bytes_in": counters.bytes_in_total,
+                       "bytes_out": counters.bytes_out_total, "connections": self.active_connections,
+                       "topic_count": len(self.store.topics), "partition_count": self.store.partition_total}
         return self.response("MetricsFetchResponse", metrics=metrics)
 
     async def ping(self) -> bytes:

@@ -143,7 +143,8 @@ def parse_json(text: str, *, keep_open_on_malformed: bool = False) -> object:
 class Encoder:
     """Response frames. Faults that bend the framing or the Error shape live here, in one place."""
 
-    def __init__(self, faults: frozenset[str]):
+    def __init__(self, faults: frozenset[str], empty_details: bool = False):
+        self.empty_details = empty_details  # variant details-empty-object: {} where the reference sends null
         self.length_counts_header = "length-counts-header" in faults
         self.details_missing = "error-details-missing" in faults
         self.message_key = "error" if "error-message-key-wrong" in faults else "message"
@@ -161,5 +162,6 @@ class Encoder:
     def error(self, code: int, message: str, details: dict | None = None) -> bytes:
         obj = {"type": "Error", "code": code, self.message_key: message or "error"}
         if not self.details_missing:
-            obj["details"] = details  # D11: always present, null when there is nothing to add
+            # D11: always present, null when there is nothing to add ({} under the variant)
+            obj["details"] = {} if details is None and self.empty_details else details
         return self.response(obj)

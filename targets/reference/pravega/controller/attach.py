@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from wirecheck.targets.reference.pravega.controller.persist import MetadataFile
 from wirecheck.targets.reference.pravega.controller.server import DEFAULT_PORT, ControllerServer
 from wirecheck.targets.reference.pravega.server import PravegaPersonality
 
@@ -18,6 +19,8 @@ class PravegaWithController(PravegaPersonality):
         super().__init__(config, options)
         self.host = config.host
         self.tls = config.tls is not None
+        self.data_dir = config.data_dir  # the controller's metadata is kept beside the store's journal
+        self.fsync = config.fsync == "batch"
         self.controller: ControllerServer | None = None
 
     async def start_side_listeners(self, main_port: int, ephemeral: bool) -> dict[str, int]:
@@ -30,7 +33,8 @@ class PravegaWithController(PravegaPersonality):
             # The controller speaks plaintext gRPC and reaches the store in plaintext: not with a TLS broker.
             log.warning("pravega: no controller with --tls-cert (the controller has no TLS)")
             return {}
-        self.controller = ControllerServer(self.host, main_port)
+        state = None if self.data_dir is None else MetadataFile(self.data_dir / "pravega", self.fsync)
+        self.controller = ControllerServer(self.host, main_port, state)
         return {LISTENER_NAME: await self.controller.start(port)}
 
     async def close(self) -> None:

@@ -7,6 +7,7 @@ import logging
 import grpc
 
 from wirecheck.targets.reference.pravega.controller import controller_pb2_grpc as pb_grpc
+from wirecheck.targets.reference.pravega.controller.persist import MetadataFile
 from wirecheck.targets.reference.pravega.controller.service import ControllerService
 from wirecheck.targets.reference.pravega.controller.store_link import WireSegmentStore
 
@@ -26,8 +27,9 @@ class CallLog(grpc.aio.ServerInterceptor):
 class ControllerServer:
     """Serves ControllerService for the segment store at ``host:store_port``."""
 
-    def __init__(self, host: str, store_port: int):
+    def __init__(self, host: str, store_port: int, state: MetadataFile | None = None):
         self.host = host
+        self.state = state
         self.store = WireSegmentStore(host, store_port)
         self.store_port = store_port
         self.port: int | None = None
@@ -39,7 +41,7 @@ class ControllerServer:
         self.port = self._server.add_insecure_port(f"{self.host}:{port}")
         if self.port == 0:
             raise OSError(f"cannot bind the controller to {self.host}:{port}")
-        service = ControllerService(self.store, self.host, self.store_port, (self.host, self.port))
+        service = ControllerService(self.store, self.host, self.store_port, (self.host, self.port), self.state)
         pb_grpc.add_ControllerServiceServicer_to_server(service, self._server)
         await self._server.start()
         return self.port

@@ -8,6 +8,7 @@ off: every delegation token is "" (the segment store accepts any token).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 
 import grpc
@@ -15,14 +16,31 @@ import grpc
 from wirecheck.targets.reference.pravega.controller import controller_pb2 as pb
 from wirecheck.targets.reference.pravega.controller import controller_pb2_grpc as pb_grpc
 from wirecheck.targets.reference.pravega.controller.model import Metadata, ScaleError, Stream, segment_name, valid_name
+from wirecheck.targets.reference.pravega.controller.persist import MetadataFile
 from wirecheck.targets.reference.pravega.controller.store_link import SegmentStore, StoreError
 
 log = logging.getLogger("wirecheck.broker.pravega.controller")
 
 
+def mutates(call):
+    """A call that may change the metadata: with ``--data-dir`` the snapshot is rewritten before it is answered."""
+
+    @functools.wraps(call)
+    async def saved_before_the_answer(self, request, context):
+        try:
+            return await call(self, request, context)
+        finally:
+            if self.state is not None:
+                self.state.save(self.meta)
+
+    return saved_before_the_answer
+
+
 class ControllerService(pb_grpc.ControllerServiceServicer):
-    def __init__(self, store: SegmentStore, store_host: str, store_port: int, controller_uri: tuple[str, int]):
-        self.meta = Metadata()
+    def __init__(self, store: SegmentStore, store_host: str, store_port: int, controller_uri: tuple[str, int],
+                 state: MetadataFile | None = None):
+        self.state = state  # None: the metadata lives in memory only
+        self.meta = state.load() if state is not None else Metadata()
         self.store = store
         self.store_uri = pb.NodeUri(endpoint=store_host, port=store_port)
         self.controller_uri = pb.NodeUri(endpoint=controller_uri[0], port=controller_uri[1])
@@ -42,6 +60,7 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
 
     # ---- scopes ----
 
+    @mutates
     async def createScope(self, request, context):
         status = pb.CreateScopeStatus
         if not valid_name(request.scope):
@@ -60,6 +79,7 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
             return pb.ScopesResponse(continuationToken=request.continuationToken)
         return pb.ScopesResponse(scopes=sorted(self.meta.scopes), continuationToken=pb.ContinuationToken(token="end"))
 
+    @mutates
     async def deleteScope(self, request, context):
         status = pb.DeleteScopeStatus
         if request.scope not in self.meta.scopes:
@@ -71,6 +91,7 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
 
     # ---- streams ----
 
+    @mutates
     async def createStream(self, request, context):
         status = pb.CreateStreamStatus
         info = request.streamInfo
@@ -99,6 +120,7 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
         stream = await self._stream(request, context)
         return pb.StreamConfig.FromString(stream.config)
 
+    @mutates
     async def updateStream(self, request, context):
         status = pb.UpdateStreamStatus
         info = request.streamInfo
@@ -127,6 +149,7 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
         streams = [pb.StreamInfo(scope=s.scope, stream=s.name) for s in self.meta.streams_in(scope) if keep(s)]
         return response(streams=streams, continuationToken=pb.ContinuationToken(token="end"), status=response.SUCCESS)
 
+    @mutates
     async def sealStream(self, request, context):
         status = pb.UpdateStreamStatus
         stream = self.meta.streams.get((request.scope, request.stream))
@@ -142,6 +165,7 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
             stream.sealed = True
         return status(status=status.SUCCESS)
 
+    @mutates
     async def deleteStream(self, request, context):
         status = pb.DeleteStreamStatus
         stream = self.meta.streams.get((request.scope, request.stream))
@@ -159,6 +183,7 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
             del self.meta.streams[(stream.scope, stream.name)]
         return status(status=status.SUCCESS)
 
+    @mutates
     async def truncateStream(self, request, context):
         status = pb.UpdateStreamStatus
         info = request.streamInfo
@@ -231,6 +256,7 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
         valid = stream is not None and all(segment in stream.segments for segment in request.cut)
         return pb.StreamCutValidityResponse(response=valid)
 
+    @mutates
     async def scale(self, request, context):
         response = pb.ScaleResponse
         stream = await self._stream(request.streamInfo, context)
@@ -262,6 +288,7 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
 
     # ---- reader groups (the Java client's; the Rust client keeps its reader group in a table segment) ----
 
+    @mutates
     async def createReaderGroup(self, request, context):
         response = pb.CreateReaderGroupResponse
         if request.scope not in self.meta.scopes:
@@ -285,6 +312,7 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
             return response(status=response.RG_NOT_FOUND)
         return response(status=response.SUCCESS, config=pb.ReaderGroupConfiguration.FromString(group.config))
 
+    @mutates
     async def updateReaderGroup(self, request, context):
         response = pb.UpdateReaderGroupResponse
         group = self.meta.reader_groups.get((request.scope, request.readerGroupName))
@@ -300,6 +328,7 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
         group.config = config.SerializeToString()
         return response(status=response.SUCCESS, generation=config.generation)
 
+    @mutates
     async def deleteReaderGroup(self, request, context):
         response = pb.DeleteReaderGroupStatus
         if self.meta.reader_groups.pop((request.scope, request.readerGroup), None) is None:
