@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from machine import machine_info  # noqa: E402
 from tests import crash_support  # noqa: E402
 
-SCENARIOS = {"barco": crash_support.barco_scenario, "pravega": crash_support.pravega_scenario}
+SCENARIOS = {"barco": crash_support.barco_scenario, "kafka": crash_support.kafka_scenario,
+             "pravega": crash_support.pravega_scenario, "rustlog": crash_support.rustlog_scenario}
 
 
 def main() -> None:

@@ -235,21 +235,7 @@ def pravega_scenario(broker: CrashableBroker, kill_after: int, per_flush: int = 
     scope, stream = f"crash{time.monotonic_ns()}", "events"
     manager = pravega_client.StreamManager(controller)
     assert manager.create_scope(scope) and manager.create_stream(scope, stream, 1)
-    writer = subprocess.Popen([sys.executable, "-m", "tests.crash_support", "pravega-writer", controller, scope, stream,
-                               str(per_flush)], cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    acknowledged = 0
-    try:
-        for line in writer.stdout:
-            acknowledged = int(line)
-            if acknowledged >= kill_after:
-                break
-        if acknowledged < kill_after:
-            raise RuntimeError(f"the writer stopped at {acknowledged} acknowledged events:\n{broker.log_tail()}")
-        broker.kill()
-    finally:
-        writer.kill()
-        writer.wait(10)
+    acknowledged = _writer_child(broker, kill_after, ["pravega-writer", controller, scope, stream, str(per_flush)])
     broker.start()
     return CrashVerdict(list(range(acknowledged)), _pravega_read_all(broker, scope, stream), per_flush)
 
@@ -299,6 +285,130 @@ def _pravega_read_all(broker: CrashableBroker, scope: str, stream: str, quiet: f
     return got
 
 
-if __name__ == "__main__":  # the writer child of pravega_scenario
+
+def _writer_child(broker: CrashableBroker, kill_after: int, argv: list[str]) -> int:
+    """Run ``python -m tests.crash_support ARGV...`` (a writer that prints its acknowledged count after each flush),
+    kill the broker once ``kill_after`` are acknowledged, then the writer; returns the count acknowledged."""
+    writer = subprocess.Popen([sys.executable, "-m", "tests.crash_support", *argv], cwd=ROOT, stdout=subprocess.PIPE,
+                              text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    acknowledged = 0
+    try:
+        for line in writer.stdout:
+            acknowledged = int(line)
+            if acknowledged >= kill_after:
+                break
+        if acknowledged < kill_after:
+            raise RuntimeError(f"the writer stopped at {acknowledged} acknowledged records:\n{broker.log_tail()}")
+        broker.kill()
+    finally:
+        writer.kill()
+        writer.wait(10)
+    return acknowledged
+
+
+def kafka_scenario(broker: CrashableBroker, kill_after: int, per_flush: int = 100) -> CrashVerdict:
+    """confluent-kafka (librdkafka) produces ``{"n": i}`` with acks=all to a one-partition topic and flushes every
+    ``per_flush`` (a flush that returns with nothing queued acknowledges them); after the kill and the restart a
+    consumer of a new group reads the partition from the start."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    bootstrap, topic = f"127.0.0.1:{broker.ports['kafka']}", f"crash-{time.monotonic_ns()}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive its futures
+    for future in admin.create_topics([NewTopic(topic, 1, 1)]).values():
+        future.result(timeout=10)
+    acknowledged = _writer_child(broker, kill_after, ["kafka-writer", bootstrap, topic, str(per_flush)])
+    broker.start()
+    return CrashVerdict(list(range(acknowledged)), _kafka_read_all(bootstrap, topic), per_flush)
+
+
+def _kafka_write_forever(bootstrap: str, topic: str, per_flush: int) -> None:
+    from confluent_kafka import Producer
+
+    failed = []
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    n = 0
+    while True:
+        for i in range(n, n + per_flush):
+            producer.produce(topic, value=b'{"n":%d}' % i, partition=0,
+                             on_delivery=lambda err, msg: err and failed.append(err))
+        if producer.flush(30) or failed:
+            return  # not acknowledged: the broker is gone
+        n += per_flush
+        print(n, flush=True)
+
+
+def _kafka_read_all(bootstrap: str, topic: str, quiet: float = 3.0) -> list[int]:
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.monotonic_ns()}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    got, last = [], time.monotonic()
+    try:
+        while time.monotonic() - last < quiet:
+            message = consumer.poll(0.5)
+            if message is None or message.error():
+                continue
+            got.append(_number(message.value()))
+            last = time.monotonic()
+    finally:
+        consumer.close()
+    return got
+
+
+def rustlog_scenario(broker: CrashableBroker, kill_after: int, per_request: int = 100) -> CrashVerdict:
+    """A RustLog client (no client library exists: JSON frames over a socket, as the seed specifies them) produces
+    ``per_request`` records a request; the answer acknowledges them. After the kill and the restart it fetches the
+    partition from offset 0."""
+    import base64
+    import socket
+    import struct
+
+    def request(sock, obj) -> dict:
+        payload = json.dumps(obj).encode()
+        sock.sendall(struct.pack(">I", len(payload)) + payload)
+        size = struct.unpack(">I", _read(sock, 4))[0]
+        return json.loads(_read(sock, size))
+
+    topic, acknowledged = f"crash-{time.monotonic_ns()}", 0
+    address = ("127.0.0.1", broker.ports["rustlog"])
+    with socket.create_connection(address, timeout=10) as sock:
+        request(sock, {"type": "CreateTopic", "topic": topic, "partition_count": 1})
+        while acknowledged < kill_after:
+            records = [base64.b64encode(b'{"n":%d}' % i).decode() for i in range(acknowledged, acknowledged + per_request)]
+            answer = request(sock, {"type": "Produce", "topic": topic, "partition": 0, "records": records})
+            if answer.get("type") != "ProduceResponse":
+                raise RuntimeError(f"produce refused: {answer}")
+            acknowledged += per_request
+        # the next request is in flight when the broker dies
+        records = [base64.b64encode(b'{"n":%d}' % i).decode() for i in range(acknowledged, acknowledged + per_request)]
+        payload = json.dumps({"type": "Produce", "topic": topic, "partition": 0, "records": records}).encode()
+        sock.sendall(struct.pack(">I", len(payload)) + payload)
+        broker.kill()
+    broker.start()
+    got, offset = [], 0
+    with socket.create_connection(address, timeout=10) as sock:
+        while True:
+            answer = request(sock, {"type": "Fetch", "group_id": "", "topic": topic, "partition": 0, "offset": offset,
+                                    "max_bytes": 1 << 20})
+            if not answer.get("records"):
+                break
+            got += [_number(base64.b64decode(r["payload"])) for r in answer["records"]]
+            offset = answer["next_offset"]
+    return CrashVerdict(list(range(acknowledged)), got, per_request)
+
+
+def _read(sock, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise EOFError(f"closed after {len(data)} of {n} bytes")
+        data += chunk
+    return data
+
+if __name__ == "__main__":  # the writer children of the scenarios whose client holds the GIL while it waits
     if sys.argv[1] == "pravega-writer":
         _pravega_write_forever(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    elif sys.argv[1] == "kafka-writer":
+        _kafka_write_forever(sys.argv[2], sys.argv[3], int(sys.argv[4]))

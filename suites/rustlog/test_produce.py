@@ -1,10 +1,9 @@
 """Produce (seed §Produce Request, §Produce Response)."""
 
-import functools
-
 import pytest
 
 from wirecheck.protocols.rustlog.clauses import MAX_RECORD, MAX_RECORDS
+from wirecheck.protocols.rustlog.layers import encode_frame
 from wirecheck.reports.model import Divergence
 from wirecheck.suites.rustlog.client import C, RustLog, b64, new_topic, partition_count, produced, short
 
@@ -112,17 +111,25 @@ def test_produce_to_an_invalid_topic_name_is_400(target, name):
 
 @case("rustlog.produce.batch-atomic")
 def test_concurrent_batches_do_not_interleave(target):
+    """Eight connections each send a Produce of 200 records to one partition, all at once: every request but its
+    last byte first, then the eight last bytes back to back, so that the server has all eight whole before it can
+    finish the first (threads started one after another would let a busy machine serialise them, and a server
+    that appends record by record would pass by luck)."""
     _, topic = new_topic(target)
-    batches, size, results = 8, 50, {}
-
-    def producer(n):
-        client = RustLog(target)
-        results[n] = client.produce(topic, 0, [b"%d:%d" % (n, i) for i in range(size)])["base_offset"]
+    batches, size, results = 8, 200, {}
+    clients = [RustLog(target) for _ in range(batches)]
+    frames = [encode_frame({"type": "Produce", "topic": topic, "partition": 0,
+                            "records": [b64(b"%d:%d" % (n, i)) for i in range(size)]}) for n in range(batches)]
+    for client, frame in zip(clients, frames):
+        client.send(frame[:-1])
+    for client, frame in zip(clients, frames):
+        client.send(frame[-1:])
+    for n, client in enumerate(clients):
+        answer = client.receive("rustlog.produce.batch-atomic", "an answer to a concurrent Produce")
+        if answer["type"] != "ProduceResponse":
+            raise Divergence(C["rustlog.produce.batch-atomic"], "a ProduceResponse", short(answer))
+        results[n] = answer["base_offset"]
         client.close()
-
-    errors = target.concurrently([functools.partial(producer, n) for n in range(batches)])
-    if errors:
-        raise errors[0]
     reader = RustLog(target)
     records, offset = [], 0
     while offset < batches * size:
