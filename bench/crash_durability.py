@@ -23,7 +23,8 @@ from machine import machine_info  # noqa: E402
 from tests import crash_support  # noqa: E402
 
 SCENARIOS = {"barco": crash_support.barco_scenario, "kafka": crash_support.kafka_scenario,
-             "pravega": crash_support.pravega_scenario, "rustlog": crash_support.rustlog_scenario}
+             "pravega": crash_support.pravega_scenario, "rustlog": crash_support.rustlog_scenario,
+             "fluvio": crash_support.fluvio_scenario}
 
 
 def main() -> None:

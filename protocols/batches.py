@@ -19,3 +19,21 @@ def recompute_crc(batch: bytes) -> bytes:
     """Fix the CRC of a batch edited by hand (mutators use it to keep only the intended defect)."""
     crc = f.crc32c(batch[ATTRIBUTES_OFFSET:])
     return batch[:CRC_OFFSET] + struct.pack(">I", crc) + batch[ATTRIBUTES_OFFSET:]
+
+
+def reseal_edited(before: bytes, after: bytes) -> bytes:
+    """``after`` is ``before`` with same-length edits (a replay carrying a new producer id into a request): every
+    batch whose CRC was valid in ``before`` gets the CRC of its edited bytes, so the edit alone changes nothing
+    else. Batches are found by their layout (magic 2, a length that fits, a CRC that matches), wherever they sit."""
+    if before == after or len(before) != len(after):
+        return after
+    out = bytearray(after)
+    for pos in range(0, len(before) - ATTRIBUTES_OFFSET):
+        if before[pos + MAGIC_OFFSET] != 2:
+            continue
+        end = pos + 12 + int.from_bytes(before[pos + LENGTH_OFFSET : pos + 12], "big", signed=True)
+        if not pos + ATTRIBUTES_OFFSET <= end <= len(before) or before[pos:end] == after[pos:end]:
+            continue
+        if f.crc32c(before[pos + ATTRIBUTES_OFFSET : end]) == int.from_bytes(before[pos + CRC_OFFSET : pos + 21], "big"):
+            out[pos + CRC_OFFSET : pos + ATTRIBUTES_OFFSET] = struct.pack(">I", f.crc32c(after[pos + ATTRIBUTES_OFFSET : end]))
+    return bytes(out)

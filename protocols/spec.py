@@ -110,6 +110,9 @@ class ProtocolSpec:
     #: differential mode: fields the layers leave as bytes that hold structure of their own (glob as above ->
     #: "module:function" turning the bytes into plain values), e.g. Kafka's record batches
     field_decoders: Mapping[str, str] = field(default_factory=dict)
+    #: replay: (request as recorded, the same request with server-chosen values carried over) -> the edited
+    #: request with the checksums the protocol embeds (e.g. record batch CRCs) made valid again; None: none to fix
+    reseal: Callable[[bytes, bytes], bytes] | None = None
 
     def __post_init__(self):
         if not self.endpoints:

@@ -99,15 +99,18 @@ class Comparator:
         pattern = _first_match(path, self._decoders)
         return None if pattern is None else self._decoders[pattern]
 
-    def fields(self, answer: bytes, request: bytes | None) -> dict[str, object] | None:
-        """The answer's fields (volatile ones left out), or None when the layers cannot decode it."""
+    def fields(self, answer: bytes, request: bytes | None, volatile: bool = False) -> dict[str, object] | None:
+        """The answer's fields, volatile ones left out (or, with ``volatile``, only those), or None when the
+        layers cannot decode it."""
+        if self.endpoint.dissect is None:
+            return None
         try:
             packet = self.endpoint.dissect(answer, request)
         except Exception:  # noqa: BLE001 - an answer the layers cannot decode is compared as bytes
             return None
-        volatile = self.spec.volatile_fields
+        patterns = self.spec.volatile_fields
         return {path: value for path, value in flatten(packet, decoder=self.decoder).items()
-                if _first_match(path, volatile) is None}
+                if (_first_match(path, patterns) is None) != volatile}
 
     def difference(self, request: bytes | None, ours: Reply, oracle: Reply) -> tuple[str, object, object] | None:
         """(first differing field path, target's value, oracle's value), or None when they agree."""

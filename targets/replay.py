@@ -16,6 +16,7 @@ import argparse
 import json
 import secrets
 import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,16 +42,78 @@ class Replayed:
     reproduced: bool
     detail: str
     document: dict
+    #: why the conversation cannot be played standalone ("" when it can): it reuses values the server chose
+    #: that the replay could not carry over, so a difference says nothing about the target
+    not_replayable: str = ""
 
     @property
     def verdict(self) -> str:
-        return "FAILED" if self.reproduced else "OK"
+        return "FAILED" if self.reproduced else "NOT REPLAYABLE" if self.not_replayable else "OK"
 
     def line(self) -> str:
         doc = self.document
         if self.reproduced:
             return f"FAILED {doc['clause']} ({doc['case']}): reproduced, {self.detail}"
+        if self.not_replayable:
+            return (f"NOT REPLAYABLE {doc['case']}: {self.not_replayable}; {self.detail}; re-run the case instead: "
+                    f"{doc.get('reproduce') or 'its reproduce line in the run'}")
         return f"OK {doc['case']}: the failure does not reproduce: {self.detail}"
+
+
+class ServerChosen:
+    """Values the server chose in the failing run (a producer id, a member id: the protocol's volatile fields)
+    and what the target chose for them now. Later requests that carry an old value get the new one, as the
+    case's client would have sent it, so a conversation that builds on them can still be played.
+
+    Only values that are unlikely to occur by chance are carried over: integers of at least 256 as 8-byte
+    big-endian (the width of Kafka's ids), strings of at least 4 bytes whose new value has the same length."""
+
+    def __init__(self, reseal=None):
+        self.reseal = reseal  # ProtocolSpec.reseal: fixes embedded checksums after an edit
+        self.substitutions: dict[bytes, bytes] = {}
+        self.uncarried: list[str] = []  # "path: old -> new" the replay could not substitute
+
+    def learn(self, comparator: Comparator, request: bytes | None, got: Reply, recorded: Reply) -> None:
+        if not (got.is_frame and recorded.is_frame):
+            return
+        old = comparator.fields(recorded.frame, request, volatile=True) or {}
+        new = comparator.fields(got.frame, request, volatile=True) or {}
+        for path in old.keys() & new.keys():
+            before, after = old[path], new[path]
+            if before == after:
+                continue
+            pattern = _encoded(before, after)
+            if pattern is None:
+                self.uncarried.append(f"{path}: {before!r} -> {after!r}")
+            elif pattern[0] != pattern[1]:
+                self.substitutions[pattern[0]] = pattern[1]
+
+    def apply(self, data: bytes) -> bytes:
+        edited = data
+        for old, new in self.substitutions.items():
+            edited = edited.replace(old, new)
+        return self.reseal(data, edited) if self.reseal is not None and edited != data else edited
+
+    def uncarried_text(self) -> str:
+        """Why a difference may be the replay's own ("" when every server-chosen value was carried over)."""
+        if not self.uncarried:
+            return ""
+        return f"server-chosen values changed that later requests may carry: {', '.join(self.uncarried[:3])}"
+
+
+def _encoded(before, after) -> tuple[bytes, bytes] | None:
+    if isinstance(before, int) and isinstance(after, int) and not isinstance(before, bool):
+        if abs(before) < 256 or not all(-(1 << 63) <= v < (1 << 63) for v in (before, after)):
+            return None
+        return before.to_bytes(8, "big", signed=True), after.to_bytes(8, "big", signed=True)
+    if isinstance(before, uuid.UUID) and isinstance(after, uuid.UUID):
+        return before.bytes, after.bytes
+    if isinstance(before, str) and isinstance(after, str):
+        before, after = before.encode(), after.encode()
+    if isinstance(before, (bytes, bytearray)) and isinstance(after, (bytes, bytearray)):
+        if len(before) >= 4 and len(before) == len(after):
+            return bytes(before), bytes(after)
+    return None
 
 
 def load(path: Path) -> dict:
@@ -75,6 +138,7 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
     transcript = transcript or Transcript(spec.name, spec.describe, spec.describe_answer)
     old, new = f"wc-{document['nonce']}-".encode(), f"wc-{secrets.token_hex(3)}-".encode()
     sessions, queues, comparators = {}, {}, {}
+    chosen = ServerChosen(spec.reseal)
     reactions = 0
     try:
         for step in document["steps"]:
@@ -93,7 +157,7 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
                     return Replayed(False, f"connection {conn} to {address[0]}:{address[1]} failed: {exc}", document)
                 queues[conn], comparators[conn] = RequestQueue(endpoint.framing), Comparator(spec, endpoint)
             elif "send" in step and conn in sessions:
-                data = bytes.fromhex(step["send"]).replace(old, new)
+                data = chosen.apply(bytes.fromhex(step["send"]).replace(old, new))
                 queues[conn].sent(data)
                 sessions[conn].send(data)
             elif "expect" in step and conn in sessions:
@@ -106,8 +170,12 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
                 found = _difference(comparators[conn], request, got, recorded)
                 if found is not None:
                     path, ours, theirs = found
+                    # after a server-chosen value changed that the replay could not carry over, the difference
+                    # may be the replay's own, not the target's
                     return Replayed(False, f"reaction #{reactions} (connection {conn}) differs at {path}: "
-                                           f"the target {ours!r}, the failing run {theirs!r}", document)
+                                           f"the target {ours!r}, the failing run {theirs!r}", document,
+                                    not_replayable=chosen.uncarried_text())
+                chosen.learn(comparators[conn], request, got, recorded)
             elif "close" in step and conn in sessions:
                 sessions.pop(conn).close()
     finally:
@@ -166,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{path}: {result.line()}")
         reproduced += result.reproduced
+        problems += bool(result.not_replayable) and not result.reproduced
     print(f"{len(files)} replayed: {reproduced} reproduced, {len(files) - reproduced - problems} not, "
           f"{problems} could not be replayed")
     return 1 if reproduced else (4 if problems else 0)

@@ -407,8 +407,58 @@ def _read(sock, n: int) -> bytes:
         data += chunk
     return data
 
+def fluvio_scenario(broker: CrashableBroker, kill_after: int, per_flush: int = 100) -> CrashVerdict:
+    """The ``fluvio`` client produces ``{"n": i}`` to a one-partition topic and flushes every ``per_flush``, then
+    waits for each record's metadata (the SPU's answer: acknowledged). The writer runs in a child process (the
+    client holds the GIL while it waits); the broker is killed once ``kill_after`` are acknowledged, restarted,
+    and a consumer reads the partition from the beginning: the topic must have survived the kill too."""
+    import fluvio
+
+    sc, topic = f"127.0.0.1:{broker.endpoints['sc']}", f"crash-{time.monotonic_ns()}"
+    fluvio.FluvioAdmin.connect_with_config(_fluvio_config(sc)).create_topic(topic)
+    acknowledged = _writer_child(broker, kill_after, ["fluvio-writer", sc, topic, str(per_flush)])
+    broker.start()
+    return CrashVerdict(list(range(acknowledged)), _fluvio_read_all(sc, topic), per_flush)
+
+
+def _fluvio_config(sc: str):
+    import fluvio
+
+    config = fluvio.FluvioConfig.new(sc)  # no profile in $HOME needed
+    config.set_use_spu_local_address(False)
+    config.disable_tls()
+    return config
+
+
+def _fluvio_write_forever(sc: str, topic: str, per_flush: int) -> None:
+    import fluvio
+
+    producer = fluvio.Fluvio.connect_with_config(_fluvio_config(sc)).topic_producer(topic)
+    n = 0
+    while True:
+        outputs = [producer.send([], list(b'{"n":%d}' % i)) for i in range(n, n + per_flush)]
+        producer.flush()
+        for output in outputs:
+            output.wait()  # raises if the SPU refused or never answered
+        n += per_flush
+        print(n, flush=True)
+
+
+def _fluvio_read_all(sc: str, topic: str) -> list[int]:
+    import fluvio
+
+    client = fluvio.Fluvio.connect_with_config(_fluvio_config(sc))
+    builder = fluvio.ConsumerConfigExtBuilder(topic)
+    builder.partition(0)
+    builder.offset_start(fluvio.Offset.beginning())
+    builder.disable_continuous(True)  # stop at the end of the partition instead of waiting for more
+    return [_number(bytes(record.value())) for record in client.consumer_with_config(builder.build())]
+
+
 if __name__ == "__main__":  # the writer children of the scenarios whose client holds the GIL while it waits
-    if sys.argv[1] == "pravega-writer":
+    if sys.argv[1] == "fluvio-writer":
+        _fluvio_write_forever(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif sys.argv[1] == "pravega-writer":
         _pravega_write_forever(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
     elif sys.argv[1] == "kafka-writer":
         _kafka_write_forever(sys.argv[2], sys.argv[3], int(sys.argv[4]))

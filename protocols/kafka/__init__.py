@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from wirecheck.protocols.framing import I32_PREFIX
 from wirecheck.protocols.kafka import layers, messages
+from wirecheck.protocols.batches import reseal_edited
 from wirecheck.protocols.kafka.faults import FAULTS, VARIANTS
 from wirecheck.protocols.kafka.clauses import CATALOGUE
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
@@ -95,8 +96,11 @@ SPEC = ProtocolSpec(
     volatile_fields=("*.Host", "*.Port", "*.TopicId", "*.ClusterId", "*.ProducerId", "*.MemberId", "*.SessionId",
                      "*.ThrottleTimeMs", "*.ErrorMessage",
                      # batch timestamps (a control batch's are the broker's clock) and the CRC that covers them
-                     "*.Records.base_timestamp", "*.Records.max_timestamp", "*.Records.crc"),
+                     "*.Records.base_timestamp", "*.Records.max_timestamp", "*.Records.crc",
+                     # the producer id a stored batch carries is the one the broker handed out
+                     "*.Records.producer_id"),
     field_decoders={"*.Records": "wirecheck.protocols.kafka.records:batches_as_fields"},
+    reseal=reseal_edited,  # a replay's carried-over producer id sits inside a record batch's CRC
     field_clauses={"ProduceResponse*.BaseOffset": "kafka.produce.base-offset",
                    "FetchResponse*.HighWatermark": "kafka.fetch.high-watermark"},
 )

@@ -59,6 +59,10 @@ def build_parser(personalities: dict[str, PersonalityInfo]) -> argparse.Argument
     parser.add_argument("--fsync", choices=["batch", "none"], default=None,
                         help="with --data-dir: fsync before acknowledging each produce (batch, the default) or never "
                              "(none); " + honoured_by(personalities, "fsync"))
+    parser.add_argument("--cache-bytes", type=positive, default=BrokerConfig.cache_bytes,
+                        help="with --data-dir: bytes of stored batches each personality keeps cached in memory, "
+                             "shared by its partitions (default 67108864, 64 MiB); "
+                             + honoured_by(personalities, "cache_bytes"))
     parser.add_argument("--tls-cert", type=Path, default=None, help="PEM certificate: every listener speaks TLS")
     parser.add_argument("--tls-key", type=Path, default=None, help="PEM private key of --tls-cert")
     parser.add_argument("--ready-file", type=Path, default=None, help="write {name: port} JSON here when listening")
@@ -154,6 +158,7 @@ async def run(args, personalities: dict[str, PersonalityInfo]) -> None:
         segment_records=args.segment_records or 1000,
         retention_records=args.retention_records,
         fsync=args.fsync or "batch",
+        cache_bytes=args.cache_bytes,
         tls=tls_context(args),
     )
     listeners = []

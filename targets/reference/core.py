@@ -42,6 +42,9 @@ class BrokerConfig:
     segment_records: int = 1000
     retention_records: int | None = None  # None: keep everything
     fsync: str = "batch"  # with data_dir: "batch" (fsync before each acknowledgement) or "none"
+    #: with data_dir: bytes of stored batches a personality keeps cached in memory, over all its partitions
+    #: (batchlog.BatchCache): its memory is bounded by this, not by the data
+    cache_bytes: int = 64 << 20
     tls: ssl.SSLContext | None = None  # every listener speaks TLS when set
 
     def faults_of(self, personality: str, known: dict[str, str]) -> frozenset[str]:

@@ -38,7 +38,8 @@ class PersonalityInfo:
     #: "<name>.<variant>" -> the other permitted reading it takes, in one line (``--variant``)
     variants: dict[str, str] = dataclasses.field(default_factory=dict)
     #: the storage options of BrokerConfig this personality honours (``data_dir``, ``fsync``, ``segment_records``,
-    #: ``retention_records``); the CLI refuses a persistence option it cannot honour and names a limit it ignores
+    #: ``retention_records``, ``cache_bytes``); the CLI refuses a persistence option it cannot honour and names a
+    #: limit it ignores
     storage: frozenset[str] = frozenset()
 
     def __post_init__(self):

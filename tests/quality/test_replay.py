@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.quality.harness import ROOT
+from tests.quality.replay_sweep import faults_of, sweep
 from wirecheck.targets.launcher import launch
 
 #: protocol -> (fault, the failing case's selection)
@@ -74,3 +75,18 @@ def test_a_corpus_runs_first_and_fails_only_where_the_failure_reproduces(tmp_pat
         assert records[0]["nodeid"].endswith("]") and "replay[" in records[0]["nodeid"], records[0]  # first
         assert records[0]["verdict"] == verdict and records[0]["case"] == failed[0]["case"], records[0]
         assert all(r["verdict"] == "OK" for r in records[1:]), proc.stdout[-3000:]
+
+
+#: the sweep in CI: the transaction faults (their cases build on a producer id and epoch the broker chose, which
+#: the replay must carry into later requests, record batch CRCs included) and one fault per other protocol;
+#: bench/replay_sweep.py sweeps every fault (BENCHMARKS.md "Replay sweep")
+SWEEP = [*(f for f in faults_of("kafka") if f.startswith("kafka.txn-")), "rustlog.next-offset-off-by-one",
+         "fluvio.fetch-hw-off-by-one", "pravega.table-version-not-bumped", "barco.stream-id-wrong"]
+
+
+@pytest.mark.parametrize("fault", SWEEP)
+def test_every_failure_of_a_fault_replays_as_failed_or_says_why_not(fault):
+    results = sweep(fault)
+    assert results, f"{fault}: no failing case left a replay"
+    wrong = [f"{r.case}: {r.line}" for r in results if r.verdict not in ("FAILED", "NOT REPLAYABLE")]
+    assert not wrong, wrong

@@ -14,9 +14,11 @@ have, and Fetch / FetchOffsets / StreamFetch of anything not yet created, get th
 system topic "consumer-offset" (one partition) always exists, so clients find the consumer offsets' leader.
 
 Options (:class:`FluvioOptions`, flags ``--fluvio-<option>``): auto_create (default on), default_partitions (1),
-topics created at start, max_request_size (33554432, STORAGE_MAX_REQUEST_SIZE), max_store_bytes (1 GiB; past it,
-Produce gets PartitionFull (72)). From ``BrokerConfig``: ``--retention-records`` (records kept per partition,
-default all). Storage is in memory only: the broker refuses ``--data-dir`` and ``--fsync`` with this personality.
+topics created at start, max_request_size (33554432, STORAGE_MAX_REQUEST_SIZE), max_store_bytes (1 GiB, in memory
+only; past it, Produce gets PartitionFull (72)). From ``BrokerConfig``: ``--retention-records`` (records kept per
+partition, default all), ``--data-dir`` (topics, consumer offsets and one batch log per partition under
+``<data-dir>/fluvio/``, storage.py; default in memory), ``--fsync`` (each batch synced before Produce answers,
+default) and ``--cache-bytes`` (with ``--data-dir``, the batches kept in memory for reads, default 64 MiB).
 """
 
 from wirecheck.targets.reference.core import BrokerConfig
@@ -34,6 +36,7 @@ def create(config: BrokerConfig, options: FluvioOptions | None = None) -> Fluvio
 
 
 PERSONALITY = PersonalityInfo("fluvio", DEFAULT_PORT, FAULTS, FluvioOptions, create, endpoints={"sc": SC_PORT},
-                              variants=VARIANTS, storage=frozenset({"retention_records"}))  # in memory only
+                              variants=VARIANTS,
+                              storage=frozenset({"data_dir", "fsync", "retention_records", "cache_bytes"}))
 
 __all__ = ["DEFAULT_PORT", "FAULTS", "PERSONALITY", "VARIANTS", "FluvioOptions", "create"]

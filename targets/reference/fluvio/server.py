@@ -12,7 +12,8 @@ Connection rules (notes §2, §7; decisions marked D are implementation-defined,
   consumer-offset keys 1006-1008 are accepted at 23..25 and not advertised, as on the SPU.
 - Consumer offsets (1006-1008, §5.6): UpdateConsumerOffset names a stream of this connection (its session_id)
   opened with a consumer_id; an unknown session gets FetchSessionNotFoud (3002) as UpdateOffsets does, a stream
-  without consumer id gets Other. Offsets are kept in memory by (topic, partition, consumer id); the system
+  without consumer id gets Other. Offsets are kept by (topic, partition, consumer id), in memory or, with
+  ``--data-dir``, in a file rewritten after each change (storage.py); the system
   topic "consumer-offset" exists (one partition) so that clients find its leader through the SC, as they do
   upstream, but the offsets are not written into it.
 - A body that does not decode closes the connection without a response (§7).
@@ -26,7 +27,8 @@ Produce per partition entry, in this order (notes §4.4):
   5-7 -> 9000; D4: a bad CRC -> Other("...") and nothing written (the SPU never checks, A7); a batch over
   max_request_size -> 10; D5: a batch with last_offset_delta < 0 among real ones -> StorageError (56), nothing
   written and no permanent short-circuit (the SPU writes the batches before it and then answers 73 for ever,
-  A14); over the broker's memory budget -> PartitionFull (72, storage.py); otherwise every batch is appended.
+  A14); over the broker's memory budget (in memory only) -> PartitionFull (72, storage.py); otherwise every
+  batch is appended (with ``--data-dir``, written and synced before the answer; a failed write -> 56).
 """
 
 from __future__ import annotations
@@ -146,7 +148,8 @@ class FluvioPersonality:
                                auto_create=options.auto_create and "no-auto-create" not in self.variants,
                                topics=options.topics,
                                retention_records=None if retention is None else max(retention, 1),
-                               max_bytes=options.max_store_bytes)
+                               max_bytes=options.max_store_bytes, data_dir=config.data_dir,
+                               fsync=config.fsync != "none", cache_bytes=config.cache_bytes)
         # variants batch-len-short-answers / recordset-trailing-answers: these RecordSet shapes get an error
         # answer for their partition instead of a close (records.read_record_set)
         self.answered_shapes = frozenset(shape for shape, variant in (("short", "batch-len-short-answers"),
@@ -176,7 +179,7 @@ class FluvioPersonality:
         await self.sc.serve(conn)
 
     async def close(self) -> None:
-        pass
+        self.storage.close()
 
     # ------------------------------------------------------------------------------------------ connection
 
@@ -394,8 +397,12 @@ class FluvioPersonality:
         if not self.storage.has_room(sum(b.write_size for b in batches)):
             return ErrorCode.partition_full(topic, data.index), 0  # storage.py: the broker-wide memory budget
         base = partition.leo
-        for batch in batches:
-            self.storage.append(partition, self._rewritten(batch).stored(partition.leo), self._records_of(batch))
+        try:
+            for batch in batches:
+                self.storage.append(partition, self._rewritten(batch).stored(partition.leo), self._records_of(batch))
+        except OSError as exc:  # durable mode: the disk refused the write (nothing acknowledged)
+            log.error("fluvio %s-%d: cannot write: %s", topic, data.index, exc)
+            return ErrorCode.plain(ErrorCode.STORAGE_ERROR), 0
         if "produce-base-offset-wrong" in self.active:
             base = partition.leo
         return OK, base
@@ -579,12 +586,12 @@ class FluvioPersonality:
                 offset, ErrorCode.other(f"stream {session_id} was opened without a consumer id"))
         if "consumer-offset-not-stored" not in self.active:
             key = (stream.request.topic, stream.request.partition, consumer_id)
-            self.storage.consumer_offsets[key] = (offset, int(time.time() * 1000))
+            self.storage.set_consumer_offset(key, offset, int(time.time() * 1000))
         return messages.update_consumer_offset_response(offset, OK)
 
     def _delete_consumer_offset(self, topic: str, partition: int, consumer_id: str) -> bytes:
         if "consumer-offset-delete-ignored" not in self.active:
-            self.storage.consumer_offsets.pop((topic, partition, consumer_id), None)
+            self.storage.delete_consumer_offset((topic, partition, consumer_id))
         return OK  # deleting what is not there is not an error (nothing to undo)
 
     def _fetch_consumer_offsets(self, replica: tuple[str, int] | None, consumer_id: str | None) -> bytes:
