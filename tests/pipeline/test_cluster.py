@@ -156,3 +156,28 @@ def test_cluster_and_local_mode_give_the_same_warehouse_report_gate_and_captures
     assert captures(cluster_out) == captures(local_out)
     gate_lines = [job["lines"] for job in result["jobs"] if job["argv"][0] == "gate"][0]
     assert any(line.startswith("REGRESSION") for line in gate_lines)
+
+
+def test_concurrent_ingests_on_the_cluster_lose_no_run(spark, cluster, tmp_path):
+    """The nightly CI matrix on a cluster: three spark-submit applications, each ingesting its own run into one
+    warehouse (file:// URIs, so through Hadoop's file system), submitted at once. Every run is there, once."""
+    from wirecheck.reports.pipeline import warehouse
+    from wirecheck.reports.pipeline.bundle import write_bundle
+    from tests.pipeline.runs import case, write_run
+
+    url, root = cluster
+    names = ["c0", "c1", "c2"]
+    for n, name in enumerate(names):
+        write_run(tmp_path / "runs", name, [case(name, "n::a", "OK")], started_at=f"2026-11-2{n}T02:00:00Z")
+    bundle = write_bundle(tmp_path / "wirecheck.zip")
+    submits = [subprocess.Popen(
+        [str(SPARK_HOME / "bin" / "spark-submit"), "--master", url, "--py-files", str(bundle),
+         # one core and a small executor each: two applications run side by side on the worker, the third queues
+         "--conf", "spark.cores.max=1", "--conf", "spark.executor.memory=512m",
+         str(HERE / "cluster_jobs.py"), str(tmp_path / f"{name}.json"),
+         "ingest", f"file://{tmp_path}/runs/{name}", "--warehouse", f"file://{tmp_path}/wh"],
+        env=_env(), cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for name in names]
+    outputs = [submit.communicate(timeout=600)[0] for submit in submits]
+    assert [submit.returncode for submit in submits] == [0, 0, 0], "\n".join(out[-3000:] for out in outputs)
+    assert [json.loads((tmp_path / f"{name}.json").read_text())["jobs"][0]["exit"] for name in names] == [0, 0, 0]
+    assert sorted(r.run_id for r in warehouse.load_runs(spark, str(tmp_path / "wh")).collect()) == names
