@@ -247,15 +247,7 @@ CLEAN_SEED = 1
 #: protocol -> (suite module, --fuzz-seed, clause, "<case id>: what the suite demands vs what the server does"):
 #: a failure of the clean server that the bulk fuzzer finds with some seeds only. Its test runs that module with
 #: that seed and is xfail(strict=True): it XPASSes (and fails) once the server or the suite changes.
-FUZZ_FINDINGS: dict[str, tuple[str, int, str, str]] = {
-    "kafka": (
-        "test_robustness", 2221123247, "kafka.encoding.unknown-tags",
-        ("kafka.encoding.malformed-body: a Metadata v10 request naming a topic by id with a null name (the mutant adds "
-         "an unknown tag; the same request without the tag fares the same) must get an answer, the connection "
-         "staying open (KIP-482); the server closes it: its UNKNOWN_TOPIC_ID answer carries a null name, which kio "
-         "cannot encode before v12 (TypeError in codec.encode_body). A server bug the suite files under the tag "
-         "clause")),
-}
+FUZZ_FINDINGS: dict[str, tuple[str, int, str, str]] = {}
 
 #: protocol -> why its clean run FAILs today, "<case id>: what the suite demands vs what the server does (§)";
 #: the clean test is then marked xfail(strict=True)

@@ -31,6 +31,8 @@ def _failed_records(protocol: str, fault: str, report: Path) -> list[dict]:
     suite = f"suites/{protocol}/{scope}.py" if scope else f"suites/{protocol}"
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-o", "addopts=",
                     suite, "--reference-fault", fault, "--report-dir", str(report), "--fuzz", "5",
+                    # as the fault runs (tests/quality/harness.py): a broken broker must not cost minutes
+                    "--deadline", "0.5", "--maxfail", "40",
                     *EXTRA_ARGS.get(fault, [])], cwd=ROOT, capture_output=True, text=True, timeout=600)
     records = [dict(json.loads(line), run_dir=str(path.parent)) for path in report.glob("*/cases-*.jsonl")
                for line in path.read_text().splitlines() if line.strip()]
@@ -52,7 +54,10 @@ def sweep(fault: str) -> list[Replay]:
                 endpoints = [arg for name, port in broker.endpoints.get(protocol, {}).items()
                              for arg in ("--endpoint", f"{name}=127.0.0.1:{port}")]
                 done = subprocess.run([sys.executable, "-m", "wirecheck", "replay", str(path), "--target",
-                                       f"{protocol}=127.0.0.1:{broker.ports[protocol]}", *endpoints],
+                                       f"{protocol}=127.0.0.1:{broker.ports[protocol]}", *endpoints,
+                                       # the failing run waited 0.5 s: a loaded machine must not turn a late
+                                       # answer into a silence here (a recorded silence costs this wait once)
+                                       "--deadline", "3"],
                                       cwd=ROOT, capture_output=True, text=True, timeout=120)
                 line = next((text.split(": ", 1)[1] for text in done.stdout.splitlines() if str(path) in text),
                             done.stdout.strip() or done.stderr.strip())

@@ -143,14 +143,15 @@ class Broker:
                 if name is None and tid is not None and tid != zero:
                     topic = self.storage.by_id.get(tid)
                     if topic is None:
-                        out.append({"error_code": E.UNKNOWN_TOPIC_ID, "name": None, "topic_id": tid,
+                        # Name is nullable from v12 only: below it, an empty name (a null cannot be encoded)
+                        out.append({"error_code": E.UNKNOWN_TOPIC_ID, "name": None if v >= 12 else "", "topic_id": tid,
                                     "is_internal": False, "partitions": [],
                                     "topic_authorized_operations": NO_AUTHORIZED_OPS})
                     else:
                         out.append(self._topic_metadata(topic, v, include_ops))
                     continue
                 if name is None:
-                    out.append({"error_code": E.INVALID_REQUEST, "name": None, "topic_id": zero,
+                    out.append({"error_code": E.INVALID_REQUEST, "name": None if v >= 12 else "", "topic_id": zero,
                                 "is_internal": False, "partitions": [],
                                 "topic_authorized_operations": NO_AUTHORIZED_OPS})
                     continue
