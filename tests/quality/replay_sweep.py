@@ -49,7 +49,10 @@ def sweep(fault: str) -> list[Replay]:
         broker = launch([protocol], faults=[fault], workdir=Path(scratch) / "broker", extra_args=broker_args)
         try:
             results = []
-            for record in failed:
+            for n, record in enumerate(failed):
+                if not broker.alive:  # the previous replay reproduced a crash: the next one needs a broker again
+                    broker = launch([protocol], faults=[fault], workdir=Path(scratch) / f"broker-{n}",
+                                    extra_args=broker_args)
                 path = Path(record["run_dir"]) / record["replay"]
                 endpoints = [arg for name, port in broker.endpoints.get(protocol, {}).items()
                              for arg in ("--endpoint", f"{name}=127.0.0.1:{port}")]
