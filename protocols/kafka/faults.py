@@ -78,6 +78,7 @@ FAULTS: dict[str, str] = {
     "kafka.offset-delete-unknown-group-ok": "kafka.admin.offset-delete-unknown-group",
     "kafka.describe-configs-unknown-topic-empty": "kafka.configs.unknown-topic",
     "kafka.heartbeat-generation-unchecked": "kafka.group.illegal-generation",
+    "kafka.sync-generation-unchecked": "kafka.group.illegal-generation",
     "kafka.heartbeat-unknown-member-ok": "kafka.group.unknown-member",
     "kafka.join-member-id-not-required": "kafka.group.member-id-required",
     "kafka.retry-out-of-order": "kafka.idempotence.duplicate",

@@ -229,6 +229,16 @@ def test_heartbeat_of_another_generation_is_illegal(target):
     expect(clause, heartbeat(client, group, generation + 5, member, clause), errors.ILLEGAL_GENERATION)
 
 
+@case("kafka.group.illegal-generation")
+def test_sync_of_another_generation_is_illegal(target):
+    client = DataPath(target)
+    group, _, member, generation = joined_group(target, client)
+    clause = "kafka.group.illegal-generation"
+    # the group is stable and the member known, so only the generation can make this SyncGroup fail
+    synced = sync_single_member(client, group, member, generation + 5, b"", clause)
+    expect(clause, synced["ErrorCode"], errors.ILLEGAL_GENERATION)
+
+
 @case("kafka.group.unknown-member")
 def test_heartbeat_of_an_unknown_member(target):
     client = DataPath(target)

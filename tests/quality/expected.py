@@ -53,6 +53,7 @@ SCOPES.update({
     "kafka.listoffsets-unknown-partition-no-error": "test_produce_fetch",
     "kafka.batch-length-ignored": "test_produce_fetch",
     "kafka.replication-factor-unchecked": "test_topics_groups",
+    "kafka.sync-generation-unchecked": "test_topics_groups",
     "kafka.software-name-unchecked": "test_framing",
     "kafka.metadata-v13-as-v12": "test_versions",
     "kafka.describe-configs-drops-key": "test_configs",

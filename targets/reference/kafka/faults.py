@@ -210,6 +210,9 @@ FAULTS: dict[str, str] = {
     "kafka.heartbeat-generation-unchecked":
         "Heartbeat with another generation than the group's fails with ILLEGAL_GENERATION (22) "
         "(GroupCoordinator.handleHeartbeat); this does not compare generations",
+    "kafka.sync-generation-unchecked":
+        "SyncGroup with another generation than the group's fails with ILLEGAL_GENERATION (22) "
+        "(GroupCoordinator.handleSyncGroup); this does not compare generations",
     "kafka.heartbeat-unknown-member-ok":
         "Heartbeat from a member the group does not know fails with UNKNOWN_MEMBER_ID (25) "
         "(GroupCoordinator.handleHeartbeat); this answers 0",

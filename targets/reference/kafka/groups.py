@@ -113,7 +113,7 @@ class Coordinator:
         self.bump_generation = bump_generation
         self.leader_gets_metadata = leader_gets_metadata
         self.heartbeat_reports_rebalance = heartbeat_reports_rebalance
-        self.heartbeat_faults = heartbeat_faults  # the heartbeat checks a fault skips
+        self.heartbeat_faults = heartbeat_faults  # the heartbeat (and SyncGroup generation) checks a fault skips
         self._ids = itertools.count(1)
 
     # ------------------------------------------------------------------------------------------ join
@@ -284,7 +284,7 @@ class Coordinator:
         group = self.groups.get(group_id)
         if group is None or member_id not in group.members:
             return UNKNOWN_MEMBER_ID, None, None, b""
-        if generation != group.generation:
+        if generation != group.generation and "sync-generation-unchecked" not in self.heartbeat_faults:
             return ILLEGAL_GENERATION, None, None, b""
         if (protocol_type is not None and protocol_type != group.protocol_type) or (
                 protocol_name is not None and protocol_name != group.protocol_name):
