@@ -236,31 +236,8 @@ def _case_state(item) -> CaseState | None:
 def target(request) -> Target:
     """The server under test for this case's protocol; NOT-RUN when none speaks it."""
     tgt = resolve_target(request.node)
-    _close_sessions_after_each_example(request.node)
     yield tgt
     tgt.close_all()
-
-
-def _close_sessions_after_each_example(item) -> None:
-    """A Hypothesis case runs its body once per example; sessions an example opened end with it. Kept to the end
-    of the case, a nightly budget would hold a thousand connections open and exhaust a server's limit. The body is
-    wrapped once per test function; each call finds its own case's target among its arguments."""
-    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
-    if handle is None or getattr(handle.inner_test, "closes_sessions", False):
-        return
-    body = handle.inner_test
-
-    def one_example(*args, **kwargs):
-        tgt = kwargs.get("target")
-        opened = tgt.session_count() if isinstance(tgt, Target) else None
-        try:
-            return body(*args, **kwargs)
-        finally:
-            if opened is not None:
-                tgt.close_since(opened)
-
-    one_example.closes_sessions = True
-    handle.inner_test = one_example
 
 
 def _say(config, line: str) -> None:

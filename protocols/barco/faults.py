@@ -16,6 +16,7 @@ FAULTS: dict[str, str] = {
     "barco.empty-200": "barco.consumer.poll-empty",
     "barco.empty-message-dropped": "barco.producer.empty-message",
     "barco.error-code-unknown": "barco.producer.error-body",
+    "barco.error-length-prefixed": "barco.producer.error-body",
     "barco.error-frame-cut": "barco.framing.response-frame",
     "barco.goodbye-keeps-consumer": "barco.consumer.goodbye",
     "barco.h2-reset-ends-connection": "barco.http.stream-reset",

@@ -165,6 +165,13 @@ def parse_known_error(body: bytes) -> tuple[int, str]:
     code, message = parse_error(body)
     if code not in ERROR_CODES:
         raise WireError(f"code {code} (the codes are 0, 1 and 2)")
+    # §2.5: the message runs to the end of the body with no length prefix. A text message does not start with
+    # NUL or 0x01 (a length's high byte up to 511), so such leading bytes counting the rest are a prefix.
+    text = body[1:]
+    for width in (2, 4):
+        if len(text) >= width and int.from_bytes(text[:width], "big") == len(text) - width and text[0] < 2:
+            raise WireError(f"a {8 * width}-bit length prefix ({text[:width].hex()}) before the message "
+                            f"(its length is the body length - 1, unprefixed)")
     return code, message
 
 

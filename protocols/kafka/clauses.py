@@ -167,6 +167,10 @@ CLAUSES = [
     Clause("kafka.fetch.high-watermark",
            "Fetch reports the partition's high watermark, equal to the next offset to be written on one node.",
            "FetchResponse.json (HighWatermark)"),
+    Clause("kafka.fetch.log-start-offset",
+           "Fetch v5+ and Produce v5+ report the partition's log start offset (LogStartOffset), the offset "
+           "ListOffsets earliest returns.",
+           "FetchResponse.json, ProduceResponse.json (LogStartOffset, v5+)"),
     Clause("kafka.fetch.long-poll",
            "A Fetch whose MinBytes are not available waits up to MaxWaitMs before answering.",
            "FetchRequest.json (MaxWaitMs, MinBytes); protocol guide 'Fetch API'", SHOULD,

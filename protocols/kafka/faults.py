@@ -79,6 +79,8 @@ FAULTS: dict[str, str] = {
     "kafka.describe-configs-unknown-topic-empty": "kafka.configs.unknown-topic",
     "kafka.heartbeat-generation-unchecked": "kafka.group.illegal-generation",
     "kafka.sync-generation-unchecked": "kafka.group.illegal-generation",
+    "kafka.log-start-offset-unset": "kafka.fetch.log-start-offset",
+    "kafka.multi-batch-first-kept": "kafka.produce.invalid-record",
     "kafka.heartbeat-unknown-member-ok": "kafka.group.unknown-member",
     "kafka.join-member-id-not-required": "kafka.group.member-id-required",
     "kafka.retry-out-of-order": "kafka.idempotence.duplicate",

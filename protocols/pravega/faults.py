@@ -10,6 +10,7 @@ FAULTS: dict[str, str] = {
     "pravega.write-offset-before-append": "pravega.append.write-offset",
     "pravega.read-tail-answered": "pravega.read.long-poll",
     "pravega.sealed-accepts-appends": "pravega.append.sealed",
+    "pravega.sealed-append-offset-is-length": "pravega.append.sealed",
     "pravega.hello-version-too-low": "pravega.hello.versions",
     "pravega.unknown-type-error-frame": "pravega.framing.unknown-type",
     "pravega.table-version-not-bumped": "pravega.table.version-bump",

@@ -15,7 +15,8 @@ from wirecheck.protocols import compression
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.reports.model import Divergence
 from wirecheck.strategies import kafka as kafka_strategies
-from wirecheck.suites.kafka.client import NAMED_PRODUCE_MAX, C, DataPath, expect, expect_produced, short
+from wirecheck.suites.kafka.client import (NAMED_FETCH_MAX, NAMED_PRODUCE_MAX, C, DataPath, expect, expect_produced,
+                                           short)
 
 case = pytest.mark.case
 TIMESTAMP = 1_700_000_000_000
@@ -95,6 +96,23 @@ def test_high_watermark_is_the_next_offset(target, data_path):
                          f"HighWatermark {partition['HighWatermark']}")
 
 
+@case("kafka.fetch.log-start-offset")
+def test_produce_and_fetch_report_the_log_start(target, data_path):
+    clause = "kafka.fetch.log-start-offset"
+    client, topic = data_path
+    client.version(1, NAMED_FETCH_MAX, low=5)  # the field is v5+: an older Fetch leaves the clause UNIMPLEMENTED
+    produced = expect_produced(client.produce(topic, batch_of([b"a", b"b"]), clause_id=clause,
+                                              version=client.version(0, NAMED_PRODUCE_MAX, low=5)), clause)
+    # the log start as ListOffsets earliest reports it (0 for a fresh topic unless records were deleted)
+    earliest = client.list_offset(topic, -2)["Offset"]
+    fetched = client.fetch(topic, 0, clause_id=clause)
+    expect_code(fetched, clause, errors.NONE)
+    for api, answer in (("Produce", produced), ("Fetch", fetched)):
+        if answer["LogStartOffset"] != earliest:
+            raise Divergence(C[clause], f"{api} LogStartOffset {earliest} (ListOffsets earliest)",
+                             f"LogStartOffset {answer['LogStartOffset']}")
+
+
 @case("kafka.fetch.out-of-range")
 def test_fetch_beyond_the_end_is_out_of_range(target, shared_path):
     client, topic = shared_path
@@ -136,6 +154,15 @@ def test_wrong_magic_is_an_invalid_record(target, shared_path, magic):
     client, topic = shared_path
     mutation = kafka_strategies.wrong_magic(batch_of([b"x"]), magic)
     expect_code(client.produce(topic, mutation.batch, clause_id="kafka.produce.invalid-record"),
+                "kafka.produce.invalid-record", errors.INVALID_RECORD, errors.CORRUPT_MESSAGE)
+
+
+@case("kafka.produce.invalid-record")
+def test_two_batches_in_one_partition_are_an_invalid_record(target, shared_path):
+    client, topic = shared_path
+    # two well-formed batches back to back: each alone would be stored
+    two = batch_of([b"first"]) + batch_of([b"second"])
+    expect_code(client.produce(topic, two, clause_id="kafka.produce.invalid-record"),
                 "kafka.produce.invalid-record", errors.INVALID_RECORD, errors.CORRUPT_MESSAGE)
 
 

@@ -280,6 +280,9 @@ def test_append_to_sealed_segment(target):
     answer = client.expect("pravega.append.sealed", rid, ("SegmentIsSealed",))
     if answer["segment"] != name:
         raise client.diverge("pravega.append.sealed", f"segment {name!r}", repr(answer["segment"]))
+    # A15: on the append path the offset is the refused event's number (2), not a byte offset (the length, 9)
+    if answer["offset"] != 2:
+        raise client.diverge("pravega.append.sealed", "offset 2 (the event number)", f"offset {answer['offset']}")
     length = Pravega(target).info(name, "pravega.append.sealed")["write_offset"]
     if length != 9:
         raise client.diverge("pravega.append.sealed", "nothing appended after the seal (length 9)", str(length))

@@ -196,18 +196,6 @@ class Target:
     def clause(self, clause_id: str) -> Clause:
         return self.catalogue[clause_id]
 
-    def session_count(self) -> int:
-        return len(self._sessions)
-
-    def close_since(self, count: int) -> None:
-        """Close the sessions opened after the first ``count`` (those of one Hypothesis example)."""
-        for session in self._sessions[count:]:
-            try:
-                session.close()
-            except OSError:
-                pass
-        del self._sessions[count:]
-
     def close_all(self) -> None:
         for session in self._sessions:
             try:

@@ -54,6 +54,8 @@ SCOPES.update({
     "kafka.batch-length-ignored": "test_produce_fetch",
     "kafka.replication-factor-unchecked": "test_topics_groups",
     "kafka.sync-generation-unchecked": "test_topics_groups",
+    "kafka.log-start-offset-unset": "test_produce_fetch",
+    "kafka.multi-batch-first-kept": "test_produce_fetch",
     "kafka.software-name-unchecked": "test_framing",
     "kafka.metadata-v13-as-v12": "test_versions",
     "kafka.describe-configs-drops-key": "test_configs",
@@ -91,7 +93,8 @@ SCOPES.update({
 
 SCOPES.update({
     **{f"barco.{name}": "test_producer" for name in (
-        "crash-on-oversize", "empty-message-dropped", "error-code-unknown", "error-frame-cut", "oversize-buffered",
+        "crash-on-oversize", "empty-message-dropped", "error-code-unknown", "error-frame-cut", "error-length-prefixed",
+        "oversize-buffered",
         "partition-key-ignored", "pipelined-answer-dropped", "produce-ack-body", "startup-signed-stream-id",
         "truncated-body-closes")},
     **{f"barco.{name}": "test_consumer" for name in (
@@ -119,6 +122,7 @@ SCOPES.update({
     "pravega.error-request-id-zero": "test_framing",
     "pravega.keepalive-ignored": "test_framing",
     "pravega.oversize-waits": "test_framing",
+    "pravega.sealed-append-offset-is-length": "test_appends",
     "pravega.standard-utf8-replies": "test_framing",
     "pravega.crash-on-huge-count": "test_framing",
     "pravega.table-version-not-bumped": "test_tables",

@@ -36,8 +36,12 @@ def encode_frame(op: int, stream: int, body: bytes = b"", crc_over: int = 9) -> 
     return head + (zlib.crc32(head[:crc_over]) & 0xFFFFFFFF).to_bytes(4, "big") + body
 
 
-def error_frame(stream: int, message: str, code: int = 0, crc_over: int = 9, capped: bool = True) -> bytes:
+def error_frame(stream: int, message: str, code: int = 0, crc_over: int = 9, capped: bool = True,
+                prefixed: bool = False) -> bytes:
     text = message.encode()[: ERROR_LIMIT - 1] if capped else message.encode()  # the Go client's 512-byte buffer
+    if prefixed:  # fault error-length-prefixed: a uint16 length before the message, which §2.5 has none of
+        text = text[: ERROR_LIMIT - 3] if capped else text
+        text = len(text).to_bytes(2, "big") + text
     return encode_frame(OP_ERROR, stream, bytes([code]) + text, crc_over)
 
 

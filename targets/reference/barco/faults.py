@@ -12,6 +12,7 @@ FAULTS: dict[str, str] = {
     "barco.empty-200": "a poll with nothing to read is answered 200 with an empty body instead of 204",
     "barco.empty-message-dropped": "zero-length messages are not stored",
     "barco.error-code-unknown": "ERROR frames carry code 9 (the codes are 0, 1 and 2)",
+    "barco.error-length-prefixed": "ERROR frames put a uint16 length before the message (§2.5: none)",
     "barco.error-frame-cut": "ERROR frames lose their last byte: the header announces one byte more than is sent",
     "barco.goodbye-keeps-consumer": "goodbye is answered 200 but the consumer stays registered",
     "barco.h2-reset-ends-connection": "an HTTP/2 RST_STREAM from the client ends the whole connection (GOAWAY)",

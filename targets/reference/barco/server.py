@@ -196,7 +196,8 @@ class BarcoPersonality:
 
     def _error(self, stream: int, message: str) -> bytes:
         frame = codec.error_frame(stream, message, code=9 if "error-code-unknown" in self.faults else 0,
-                                  crc_over=self._crc_over, capped="error-quotes-input" not in self.variants)
+                                  crc_over=self._crc_over, capped="error-quotes-input" not in self.variants,
+                                  prefixed="error-length-prefixed" in self.faults)
         if "error-frame-cut" in self.faults:
             return frame[:-1]  # the header still announces the whole body
         return frame

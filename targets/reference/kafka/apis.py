@@ -187,7 +187,8 @@ class Broker:
                     result.base_offset = struct.unpack_from(">q", p["Records"])[0]  # fault: the producer's own field
                 parts.append({"Index": p["Index"], "ErrorCode": result.error, "BaseOffset": result.base_offset,
                               "LogAppendTimeMs": result.append_time_ms,
-                              "LogStartOffset": partition.log_start if partition and not result.error else -1,
+                              "LogStartOffset": partition.log_start if partition and not result.error
+                              and "log-start-offset-unset" not in self.faults else -1,
                               "RecordErrors": [], "ErrorMessage": result.message})
             responses.append({"Name": t["Name"], "PartitionResponses": parts})
         return {"Responses": responses, "ThrottleTimeMs": 0, **({CLOSE: True} if close else {})}
@@ -210,7 +211,8 @@ class Broker:
             max_bytes = int(topic.configs.get("max.message.bytes", max_bytes))
         if "batch-length-ignored" in self.faults and data and len(data) >= records.LOG_OVERHEAD:
             data = data[:8] + struct.pack(">i", len(data) - records.LOG_OVERHEAD) + data[12:]  # fault: trust the bytes
-        error, batch, message, checked = records.validate(data or b"", max_bytes, crc_ieee="crc-ieee" in self.faults)
+        error, batch, message, checked = records.validate(data or b"", max_bytes, crc_ieee="crc-ieee" in self.faults,
+                                                            one_batch="multi-batch-first-kept" not in self.faults)
         if error:
             return self._refused(error, message, data or b"")
         data = checked
@@ -339,6 +341,8 @@ class Broker:
                 hw = partition.high_watermark + (1 if "hw-off-by-one" in self.faults else 0)
                 lso = partition.last_stable_offset if partition.open_transactions else hw
                 out.update(HighWatermark=hw, LastStableOffset=lso, LogStartOffset=partition.log_start)
+                if "log-start-offset-unset" in self.faults:
+                    out.update(LogStartOffset=-1)  # fault: the field left at its default
                 offset = p["FetchOffset"]
                 if offset < partition.log_start and "fetch-below-log-start-clamped" in self.faults:
                     offset = partition.log_start  # fault: reads from the log start instead of refusing

@@ -210,6 +210,12 @@ FAULTS: dict[str, str] = {
     "kafka.heartbeat-generation-unchecked":
         "Heartbeat with another generation than the group's fails with ILLEGAL_GENERATION (22) "
         "(GroupCoordinator.handleHeartbeat); this does not compare generations",
+    "kafka.multi-batch-first-kept":
+        "Produce v3+ with more than one record batch in a partition gets INVALID_RECORD (87) "
+        "(ProduceRequest.validateRecords); this stores the first batch, drops the rest and answers 0",
+    "kafka.log-start-offset-unset":
+        "Fetch v5+ and Produce v5+ report the partition's log start offset (FetchResponse.json, "
+        "ProduceResponse.json LogStartOffset); this leaves the field at its default -1",
     "kafka.sync-generation-unchecked":
         "SyncGroup with another generation than the group's fails with ILLEGAL_GENERATION (22) "
         "(GroupCoordinator.handleSyncGroup); this does not compare generations",

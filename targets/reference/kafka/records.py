@@ -90,7 +90,8 @@ def _frame_batch(data: bytes) -> tuple[int, int]:
     return NONE, size + LOG_OVERHEAD
 
 
-def validate(data: bytes, max_message_bytes: int, crc_ieee: bool = False) -> tuple[int, Batch | None, str, bytes]:
+def validate(data: bytes, max_message_bytes: int, crc_ieee: bool = False,
+             one_batch: bool = True) -> tuple[int, Batch | None, str, bytes]:
     """Check one produced records blob the way Kafka does; returns (error, header, message, the batch's bytes).
 
     Order: ProduceRequest.validateRecords (exactly one complete batch, magic 2: else 87; a size field below 14:
@@ -107,7 +108,7 @@ def validate(data: bytes, max_message_bytes: int, crc_ieee: bool = False) -> tup
     error, second = _frame_batch(data[first:])
     if error:
         return error, None, "corrupt data after the batch", b""
-    if second:
+    if second and one_batch:  # fault multi-batch-first-kept: no one_batch, the batches after the first are dropped
         return INVALID_RECORD, None, "more than one record batch", b""
     data = data[:first]
     if len(data) > max_message_bytes:

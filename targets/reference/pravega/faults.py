@@ -14,6 +14,9 @@ FAULTS: dict[str, str] = {
     "pravega.read-tail-answered":
         "A read at the tail of an unsealed segment is parked until data arrives (notes §7.4, SSRI:739-812); this "
         "answers at once with an empty SegmentRead",
+    "pravega.sealed-append-offset-is-length":
+        "SegmentIsSealed on the append path carries the event number in its offset (notes §7.2, A15, AP:473); "
+        "this sends the segment's length",
     "pravega.sealed-accepts-appends":
         "An append to a sealed segment gets SegmentIsSealed and appends nothing (notes §7.2, AP:471-474); this "
         "appends and acknowledges",

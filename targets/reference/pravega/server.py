@@ -368,7 +368,9 @@ class PravegaPersonality:
             raise Close(f"event {event_number} equals the last stored")
         if segment.sealed and "sealed-accepts-appends" not in self.active:
             ws.dropped = True
-            return self._w().i64(rid).utf(ws.segment).utf("").i64(event_number).frame(IS_SEALED)
+            # fault sealed-append-offset-is-length: the reply's offset is the segment's length, not the event number
+            offset = segment.length if "sealed-append-offset-is-length" in self.active else event_number
+            return self._w().i64(rid).utf(ws.segment).utf("").i64(offset).frame(IS_SEALED)
         if segment.attributes.get(writer, NULL_VALUE) != ws.last_stored and "writer-moved-unchecked" not in self.active:
             # another connection moved this writer on: the store's compare-and-set fails (AP:479-482)
             return Close(self._w().uuid(writer).i64(rid).utf("").i64(event_number).frame(INVALID_EVENT_NUMBER))
