@@ -4,7 +4,6 @@ config descriptions and framing (see test_kafka_faults.py for how they run)."""
 from __future__ import annotations
 
 import itertools
-import socket
 import struct
 import time
 
@@ -35,7 +34,7 @@ from tests.broker.kafka_admin_probes import (
 from tests.broker.test_kafka_groups import heartbeat, join, join_new, sync
 from tests.broker.test_kafka_transactions import fetch, init
 from tests.broker.test_kafka_transactions import produce as produce_as
-from tests.interop.kafka_support import Closed, Wire, build, record_batch
+from tests.interop.kafka_support import Closed, Wire, build, outcome, record_batch
 
 _names = itertools.count()
 
@@ -123,6 +122,21 @@ def heartbeat_as(w: Wire, generation_delta: int = 0, member: str | None = None) 
     return heartbeat(w, name, joined.generation_id + generation_delta, member or joined.member_id)
 
 
+def sync_of_another_generation(w: Wire) -> int:
+    """SyncGroup of a stable single-member group with a generation that is not the group's."""
+    name = group()
+    joined = join_new(w, name)
+    sync(w, name, joined.generation_id, joined.member_id)
+    return sync(w, name, joined.generation_id + 5, joined.member_id).error_code
+
+
+def fetched_log_start(w: Wire) -> int:
+    """The LogStartOffset a Fetch v12 reports for a fresh topic with one record (0; -1 when left unset)."""
+    name = topic(w)
+    produce(w, name, record_batch([b"a"]))
+    return fetch(w, name, 0, isolation=0).log_start_offset
+
+
 def retried_batch(w: Wire) -> int:
     name = topic(w)
     _, pid, epoch = init(w, None)
@@ -164,19 +178,6 @@ def api_versions_own_min(w: Wire) -> int:
     return next(k.min_version for k in resp.api_keys if k.api_key == 18)
 
 
-def _reaction(w: Wire, raw: bytes, wait: float = 0.5) -> str:
-    """'answered', 'closed' or 'silent' after sending raw bytes."""
-    w.send_raw(raw)
-    w.sock.settimeout(wait)
-    try:
-        data = w.sock.recv(4)
-    except socket.timeout:
-        return "silent"
-    except ConnectionResetError:
-        return "closed"
-    return "answered" if data else "closed"
-
-
 def long_software_version(w: Wire) -> str:
     """ApiVersions v3 whose ClientSoftwareVersion takes a three-byte compact length."""
     w.send(build(ApiVersionsRequest, 3, client_software_name="wirecheck", client_software_version="1" * 20000))
@@ -188,7 +189,7 @@ def long_software_version(w: Wire) -> str:
 
 def hostile_metadata_count(w: Wire) -> str:
     head = struct.pack(">hhih", 3, 1, 1, -1)
-    return _reaction(w, struct.pack(">i", len(head) + 4) + head + struct.pack(">i", 0x7FFFFFF0))
+    return outcome(w, struct.pack(">i", len(head) + 4) + head + struct.pack(">i", 0x7FFFFFF0))
 
 
 def fetched_crc_valid(w: Wire) -> bool:
@@ -222,7 +223,7 @@ def two_header_tags(w: Wire) -> str:
     """Metadata v12 whose request header v2 carries two tagged fields."""
     head = struct.pack(">hhih", 3, 12, 1, 1) + b"t" + b"\x02\x03\x02\x00\x01\x5a\x03xyz"
     body = bytes(build(MetadataRequest, 12, topics=[]).encode())
-    return _reaction(w, struct.pack(">i", len(head) + len(body)) + head + body)
+    return outcome(w, struct.pack(">i", len(head) + len(body)) + head + body)
 
 
 def duplicate_error(w: Wire) -> int:
@@ -252,6 +253,11 @@ MUST_PROBES = {
         (with_wire(lambda w: describe_result(w, f"must-nx{next(_names)}").error_code), 3),
     "kafka.heartbeat-generation-unchecked": (with_wire(lambda w: heartbeat_as(w, generation_delta=1)), 22),
     "kafka.heartbeat-unknown-member-ok": (with_wire(lambda w: heartbeat_as(w, member="nobody")), 25),
+    "kafka.sync-generation-unchecked": (with_wire(sync_of_another_generation), 22),
+    "kafka.log-start-offset-unset": (with_wire(fetched_log_start), 0),
+    # two batches in one partition's records (v3+): INVALID_RECORD, where the fault keeps the first
+    "kafka.multi-batch-first-kept":
+        (with_wire(lambda w: produce(w, topic(w), record_batch([b"a"]) + record_batch([b"b"]))), 87),
     "kafka.join-member-id-not-required": (with_wire(lambda w: join(w, group()).error_code), 79),
     "kafka.retry-out-of-order": (with_wire(retried_batch), 0),
     "kafka.delete-groups-unknown-ok": (with_wire(delete_unknown_group), 69),

@@ -7,7 +7,6 @@ also pinned, so a probe that observes nothing useful (the same wrong value on bo
 from __future__ import annotations
 
 import itertools
-import socket
 import struct
 import time
 
@@ -29,7 +28,7 @@ from tests.broker.kafka_check_probes import CHECK_PROBES
 from tests.broker.kafka_must_probes import MUST_PROBES
 from tests.broker.kafka_txn_probes import TXN_PROBES
 from tests.broker.test_kafka_groups import join, join_new, join_request
-from tests.interop.kafka_support import Closed, InProcessBroker, Wire, build, record_batch
+from tests.interop.kafka_support import Closed, InProcessBroker, Wire, build, outcome, record_batch
 
 EXTRA = {"max_message_bytes": 64 * 1024}
 _names = itertools.count()
@@ -53,19 +52,6 @@ def fetch(w: Wire, name: str, offset: int, max_wait_ms: int = 0):
                   topics=[{"topic": name, "partitions": [
                       {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20}]}])
     return resp.responses[0].partitions[0]
-
-
-def outcome(w: Wire, raw: bytes, wait: float = 0.5) -> str:
-    """'answered', 'closed' or 'silent' after sending raw bytes."""
-    w.send_raw(raw)
-    w.sock.settimeout(wait)
-    try:
-        data = w.sock.recv(4)
-    except socket.timeout:
-        return "silent"
-    except ConnectionResetError:
-        return "closed"
-    return "answered" if data else "closed"
 
 
 def metadata_v12_with_unknown_tag() -> bytes:

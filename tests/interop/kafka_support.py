@@ -172,6 +172,19 @@ class Wire(RawClient):
         raise AssertionError(f"expected no response, got {data!r}")
 
 
+def outcome(w: Wire, raw: bytes, wait: float = 0.5) -> str:
+    """'answered', 'closed' or 'silent' after sending raw bytes."""
+    w.send_raw(raw)
+    w.sock.settimeout(wait)
+    try:
+        data = w.sock.recv(4)
+    except socket.timeout:
+        return "silent"
+    except ConnectionResetError:
+        return "closed"
+    return "answered" if data else "closed"
+
+
 def record_batch(values: list[bytes], producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
                  compression: int = 0, timestamps: list[int] | None = None, transactional: bool = False) -> bytes:
     """One RecordBatch v2 built by kafka-python (an encoder nobody here wrote).
