@@ -329,7 +329,7 @@ def test_the_metadata_snapshot_round_trips(tmp_path):
     again = file.load()
     assert again.scopes == meta.scopes and again.reader_groups == meta.reader_groups
     assert again.streams == meta.streams
-    assert not (tmp_path / "controller.tmp").exists()  # written whole, then renamed
+    assert not (tmp_path / "controller.json.tmp").exists()  # written whole, then renamed
 
 
 def test_an_unreadable_snapshot_is_an_error_naming_the_file(tmp_path):

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from pathlib import Path
 
+from wirecheck.targets.reference.batchlog import write_atomically
 from wirecheck.targets.reference.pravega.controller.model import Metadata, ReaderGroup, Segment, Stream
 
 FILE_NAME = "controller.json"
@@ -70,16 +70,4 @@ class MetadataFile:
 
     def save(self, meta: Metadata) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_suffix(".tmp")
-        with open(temporary, "w", encoding="utf-8") as out:
-            json.dump(to_json(meta), out, separators=(",", ":"))
-            if self.fsync:
-                out.flush()
-                os.fsync(out.fileno())
-        os.replace(temporary, self.path)
-        if self.fsync:  # the rename itself must survive a crash
-            directory = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(directory)
-            finally:
-                os.close(directory)
+        write_atomically(self.path, json.dumps(to_json(meta), separators=(",", ":")).encode(), self.fsync)
