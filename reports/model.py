@@ -49,9 +49,13 @@ class Divergence(AssertionError):
         return Verdict.NON_STRICT if self.clause.level is Level.SHOULD else Verdict.FAILED
 
 
+#: how an OK case record's message starts when --differential saw the target answer otherwise (not a failure)
+ANSWERED_OTHERWISE = "answered otherwise than the reference broker"
+
+
 class Differs(Divergence):
-    """--differential: the target answered otherwise than the reference broker on the same conversation. Under
-    a MUST clause it fails the run; under a SHOULD clause only with --strict."""
+    """--differential --strict: a case whose checks passed answered otherwise than the reference broker on the
+    same conversation (DIVERGENT, failing the run)."""
 
     def __init__(self, clause: Clause, path: str, expected: str, actual: str, requests: int = 0, note: str = ""):
         self.path = path  # the first differing field

@@ -4,6 +4,7 @@ did not fail the run, verdict totals and the per-version matrix (advertised equa
 from __future__ import annotations
 
 from wirecheck.reports.events import VerdictReached
+from wirecheck.reports.model import ANSWERED_OTHERWISE
 from wirecheck.reports.rootcause import by_clause
 
 GROUPS_SHOWN = 40
@@ -47,7 +48,8 @@ class TerminalSummary:
             terminal.write_line("ERROR: no target can run a case: " + "; ".join(
                 f"--target {line}" for line in self.target_lines) + f" (the collected cases are for "
                 f"{', '.join(sorted(self.collected_protocols))})", red=True)
-        groups = by_clause(list(writer.records()))
+        records = list(writer.records())
+        groups = by_clause(records)
         if groups:
             terminal.section("wirecheck failures by clause (one root cause a line)")
             for group in groups[:GROUPS_SHOWN]:
@@ -63,6 +65,11 @@ class TerminalSummary:
                     terminal.line(f"    replay:    {replay}")
             if len(groups) > GROUPS_SHOWN:
                 terminal.line(f"... and {len(groups) - GROUPS_SHOWN} more clauses (run.json: failures_by_clause)")
+        otherwise = [r for r in records if r.get("verdict") == "OK"
+                     and str(r.get("message", "")).startswith(ANSWERED_OTHERWISE)]
+        if otherwise:
+            terminal.write_line(f"wirecheck differential: {len(otherwise)} case(s) passed but {ANSWERED_OTHERWISE} "
+                                f"(their records say where; --strict fails them as DIVERGENT)", yellow=True)
         totals = writer.totals()
         if totals:
             terminal.write_line("wirecheck verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(totals.items())))

@@ -106,11 +106,27 @@ class AdvertisedVersions:
     """
 
     _advertised: dict[int, tuple[int, int]] | None = None
+    #: --differential: what the reference broker advertised in answer to the same request (None otherwise)
+    _oracle_advertised: dict[int, tuple[int, int]] | None = None
 
     def advertised(self) -> dict[int, tuple[int, int]]:
         if self._advertised is None:
             self._advertised = self.fetch_advertised()
+            reply = getattr(self.session, "oracle_reply", None)  # a mirrored session: the oracle's answer
+            if reply is not None and reply.is_frame:
+                try:
+                    self._oracle_advertised = self.advertised_in(reply.frame)
+                except Exception:  # noqa: BLE001 - the oracle's answer only narrows the choice; a bad one, not at all
+                    self._oracle_advertised = None
         return self._advertised
+
+    def both_speak(self, api_key: int, top: int, low: int) -> int:
+        """``top`` lowered to what the reference broker advertises as well (--differential), so that both servers
+        get a version they speak and their answers compare; ``top`` itself when there is no such version."""
+        oracle = (self._oracle_advertised or {}).get(api_key)
+        if oracle is None or not max(low, oracle[0]) <= min(top, oracle[1]):
+            return top
+        return min(top, oracle[1])
 
     def require(self, api_key: int, version: int | None = None) -> tuple[int, int]:
         """The advertised range of ``api_key``; Unimplemented if absent (or ``version`` outside it)."""
@@ -127,12 +143,17 @@ class AdvertisedVersions:
         advertised_low, advertised_high = self.require(api_key)
         ours_low, ours_high = self.our_versions(api_key)
         top = min(advertised_high, ours_high, advertised_high if cap is None else cap)
-        if top < max(low, advertised_low, ours_low):
+        bottom = max(low, advertised_low, ours_low)
+        if top < bottom:
             raise Unimplemented(f"{self.api_name(api_key)} advertised as {advertised_low}-{advertised_high}: "
                                 f"no version in common with {max(low, ours_low)}-{top}")
-        return top
+        return self.both_speak(api_key, top, bottom)
 
     def fetch_advertised(self) -> dict[int, tuple[int, int]]:
+        raise NotImplementedError
+
+    def advertised_in(self, frame: bytes) -> dict[int, tuple[int, int]]:
+        """The ranges an answer frame to ``fetch_advertised``'s request advertises (the oracle's, decoded)."""
         raise NotImplementedError
 
     def api_name(self, api_key: int) -> str:

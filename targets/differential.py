@@ -3,14 +3,20 @@ byte, with the bundled reference broker (the oracle), and each answer is compare
 
 Both answers are decoded with the protocol's scapy layers (``Endpoint.dissect``) and flattened to dotted field
 paths (``MetadataResponse.brokers[0].port``). Fields that two conforming servers may fill differently (ids,
-hosts, ports, timestamps, throttle times, messages) are declared per protocol in
-``ProtocolSpec.volatile_fields``, never decided here. The first remaining difference raises :class:`Differs`
-(verdict DIVERGENT): under the clause that covers the field (``ProtocolSpec.field_clauses``), else under the
-protocol's SHOULD-level ``<name>.differential.same-answer`` clause, so ``--strict`` decides whether it fails the
-run. It is raised where the answer is read, inside the case, so Hypothesis shrinks the conversation to the
-shortest one that still differs. What ended a connection (closed or reset) counts as the same outcome. An
-endpoint without layers (e.g. Fluvio's SC) is still mirrored, so that both servers hold the same state, and only
-its outcomes are compared.
+hosts, ports, timestamps, throttle times, messages, advertised version lists, and lengths that follow from them)
+are declared per protocol in ``ProtocolSpec.volatile_fields``, never decided here. Where the protocol negotiates
+versions, the cases pick a version both servers advertise (``targets.client.AdvertisedVersions``).
+
+A difference is evidence, not a verdict: the reference broker is one conforming reading of the spec, and a
+correct server may read it otherwise wherever the spec permits (the broker's variants prove the suite accepts
+each such reading). So the case's own checks judge the target exactly as in a run without ``--differential``,
+and the first difference on each connection is recorded beside the verdict (the case record's message, the
+transcript, the terminal summary), named by its field path and by the clause that covers the field
+(``ProtocolSpec.field_clauses``, else ``<name>.differential.same-answer``). Only ``--strict`` makes a case that
+passed its checks but answered otherwise DIVERGENT, failing the run. After the first difference on a connection
+the two servers' states may differ, so that connection's later answers are not compared. What ended a
+connection (closed or reset) counts as the same outcome. An endpoint without layers (e.g. Fluvio's SC) is still
+mirrored, so that both servers hold the same state, and only its outcomes are compared.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import importlib
 import re
 import socket
 from fnmatch import fnmatchcase
+from dataclasses import dataclass
 from typing import Callable
 
 from wirecheck.protocols.clauses import differential_clause_id
@@ -84,6 +91,28 @@ def _outcome(reply: Reply) -> str:
     if reply.ended:
         return "the connection ended"
     return str(reply.outcome.value)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first answer on one connection that the target and the oracle gave otherwise."""
+
+    clause: object  # the Clause that covers the field (or the protocol's differential.same-answer)
+    path: str
+    target: object
+    reference: object
+    requests: int  # requests on the connection up to the differing answer
+    answers: tuple[str, str]  # (target's, reference broker's) decoded, cut to MAX_SHOWN
+    conversation: str  # the last requests on the connection, hex
+
+    def summary(self) -> str:
+        return f"first difference at {self.path}: target {self.target!r}, reference broker {self.reference!r}"[:600]
+
+    def as_divergence(self) -> Differs:
+        """--strict: the difference as a failure of the case (DIVERGENT)."""
+        return Differs(self.clause, self.path, f"the reference broker's answer: {self.answers[1]}", self.answers[0],
+                       requests=self.requests, note=f"{self.summary()}; {self.requests} request(s) on this "
+                                                    f"connection: {self.conversation}"[:2000])
 
 
 class Comparator:
@@ -182,13 +211,15 @@ class MirroredSession:
     """A framed session to the target whose every byte also goes to the oracle, and whose every answer is
     compared with the oracle's answer to the same bytes. Reads as a :class:`targets.session.Session`."""
 
-    def __init__(self, ours, oracle, comparator: Comparator):
-        self._ours, self._oracle, self._comparator = ours, oracle, comparator
+    def __init__(self, ours, oracle, comparator: Comparator, found: Callable[[Difference], None] = lambda d: None):
+        self._ours, self._oracle, self._comparator, self._found = ours, oracle, comparator, found
         self._sent: list[bytes] = []  # this connection's requests so far: the conversation a difference shows
         self._requests = RequestQueue(ours.framing)
         self.sock = _Sockets(ours.sock, oracle.sock)
-        #: False once the answers depend on when each server's own timers fire (Target.depends_on_server_timers)
+        #: False once the answers depend on when each server's own timers fire (Target.depends_on_server_timers),
+        #: and after this connection's first difference
         self.comparing = True
+        self.oracle_reply: Reply | None = None  # the reference broker's last answer (its advertised versions)
 
     def __getattr__(self, name):
         return getattr(self._ours, name)
@@ -215,6 +246,7 @@ class MirroredSession:
         # reaction look like silence, so it gets twice as long; when the target was silent, as long as it had.
         patience = deadline if deadline is not None else self._ours.deadline
         oracle = self._oracle.recv(patience if ours.outcome is Outcome.SILENT else 2 * patience)
+        self.oracle_reply = oracle
         self._check(ours, oracle)
         return ours
 
@@ -226,7 +258,7 @@ class MirroredSession:
         ours = self._ours.expect_end(deadline)
         oracle = self._oracle.expect_end(deadline)
         if self.comparing and _outcome(ours) != _outcome(oracle) and (ours.ended or oracle.ended):
-            self._raise("outcome", _outcome(ours), _outcome(oracle), ours, oracle)
+            self._differs("outcome", _outcome(ours), _outcome(oracle), ours, oracle)
         return ours
 
     def _check(self, ours: Reply, oracle: Reply) -> None:
@@ -235,22 +267,23 @@ class MirroredSession:
             return
         found = self._comparator.difference(request, ours, oracle)
         if found is not None:
-            self._raise(*found, ours, oracle)
+            self._differs(*found, ours, oracle)
 
-    def _raise(self, path: str, mine, theirs, ours: Reply, oracle: Reply) -> None:
+    def _differs(self, path: str, mine, theirs, ours: Reply, oracle: Reply) -> None:
         comparator = self._comparator
-        conversation = " | ".join(frame.hex()[:200] for frame in self._sent[-8:])
-        self._ours.transcript.note(f"differential: first difference at {path}: target {mine!r}, "
-                                   f"reference broker {theirs!r}"[:2000])
-        raise Differs(comparator.clause_for(path), path, f"the reference broker's answer: {comparator.shown(oracle)}",
-                      f"{comparator.shown(ours)}", requests=len(self._sent),
-                      note=f"first difference at {path}: target {mine!r}, reference broker {theirs!r}; "
-                           f"{len(self._sent)} request(s) on this connection: {conversation}"[:2000])
+        difference = Difference(comparator.clause_for(path), path, mine, theirs, len(self._sent),
+                                (comparator.shown(ours), comparator.shown(oracle)),
+                                " | ".join(frame.hex()[:200] for frame in self._sent[-8:]))
+        self.comparing = False  # the servers' states may differ from here on
+        self._ours.transcript.note(f"differential: {difference.summary()} (later answers on this connection not "
+                                   f"compared)")
+        self._found(difference)
 
 
-def mirrored(ours, oracle, spec: ProtocolSpec, endpoint: Endpoint):
-    """``ours`` mirrored to ``oracle`` when the endpoint is framed (HTTP endpoints are not compared yet)."""
+def mirrored(ours, oracle, spec: ProtocolSpec, endpoint: Endpoint, found: Callable[[Difference], None]):
+    """``ours`` mirrored to ``oracle`` when the endpoint is framed (HTTP endpoints are not compared yet); each
+    connection's first difference goes to ``found``."""
     if endpoint.transport != "framed":
         oracle.close()
         return ours
-    return MirroredSession(ours, oracle, Comparator(spec, endpoint))
+    return MirroredSession(ours, oracle, Comparator(spec, endpoint), found)

@@ -15,7 +15,7 @@ from collections import deque
 from typing import Callable, Iterable
 
 from wirecheck.protocols.reactions import CLOSE, ERROR, MALFORMED, RESET, SILENCE, Observation
-from wirecheck.reports.model import Differs, Divergence, TargetDied, Verdict
+from wirecheck.reports.model import Divergence, TargetDied, Verdict
 from wirecheck.strategies.engine import Adapter, Mutant, Progress, bisect, numbered, plan_batches, wants_keepalive
 from wirecheck.targets.session import Outcome, Reply, Session
 
@@ -88,25 +88,22 @@ class _Judge:
         for position, mutant in enumerate(batch):
             reaction = mutant.reaction
             patience = reaction.patience if SILENCE in reaction.outcomes else None
-            try:
-                reply, pending = pending or session.recv(patience), None
-                while (owner := owners.of(reply, position)) < position:  # late: the answer of an earlier mutant
-                    failure = self._judged(batch[owner], observe(self.adapter, batch[owner], reply))
-                    if failure is not None:
-                        return failure, False, []
-                    reply = session.recv(patience)
-                if owner > position:
-                    late = self._overtaken(session, owners, position, reaction)
-                    if late is not None:
-                        return (mutant, late), False, []
-                    pending = reply
-                    obs = Observation(SILENCE, detail=f"no answer to it: the next answer names {owners.name(owner)}")
-                else:
-                    obs = observe(self.adapter, mutant, reply)
-                while obs.kind == ERROR and reaction.errors_before_close and ERROR not in reaction.outcomes:
-                    obs = observe(self.adapter, mutant, session.recv(patience))
-            except Differs as differs:  # --differential: the reference broker reacted otherwise to this mutant
-                return (mutant, differs), False, []
+            reply, pending = pending or session.recv(patience), None
+            while (owner := owners.of(reply, position)) < position:  # late: the answer of an earlier mutant
+                failure = self._judged(batch[owner], observe(self.adapter, batch[owner], reply))
+                if failure is not None:
+                    return failure, False, []
+                reply = session.recv(patience)
+            if owner > position:
+                late = self._overtaken(session, owners, position, reaction)
+                if late is not None:
+                    return (mutant, late), False, []
+                pending = reply
+                obs = Observation(SILENCE, detail=f"no answer to it: the next answer names {owners.name(owner)}")
+            else:
+                obs = observe(self.adapter, mutant, reply)
+            while obs.kind == ERROR and reaction.errors_before_close and ERROR not in reaction.outcomes:
+                obs = observe(self.adapter, mutant, session.recv(patience))
             failure = self._judged(mutant, obs)
             if failure is not None:
                 return failure, False, []
@@ -114,10 +111,7 @@ class _Judge:
                 return None, False, batch[position + 1:]
         if not wants_keepalive(batch):
             return None, False, []
-        try:
-            failure, usable = self._keepalive(session, batch[-1], pending)
-        except Differs as differs:
-            return (batch[-1], differs), False, []
+        failure, usable = self._keepalive(session, batch[-1], pending)
         return failure, usable, []
 
     def _overtaken(self, session: Session, owners: "Owners", position: int, reaction) -> Divergence | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from _pytest.outcomes import OutcomeException
 
 from wirecheck.protocols.registry import all_specs
 from wirecheck.reports.allure import AllureReporter
-from wirecheck.reports.model import Divergence, HarnessError, TargetDied, Unimplemented, Verdict
+from wirecheck.reports.model import ANSWERED_OTHERWISE, Divergence, HarnessError, TargetDied, Unimplemented, Verdict
 from wirecheck.reports.records import RunWriter
 from wirecheck.reports.render import render_failure
 from wirecheck.reports.rootcause import carry
@@ -87,8 +88,9 @@ def pytest_addoption(parser):
                     help="re-run a failed case N times; FLAKY when a re-run passes (fails the run only with "
                          "--strict). Default 0, 2 with --fuzz=nightly")
     group.addoption("--differential", action="store_true",
-                    help="also send every conversation to a clean bundled reference broker and report answers "
-                         "that differ (DIVERGENT; outside the fields a clause covers, it fails only with --strict)")
+                    help="also send every conversation to a clean bundled reference broker and report where the "
+                         "answers differ, beside each case's own verdict (with --strict, a case that passed but "
+                         "answered otherwise is DIVERGENT and fails the run)")
     group.addoption("--corpus", action="append", default=[], metavar="DIR",
                     help="replay files (written for every case that did not pass, replays/ in a run directory) to "
                          "play against the target before the generated cases: FAILED where a failure reproduces")
@@ -368,6 +370,8 @@ def _checked(run: Run, state: CaseState, exc: BaseException | None) -> BaseExcep
     liveness probe runs after a hostile case and after any failure (then the death, if any, is cached)."""
     if isinstance(exc, OutcomeException) or isinstance(unwrap(exc) if exc else None, Unimplemented):
         return exc  # skips and UNIMPLEMENTED say nothing about the target's health
+    if exc is None and state.differences and run.strict:  # --differential --strict: answered otherwise
+        return state.differences[0].as_divergence()
     if exc is None and not state.hostile:
         return None
     found = run.check_target(state, unwrap(exc) if exc is not None else None)
@@ -430,6 +434,10 @@ def pytest_runtest_makereport(item, call):
         result = apply_baseline(run.baseline, state.case_id,
                                 classify(exc, call.when, skip_reason, run.strict, state.case_id))
     _set_pytest_outcome(item, rep, result)
+    if call.when == "setup" and rep.passed:  # a fixture's SHOULD-level divergence: the case body cannot run
+        rep.outcome, rep.longrepr = "skipped", (str(item.path), item.location[1] or 0, result.message)
+    if result.verdict is Verdict.OK and state.differences:  # --differential: evidence beside the verdict
+        result = replace(result, message=_differences_note(state.differences))
     if result.divergence is not None:
         _note_example(run, state, exc)
     state.verdict = result.verdict
@@ -447,6 +455,13 @@ def pytest_runtest_makereport(item, call):
     if div is not None and div.clause.id in run.options.stop_at_clause:
         item.session.shouldfail = f"{div.clause.id} reported FAILED (--stop-at-clause)"
     return rep
+
+
+def _differences_note(differences: list) -> str:
+    first = differences[0]
+    more = f"; {len(differences) - 1} more connection(s) differed" if len(differences) > 1 else ""
+    return (f"{ANSWERED_OTHERWISE} (not judged a failure: the case's checks passed; "
+            f"{first.clause.id}): {first.summary()}{more}")[:1000]
 
 
 def _note_example(run: Run, state: CaseState, exc: BaseException | None) -> None:

@@ -60,7 +60,9 @@ SPEC = ProtocolSpec(
     capture=CaptureSupport("wirecheck.protocols.fluvio.capture", unframeable_clause="fluvio.framing.oversize"),
     faults=FAULTS,
     variants=VARIANTS,
-    volatile_fields=("*.modified_time",),  # when a consumer offset was last written, by the server's clock
+    # when a consumer offset was last written, by the server's clock; each server advertises its own versions
+    # (the cases judge them and pick a version both servers speak)
+    volatile_fields=("*.modified_time", "ApiVersionsResponse*.api_keys*", "*ResponseFrame*.size"),
     field_clauses={"ProduceResponse*.base_offset": "fluvio.produce.offsets",
                    "FetchResponse*.high_watermark": "fluvio.fetch.high-watermark"},
 )

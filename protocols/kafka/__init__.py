@@ -98,7 +98,10 @@ SPEC = ProtocolSpec(
                      # batch timestamps (a control batch's are the broker's clock) and the CRC that covers them
                      "*.Records.base_timestamp", "*.Records.max_timestamp", "*.Records.crc",
                      # the producer id a stored batch carries is the one the broker handed out
-                     "*.Records.producer_id"),
+                     "*.Records.producer_id",
+                     # each server advertises its own versions and features (the cases judge the lists, and pick a
+                     # version both servers speak), and a frame's length follows from what it carries
+                     "ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*", "*ResponseFrame*.length"),
     field_decoders={"*.Records": "wirecheck.protocols.kafka.records:batches_as_fields"},
     reseal=reseal_edited,  # a replay's carried-over producer id sits inside a record batch's CRC
     field_clauses={"ProduceResponse*.BaseOffset": "kafka.produce.base-offset",

@@ -84,7 +84,9 @@ class Fluvio(AdvertisedVersions, StrictClient):
 
     # -- ApiVersions ----------------------------------------------------------------------------------------
 
-    def api_versions(self, version: int = 2) -> dict:
+    API_VERSIONS_VERSION = 2
+
+    def api_versions(self, version: int = API_VERSIONS_VERSION) -> dict:
         body = {"client_version": "0.18.2", "client_os": "linux", "client_arch": "x86_64"}
         answer = self.call(messages.API_VERSIONS, version, body, "fluvio.versions.advertised")
         if answer["error_code"].code != 0:
@@ -92,7 +94,15 @@ class Fluvio(AdvertisedVersions, StrictClient):
         return answer
 
     def fetch_advertised(self) -> dict[int, tuple[int, int]]:
-        return {k["api_key"]: (k["min_version"], k["max_version"]) for k in self.api_versions()["api_keys"]}
+        return self._ranges(self.api_versions())
+
+    def advertised_in(self, frame: bytes) -> dict[int, tuple[int, int]]:
+        answer = messages.decode_response(messages.API_VERSIONS, self.API_VERSIONS_VERSION, frame)
+        return self._ranges(answer["body"])
+
+    @staticmethod
+    def _ranges(answer: dict) -> dict[int, tuple[int, int]]:
+        return {k["api_key"]: (k["min_version"], k["max_version"]) for k in answer["api_keys"]}
 
     @staticmethod
     def api_name(api_key: int) -> str:
@@ -104,7 +114,7 @@ class Fluvio(AdvertisedVersions, StrictClient):
         chosen = min(max(wanted, low), high, messages.COMMON_VERSION)
         if chosen < low:
             raise Unimplemented(f"{messages.api_name(api_key)} advertised as {low}..{high}: no version we encode")
-        return chosen
+        return self.both_speak(api_key, chosen, low)
 
     # -- Produce --------------------------------------------------------------------------------------------
 

@@ -145,6 +145,13 @@ class Kafka(AdvertisedVersions, StrictClient):
         if body["ErrorCode"] != errors.NONE:
             raise Divergence(C["kafka.api-versions.advertised"], "ApiVersions v0 with error 0",
                              f"error {errors.name(body['ErrorCode'])}")
+        return self._ranges(body)
+
+    def advertised_in(self, frame: bytes) -> dict[int, tuple[int, int]]:
+        return self._ranges(messages.decode_response(messages.API_VERSIONS, 0, frame)["body"])
+
+    @staticmethod
+    def _ranges(body: dict) -> dict[int, tuple[int, int]]:
         return {entry["ApiKey"]: (entry["MinVersion"], entry["MaxVersion"]) for entry in body["ApiKeys"]}
 
     @staticmethod

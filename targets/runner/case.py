@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from wirecheck.protocols.clauses import Clause
 from wirecheck.protocols.spec import ProtocolSpec
-from wirecheck.reports.model import Blocked, Differs, Divergence, HarnessError, Verdict
+from wirecheck.reports.model import Blocked, Divergence, HarnessError, Verdict
 from wirecheck.reports.transcript import Transcript
 from wirecheck.targets.differential import mirrored
 from wirecheck.targets.runner.validate import parse_topics
@@ -37,6 +37,7 @@ class CaseState:
     recorded: bool = False
     attempts: list = field(default_factory=list)  # (outcome, transcript events) of earlier runs (--confirm)
     confirmed: tuple | None = None  # (the first failure, the attempt that passed): FLAKY
+    differences: list = field(default_factory=list)  # --differential: each connection's first difference
 
 
 def survives_clause(spec: ProtocolSpec) -> Clause:
@@ -97,7 +98,7 @@ class Target:
         except OSError as exc:
             session.close()
             raise HarnessError(f"--differential: the reference broker does not accept a connection: {exc}") from None
-        return mirrored(session, twin, self.spec, self.spec.endpoint(endpoint))
+        return mirrored(session, twin, self.spec, self.spec.endpoint(endpoint), self._state.differences.append)
 
     def depends_on_server_timers(self, why: str) -> None:
         """From here on the case's answers depend on when the server's own timers fire (a transaction timeout, a
@@ -189,7 +190,7 @@ class Target:
         try:
             yield
         except Divergence as div:
-            if div.clause.id == self.case_id or isinstance(div, Differs):  # a difference is not a failed setup
+            if div.clause.id == self.case_id:
                 raise
             raise Blocked(what, div) from div
 

@@ -54,7 +54,7 @@ def classify(exc: BaseException | None, when: str, skip_reason: str | None, stri
     if isinstance(exc, Blocked):
         return Classified(Verdict.BLOCKED, str(exc), outcome="skipped", longrepr=f"BLOCKED: {exc}",
                           blocking=exc.divergence if exc.carries else None)
-    if isinstance(exc, Differs):  # --differential: fails the run under a MUST clause, or a SHOULD one with --strict
+    if isinstance(exc, Differs):  # --differential --strict (the plugin raises it only then)
         passes = exc.clause.level is Level.SHOULD and not strict
         return Classified(Verdict.DIVERGENT, str(exc), exc, outcome="passed" if passes else None)
     if isinstance(exc, Divergence):
@@ -70,7 +70,8 @@ def classify(exc: BaseException | None, when: str, skip_reason: str | None, stri
 def _met_on_the_way(exc: BaseException, case_clause: str | None, strict: bool) -> bool:
     """A divergence of another clause than the case's that fails the run: it BLOCKs the case. A SHOULD-level one
     outside --strict stays NON-STRICT (a warning under its own clause, the case having passed), a dead target
-    fails the case that killed it, and a --differential difference is judged where it appears."""
+    fails the case that killed it, and a --differential --strict difference is the case's own (it passed its
+    checks)."""
     return (isinstance(exc, Divergence) and not isinstance(exc, (Differs, TargetDied)) and case_clause is not None
             and exc.clause.id != case_clause and (exc.verdict is Verdict.FAILED or strict))
 

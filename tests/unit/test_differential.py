@@ -1,6 +1,6 @@
-"""The differential comparator: answers decoded with the layers, volatile fields ignored, the first difference
-named by its field path and reported under the clause that covers it; DIVERGENT fails the run only under a MUST
-clause or --strict."""
+"""The differential comparator: answers decoded with the layers, volatile fields ignored, the first difference on
+a connection named by its field path and the clause that covers it, and recorded (not raised: the case's own
+checks judge the target); --strict turns a recorded difference into DIVERGENT."""
 
 from __future__ import annotations
 
@@ -79,11 +79,24 @@ class _Answering:
         return self.reply
 
 
+def test_the_first_difference_on_a_connection_is_recorded_and_comparing_stops():
+    """A difference never interrupts the case: it is recorded with its clause, and later answers on the same
+    connection (whose state may now differ) are not compared."""
+    found = []
+    session = MirroredSession(_Answering(fetched(2, 1)), _Answering(fetched(1, 1)), COMPARE, found.append)
+    assert session.request(b"{}\n").frame == fetched(2, 1).frame
+    assert session.request(b"{}\n").frame == fetched(2, 1).frame
+    assert [(d.path, d.target, d.reference, d.clause.id) for d in found] == \
+        [("FetchResponse.next_offset", 2, 1, "rustlog.fetch.next-offset")]
+    divergence = found[0].as_divergence()
+    assert isinstance(divergence, Differs) and "first difference at FetchResponse.next_offset" in str(divergence)
+
+
 def test_answers_that_depend_on_server_timers_are_not_compared():
-    """Target.depends_on_server_timers turns comparing off: the same difference that is DIVERGENT before is not
-    after (the bytes still reach both servers)."""
-    session = MirroredSession(_Answering(fetched(2, 1)), _Answering(fetched(1, 1)), COMPARE)
-    with pytest.raises(Differs):
-        session.request(b"{}\n")
+    """Target.depends_on_server_timers turns comparing off: the same difference recorded before is not after
+    (the bytes still reach both servers)."""
+    found = []
+    session = MirroredSession(_Answering(fetched(2, 1)), _Answering(fetched(1, 1)), COMPARE, found.append)
     session.comparing = False
     assert session.request(b"{}\n").frame == fetched(2, 1).frame
+    assert not found

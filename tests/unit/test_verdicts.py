@@ -376,3 +376,12 @@ def test_a_named_protocol_whose_hello_goes_unanswered_is_tested_and_fails_on_the
     assert result.code == 1, result.out[-3000:]
     assert {r["clause"] for r in result.records if r["verdict"] == "FAILED"} == {"vtoy.ping.pong"}, result.out[-3000:]
     assert result.verdicts().get("OK", 0) >= 4 and "TARGET-DOWN" not in result.verdicts(), result.verdicts()
+
+
+def test_a_should_divergence_in_a_fixture_is_non_strict_and_the_case_body_does_not_run(tmp_path, vtoy):
+    """Before, the fixture's NON-STRICT setup passed and pytest ran the body without the fixture's value: a
+    KeyError inside the tool, recorded under the divergence instead of as an internal error."""
+    server = vtoy()
+    result = pytest_run(tmp_path, "tests/verdicts/fixture_cases.py", server.target)
+    assert result.verdicts() == {"NON-STRICT": 1}, result.out
+    assert result.code == 0 and "KeyError" not in result.out and "body ran" not in result.out, result.out
