@@ -86,6 +86,11 @@ class ProtocolSpec:
     #: reference-broker variant (namespaced, the name --variant and --reference-variant take) -> the clause whose
     #: other permitted reading it takes; the whole suite must pass against it (tests/quality/test_variants.py)
     variants: Mapping[str, str] = field(default_factory=dict)
+    #: reference-broker fault -> the client scenario clauses (``<protocol>.clients.*``) it must also break: a real
+    #: client cannot work with a server that has it (tests/quality/test_client_faults.py runs each)
+    client_faults: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the real clients the suite's ``clients`` cases drive (name -> protocols.clients.RealClient)
+    clients: Mapping[str, object] = field(default_factory=dict)
     capture: CaptureSupport | None = None
     #: fields of a case's parameters that name the message and its version in records (e.g. "api", "api_version")
     message_param: str = "message"

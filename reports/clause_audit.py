@@ -17,11 +17,12 @@ import ast
 import importlib.util
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from wirecheck.protocols.clauses import Level
+from wirecheck.protocols.clients import scenario_clauses
 
 COLUMNS = ("id", "level", "requirement", "source", "decision", "faults", "variants", "cases", "unbreakable",
            "sole reading")
@@ -116,8 +117,18 @@ def _clause_id_of(marker: ast.Call, constants: Mapping[str, str]) -> str | None:
     return None
 
 
-def count_cases(source: str) -> Counter[str]:
-    """Clause id -> how many case decorators in this module's source name it."""
+def _scenario_of(decorator: ast.expr) -> str | None:
+    """The scenario of a ``clients_case(SPEC, "scenario")`` decorator (targets/clients.py), else None."""
+    if isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Name) \
+            and decorator.func.id == "clients_case" and len(decorator.args) == 2 \
+            and isinstance(decorator.args[1], ast.Constant) and isinstance(decorator.args[1].value, str):
+        return decorator.args[1].value
+    return None
+
+
+def count_cases(source: str, client_cases: Callable[[str], Iterable[str]] = lambda scenario: ()) -> Counter[str]:
+    """Clause id -> how many case decorators in this module's source name it; ``client_cases(scenario)`` gives
+    the clauses a ``clients_case`` decorator parametrizes over (one case per client)."""
     tree = ast.parse(source)
     constants = _module_string_constants(tree)
     counts: Counter[str] = Counter()
@@ -127,6 +138,8 @@ def count_cases(source: str) -> Counter[str]:
                 clause_id = _clause_id_of(decorator, constants)
                 if clause_id is not None:
                     counts[clause_id] += 1
+            for scenario in filter(None, map(_scenario_of, node.decorator_list)):
+                counts.update(client_cases(scenario))
     return counts
 
 
@@ -141,11 +154,12 @@ def suite_files(suite_module: str) -> list[Path]:
     return sorted(path for location in found.submodule_search_locations for path in Path(location).glob("*.py"))
 
 
-def suite_case_counts(suite_module: str) -> Counter[str]:
+def suite_case_counts(suite_module: str, client_cases: Callable[[str], Iterable[str]] = lambda s: ()) \
+        -> Counter[str]:
     """Clause id -> number of cases naming it across the suite's modules (reads their source text)."""
     total: Counter[str] = Counter()
     for path in suite_files(suite_module):
-        total.update(count_cases(path.read_text(encoding="utf-8")))
+        total.update(count_cases(path.read_text(encoding="utf-8"), client_cases))
     return total
 
 
@@ -157,11 +171,15 @@ def _keys_pointing_at(mapping: Mapping[str, str], clause_id: str) -> tuple[str, 
 
 def audit(spec, case_counts: Mapping[str, int] | None = None) -> ProtocolAudit:
     """The audit of one protocol; ``case_counts`` defaults to counting the cases in ``spec.suite``."""
-    counts = suite_case_counts(spec.suite) if case_counts is None else case_counts
+    clients = getattr(spec, "clients", None) or {}
+    counts = suite_case_counts(spec.suite, lambda scenario: scenario_clauses(spec.name, clients, scenario).values()) \
+        if case_counts is None else case_counts
     variants = getattr(spec, "variants", None) or {}
+    client_faults = getattr(spec, "client_faults", None) or {}
     rows = tuple(ClauseRow(id=clause.id, level=clause.level.value, requirement=clause.requirement,
                            source=clause.source, decision=clause.decision,
-                           faults=_keys_pointing_at(spec.faults, clause.id),
+                           faults=_keys_pointing_at(spec.faults, clause.id) + tuple(
+                               sorted(fault for fault, clauses in client_faults.items() if clause.id in clauses)),
                            variants=_keys_pointing_at(variants, clause.id),
                            cases=counts.get(clause.id, 0), unbreakable=clause.unbreakable,
                            sole_reading=clause.sole_reading)

@@ -103,6 +103,8 @@ class RunWriter:
         }
         if event.blocking is not None:
             record["blocked_by"] = blocked_by(event.blocking)
+        if state.facts:
+            record["facts"] = dict(state.facts)
         if transcript_path is not None and event.verdict.value not in NO_REPLAY:
             record["replay"] = self.write_replay(record, state.transcript, transcript_path)
         return record
@@ -131,8 +133,10 @@ class RunWriter:
         """Called by the controlling process: final totals, if any case ran in any worker."""
         if not self.run_dir.exists():
             return
+        records = list(self.records())
         self._run.update(finished_at=_now(), exit_status=exit_status, totals=self.totals(), headline=self.headline(),
-                         failures_by_clause=[group.to_dict() for group in by_clause(list(self.records()))])
+                         failures_by_clause=[group.to_dict() for group in by_clause(records)],
+                         clients=client_matrix(records))
         self._write_run()
 
     def _write_run(self) -> None:
@@ -214,6 +218,21 @@ class RunWriter:
                 matrix.setdefault((record["protocol"], str(record["message_type"])), {})[record["version"]] = \
                     record["verdict"]
         return matrix
+
+
+def client_matrix(records) -> list[dict]:
+    """The real-client cases (``<protocol>.clients.<client>.<scenario>``) as one row per protocol and client:
+    its version (the case's ``client_version`` fact) and each scenario's verdict."""
+    rows: dict[tuple[str, str], dict] = {}
+    for record in records:
+        parts = record["case"].split(".")
+        if len(parts) != 4 or parts[1] != "clients":
+            continue
+        row = rows.setdefault((parts[0], parts[2]), {"protocol": parts[0], "client": parts[2], "version": None,
+                                                     "scenarios": {}})
+        row["version"] = (record.get("facts") or {}).get("client_version") or row["version"]
+        row["scenarios"][parts[3]] = record["verdict"]
+    return [rows[key] for key in sorted(rows)]
 
 
 def blocked_by(div) -> dict:

@@ -40,6 +40,7 @@ class SummaryPage:
         if run.get("headline"):
             parts.append(f"<p class='headline bad'>{escape(run['headline'])}</p>")
         parts.append(_by_clause(groups))
+        parts.append(_clients(run.get("clients") or []))
         parts.append(_areas(records))
         parts.append(_targets(run.get("targets", {})))
         parts.append(_totals(run.get("totals") or {}))
@@ -83,6 +84,20 @@ def _areas(records: list[dict]) -> str:
         f"<td class='{'bad' if v not in PASSING and cell.get(v) else ''}'>{cell.get(v, '')}</td>" for v in verdicts)
         + "</tr>" for (protocol, area), cell in sorted(counts.items()))
     return f"<h2>By protocol and area</h2><table><tr><th>protocol</th><th>area</th>{head}</tr>{rows}</table>"
+
+
+def _clients(rows: list[dict]) -> str:
+    """The real-client matrix: one row per client (its version), one column per scenario."""
+    if not rows:
+        return ""
+    scenarios = sorted({scenario for row in rows for scenario in row["scenarios"]})
+    head = "".join(f"<th>{escape(s)}</th>" for s in scenarios)
+    body = "".join(f"<tr><td>{escape(row['protocol'])}</td><td>{escape(row['client'])}</td>"
+                   f"<td>{escape(str(row['version'] or ''))}</td>" + "".join(
+                       f"<td class='{'' if row['scenarios'].get(s, 'OK') in PASSING else 'bad'}'>"
+                       f"{escape(row['scenarios'].get(s, ''))}</td>" for s in scenarios) + "</tr>" for row in rows)
+    return (f"<h2>Real clients</h2><table><tr><th>protocol</th><th>client</th><th>version</th>{head}</tr>"
+            f"{body}</table>")
 
 
 def _targets(targets: dict) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from wirecheck.reports.events import VerdictReached
 from wirecheck.reports.model import ANSWERED_OTHERWISE
+from wirecheck.reports.records import client_matrix
 from wirecheck.reports.rootcause import by_clause
 
 GROUPS_SHOWN = 40
@@ -49,6 +50,13 @@ class TerminalSummary:
                 f"--target {line}" for line in self.target_lines) + f" (the collected cases are for "
                 f"{', '.join(sorted(self.collected_protocols))})", red=True)
         records = list(writer.records())
+        clients = client_matrix(records)
+        if clients:
+            terminal.section("wirecheck client matrix (real clients against the target)")
+            for row in clients:
+                cells = " ".join(f"{scenario}:{MATRIX_MARK.get(verdict, verdict)}"
+                                 for scenario, verdict in sorted(row["scenarios"].items()))
+                terminal.line(f"{row['protocol']} {row['client']:<16} {str(row['version'] or '?'):<34} {cells}")
         groups = by_clause(records)
         if groups:
             terminal.section("wirecheck failures by clause (one root cause a line)")

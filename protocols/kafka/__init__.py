@@ -12,8 +12,10 @@ from __future__ import annotations
 from wirecheck.protocols.framing import I32_PREFIX
 from wirecheck.protocols.kafka import layers, messages
 from wirecheck.protocols.batches import reseal_edited
+from wirecheck.protocols.clients import all_client_clauses as client_clauses
 from wirecheck.protocols.kafka.faults import FAULTS, VARIANTS
 from wirecheck.protocols.kafka.clauses import CATALOGUE
+from wirecheck.protocols.kafka.clients import CLIENTS, SCENARIOS
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 9092
@@ -103,7 +105,13 @@ SPEC = ProtocolSpec(
                      # version both servers speak), and a frame's length follows from what it carries
                      "ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*", "*ResponseFrame*.length"),
     field_decoders={"*.Records": "wirecheck.protocols.kafka.records:batches_as_fields"},
-    reseal=reseal_edited,  # a replay's carried-over producer id sits inside a record batch's CRC
+    reseal=reseal_edited,
+    clients=CLIENTS,
+    # producers that report offsets are told the wrong ones; kcat reads to the high watermark, which is never reached
+    client_faults={"kafka.base-offset-echoed": tuple(c for c in client_clauses("kafka", CLIENTS, SCENARIOS)
+                                                     if ".kcat." not in c),
+                   "kafka.hw-off-by-one": tuple(c for c in client_clauses("kafka", CLIENTS, SCENARIOS)
+                                                if ".kcat." in c)},  # a replay's carried-over producer id sits inside a record batch's CRC
     field_clauses={"ProduceResponse*.BaseOffset": "kafka.produce.base-offset",
                    "FetchResponse*.HighWatermark": "kafka.fetch.high-watermark"},
 )

@@ -9,6 +9,8 @@ Sources are the Kafka protocol guide (kafka.apache.org/protocol, section named),
 from __future__ import annotations
 
 from wirecheck.protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.clients import client_clauses
+from wirecheck.protocols.kafka.clients import CLIENTS, SCENARIOS
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 GUIDE = "Kafka protocol guide"
@@ -479,4 +481,4 @@ CLAUSES += [
                         "behaviour changes its outcome and no variant can take another reading."),
 ]
 
-CATALOGUE = Catalogue("kafka", CLAUSES)
+CATALOGUE = Catalogue("kafka", CLAUSES + client_clauses("kafka", CLIENTS, SCENARIOS))

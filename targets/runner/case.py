@@ -38,6 +38,7 @@ class CaseState:
     attempts: list = field(default_factory=list)  # (outcome, transcript events) of earlier runs (--confirm)
     confirmed: tuple | None = None  # (the first failure, the attempt that passed): FLAKY
     differences: list = field(default_factory=list)  # --differential: each connection's first difference
+    facts: dict = field(default_factory=dict)  # what the case learnt about its setting (a client's version)
 
 
 def survives_clause(spec: ProtocolSpec) -> Clause:
@@ -193,6 +194,10 @@ class Target:
             if div.clause.id == self.case_id:
                 raise
             raise Blocked(what, div) from div
+
+    def fact(self, name: str, value) -> None:
+        """Record a fact about the case's setting in its record (``facts``), e.g. the real client's version."""
+        self._state.facts[name] = value
 
     def clause(self, clause_id: str) -> Clause:
         return self.catalogue[clause_id]

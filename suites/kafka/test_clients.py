@@ -1,0 +1,209 @@
+"""Real Kafka clients against the target: one case per client and scenario (``kafka.clients.<client>.<scenario>``).
+
+Each client runs in its own process (targets/clients.py) with its own defaults, bounded by a time limit; what it
+produced and consumed comes back as JSON and is judged here, under the client's own clause. A client that hangs or
+fails is FAILED with the last lines of its log. The topic is created by the suite (a precondition), uniquely named
+and deleted afterwards. A client this machine does not have is NOT-RUN with the line that installs it. The
+client's traffic goes straight to the target, so the transcript holds the job and the client's result, not bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import re
+import shutil
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from wirecheck.protocols.kafka import SPEC
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.kafka.client import DataPath
+from wirecheck.targets.clients import ClientRun, clients_case, run_client
+from wirecheck.targets.runner.verdicts import NOT_RUN
+
+C = SPEC.catalogue
+TIME_LIMIT = 60.0  # per client run: a driver gives up on consuming after 20 s and says what it waited for
+CONSUME_LIMIT = 20.0  # kcat reading a topic to its end (ten records take well under a second)
+KAFKAJS = Path(__file__).resolve().parent / "clients" / "kafkajs"
+TIMESTAMP = 1_700_000_000_000  # CreateTime of the first record (ms), the others follow
+PYTHON_MODULES = {"kafka-python": "kafka", "confluent-kafka": "confluent_kafka", "aiokafka": "aiokafka"}
+INSTALL = {"kafka-python": "pip install kafka-python", "confluent-kafka": "pip install confluent-kafka",
+           "aiokafka": "pip install aiokafka", "kafkajs": f"npm ci --prefix {KAFKAJS}",
+           "kcat": "apt-get install kcat"}
+
+
+def records(count: int = 10, text_only: bool = False) -> list[dict]:
+    """Records for two partitions: keys (one null), values with every byte value, two headers each (one empty),
+    consecutive CreateTimes. ``text_only`` (kcat reads lines and sets one header list per call): text keys and
+    values, the same headers on every record."""
+    made = []
+    for i in range(count):
+        value = f"value-{i}".encode() if text_only else bytes(range(256))[i::count] + b"\x00\n" + bytes([i])
+        key = None if i == 3 and not text_only else f"key-{i % 3}".encode()
+        made.append({"partition": i % 2, "key": _b64(key), "value": _b64(value), "timestamp": TIMESTAMP + i,
+                     "headers": [["trace", _b64(b"t" if text_only else f"t{i}".encode())], ["empty", _b64(b"")]]})
+    return made
+
+
+def _b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode()
+
+
+# -- running a client ------------------------------------------------------------------------------------------
+
+
+def installed(client: str) -> None:
+    """NOT-RUN when the client is missing here (never a FAILED of the target)."""
+    missing = {"kafkajs": lambda: shutil.which("node") is None or not (KAFKAJS / "node_modules" / "kafkajs").is_dir(),
+               "kcat": lambda: _kcat() is None}.get(client, lambda: importlib.util.find_spec(PYTHON_MODULES[client])
+                                                    is None)
+    if missing():
+        pytest.skip(f"{NOT_RUN}: the {client} client is not installed here ({INSTALL[client]})")
+
+
+def _kcat() -> str | None:
+    return shutil.which("kcat") or shutil.which("kafkacat")
+
+
+def kcat_version() -> str:
+    """kcat's version and its librdkafka's, from ``kcat -V`` ("Version 1.7.1 (JSON, ..., librdkafka 2.0.2 ...")."""
+    shown = run_client([_kcat(), "-V"], timeout=10).stdout
+    found = re.search(r"Version (\S+).*?librdkafka (\S+)", shown)
+    return f"{found.group(1)} (librdkafka {found.group(2)})" if found else "unknown"
+
+
+def drive(target, client: str, job: dict) -> ClientRun:
+    """Run ``client`` on ``job``; the run is noted in the transcript."""
+    job = {"bootstrap": "%s:%d" % target.address, **job}
+    if client == "kafkajs":
+        argv, cwd = ["node", "driver.js"], str(KAFKAJS)
+    else:
+        argv, cwd = [sys.executable, "-m", "wirecheck.suites.kafka.clients.python_driver", client], None
+    target.transcript.note(f"client {client}: {' '.join(argv)} with job {json.dumps(job)[:1500]}")
+    run = run_client(argv, json.dumps(job), TIME_LIMIT, cwd=cwd)
+    target.transcript.note(f"client {client}: {run.summary()[:3000]}; result {json.dumps(run.output)[:3000]}")
+    if run.output and run.output.get("version"):
+        target.fact("client_version", run.output["version"])
+    return run
+
+
+def kcat_produce_consume(target, job: dict) -> ClientRun:
+    """kcat has no driver: it produces each partition's lines (key TAB value, the headers of the first record)
+    and consumes the topic from the beginning as JSON lines. It cannot set a record's timestamp."""
+    kcat, bootstrap = _kcat(), "%s:%d" % target.address
+    target.fact("client_version", kcat_version())
+    headers = [arg for name, value in job["records"][0]["headers"]
+               for arg in ("-H", f"{name}={base64.b64decode(value).decode()}")]
+    for partition in sorted({r["partition"] for r in job["records"]}):
+        lines = "".join(f"{base64.b64decode(r['key']).decode()}\t{base64.b64decode(r['value']).decode()}\n"
+                        for r in job["records"] if r["partition"] == partition)
+        produced = _kcat_run(target, [kcat, "-b", bootstrap, "-t", job["topic"], "-P", "-p", str(partition), "-K",
+                                      "\t", "-z", job["codec"], *headers], lines)
+        if produced.returncode != 0:
+            return produced
+    consumed = _kcat_run(target, [kcat, "-b", bootstrap, "-t", job["topic"], "-C", "-o", "beginning", "-e", "-J",
+                                  "-q"], limit=CONSUME_LIMIT)
+    lines = [json.loads(line) for line in consumed.stdout.splitlines() if line.startswith("{")]
+    result = {"consumed": [{"partition": m["partition"], "offset": m["offset"], "key": _b64(_utf8(m.get("key"))),
+                            "value": _b64(_utf8(m.get("payload"))), "timestamp": m.get("ts"),
+                            "headers": [[name, _b64(_utf8(value))] for name, value in
+                                        zip(m.get("headers", [])[::2], m.get("headers", [])[1::2])]}
+                           for m in lines]}
+    return replace(consumed, output=result if consumed.returncode == 0 else None)
+
+
+def _kcat_run(target, argv: list[str], stdin: str = "", limit: float = TIME_LIMIT) -> ClientRun:
+    target.transcript.note(f"client kcat: {' '.join(argv)}")
+    run = run_client(argv, stdin, limit)
+    target.transcript.note(f"client kcat: {run.summary()[:3000]}")
+    return run
+
+
+def _utf8(text: str | None) -> bytes | None:
+    return None if text is None else text.encode()
+
+
+# -- judging ---------------------------------------------------------------------------------------------------
+
+
+def judge_round_trip(clause_id: str, job: dict, run: ClientRun, compare_timestamps: bool = True) -> None:
+    """Every produced record consumed back once, byte-identical, in offset order per partition, at the offset
+    the producer was told."""
+    expected = f"{len(job['records'])} records produced and consumed back byte-identical"
+    if run.returncode != 0 or run.output is None or "consumed" not in run.output:
+        raise Divergence(C[clause_id], expected, f"the client {run.summary()}")
+    produced, consumed = run.output.get("produced"), run.output["consumed"]
+
+    def content(record: dict) -> tuple:
+        headers = tuple(map(tuple, record["headers"]))
+        return (record["partition"], record["key"], record["value"], headers,
+                record["timestamp"] if compare_timestamps else None)
+
+    wanted = sorted((content(r) for r in job["records"]), key=repr)
+    got = sorted((content(r) for r in consumed), key=repr)
+    if got != wanted:
+        missing, extra = [r for r in wanted if r not in got], [r for r in got if r not in wanted]
+        raise Divergence(C[clause_id], expected, f"{len(consumed)} consumed; not as produced: missing "
+                         f"{_shown(missing)}, unexpected {_shown(extra)}")
+    for partition in {r["partition"] for r in consumed}:
+        offsets = [r["offset"] for r in consumed if r["partition"] == partition]
+        if offsets != sorted(set(offsets)):
+            raise Divergence(C[clause_id], "offsets increasing within a partition",
+                             f"partition {partition} consumed at offsets {offsets}")
+        if produced is not None:
+            told = sorted(o for p, o in produced if p == partition)
+            if told != offsets:
+                raise Divergence(C[clause_id], f"partition {partition}: consumed at the offsets produced {told}",
+                                 f"consumed at {offsets}")
+
+
+def _shown(items: list) -> str:
+    return repr(items[:3])[:600] + (f" and {len(items) - 3} more" if len(items) > 3 else "")
+
+
+def client_topic(target, client: str) -> str:
+    path = DataPath(target)
+    name = target.unique(f"client-{client}")
+    with target.precondition("a two-partition topic for the client created"):
+        path.create_topic(name, 2)
+    return name
+
+
+def produce_consume(target, client: str, codec: str) -> None:
+    clause_id = f"kafka.clients.{client}.{'produce-consume' if codec == 'none' else 'compression'}"
+    topic = client_topic(target, client)
+    job = {"action": "produce-consume", "topic": topic, "group": target.unique("group"), "codec": codec,
+           "records": records(text_only=client == "kcat"), "rounds": 2}
+    run = kcat_produce_consume(target, job) if client == "kcat" else drive(target, client, job)
+    judge_round_trip(clause_id, job, run, compare_timestamps=client != "kcat")
+
+
+# -- the cases -------------------------------------------------------------------------------------------------
+
+
+@clients_case(SPEC, "produce-consume")
+def test_produce_consume(target, client):
+    installed(client)
+    produce_consume(target, client, "none")
+
+
+@clients_case(SPEC, "compression")
+def test_compression(target, client):
+    installed(client)
+    for codec in offered_codecs(target, client):
+        produce_consume(target, client, codec)
+
+
+def offered_codecs(target, client: str) -> list[str]:
+    if client == "kcat":
+        return ["gzip", "snappy", "lz4", "zstd"]  # librdkafka builds them all in
+    run = drive(target, client, {"action": "describe"})
+    if run.output is None:
+        raise Divergence(C[f"kafka.clients.{client}.compression"], "the client's codecs", run.summary())
+    return run.output["codecs"]
+

@@ -1,0 +1,103 @@
+"""Running a real client library or tool against the target, bounded and diagnosable.
+
+A client scenario (``<protocol>.clients.<client>.<scenario>`` cases) runs the client as a child process in its
+own process group, so that a client that hangs is stopped whole (with whatever it started) when the scenario's
+time limit passes. The driver writes one JSON document as its last stdout line (what it observed); its stderr is
+the client's own log, of which the last lines are kept for the verdict. Nothing here knows a protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from wirecheck.protocols.clients import scenario_clauses
+
+LOG_LINES = 25  # of the client's own log, kept with a failing verdict
+
+
+@dataclass(frozen=True)
+class ClientRun:
+    argv: tuple[str, ...]
+    returncode: int | None  # None: stopped at the time limit
+    output: dict | None  # the driver's JSON document, None when it wrote none
+    log_tail: str  # the last lines of the client's stderr
+    seconds: float
+    stdout: str = ""  # all of it, for tools that print their results as lines (kcat)
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode is None
+
+    def summary(self) -> str:
+        """How the client ended, with the last lines of its log: for a verdict's actual value."""
+        if self.timed_out:
+            how = f"still running after {self.seconds:.0f} s (stopped)"
+        elif self.output is None:
+            how = f"exited with status {self.returncode} without a result"
+        else:
+            how = f"exited with status {self.returncode}"
+        last = f"; the client's last log lines:\n{self.log_tail}" if self.log_tail.strip() else ""
+        waiting = self.output.get("waiting_for") if self.output else None
+        return how + (f", waiting for {waiting}" if waiting else "") + last
+
+
+def clients_case(spec, scenario: str):
+    """Parametrize a scenario's case over ``client``: one case per client of ``spec.clients`` that supports it,
+    each reporting under its own clause ``<protocol>.clients.<client>.<scenario>`` (the clause audit counts them
+    from this decorator)."""
+    clauses = scenario_clauses(spec.name, spec.clients, scenario)
+    return pytest.mark.parametrize("client", [pytest.param(name, marks=pytest.mark.case(clause), id=name)
+                                              for name, clause in clauses.items()])
+
+
+def run_client(argv: list[str], stdin: str = "", timeout: float = 60.0, env: dict | None = None,
+               cwd: str | None = None) -> ClientRun:
+    """Run ``argv`` with ``stdin``; stop its whole process group after ``timeout`` seconds."""
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=cwd, env=None if env is None else {**os.environ, **env},
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        _stop_group(proc)
+        out, err = proc.communicate()
+        code = None
+    return ClientRun(tuple(argv), code, last_json(out), _tail(err), time.monotonic() - started, out or "")
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(3)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def last_json(text: str) -> dict | None:
+    """The last stdout line that is a JSON object (drivers print one; clients may print other lines before)."""
+    for line in reversed((text or "").splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
+def _tail(text: str, lines: int = LOG_LINES) -> str:
+    return "\n".join((text or "").rstrip().splitlines()[-lines:])
