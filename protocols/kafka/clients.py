@@ -18,3 +18,10 @@ CLIENTS = {client.name: client for client in (
     RealClient("kafkajs", "kafkajs, the pure-JavaScript client,", ("produce-consume", "compression")),
     RealClient("kcat", "kcat, librdkafka's command-line producer and consumer,", ("produce-consume", "compression")),
 )}
+
+#: the API keys a scenario needs advertised, by what every client does (produce, fetch, list offsets, metadata, a
+#: consumer group with committed offsets) ...
+SCENARIO_APIS = {"produce-consume": frozenset({0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14}),
+                 "compression": frozenset({0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14})}
+#: ... and by a client's own defaults: kafka-python's producer is idempotent unless told otherwise
+CLIENT_APIS = {"kafka-python": frozenset({22})}
