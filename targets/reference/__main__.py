@@ -52,7 +52,8 @@ def build_parser(personalities: dict[str, PersonalityInfo]) -> argparse.Argument
                         help="seconds a started frame may take to arrive whole (default 10)")
     parser.add_argument("--max-frame", type=int, default=None, help="override each protocol's frame limit (bytes)")
     parser.add_argument("--segment-records", type=positive, default=None,
-                        help="records per log segment (default 1000); " + honoured_by(personalities, "segment_records"))
+                        help="records per log segment, the unit retention drops; a range of offsets, not a file "
+                             "(default 1000); " + honoured_by(personalities, "segment_records"))
     parser.add_argument("--retention-records", type=positive, default=None,
                         help="keep at least this many records per partition, dropping whole older segments; "
                              + honoured_by(personalities, "retention_records"))

@@ -1,4 +1,4 @@
-"""RustLog broker: the durable segment log (--data-dir): restart, torn tails, retention, storage errors."""
+"""RustLog broker: the durable log (--data-dir): restart, torn tails, retention, storage errors, bounded cache."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import os
 import signal
 
 import pytest
+
+from wirecheck.targets.reference.rustlog import durable
 
 from tests.broker.rustlog_support import ProcessBroker, ThreadBroker, create_topic, fetch, payloads_of, produce
 
@@ -32,8 +34,8 @@ def test_acknowledged_records_survive_a_restart(tmp_path):
                                "offset": 3})["success"]
         before = fetch(client, "t", 0)
         assert broker.terminate() == 0
-    assert sorted(p.name for p in partition_dir(tmp_path).iterdir()) == [
-        "00000000000000000000.log", "00000000000000000004.log", "00000000000000000008.log"]
+    # one batch-log file; segments (4 records) are the unit of segment_count and retention, not files
+    assert sorted(p.name for p in partition_dir(tmp_path).iterdir()) == ["00000000000000000000.batchlog"]
     with ProcessBroker(*args, workdir=tmp_path / "run2") as broker, broker.client() as client:
         assert fetch(client, "t", 0) == before  # payloads, offsets and timestamps
         assert payloads_of(before) == records
@@ -62,19 +64,20 @@ def test_torn_tail_is_truncated_on_restart(tmp_path, damage):
     args = ["--data-dir", str(tmp_path), "--segment-records", "3"]
     with ProcessBroker(*args, workdir=tmp_path / "run1") as broker, broker.client() as client:
         create_topic(client, "t")
-        produce(client, "t", [b"one", b"two", b"three", b"four", b"five"])
+        produce(client, "t", [b"one", b"two", b"three"])
+        produce(client, "t", [b"four", b"five"])
         assert broker.terminate() == 0
-    last = partition_dir(tmp_path) / "00000000000000000003.log"
+    last = partition_dir(tmp_path) / "00000000000000000000.batchlog"
     data = last.read_bytes()
     if damage == "torn-header":
-        last.write_bytes(data + b"\x00\x00\x00\x09\x00\x00")  # half of a sixth record's header
+        last.write_bytes(data + b"\x00\x00\x00\x09\x00\x00")  # half of a third batch's header
         expected = [b"one", b"two", b"three", b"four", b"five"]
     elif damage == "torn-payload":
-        last.write_bytes(data[:-2])  # the last record lost its end
-        expected = [b"one", b"two", b"three", b"four"]
+        last.write_bytes(data[:-2])  # the last batch lost its end: the whole batch goes
+        expected = [b"one", b"two", b"three"]
     else:
         last.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))  # a flipped bit in the last payload
-        expected = [b"one", b"two", b"three", b"four"]
+        expected = [b"one", b"two", b"three"]
     with ProcessBroker(*args, workdir=tmp_path / "run2") as broker, broker.client() as client:
         assert payloads_of(fetch(client, "t", 0)) == expected
         assert produce(client, "t", [b"next"])["base_offset"] == len(expected)
@@ -84,19 +87,54 @@ def test_torn_tail_is_truncated_on_restart(tmp_path, damage):
         assert payloads_of(fetch(client, "t", 0)) == expected + [b"next"]
 
 
-def test_durable_retention_deletes_segment_files(tmp_path):
+def test_durable_retention_keeps_whole_segments_across_a_restart(tmp_path):
     args = ["--data-dir", str(tmp_path), "--segment-records", "5", "--retention-records", "5", "--fsync", "none"]
     with ProcessBroker(*args, workdir=tmp_path / "run1") as broker, broker.client() as client:
         create_topic(client, "t")
         produce(client, "t", [b"%d" % i for i in range(23)])
-        assert describe(client) == (15, 23, 2)
+        assert describe(client) == (15, 23, 2)  # the log start falls inside the one batch
         assert broker.terminate() == 0
-    assert sorted(p.name for p in partition_dir(tmp_path).iterdir()) == [
-        "00000000000000000015.log", "00000000000000000020.log"]
     with ProcessBroker(*args, workdir=tmp_path / "run2") as broker, broker.client() as client:
         assert describe(client) == (15, 23, 2)
         assert fetch(client, "t", 14)["code"] == 416
-        assert payloads_of(fetch(client, "t", 15))[0] == b"15"
+        assert payloads_of(fetch(client, "t", 15)) == [b"%d" % i for i in range(15, 23)]
+
+
+def test_durable_retention_deletes_files_it_has_passed(tmp_path, monkeypatch):
+    monkeypatch.setattr(durable, "FILE_BYTES", 200)  # a new file after about every second batch
+    config = dict(data_dir=tmp_path, segment_records=5, retention_records=10, fsync="none")
+    with ThreadBroker(**config) as broker, broker.client() as client:
+        create_topic(client, "t")
+        for batch in range(12):
+            produce(client, "t", [b"%d-%d" % (batch, i) for i in range(4)])
+        assert describe(client) == (35, 48, 3)
+        files = sorted(p.name for p in partition_dir(tmp_path).iterdir())
+        assert len(files) < 6 and files[0] <= "%020d.batchlog" % 35 < files[1], files
+    with ThreadBroker(**config) as broker, broker.client() as client:
+        assert describe(client) == (35, 48, 3)
+        assert payloads_of(fetch(client, "t", 35)) == [b"%d-%d" % (o // 4, o % 4) for o in range(35, 48)]
+
+
+def test_reads_beyond_a_small_cache_come_back_from_the_files_after_a_restart(tmp_path):
+    # 300 batches of ~2 KiB through an 8 KiB cache: almost every read after the restart is a file read
+    batches = [[b"%03d:%02d:" % (b, i) + bytes([b % 251]) * 200 for i in range(10)] for b in range(300)]
+    args = ["--data-dir", str(tmp_path), "--cache-bytes", "8192", "--fsync", "none"]
+    with ProcessBroker(*args, workdir=tmp_path / "run1") as broker, broker.client() as client:
+        create_topic(client, "t")
+        for batch in batches:
+            produce(client, "t", batch)
+        assert broker.terminate() == 0
+    records = [record for batch in batches for record in batch]
+    with ProcessBroker(*args, workdir=tmp_path / "run2") as broker, broker.client() as client:
+        got, offset = [], 0
+        while offset < len(records):
+            response = fetch(client, "t", offset, max_bytes=50_000)
+            assert [r["offset"] for r in response["records"]] == list(range(offset, response["next_offset"]))
+            got += payloads_of(response)
+            offset = response["next_offset"]
+        assert got == records
+        for offset in (2999, 1234, 7, 1500):  # mid-batch starts, out of order
+            assert payloads_of(fetch(client, "t", offset, max_bytes=1))[0] == records[offset]
 
 
 @pytest.mark.parametrize("code,error", [(507, errno.ENOSPC), (503, errno.EIO)])

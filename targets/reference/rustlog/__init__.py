@@ -1,14 +1,18 @@
 """RustLog personality of the reference broker: the JSON protocol of the seed "RustLog Protocol Specification".
 
-Storage: in memory by default; ``--segment-records`` records per segment, ``--retention-records`` records kept
-per partition (whole older segments dropped). With ``--data-dir``, a durable segment log per partition under
-``<data-dir>/rustlog/<topic>/<partition>/`` (see ``log.py``) and topic metadata in ``topic.json``.
+Storage: in memory by default (``log.py``); ``--segment-records`` records per segment, ``--retention-records``
+records kept per partition (whole older segments dropped). With ``--data-dir``, a durable log per partition under
+``<data-dir>/rustlog/<topic>/<partition>/`` (``durable.py``: one shared-batch-log entry per Produce batch, in
+files of up to 128 MiB) and topic metadata in ``topic.json``. There a segment is no longer a file: it stays the
+unit of ``segment_count`` and of retention (offsets [k*segment_records, (k+1)*segment_records)), and a file is
+deleted once retention has passed all of it. Memory in durable mode is the batch index plus one batch cache of
+``--cache-bytes`` shared by all partitions; reads beyond it come from the files.
 
-fsync policy: with ``fsync="batch"`` (the default) each Produce is acknowledged only after its records were
-written and the segment files fsynced (and the directory fsynced when a segment or partition directory was
-created), all in a worker thread so the event loop keeps serving other connections. ``fsync="none"`` writes
-without fsync (faster; a machine crash may lose acknowledged records, a process crash does not). Committed
-consumer offsets are in memory only, as the seed says.
+fsync policy: with ``fsync="batch"`` (the default) each Produce is acknowledged only after its batch was written
+and its file fsynced (and the directory fsynced when a file or partition directory was created), all in a worker
+thread so the event loop keeps serving other connections. ``fsync="none"`` writes without fsync (faster; a
+machine crash may lose acknowledged records, a process crash does not). Committed consumer offsets are in memory
+only, as the seed says.
 """
 
 from dataclasses import dataclass, field
@@ -36,6 +40,7 @@ def create(config: BrokerConfig, options: RustLogOptions | None = None) -> RustL
 
 
 PERSONALITY = PersonalityInfo("rustlog", DEFAULT_PORT, FAULTS, RustLogOptions, create, variants=VARIANTS,
-                              storage=frozenset({"data_dir", "fsync", "segment_records", "retention_records"}))
+                              storage=frozenset({"data_dir", "fsync", "segment_records", "retention_records",
+                                                 "cache_bytes"}))
 
 __all__ = ["DEFAULT_PORT", "FAULTS", "PERSONALITY", "RustLogOptions", "create"]

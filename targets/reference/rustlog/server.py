@@ -19,6 +19,7 @@ import time
 
 from wirecheck.targets.reference.core import BrokerConfig, Connection, IdleTimeout
 from wirecheck.targets.reference.framed import BadLength, FrameShape, serve_frames
+from wirecheck.targets.reference.rustlog.durable import DurableLog
 from wirecheck.targets.reference.rustlog.faults import FAULTS, VARIANTS
 from wirecheck.targets.reference.rustlog.log import PartitionLog
 from wirecheck.targets.reference.rustlog.schema import TOPIC_NAME, UnknownType, parse_request
@@ -76,6 +77,7 @@ class RustLogPersonality:
             segment_records=config.segment_records,
             retention_records=config.retention_records,
             fsync=config.fsync != "none",
+            cache_bytes=config.cache_bytes,
         )
         self.active_connections = 0
         self.header_lock = asyncio.Lock()  # fault header-read-global-lock
@@ -255,7 +257,7 @@ class RustLogPersonality:
         details = None if "not-found-details-null" in self.variants else {"available_topics": available}
         return RequestError(TOPIC_NOT_FOUND, f"Topic '{name[:300]}' not found", details)  # an invalid name: any size
 
-    def partition(self, name: str, partition: int, *, missing_404: bool = False) -> PartitionLog:
+    def partition(self, name: str, partition: int, *, missing_404: bool = False) -> PartitionLog | DurableLog:
         topic = self.topic(name)
         if partition >= len(topic.partitions):
             code = TOPIC_NOT_FOUND if missing_404 else PARTITION_NOT_FOUND
@@ -316,7 +318,7 @@ class RustLogPersonality:
         return payload
 
     @staticmethod
-    async def _append_interleaving(log_: PartitionLog, payloads: list[bytes], timestamp: int) -> int:
+    async def _append_interleaving(log_: PartitionLog | DurableLog, payloads: list[bytes], timestamp: int) -> int:
         """Fault batch-not-atomic: one record at a time, yielding in between, like upstream RustLog (H4)."""
         base = None
         for index, payload in enumerate(payloads):
@@ -447,7 +449,7 @@ class RustLogPersonality:
                   or any(log_.high_watermark for log_ in self.store.topics[name].partitions)]
         return self.response("ListTopicsResponse", topics=topics)
 
-    def describe(self, index: int, log_: PartitionLog) -> dict:
+    def describe(self, index: int, log_: PartitionLog | DurableLog) -> dict:
         segments = log_.segment_count
         if "segment-count-zero-when-empty" in self.fault and log_.high_watermark == log_.log_start_offset:
             segments = 0
@@ -490,4 +492,6 @@ class RustLogPersonality:
         return self.response("PingResponse" if "pong-wrong-type" in self.fault else "Pong")
 
     async def close(self) -> None:
-        """Nothing buffered: every acknowledged batch was written (and by policy fsynced) before its answer."""
+        """Nothing buffered: every acknowledged batch was written (and by policy fsynced) before its answer; this
+        only closes the partition files."""
+        self.store.close()

@@ -1,8 +1,10 @@
 """Topics, their partition logs, committed offsets and counters: the broker's state.
 
 Topic metadata is persisted under ``--data-dir`` as ``<dir>/<topic>/topic.json`` (written to a temporary
-file, fsynced and renamed, so a crash leaves either no topic or a whole one). Committed offsets stay in memory
-only: the seed says they are lost on restart (§Offset Commit Request, "in-memory only"), even with a data dir.
+file, fsynced and renamed, so a crash leaves either no topic or a whole one), beside one directory per partition
+(durable.py). All durable partitions share one batch cache of ``cache_bytes``, the bound on the memory their
+records take. Committed offsets stay in memory only: the seed says they are lost on restart (§Offset Commit
+Request, "in-memory only"), even with a data dir.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ import asyncio
 import hashlib
 import json
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wirecheck.targets.reference.rustlog.log import PartitionLog, fsync_dir
+from wirecheck.targets.reference.batchlog import write_atomically
+from wirecheck.targets.reference.rustlog.durable import DurableLog, ThreadSafeCache, fsync_dir
+from wirecheck.targets.reference.rustlog.log import PartitionLog
 from wirecheck.targets.reference.rustlog.schema import TOPIC_NAME
 
 log = logging.getLogger("wirecheck.broker.rustlog")
@@ -26,7 +29,7 @@ METADATA = "topic.json"
 @dataclass
 class Topic:
     name: str
-    partitions: list[PartitionLog]
+    partitions: list[PartitionLog | DurableLog]
 
 
 @dataclass
@@ -45,6 +48,7 @@ class Store:
     segment_records: int = 1000
     retention_records: int | None = None
     fsync: bool = True
+    cache_bytes: int = 64 << 20
     topics: dict[str, Topic] = field(default_factory=dict)
     commits: dict[tuple, int] = field(default_factory=dict)
     counters: Counters = field(default_factory=Counters)
@@ -52,6 +56,7 @@ class Store:
     def __post_init__(self):
         self._create_lock = asyncio.Lock()
         if self.data_dir is not None:
+            self.cache = ThreadSafeCache(self.cache_bytes)  # appends fill it from worker threads
             self.data_dir.mkdir(parents=True, exist_ok=True)
             self._load()
 
@@ -63,9 +68,11 @@ class Store:
             return self.data_dir / name
         return self.data_dir / ("~" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest())
 
-    def _partition_log(self, topic_dir: Path | None, partition: int) -> PartitionLog:
-        directory = None if topic_dir is None else topic_dir / str(partition)
-        return PartitionLog(directory, self.segment_records, self.retention_records, self.fsync)
+    def _partition_log(self, topic_dir: Path | None, partition: int) -> PartitionLog | DurableLog:
+        if topic_dir is None:
+            return PartitionLog(self.segment_records, self.retention_records)
+        return DurableLog(topic_dir / str(partition), self.cache, self.segment_records, self.retention_records,
+                          self.fsync)
 
     def _load(self) -> None:
         for entry in sorted(self.data_dir.iterdir()):
@@ -106,17 +113,17 @@ class Store:
 
     def _write_metadata(self, directory: Path, name: str, partition_count: int) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        tmp = directory / (METADATA + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump({"name": name, "partition_count": partition_count}, handle)
-            handle.flush()
-            if self.fsync:
-                os.fsync(handle.fileno())
-        tmp.replace(directory / METADATA)
+        metadata = json.dumps({"name": name, "partition_count": partition_count}).encode()
+        write_atomically(directory / METADATA, metadata, self.fsync)
         if self.fsync:
-            fsync_dir(directory)
-            fsync_dir(self.data_dir)
+            fsync_dir(self.data_dir)  # the topic directory's own name
 
     @property
     def partition_total(self) -> int:
         return sum(len(topic.partitions) for topic in self.topics.values())
+
+    def close(self) -> None:
+        for topic in self.topics.values():
+            for partition in topic.partitions:
+                if isinstance(partition, DurableLog):
+                    partition.close()
