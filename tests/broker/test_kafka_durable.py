@@ -7,6 +7,7 @@ from kafka.protocol.admin.topics import DeleteTopicsRequest, DeleteTopicsRespons
 from kafka.protocol.consumer.group import OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, \
     OffsetFetchResponse
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+from wirecheck.targets.reference.batchlog import BatchCache, BatchLog
 
 from tests.broker.test_kafka_data import batches_in, fetch, new_topic, produce
 from tests.interop.kafka_support import InProcessBroker, record_batch
@@ -32,14 +33,16 @@ def test_torn_tail_is_truncated_on_recovery(tmp_path):
         topic = new_topic(w)
         produce(w, topic, record_batch([b"kept"]))
         produce(w, topic, record_batch([b"torn"]))
-    (log_file,) = (tmp_path / "kafka" / "logs").iterdir()
+    (log_file,) = (tmp_path / "kafka" / "partitions").iterdir()
     data = log_file.read_bytes()
     log_file.write_bytes(data[:-5])  # a crash in the middle of the second batch
     with InProcessBroker(data_dir=tmp_path) as b, b.wire() as w:
         part = fetch(w, topic, 0)
         assert part.high_watermark == 1 and len(batches_in(part.records)) == 1
         assert produce(w, topic, record_batch([b"next"])).base_offset == 1
-    assert [base for base, _ in batches_in(log_file.read_bytes())] == [0, 1]  # torn bytes gone from the file
+    reopened = BatchLog(log_file, BatchCache(1 << 20), fsync=False)
+    assert list(reopened.bases) == [0, 1] and reopened.truncated == 0  # torn bytes gone from the file
+    reopened.close()
 
 
 def test_deleted_topics_stay_deleted(tmp_path):
@@ -47,7 +50,7 @@ def test_deleted_topics_stay_deleted(tmp_path):
         topic = new_topic(w)
         produce(w, topic, record_batch([b"a"]))
         w.call(DeleteTopicsRequest, DeleteTopicsResponse, 5, topic_names=[topic], timeout_ms=1000)
-    assert list((tmp_path / "kafka" / "logs").iterdir()) == []
+    assert list((tmp_path / "kafka" / "partitions").iterdir()) == []
     with InProcessBroker(data_dir=tmp_path) as b, b.wire() as w:
         assert produce(w, topic, record_batch([b"a"])).error_code == 3
 

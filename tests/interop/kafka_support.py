@@ -69,13 +69,13 @@ class InProcessBroker:
     """The Kafka personality served from a background thread's event loop (one per test or module)."""
 
     def __init__(self, faults: tuple[str, ...] = (), max_frame: int | None = None, data_dir: Path | None = None,
-                 retention_records: int | None = None, **options):
+                 retention_records: int | None = None, cache_bytes: int = BrokerConfig.cache_bytes, **options):
         """``faults`` namespaced (``kafka.crc-ieee``); ``options``: KafkaOptions fields (min_session_ms 100 here)."""
         from wirecheck.targets.reference.kafka import KafkaOptions, create  # the personality under test
 
         options.setdefault("min_session_ms", 100)
         self.config = BrokerConfig(faults=frozenset(faults), idle_timeout=10.0, max_frame=max_frame,
-                                   data_dir=data_dir, retention_records=retention_records)
+                                   data_dir=data_dir, retention_records=retention_records, cache_bytes=cache_bytes)
         self.personality = create(self.config, KafkaOptions(**options))
         self.loop = asyncio.new_event_loop()
         self.listener = Listener(self.personality, self.config, 0)

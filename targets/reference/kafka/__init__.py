@@ -1,9 +1,10 @@
 """The Kafka personality of the reference broker (``python -m wirecheck.targets.reference --protocols kafka``).
 
 Options (:class:`KafkaOptions`, flags ``--kafka-<option>``); shared settings come from ``BrokerConfig``:
-``--retention-records`` (records kept per partition, default all), ``--data-dir`` and ``--fsync``.
+``--retention-records`` (records kept per partition, default all), ``--data-dir``, ``--fsync`` and ``--cache-bytes``.
 Storage is in memory; with ``--data-dir`` batches, topics and coordinator state (committed offsets, transactions)
-are also written to disk and replayed on start (``--fsync batch|none``; see durable.py for what is and is not kept).
+are written to disk and recovered on start (``--fsync batch|none``), and memory holds only each partition's index
+and one batch cache of ``--cache-bytes`` shared by all partitions (see durable.py for what is and is not kept).
 
 Transactions (KIP-98): transactions.py is the coordinator (transactional InitProducerId, AddPartitionsToTxn,
 AddOffsetsToTxn, EndTxn, TxnOffsetCommit); markers are control batches in the log, and read_committed Fetch and
@@ -36,6 +37,6 @@ def create(config: BrokerConfig, options: KafkaOptions | None = None) -> KafkaPe
 
 
 PERSONALITY = PersonalityInfo("kafka", DEFAULT_PORT, FAULTS, KafkaOptions, create, variants=VARIANTS,
-                              storage=frozenset({"data_dir", "fsync", "retention_records"}))
+                              storage=frozenset({"data_dir", "fsync", "retention_records", "cache_bytes"}))
 
 __all__ = ["DEFAULT_PORT", "FAULTS", "KafkaOptions", "PERSONALITY", "create"]

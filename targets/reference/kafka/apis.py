@@ -35,6 +35,7 @@ UNSUPPORTED_COMPRESSION_TYPE = 76
 FETCH_SESSION_ID_NOT_FOUND = 70
 INVALID_FETCH_SESSION_EPOCH = 71
 UNKNOWN_TOPIC_ID = 100
+KAFKA_STORAGE_ERROR = 56
 
 # Decision: Kafka has no per-topic partition cap, but a count from the wire must not size an allocation
 # unchecked; more than this is refused with INVALID_PARTITIONS (37).
@@ -242,7 +243,10 @@ class Broker:
                     return Appended(OUT_OF_ORDER_SEQUENCE_NUMBER)
                 return Appended(NONE, duplicate_base)
         append_time = int(time.time() * 1000) if topic.log_append_time else None
-        base = self.storage.append(topic, partition, data, batch, append_time)
+        try:
+            base = self.storage.append(topic, partition, data, batch, append_time)
+        except OSError as exc:  # durable: the write failed (e.g. a full disk); the log is as it was
+            return Appended(KAFKA_STORAGE_ERROR, message=f"log write failed: {exc.strerror or exc}")
         if self.settings.retention_records is not None:
             partition.trim(self.settings.retention_records)
         retention_ms = int(topic.configs.get("retention.ms", -1))  # only an explicit topic override expires data

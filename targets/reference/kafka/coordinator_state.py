@@ -9,7 +9,7 @@ is not kept: members rejoin after a restart, as they do after a coordinator move
 
 from __future__ import annotations
 
-from wirecheck.targets.reference.kafka import groups, records
+from wirecheck.targets.reference.kafka import groups
 from wirecheck.targets.reference.kafka.transactions import Transaction, Transactions
 
 #: Requests after which the coordinator state is saved (OffsetCommit, DeleteTopics, InitProducerId,
@@ -61,8 +61,7 @@ def rebuild_producers(storage, producers) -> None:
     """Producer ids, epochs and the last batches' sequences from the idempotent batches in the log."""
     for topic in storage.topics.values():
         for partition in topic.partitions:
-            for stored in partition.batches:
-                batch = records.parse_header(stored)
+            for batch in partition.log.headers():
                 if batch.producer_id < 0:
                     continue
                 producers.next_id = max(producers.next_id, batch.producer_id + 1)

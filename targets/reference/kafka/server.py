@@ -147,7 +147,7 @@ class KafkaPersonality:
         )
         journal = None
         if config.data_dir is not None:
-            journal = DurableLog(config.data_dir, fsync=config.fsync == "batch")
+            journal = DurableLog(config.data_dir, fsync=config.fsync == "batch", cache_bytes=config.cache_bytes)
         storage = Storage(journal)
         for name, count in options.topics.items():  # an operator's topics (kept across restarts with --data-dir)
             if name not in storage.topics:

@@ -1,9 +1,10 @@
-"""In-memory topics and partitions: batches kept as the bytes received, with broker-assigned offsets.
+"""Topics and partitions: batches kept as the bytes received, with broker-assigned offsets.
 
-Everything is served from memory; with ``--data-dir`` a durable log (durable.py) also keeps every batch and
-topic, replayed on start. ``--retention-records N`` bounds each partition to about N records by dropping whole batches
-from the front (the log start offset moves; older offsets become OFFSET_OUT_OF_RANGE). Appends wake
-long-polling fetches through one broker-wide event.
+Without ``--data-dir`` every batch is held in memory (MemoryBatches); with it each partition's batches live in a
+file and only an index and the shared, bounded batch cache (``--cache-bytes``) are in memory (durable.PartitionLog),
+and topics are saved (durable.DurableLog). ``--retention-records N`` bounds each partition to about N records by
+dropping whole batches from the front (the log start offset moves; older offsets become OFFSET_OUT_OF_RANGE).
+Appends wake long-polling fetches through one broker-wide event.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import asyncio
 import bisect
 import re
 import uuid
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from wirecheck.targets.reference.kafka import records
+from wirecheck.targets.reference.kafka.durable import DurableLog, PartitionLog
 
 # Topic.java: legal characters, at most 249, not "." or ".."
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
@@ -28,13 +31,53 @@ SEGMENT_MS = 7 * 24 * 3600 * 1000  # segment.ms default (log.roll.hours = 168)
 SEGMENT_BYTES = 1 << 30  # segment.bytes default
 
 
+class MemoryBatches:
+    """A partition's batches in memory, as columns; durable.PartitionLog has the same interface over a file."""
+
+    def __init__(self):
+        self.bases: list[int] = []  # base offset of each stored batch, ascending
+        self.lasts: list[int] = []  # last offset of each batch
+        self.max_timestamps: list[int] = []
+        self.batches: list[bytes] = []
+
+    def __len__(self) -> int:
+        return len(self.bases)
+
+    def batch(self, index: int) -> bytes:
+        return self.batches[index]
+
+    def length(self, index: int) -> int:
+        return len(self.batches[index])
+
+    def headers(self) -> Iterator[records.Batch]:
+        return map(records.parse_header, self.batches)
+
+    def append(self, base: int, stored: bytes, last: int, max_timestamp: int) -> None:
+        self.batches.append(stored)
+        self.bases.append(base)
+        self.lasts.append(last)
+        self.max_timestamps.append(max_timestamp)
+
+    def drop_first(self, count: int) -> None:
+        for column in (self.bases, self.lasts, self.batches, self.max_timestamps):
+            del column[:count]
+
+    def replace_front(self, count: int, cleaned: Iterable[bytes]) -> None:
+        stored = list(cleaned)
+        headers = [records.parse_header(b) for b in stored]
+        self.batches[:count] = stored
+        self.bases[:count] = [h.base_offset for h in headers]
+        self.lasts[:count] = [h.base_offset + h.last_offset_delta for h in headers]
+        self.max_timestamps[:count] = [h.max_timestamp for h in headers]
+
+    def close(self) -> None:
+        pass
+
+
 @dataclass
 class Partition:
     index: int
-    bases: list[int] = field(default_factory=list)  # base offset of each stored batch, ascending
-    lasts: list[int] = field(default_factory=list)  # last offset of each batch
-    batches: list[bytes] = field(default_factory=list)
-    max_timestamps: list[int] = field(default_factory=list)
+    log: MemoryBatches | PartitionLog = field(default_factory=MemoryBatches)
     log_start: int = 0
     next_offset: int = 0  # log end offset == high watermark on a single replica
     open_transactions: dict[int, int] = field(default_factory=dict)  # producer id -> first offset of its txn
@@ -49,16 +92,18 @@ class Partition:
         """The first offset of the oldest open transaction, or the high watermark (KIP-98 LSO)."""
         return min(self.open_transactions.values(), default=self.next_offset)
 
-    def _track_transactions(self, data: bytes, batch: records.Batch, base: int) -> None:
+    def _track_transactions(self, data: bytes | Callable[[], bytes], batch: records.Batch, base: int) -> None:
         """Keep the LSO and the aborted-transaction index up to date: a transactional batch opens its producer's
-        transaction here (if not open yet), a marker closes it, and an abort marker is indexed."""
+        transaction here (if not open yet), a marker closes it, and an abort marker is indexed. ``data``: the
+        batch, or how to read it (recovery reads only the markers' bodies)."""
         if not batch.is_transactional:
             return
         if not batch.is_control:
             self.open_transactions.setdefault(batch.producer_id, base)
             return
         first = self.open_transactions.pop(batch.producer_id, None)
-        if first is not None and records.control_type(data) == records.ABORT_MARKER:
+        if first is not None and records.control_type(data if isinstance(data, bytes) else data()) \
+                == records.ABORT_MARKER:
             self.aborted.append((batch.producer_id, first, base))
 
     def aborted_between(self, start: int, end: int) -> list[tuple[int, int]]:
@@ -68,45 +113,43 @@ class Partition:
     def append(self, data: bytes, batch: records.Batch, append_time_ms: int | None = None) -> int:
         """Store a validated batch at the log end; append_time_ms: the topic uses LogAppendTime."""
         base = self.next_offset
-        self.batches.append(records.assign(data, base, append_time_ms=append_time_ms))
-        self.bases.append(base)
-        self.lasts.append(base + batch.last_offset_delta)
-        self.max_timestamps.append(batch.max_timestamp if append_time_ms is None else append_time_ms)
+        stored = records.assign(data, base, append_time_ms=append_time_ms)
+        # durable: written (and synced) before anything here changes, so a failed write leaves the partition as it was
+        self.log.append(base, stored, base + batch.last_offset_delta,
+                        batch.max_timestamp if append_time_ms is None else append_time_ms)
         self.next_offset = base + batch.last_offset_delta + 1
         self._track_transactions(data, batch, base)
         return base
 
-    def restore(self, stored: bytes, batch: records.Batch) -> None:
-        """Replay a batch from the durable log: it already carries its offsets."""
-        self.batches.append(stored)
-        self.bases.append(batch.base_offset)
-        self.lasts.append(batch.base_offset + batch.last_offset_delta)
-        self.max_timestamps.append(batch.max_timestamp)
-        self.next_offset = batch.base_offset + batch.last_offset_delta + 1
-        self._track_transactions(stored, batch, batch.base_offset)
+    def recover(self) -> None:
+        """After a durable log was opened: the log end and transaction state from its batch headers. The log start
+        stays 0 unless retention moves it again (a DeleteRecords log start is not kept; durable.py)."""
+        log = self.log
+        if not len(log):
+            return
+        self.next_offset = log.lasts[-1] + 1
+        for index, header in enumerate(log.headers()):
+            self._track_transactions(lambda i=index: log.batch(i), header, header.base_offset)
 
     def trim(self, keep_records: int) -> None:
         """Drop whole batches from the front while at least ``keep_records`` records would remain."""
         drop = 0
-        while drop < len(self.lasts) - 1 and self.next_offset - (self.lasts[drop] + 1) >= keep_records:
+        lasts = self.log.lasts
+        while drop < len(lasts) - 1 and self.next_offset - (lasts[drop] + 1) >= keep_records:
             drop += 1
         if drop:
-            self._drop_front(drop)
-            self.log_start = self.bases[0]
-
-    def _drop_front(self, drop: int) -> None:
-        for column in (self.bases, self.lasts, self.batches, self.max_timestamps):
-            del column[:drop]
+            self.log.drop_first(drop)
+            self.log_start = self.log.bases[0]
 
     def expire(self, before_ms: int) -> None:
         """retention.ms: drop whole batches whose newest timestamp is older than ``before_ms``; like Kafka's active
         segment, the newest batch stays."""
-        drop = 0
-        while drop < len(self.lasts) - 1 and self.max_timestamps[drop] < before_ms:
+        drop, max_timestamps = 0, self.log.max_timestamps
+        while drop < len(max_timestamps) - 1 and max_timestamps[drop] < before_ms:
             drop += 1
         if drop:
-            self._drop_front(drop)
-            self.log_start = max(self.log_start, self.bases[0])
+            self.log.drop_first(drop)
+            self.log_start = max(self.log_start, self.log.bases[0])
 
     def segment_starts(self, segment_ms: int = SEGMENT_MS, segment_bytes: int = SEGMENT_BYTES) -> list[int]:
         """Index of the first batch of each segment, the last one being the active segment.
@@ -114,14 +157,14 @@ class Partition:
         Decision: segments are not stored; they are the ones Kafka would have rolled from the current log start
         (LogSegment.shouldRoll: a batch whose newest timestamp is more than segment.ms past the segment's first,
         or one that would take the segment past segment.bytes, starts a new one)."""
-        starts, size = [0], 0
-        for i, batch in enumerate(self.batches):
-            first = starts[-1]
-            if i > first and (self.max_timestamps[i] - self.max_timestamps[first] > segment_ms
-                              or size + len(batch) > segment_bytes):
+        starts, size, max_timestamps = [0], 0, self.log.max_timestamps
+        for i in range(len(self.log)):
+            first, length = starts[-1], self.log.length(i)
+            if i > first and (max_timestamps[i] - max_timestamps[first] > segment_ms
+                              or size + length > segment_bytes):
                 starts.append(i)
                 size = 0
-            size += len(batch)
+            size += length
         return starts
 
     def expire_segments(self, before_ms: int, segment_ms: int = SEGMENT_MS, segment_bytes: int = SEGMENT_BYTES) -> int:
@@ -131,37 +174,35 @@ class Partition:
         starts = self.segment_starts(segment_ms, segment_bytes)
         drop = 0
         for start, end in zip(starts, starts[1:]):
-            if max(self.max_timestamps[start:end]) >= before_ms:
+            if max(self.log.max_timestamps[start:end]) >= before_ms:
                 break  # retention stops at the first segment it must keep
             drop = end
         if drop:
-            self._drop_front(drop)
-            self.log_start = max(self.log_start, self.bases[0])
+            self.log.drop_first(drop)
+            self.log_start = max(self.log_start, self.log.bases[0])
         return drop
 
-    def replace_front(self, count: int, stored: list[bytes]) -> None:
-        """The log cleaner's output: the first ``count`` batches become ``stored`` (offsets kept, holes allowed)."""
-        headers = [records.parse_header(b) for b in stored]
-        self.batches[:count] = stored
-        self.bases[:count] = [h.base_offset for h in headers]
-        self.lasts[:count] = [h.base_offset + h.last_offset_delta for h in headers]
-        self.max_timestamps[:count] = [h.max_timestamp for h in headers]
+    def replace_front(self, count: int, cleaned: Iterable[bytes]) -> None:
+        """The log cleaner's output: the first ``count`` batches become ``cleaned`` (offsets kept, holes allowed)."""
+        self.log.replace_front(count, cleaned)
 
     def delete_before(self, offset: int) -> None:
         """DeleteRecords: the log start offset moves to ``offset``; batches wholly below it are dropped."""
-        drop = 0
-        while drop < len(self.lasts) and self.lasts[drop] < offset:
+        drop, lasts = 0, self.log.lasts
+        while drop < len(lasts) and lasts[drop] < offset:
             drop += 1
-        self._drop_front(drop)
+        if drop:
+            self.log.drop_first(drop)
         self.log_start = max(self.log_start, offset)
 
     def read(self, offset: int, max_bytes: int, at_least_one: bool, end: int | None = None) -> list[bytes]:
         """Whole batches from the one holding ``offset`` on, within max_bytes (KIP-74: the first may exceed);
         with ``end`` (read_committed: the LSO) only batches that start below it."""
-        i = bisect.bisect_left(self.lasts, offset)
-        out, size = [], 0
-        while i < len(self.batches) and (end is None or self.bases[i] < end):
-            batch = self.batches[i]
+        log = self.log
+        i = bisect.bisect_left(log.lasts, offset)
+        out, size, count, bases, batch_at = [], 0, len(log), log.bases, log.batch
+        while i < count and (end is None or bases[i] < end):
+            batch = batch_at(i)
             if size + len(batch) > max_bytes and (out or not at_least_one):
                 break
             out.append(batch)
@@ -171,22 +212,22 @@ class Partition:
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:
         """(offset, timestamp) of the first record whose timestamp >= ``timestamp``; (-1, -1) if none."""
-        for i, max_ts in enumerate(self.max_timestamps):
+        for i, max_ts in enumerate(self.log.max_timestamps):
             if max_ts < timestamp:
                 continue
-            stamps = records.record_timestamps(self.batches[i])
+            stamps = records.record_timestamps(self.log.batch(i))
             for delta, ts in enumerate(stamps):
                 if ts >= timestamp:
-                    return self.bases[i] + delta, ts
+                    return self.log.bases[i] + delta, ts
         return -1, -1
 
     def max_timestamp_offset(self) -> tuple[int, int]:
         """(offset, timestamp) of the record with the largest timestamp (ListOffsets -3, KIP-734)."""
         best = (-1, -1)
-        for i, max_ts in enumerate(self.max_timestamps):
+        for i, max_ts in enumerate(self.log.max_timestamps):
             if max_ts > best[1]:
-                stamps = records.record_timestamps(self.batches[i])
-                best = (self.bases[i] + stamps.index(max(stamps)), max_ts)
+                stamps = records.record_timestamps(self.log.batch(i))
+                best = (self.log.bases[i] + stamps.index(max(stamps)), max_ts)
         return best
 
 
@@ -206,8 +247,8 @@ MAX_TOTAL_PARTITIONS = 100_000
 
 
 class Storage:
-    def __init__(self, journal=None):
-        """``journal``: a :class:`~targets.reference.kafka.durable.DurableLog`, or None for memory only."""
+    def __init__(self, journal: DurableLog | None = None):
+        """``journal``: the durable log (topics and partition files are recovered from it), or None for memory."""
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[bytes, Topic] = {}
         self.partition_count = 0
@@ -217,20 +258,27 @@ class Storage:
             journal.load(self)
 
     def has_room(self, partitions: int) -> bool:
-        return self.partition_count + partitions <= MAX_TOTAL_PARTITIONS
+        limit = MAX_TOTAL_PARTITIONS if self.journal is None else min(MAX_TOTAL_PARTITIONS, self.journal.max_partitions)
+        return self.partition_count + partitions <= limit
 
     def create(self, name: str, partitions: int, log_append_time: bool = False, topic_id: bytes | None = None,
                persist: bool = True, configs: dict[str, str] | None = None) -> Topic:
-        topic = Topic(name, [Partition(i) for i in range(partitions)], log_append_time=log_append_time,
-                      configs=dict(configs or {}))
-        if topic_id is not None:
-            topic.topic_id = topic_id
+        topic_id = topic_id or uuid.uuid4().bytes
+        topic = Topic(name, [self._new_partition(topic_id, i) for i in range(partitions)], topic_id=topic_id,
+                      log_append_time=log_append_time, configs=dict(configs or {}))
         self.partition_count += partitions
         self.topics[name] = topic
         self.by_id[topic.topic_id] = topic
         if persist and self.journal is not None:
             self.journal.save_topics(self.topics.values())
         return topic
+
+    def _new_partition(self, topic_id: bytes, index: int) -> Partition:
+        if self.journal is None:
+            return Partition(index)
+        partition = Partition(index, self.journal.open_partition(topic_id, index))
+        partition.recover()
+        return partition
 
     def save(self) -> None:
         """Persist topic-level changes (configs, partition counts) to the durable log, if any."""
@@ -240,7 +288,7 @@ class Storage:
     def add_partitions(self, topic: Topic, count: int) -> None:
         """Grow ``topic`` to ``count`` partitions (CreatePartitions); existing ones keep their data."""
         added = count - len(topic.partitions)
-        topic.partitions.extend(Partition(i) for i in range(len(topic.partitions), count))
+        topic.partitions.extend(self._new_partition(topic.topic_id, i) for i in range(len(topic.partitions), count))
         self.partition_count += added
         self.save()
 
@@ -249,20 +297,19 @@ class Storage:
         self.by_id.pop(topic.topic_id, None)
         self.partition_count -= len(topic.partitions)
         if self.journal is not None:
-            self.journal.save_topics(self.topics.values())
-            self.journal.drop(topic.topic_id, len(topic.partitions))
+            self.journal.save_topics(self.topics.values())  # first: a crash before the files go leaves orphans,
+            for partition in topic.partitions:  # which the next start removes
+                partition.log.delete()
 
     def append(self, topic: Topic, partition: Partition, data: bytes, batch: records.Batch,
                append_time_ms: int | None) -> int:
-        """Append at the log end (and to the durable log, before the produce is acknowledged)."""
-        base = partition.append(data, batch, append_time_ms)
-        if self.journal is not None:
-            self.journal.append(topic.topic_id, partition.index, partition.batches[-1])
-        return base
+        """Append at the log end (durable: written, and with fsync on synced, before the produce is acknowledged)."""
+        return partition.append(data, batch, append_time_ms)
 
     def close(self) -> None:
-        if self.journal is not None:
-            self.journal.close()
+        for topic in self.topics.values():
+            for partition in topic.partitions:
+                partition.log.close()
 
     def partition(self, topic: str, index: int) -> Partition | None:
         t = self.topics.get(topic)
