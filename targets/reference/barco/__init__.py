@@ -7,8 +7,9 @@ with prior knowledge on one port), binary producer ``--barco-producer-port`` (92
 Storage: chunks per reader in memory (``--retention-records`` records kept per reader) or durable under
 ``--data-dir`` (``--fsync batch``: fsync before acknowledging; consumer group offsets in offsets.json, written on
 each commit). Registrations live in memory. Memory is bounded: frame bodies above 1 MiB plus header overhead
-are refused unread, HTTP bodies above 1 MiB are refused, and stored payload bytes are capped
-(``--barco-max-store-bytes``). Decisions D1-D8: protocols/barco/clauses.py (read, not imported).
+are refused unread, HTTP bodies above 1 MiB are refused, and stored payload bytes are capped in memory mode
+(``--barco-max-store-bytes``); durable mode keeps a compact chunk index and reads payloads back through a cache
+of ``--cache-bytes`` (store.py). Decisions D1-D8: protocols/barco/clauses.py (read, not imported).
 """
 
 from __future__ import annotations
@@ -36,4 +37,4 @@ def create(config: BrokerConfig, options: BarcoOptions | None = None) -> BarcoPe
 
 
 PERSONALITY = PersonalityInfo("barco", DEFAULT_PORT, FAULTS, BarcoOptions, create, endpoints=ENDPOINTS,
-                              variants=VARIANTS, storage=frozenset({"data_dir", "fsync", "retention_records"}))
+                              variants=VARIANTS, storage=frozenset({"data_dir", "fsync", "retention_records", "cache_bytes"}))

@@ -41,7 +41,7 @@ class BarcoPersonality:
         self.variants = variants
         self.ports: dict[str | None, int] = {}
         self.store = ChunkStore(config.data_dir, config.fsync == "batch", config.retention_records,
-                                options.max_store_bytes)
+                                options.max_store_bytes, config.cache_bytes)
         self.offsets_path = config.data_dir / "barco" / "offsets.json" if config.data_dir else None
         self.consumers = Consumers(options.consumer_ranges, self._load_offsets())
         self._round_robin = itertools.count(1)
@@ -55,6 +55,7 @@ class BarcoPersonality:
 
     async def close(self) -> None:
         self._save_offsets()
+        self.store.close()
 
     def _load_offsets(self) -> dict:
         if self.offsets_path is None or not self.offsets_path.exists():

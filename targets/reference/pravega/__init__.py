@@ -11,7 +11,8 @@ delta reads). Every decision where upstream is implementation-defined is written
 Options (:class:`PravegaOptions`, flags ``--pravega-<option>``): auth_token (empty: any delegation token is
 accepted, as a segment store with auth off; set: requests carrying another token get AuthTokenCheckFailed),
 max_store_bytes, max_parked_reads, controller_port (the gRPC controller beside the store, controller/). From
-``BrokerConfig``: ``--data-dir`` (a journal replayed on start, see store.py), ``--fsync``, ``--max-frame``. Default port 12345 (service.listener.port).
+``BrokerConfig``: ``--data-dir`` (segment bytes in one log per segment, metadata in a journal replayed on start,
+see store.py), ``--fsync``, ``--cache-bytes`` (the durable mode's read cache), ``--max-frame``. Default port 12345 (service.listener.port).
 """
 
 from wirecheck.targets.reference.core import BrokerConfig
@@ -29,6 +30,6 @@ def create(config: BrokerConfig, options: PravegaOptions | None = None) -> Prave
 
 
 PERSONALITY = PersonalityInfo("pravega", DEFAULT_PORT, FAULTS, PravegaOptions, create, variants=VARIANTS,
-                              storage=frozenset({"data_dir", "fsync"}))
+                              storage=frozenset({"data_dir", "fsync", "cache_bytes"}))
 
 __all__ = ["DEFAULT_PORT", "FAULTS", "PERSONALITY", "PravegaOptions", "create"]

@@ -13,7 +13,8 @@ class PravegaOptions:
     auth_token: str = field(default="", metadata={
         "help": "the delegation token every request must carry (empty: any token is accepted, as with auth off)"})
     max_store_bytes: int = field(default=1 << 30, metadata={
-        "help": "bytes all segments and tables may hold together; an append past it closes the connection"})
+        "help": "bytes all segments and tables may hold in memory together (with --data-dir: tables, names and "
+                "attributes; segment bytes are on disk); an operation past it closes the connection"})
     max_parked_reads: int = field(default=1024, metadata={
         "help": "reads parked at a segment's tail per connection; one more closes the connection"})
     controller_port: int | None = field(default=None, metadata={

@@ -1,18 +1,38 @@
 """The segment store's state: stream segments (bytes, start offset, seal, attributes) and table segments
-(versioned keys), in memory, optionally journaled under ``--data-dir``.
+(versioned keys), in memory, or durable under ``--data-dir``.
 
-Durability (``data_dir`` set): every mutation is appended to ``pravega/journal.log`` before it is acknowledged,
-one record per operation: ``u32 body length | u32 CRC-32C of the body | body``; with ``--fsync batch`` the file
-is fsynced before the reply is sent. On start the journal is replayed; a torn or corrupt tail (a record whose CRC
-does not match, or that ends early) is truncated away. Replay is deterministic: table versions are recomputed
-from the same operations in the same order.
+Durability (``data_dir`` set), under ``<data-dir>/pravega/``:
+
+- ``segments/<n>.log``: each stream segment's appended bytes, one batch log per segment (segment_log.py: one
+  entry per append, carrying the writer's event number, so the data logs are themselves the record of appends).
+  ``n`` is a number the create journals, never reused, so a segment deleted and created again gets a new file.
+- ``metadata.log``: every other mutation, appended before it is acknowledged, one record per operation:
+  ``u32 body length | u32 CRC-32C of the body | body``: create (with the file number), seal, truncate, delete,
+  merge, attribute updates and table updates and removals. With ``--fsync batch`` each data entry or record is
+  fsynced before the reply is sent.
+
+On start the metadata journal is replayed record by record (a torn or corrupt tail, a record whose CRC does not
+match or that ends early, is truncated away); a create opens the segment's log, which recovers its own torn tail
+and gives the segment's length; after the replay each writer's last event number comes from the logs. Replay is
+deterministic: table versions are recomputed from the same operations in the same order. Files no live segment
+owns (a delete or merge cut short by a crash) are removed.
+
+(A data directory from before this layout, whose journal ``journal.log`` also held the appended bytes, is not
+read.)
+
+Merge: the journal records the target's length before the merge, then the source's bytes are copied through
+into the target's log in pieces of at most 1 MiB, then the source's file is removed. A crash in between is
+finished on replay: the bytes the target has beyond that length tell how far the copy got.
 
 Table versions are positions in the table segment, as upstream (a key's version is the offset its entry was
 written at): each update writes an entry of ``ENTRY_OVERHEAD + len(key) + len(value)`` bytes at the current
 length, so versions strictly increase and ReadTableEntriesDelta can resume from any position.
 
-Memory: ``max_bytes`` bounds the bytes held by every segment and table together; an operation that would exceed
-it is refused (:class:`StoreFull`), and the server closes that connection.
+Memory: in memory mode ``max_bytes`` bounds the bytes held by every segment and table together; an operation
+that would exceed it is refused (:class:`StoreFull`), and the server closes that connection. In durable mode the
+stream segments' bytes are on disk and memory holds their index and the shared batch cache (``cache_bytes``,
+``--cache-bytes``); table segments stay in memory (they are metadata-sized: keys, versions and values) and
+``max_bytes`` still bounds them, with segment names and attributes.
 """
 
 from __future__ import annotations
@@ -25,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import crc32c
+from wirecheck.targets.reference.batchlog import BatchCache
+from wirecheck.targets.reference.pravega.segment_log import SegmentLog
 
 NULL_VALUE = -(2**63)  # Long.MIN_VALUE: an attribute never set, a table key with no version condition
 NOT_EXISTS = -1
@@ -40,7 +62,8 @@ class StoreFull(Exception):
 class Segment:
     name: str
     table: bool = False
-    data: bytearray = field(default_factory=bytearray)  # the bytes from ``start`` on
+    data: bytearray = field(default_factory=bytearray)  # memory mode: the bytes from ``start`` on
+    log: SegmentLog | None = None  # durable mode: the bytes are here instead
     start: int = 0
     sealed: bool = False
     attributes: dict[bytes, int] = field(default_factory=dict)
@@ -55,9 +78,13 @@ class Segment:
 
     @property
     def length(self) -> int:
+        if self.log is not None:
+            return self.log.length
         return self.start + len(self.data)
 
     def read(self, offset: int, size: int) -> bytes:
+        if self.log is not None:
+            return self.log.read(offset, size)
         begin = offset - self.start
         return bytes(self.data[begin : begin + size])
 
@@ -69,18 +96,23 @@ class Segment:
 
 
 class Store:
-    def __init__(self, data_dir: Path | None, fsync: bool, max_bytes: int):
+    def __init__(self, data_dir: Path | None, fsync: bool, max_bytes: int, cache_bytes: int = 64 << 20):
         self.segments: dict[str, Segment] = {}
         self.max_bytes = max_bytes
         self.held = 0
         self.fsync = fsync
         self.journal = None
+        self.segment_dir: Path | None = None  # durable mode only
+        self._next_file = 0
         if data_dir is not None:
             directory = Path(data_dir) / "pravega"
-            directory.mkdir(parents=True, exist_ok=True)
-            path = directory / "journal.log"
+            self.segment_dir = directory / "segments"
+            self.segment_dir.mkdir(parents=True, exist_ok=True)
+            self.cache = BatchCache(cache_bytes)  # shared by every segment: the durable mode's memory bound
+            path = directory / "metadata.log"
             if path.exists():
                 self._replay(path)
+            self._finish_recovery()
             self.journal = open(path, "ab")
 
     def close(self) -> None:
@@ -89,6 +121,9 @@ class Store:
             os.fsync(self.journal.fileno())
             self.journal.close()
             self.journal = None
+        for segment in self.segments.values():
+            if segment.log is not None:
+                segment.log.close()
 
     # -- journal --------------------------------------------------------------------------------------------
 
@@ -102,32 +137,50 @@ class Store:
             os.fsync(self.journal.fileno())
 
     def _replay(self, path: Path) -> None:
-        data = path.read_bytes()
-        pos = good = 0
-        while pos + 8 <= len(data):
-            size, crc = _RECORD.unpack_from(data, pos)
-            body = data[pos + 8 : pos + 8 + size]
-            if len(body) < size or crc32c.crc32c(body) != crc:
-                break
-            op, parts, at = chr(body[0]), [], 1
-            while at < len(body):
-                (n,) = struct.unpack_from(">I", body, at)
-                parts.append(body[at + 4 : at + 4 + n])
-                at += 4 + n
-            self._apply(op, parts)
-            pos = good = pos + 8 + size
-        if good < len(data):
-            with open(path, "r+b") as f:
-                f.truncate(good)
+        good = 0
+        with open(path, "r+b") as journal:  # record by record: the journal never sits in memory whole
+            while True:
+                head = journal.read(_RECORD.size)
+                if len(head) < _RECORD.size:
+                    break
+                size, crc = _RECORD.unpack(head)
+                body = journal.read(size)
+                if len(body) < size or crc32c.crc32c(body) != crc:
+                    break
+                op, parts, at = chr(body[0]), [], 1
+                while at < len(body):
+                    (n,) = struct.unpack_from(">I", body, at)
+                    parts.append(body[at + 4 : at + 4 + n])
+                    at += 4 + n
+                self._apply(op, parts)
+                good += _RECORD.size + size
+            if good < os.fstat(journal.fileno()).st_size:
+                journal.truncate(good)
+
+    def _finish_recovery(self) -> None:
+        """After the replay: writers' positions from the logs, and files no live segment owns removed."""
+        owned = set()
+        for segment in self.segments.values():
+            if segment.log is not None:
+                segment.attributes.update(segment.log.writers)  # appends after any journaled update: they win
+                segment.log.writers.clear()
+                owned.add(segment.log.path.name)
+        for file in self.segment_dir.glob("*.log"):
+            if file.name not in owned:
+                file.unlink()
+
+    def _open_log(self, number: int, fresh: bool) -> SegmentLog:
+        path = self.segment_dir / f"{number}.log"
+        if fresh:
+            path.unlink(missing_ok=True)  # a stale file under a number whose create record was lost
+        return SegmentLog(path, self.cache, self.fsync)
 
     def _apply(self, op: str, p: list[bytes]) -> None:
         """Redo one journaled operation (same code paths as live, journal off)."""
         name = p[0].decode("utf-8", "surrogatepass")
         i64 = lambda b: struct.unpack(">q", b)[0]  # noqa: E731
         if op == "C":
-            self.create(name, table=p[1] == b"t", key_length=i64(p[2]), log=False)
-        elif op == "A":
-            self.append(self.segments[name], p[1], p[2] or None, i64(p[3]), log=False)
+            self.create(name, table=p[1] == b"t", key_length=i64(p[2]), log=False, file=i64(p[3]))
         elif op == "S":
             self.seal(self.segments[name], log=False)
         elif op == "T":
@@ -135,7 +188,8 @@ class Store:
         elif op == "D":
             self.delete(name, log=False)
         elif op == "M":
-            self.merge(self.segments[name], self.segments[p[1].decode("utf-8", "surrogatepass")], log=False)
+            self.merge(self.segments[name], self.segments[p[1].decode("utf-8", "surrogatepass")], log=False,
+                       before=i64(p[2]))
         elif op == "U":
             self.set_attribute(self.segments[name], p[1], i64(p[2]), log=False)
         elif op == "P":
@@ -156,23 +210,35 @@ class Store:
 
     # -- operations (each journaled before the caller replies) ----------------------------------------------
 
-    def create(self, name: str, table: bool = False, key_length: int = 0, log: bool = True) -> Segment:
+    def create(self, name: str, table: bool = False, key_length: int = 0, log: bool = True,
+               file: int = -1) -> Segment:
+        """``file``: on replay, the number of the segment's log as journaled (-1: none, a table or memory)."""
         self._reserve(len(name) + 64)
+        if log and self.segment_dir is not None and not table:
+            file, self._next_file = self._next_file, self._next_file + 1
+        self._next_file = max(self._next_file, file + 1)
+        if log:  # journaled before the file exists: a crash between leaves a create that replays to an empty log
+            self._log("C", self._name(name), b"t" if table else b"s", struct.pack(">q", key_length),
+                      struct.pack(">q", file))
         segment = Segment(name, table=table, modified_ms=_now(), key_length=key_length)
+        if file >= 0:
+            segment.log = self._open_log(file, fresh=log)
+        old = self.segments.get(name)
+        if old is not None and old.log is not None:  # replaced (re-created in place): its file is not kept
+            old.log.delete()
         self.segments[name] = segment
-        if log:
-            self._log("C", self._name(name), b"t" if table else b"s", struct.pack(">q", key_length))
         return segment
 
-    def append(self, segment: Segment, data: bytes, writer: bytes | None, event_number: int,
-               log: bool = True) -> int:
-        self._reserve(len(data))
-        segment.data += data
+    def append(self, segment: Segment, data: bytes, writer: bytes | None, event_number: int) -> int:
+        """Durable: written (and synced) to the segment's log before this returns; the log is the record."""
+        if segment.log is not None:
+            segment.log.append(data, writer, event_number)
+        else:
+            self._reserve(len(data))
+            segment.data += data
         if writer is not None:
             segment.attributes[writer] = event_number
         segment.modified_ms = _now()
-        if log:
-            self._log("A", self._name(segment.name), data, writer or b"", struct.pack(">q", event_number))
         segment.wake()
         return segment.length
 
@@ -183,9 +249,12 @@ class Store:
         segment.wake()
 
     def truncate(self, segment: Segment, offset: int, log: bool = True) -> None:
-        drop = offset - segment.start
-        del segment.data[:drop]
-        self.held -= drop
+        if segment.log is not None:
+            segment.log.truncate(offset)
+        else:
+            drop = offset - segment.start
+            del segment.data[:drop]
+            self.held -= drop
         segment.start = offset
         if log:
             self._log("T", self._name(segment.name), struct.pack(">q", offset))
@@ -196,14 +265,29 @@ class Store:
         self.held -= len(segment.data) + sum(len(k) + len(v) for k, (_, v) in segment.entries.items())
         if log:
             self._log("D", self._name(name))
+        if segment.log is not None:
+            segment.log.delete()
         segment.wake()
 
-    def merge(self, target: Segment, source: Segment, log: bool = True) -> int:
-        target.data += source.data
+    def merge(self, target: Segment, source: Segment, log: bool = True, before: int | None = None) -> int:
+        """Append ``source``'s bytes (from its start) to ``target`` and remove ``source``.
+
+        Durable: journaled first with the target's length ``before`` the merge; on replay the target's log
+        already holds the bytes copied before a crash (whatever it holds beyond ``before``), and the copy goes on
+        from there (module docstring).
+        """
+        if before is None:
+            before = target.length
+        if log:
+            self._log("M", self._name(target.name), self._name(source.name), struct.pack(">q", before))
+        if target.log is not None and source.log is not None:
+            copied = max(target.length - before, 0)
+            target.log.copy_from(source.log, source.start + copied)
+            source.log.delete()
+        else:
+            target.data += source.data
         target.modified_ms = _now()
         self.segments.pop(source.name, None)
-        if log:
-            self._log("M", self._name(target.name), self._name(source.name))
         source.wake()
         target.wake()
         return target.length

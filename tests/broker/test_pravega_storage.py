@@ -1,0 +1,191 @@
+"""Pravega's durable store (targets/reference/pravega/store.py, segment_log.py): segment bytes on disk, read back
+through a small cache after a restart; merges, truncation, deletes and writer positions across restarts and
+crashes; tables bounded by ``max_bytes``."""
+
+from __future__ import annotations
+
+import struct
+import uuid
+
+import pytest
+from wirecheck.targets.reference.pravega.store import Store, StoreFull
+
+CACHE = 4096  # far below what the tests store: most reads must come from the files
+
+
+def open_store(path, max_bytes=1 << 30, cache=CACHE) -> Store:
+    return Store(path, fsync=False, max_bytes=max_bytes, cache_bytes=cache)
+
+
+def record(i: int) -> bytes:
+    return struct.pack(">q", i) + b"x" * 92  # 100 bytes, numbered
+
+
+def test_reads_beyond_the_cache_after_a_restart_return_the_right_bytes(tmp_path):
+    store, writer = open_store(tmp_path), uuid.uuid4().bytes
+    segment = store.create("s/stream/0")
+    for block in range(200):  # 200 appends of 10 records: 200 kB, fifty times the cache
+        store.append(segment, b"".join(record(block * 10 + i) for i in range(10)), writer, block + 1)
+    store.close()
+
+    store = open_store(tmp_path)
+    segment = store.segments["s/stream/0"]
+    assert segment.length == 2000 * 100 and segment.log is not None and not segment.data
+    assert segment.attributes[writer] == 200  # the writer's position comes back from the log
+    data = b"".join(segment.read(offset, 3333) for offset in range(0, segment.length, 3333))  # across entries
+    assert data == b"".join(record(i) for i in range(2000))
+    assert segment.read(150, 100) == record(1)[50:] + record(2)[:50]
+    assert store.cache.size <= CACHE and store.held < 1000  # names and attributes only
+    store.close()
+
+
+def test_truncate_and_seal_survive_a_restart(tmp_path):
+    store = open_store(tmp_path)
+    segment = store.create("s/t/0")
+    for i in range(10):
+        store.append(segment, record(i), None, 0)
+    store.truncate(segment, 450)
+    store.seal(segment)
+    assert segment.read(450, 100) == record(4)[50:] + record(5)[:50]
+    store.close()
+
+    store = open_store(tmp_path)
+    segment = store.segments["s/t/0"]
+    assert (segment.start, segment.length, segment.sealed) == (450, 1000, True)
+    assert segment.read(450, 1000) == record(4)[50:] + b"".join(record(i) for i in range(5, 10))
+    store.close()
+
+
+def test_a_merge_copies_the_source_and_removes_its_file(tmp_path):
+    store = open_store(tmp_path)
+    target, source = store.create("s/m/target"), store.create("s/m/source")
+    store.append(target, record(0), None, 0)
+    for i in range(1, 6):
+        store.append(source, record(i), None, 0)
+    store.truncate(source, 150)  # the merge takes the source from its start offset on
+    store.seal(source)
+    assert store.merge(target, source) == 100 + 350
+    store.append(target, record(9), None, 0)
+    store.close()
+    assert len(list((tmp_path / "pravega" / "segments").glob("*.log"))) == 1
+
+    store = open_store(tmp_path)
+    assert set(store.segments) == {"s/m/target"}
+    target = store.segments["s/m/target"]
+    assert target.read(0, 10_000) == record(0) + record(2)[50:] + b"".join(record(i) for i in (3, 4, 5, 9))
+    store.close()
+
+
+def test_a_merge_cut_short_by_a_crash_is_finished_on_replay(tmp_path, monkeypatch):
+    from wirecheck.targets.reference.pravega import segment_log
+
+    store = open_store(tmp_path)
+    target, source = store.create("s/c/target"), store.create("s/c/source")
+    store.append(target, b"T" * 10, None, 0)
+    store.append(source, bytes(range(200)) * 50, None, 0)  # 10 000 bytes, copied in pieces of 1 000
+    store.seal(source)
+    monkeypatch.setattr(segment_log, "COPY_CHUNK", 1000)
+    copied = []
+    real_append = segment_log.SegmentLog.append
+
+    def crash_after_three(self, data, writer, event_number):
+        if len(copied) == 3:
+            raise KeyboardInterrupt("killed mid-merge")
+        copied.append(len(data))
+        real_append(self, data, writer, event_number)
+
+    monkeypatch.setattr(segment_log.SegmentLog, "append", crash_after_three)
+    with pytest.raises(KeyboardInterrupt):
+        store.merge(target, source)
+    monkeypatch.setattr(segment_log.SegmentLog, "append", real_append)
+    store.journal.flush()  # what the killed process had written
+
+    store = open_store(tmp_path)
+    assert set(store.segments) == {"s/c/target"}
+    assert store.segments["s/c/target"].read(0, 20_000) == b"T" * 10 + bytes(range(200)) * 50
+    assert len(list((tmp_path / "pravega" / "segments").glob("*.log"))) == 1
+    store.close()
+
+
+def test_a_deleted_and_recreated_segment_starts_empty_after_a_restart(tmp_path):
+    store = open_store(tmp_path)
+    store.append(store.create("s/d/0"), b"old", None, 0)
+    store.delete("s/d/0")
+    store.append(store.create("s/d/0"), b"new", None, 0)
+    store.close()
+
+    store = open_store(tmp_path)
+    assert store.segments["s/d/0"].read(0, 100) == b"new"
+    store.close()
+
+
+def test_a_torn_append_is_dropped_and_the_writer_position_stays_with_the_last_whole_one(tmp_path):
+    store, writer = open_store(tmp_path), uuid.uuid4().bytes
+    segment = store.create("s/torn/0")
+    store.append(segment, b"a" * 100, writer, 1)
+    store.append(segment, b"b" * 100, writer, 2)
+    path = segment.log.path
+    store.close()
+    with open(path, "r+b") as f:  # the second append's last bytes never reached the disk
+        f.truncate(path.stat().st_size - 10)
+
+    store = open_store(tmp_path)
+    segment = store.segments["s/torn/0"]
+    assert (segment.length, segment.attributes[writer]) == (100, 1)
+    store.append(segment, b"c" * 5, writer, 2)  # the writer resends event 2
+    assert segment.read(0, 1000) == b"a" * 100 + b"c" * 5
+    store.close()
+
+
+def test_tables_stay_in_memory_bounded_by_max_bytes(tmp_path):
+    store = open_store(tmp_path, max_bytes=2000)
+    table = store.create("s/_tables/t", table=True)
+    assert table.log is None
+    store.put(table, [(b"k", b"v" * 500)])
+    with pytest.raises(StoreFull):
+        store.put(table, [(b"k2", b"v" * 2000)])
+    store.close()
+    store = open_store(tmp_path, max_bytes=2000)
+    assert store.segments["s/_tables/t"].entries[b"k"][1] == b"v" * 500
+    store.close()
+
+
+def test_the_memory_mode_keeps_bytes_in_memory_and_bounds_them(tmp_path):
+    store = Store(None, fsync=False, max_bytes=1000)
+    segment = store.create("s/mem/0")
+    store.append(segment, b"z" * 500, None, 0)
+    assert segment.log is None and segment.read(100, 10) == b"z" * 10
+    with pytest.raises(StoreFull):
+        store.append(segment, b"z" * 500, None, 0)
+    assert not (tmp_path / "pravega").exists()
+
+
+def test_events_come_back_through_a_small_cache_after_a_restart(tmp_path):
+    from wirecheck.protocols.pravega import commands as cmd
+    from wirecheck.targets.launcher import launch
+
+    from tests.broker.test_pravega_process import Client
+
+    data_dir, writer, name = ["--data-dir", str(tmp_path / "data"), "--cache-bytes", "1024"], uuid.uuid4(), "s/c/0"
+    blocks = [b"".join(cmd.event(record(block * 5 + i)) for i in range(5)) for block in range(40)]  # 540 B each
+    broker = launch(["pravega"], extra_args=data_dir, workdir=tmp_path / "one")
+    try:
+        c = Client(broker.address("pravega"))
+        c.call("CreateSegment", request_id=1, segment=name, target_rate=0, scale_type=0, delegation_token="")
+        c.call("SetupAppend", request_id=2, writer_id=writer, segment=name, delegation_token="")
+        for n, block in enumerate(blocks, 1):
+            c.call("AppendBlockEnd", writer_id=writer, size_of_whole_events=len(block), data=block, num_events=5,
+                   last_event_number=n * 5, request_id=2 + n)
+    finally:
+        broker.stop()
+    broker = launch(["pravega"], extra_args=data_dir, workdir=tmp_path / "two")
+    try:
+        c, got = Client(broker.address("pravega")), b""
+        assert c.call("SetupAppend", request_id=1, writer_id=writer, segment=name,
+                      delegation_token="")["last_event_number"] == 200
+        while len(got) < sum(map(len, blocks)):
+            got += c.call("ReadSegment", segment=name, offset=len(got), suggested_length=700, delegation_token="",
+                          request_id=2)["data"]
+        assert got == b"".join(blocks)
+    finally:
+        broker.stop()
