@@ -109,6 +109,10 @@ class ProtocolSpec:
     #: timestamps, throttle times, messages), as globs over the dotted field path of the decoded answer without
     #: list indices, e.g. "*.throttle_time_ms" or "MetadataResponse*.brokers.host"
     volatile_fields: tuple[str, ...] = ()
+    #: differential mode only: fields one implementation always fills the same way but another conforming one may
+    #: fill otherwise (advertised version lists, lengths and checksums that follow from them, layout-chosen table
+    #: versions, message texts); a replay against the same server still compares them
+    implementation_fields: tuple[str, ...] = ()
     #: differential mode: answer fields a clause covers (glob as above -> clause id); a difference in any other
     #: field is reported under "<name>.differential.same-answer" (SHOULD)
     field_clauses: Mapping[str, str] = field(default_factory=dict)

@@ -15,13 +15,20 @@ REACTIONS = ("recv", "partial", "closed", "reset", "silent")
 LIVENESS_NOTE = "liveness probe"  # the note the runner writes before its probe (targets/runner/run.py)
 
 
+#: the note target.concurrently writes: connections raced, so the order the server saw is not in the transcript
+RACED_NOTE = "connections raced"
+PAUSE_KEPT = 0.05  # a gap before a send at least this long is played again (a header split across segments)
+PAUSE_MAX = 2.0
+
+
 def replay_document(record: dict, transcript, nonce: str, deadline: float) -> dict | None:
     """The replay file of a case record and its transcript; None when the case sent nothing."""
-    steps, endpoints = [], {}
+    steps, endpoints, raced = [], {}, False
     events = list(transcript.events)
     for index, event in enumerate(events):
         if event.kind == "note" and event.detail.startswith(LIVENESS_NOTE):
             break  # what follows is the harness's liveness probe, not the case's conversation
+        raced = raced or (event.kind == "note" and event.detail.startswith(RACED_NOTE))
         following = events[index + 1] if index + 1 < len(events) else None
         if event.kind == "partial" and following is not None and following.conn == event.conn and \
                 following.kind in ("closed", "reset", "silent"):
@@ -30,7 +37,11 @@ def replay_document(record: dict, transcript, nonce: str, deadline: float) -> di
             endpoints[event.conn] = event.endpoint
             steps.append({"conn": event.conn, "connect": event.endpoint})
         elif event.kind == "send":
-            steps.append({"conn": event.conn, "send": event.data.hex()})
+            step = {"conn": event.conn, "send": event.data.hex()}
+            pause = event.t - events[index - 1].t if index else 0.0
+            if pause >= PAUSE_KEPT:  # the case waited before sending (e.g. to split a frame across TCP segments)
+                step["pause"] = round(min(pause, PAUSE_MAX), 3)
+            steps.append(step)
         elif event.kind in REACTIONS:
             step = {"conn": event.conn, "expect": event.kind}
             if event.data:
@@ -55,5 +66,6 @@ def replay_document(record: dict, transcript, nonce: str, deadline: float) -> di
         "deadline": deadline,
         "nonce": nonce,
         "dropped_events": transcript.dropped,  # earlier steps the transcript did not keep (a long bulk case)
+        "raced": raced,  # connections ran at once: the order the server saw them in is not re-created
         "steps": steps,
     }

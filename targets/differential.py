@@ -2,9 +2,10 @@
 byte, with the bundled reference broker (the oracle), and each answer is compared with the oracle's.
 
 Both answers are decoded with the protocol's scapy layers (``Endpoint.dissect``) and flattened to dotted field
-paths (``MetadataResponse.brokers[0].port``). Fields that two conforming servers may fill differently (ids,
-hosts, ports, timestamps, throttle times, messages, advertised version lists, and lengths that follow from them)
-are declared per protocol in ``ProtocolSpec.volatile_fields``, never decided here. Where the protocol negotiates
+paths (``MetadataResponse.brokers[0].port``). Fields that two conforming servers may fill differently are
+declared per protocol, never decided here: ``ProtocolSpec.volatile_fields`` (ids, hosts, ports, timestamps,
+throttle times: chosen anew on every run) and ``implementation_fields`` (advertised version lists, lengths and
+checksums that follow from them, layout-chosen versions: the same on every run of one server). Where the protocol negotiates
 versions, the cases pick a version both servers advertise (``targets.client.AdvertisedVersions``).
 
 A difference is evidence, not a verdict: the reference broker is one conforming reading of the spec, and a
@@ -118,9 +119,12 @@ class Difference:
 class Comparator:
     """Compares one endpoint's answers from the target and the oracle."""
 
-    def __init__(self, spec: ProtocolSpec, endpoint: Endpoint):
+    def __init__(self, spec: ProtocolSpec, endpoint: Endpoint, across_implementations: bool = False):
+        """``across_implementations``: the two answers come from different servers (differential mode), so the
+        protocol's ``implementation_fields`` are not compared either (a replay compares a server with itself)."""
         self.spec = spec
         self.endpoint = endpoint
+        self.ignored = spec.volatile_fields + (spec.implementation_fields if across_implementations else ())
         self.describe = endpoint.describe_answer or endpoint.describe
         self._decoders = {pattern: _function(name) for pattern, name in spec.field_decoders.items()}
 
@@ -137,7 +141,7 @@ class Comparator:
             packet = self.endpoint.dissect(answer, request)
         except Exception:  # noqa: BLE001 - an answer the layers cannot decode is compared as bytes
             return None
-        patterns = self.spec.volatile_fields
+        patterns = self.ignored
         return {path: value for path, value in flatten(packet, decoder=self.decoder).items()
                 if (_first_match(path, patterns) is None) != volatile}
 
@@ -286,4 +290,4 @@ def mirrored(ours, oracle, spec: ProtocolSpec, endpoint: Endpoint, found: Callab
     if endpoint.transport != "framed":
         oracle.close()
         return ours
-    return MirroredSession(ours, oracle, Comparator(spec, endpoint), found)
+    return MirroredSession(ours, oracle, Comparator(spec, endpoint, across_implementations=True), found)

@@ -16,6 +16,7 @@ import argparse
 import json
 import secrets
 import sys
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,6 +158,8 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
                     return Replayed(False, f"connection {conn} to {address[0]}:{address[1]} failed: {exc}", document)
                 queues[conn], comparators[conn] = RequestQueue(endpoint.framing), Comparator(spec, endpoint)
             elif "send" in step and conn in sessions:
+                if step.get("pause"):
+                    time.sleep(step["pause"])
                 data = chosen.apply(bytes.fromhex(step["send"]).replace(old, new))
                 queues[conn].sent(data)
                 sessions[conn].send(data)
@@ -174,7 +177,7 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
                     # may be the replay's own, not the target's
                     return Replayed(False, f"reaction #{reactions} (connection {conn}) differs at {path}: "
                                            f"the target {ours!r}, the failing run {theirs!r}", document,
-                                    not_replayable=chosen.uncarried_text())
+                                    not_replayable=chosen.uncarried_text() or _raced(document))
                 chosen.learn(comparators[conn], request, got, recorded)
             elif "close" in step and conn in sessions:
                 sessions.pop(conn).close()
@@ -188,6 +191,13 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
             return Replayed(False, f"all {reactions} reactions match, and the target still answers", document)
         return Replayed(True, f"all {reactions} reactions match and the target stopped answering: {what}", document)
     return Replayed(True, f"the target reacts as in the failing run at all {reactions} reactions", document)
+
+
+def _raced(document: dict) -> str:
+    if not document.get("raced"):
+        return ""
+    return ("the case ran connections at once, and the order the server saw their requests in (which its answers "
+            "follow) is not recorded")
 
 
 def _difference(comparator: Comparator, request: bytes | None, got: Reply, recorded: Reply):

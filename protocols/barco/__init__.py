@@ -86,6 +86,6 @@ SPEC = ProtocolSpec(
     capture=CaptureSupport("wirecheck.protocols.barco.capture", unframeable_clause="barco.framing.oversize"),
     faults=FAULTS,
     variants=VARIANTS,
-    volatile_fields=("BarcoFrame.body_length", "BarcoFrame.crc"),  # both follow from what the body carries
+    implementation_fields=("BarcoFrame.body_length", "BarcoFrame.crc"),  # both follow from what the body carries
     field_clauses={"*.stream_id": "barco.framing.stream-id-echo"},
 )

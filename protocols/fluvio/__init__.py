@@ -60,9 +60,10 @@ SPEC = ProtocolSpec(
     capture=CaptureSupport("wirecheck.protocols.fluvio.capture", unframeable_clause="fluvio.framing.oversize"),
     faults=FAULTS,
     variants=VARIANTS,
-    # when a consumer offset was last written, by the server's clock; each server advertises its own versions
-    # (the cases judge them and pick a version both servers speak)
-    volatile_fields=("*.modified_time", "ApiVersionsResponse*.api_keys*", "*ResponseFrame*.size"),
+    volatile_fields=("*.modified_time",),  # when a consumer offset was last written, by the server's clock
+    # each server advertises its own versions (the cases judge them and pick a version both servers speak), and a
+    # frame's size follows from what it carries
+    implementation_fields=("ApiVersionsResponse*.api_keys*", "*ResponseFrame*.size"),
     field_clauses={"ProduceResponse*.base_offset": "fluvio.produce.offsets",
                    "FetchResponse*.high_watermark": "fluvio.fetch.high-watermark"},
 )

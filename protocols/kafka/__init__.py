@@ -101,9 +101,12 @@ SPEC = ProtocolSpec(
                      "*.Records.base_timestamp", "*.Records.max_timestamp", "*.Records.crc",
                      # the producer id a stored batch carries is the one the broker handed out
                      "*.Records.producer_id",
-                     # each server advertises its own versions and features (the cases judge the lists, and pick a
-                     # version both servers speak), and a frame's length follows from what it carries
-                     "ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*", "*ResponseFrame*.length"),
+                     # every group on the server, whoever made it (a real client's traffic is not mirrored)
+                     "ListGroupsResponse*.Groups*"),
+    # each server advertises its own versions and features (the cases judge the lists, and pick a version both
+    # servers speak), and a frame's length follows from what it carries
+    implementation_fields=("ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*",
+                           "*ResponseFrame*.length"),
     field_decoders={"*.Records": "wirecheck.protocols.kafka.records:batches_as_fields"},
     reseal=reseal_edited,
     clients=CLIENTS,

@@ -46,10 +46,11 @@ SPEC = ProtocolSpec(
     capture=CaptureSupport("wirecheck.protocols.pravega.capture", unframeable_clause="pravega.framing.reply"),
     faults=FAULTS,
     variants=VARIANTS,
-    # the segment store's clock; table versions and a table segment's length are positions in how the server
-    # lays entries out (opaque to clients); a frame's length follows from what it carries
-    volatile_fields=("*.last_modified", "TableEntriesUpdated.updated_versions",
-                     "TableSegmentInfo.length", "PravegaFrame.length", "ErrorMessage.message"),
+    volatile_fields=("*.last_modified",),  # the segment store's clock
+    # table versions and a table segment's length are positions in how the server lays entries out (opaque to
+    # clients); a frame's length follows from what it carries; messages are free text
+    implementation_fields=("TableEntriesUpdated.updated_versions", "TableSegmentInfo.length", "PravegaFrame.length",
+                           "ErrorMessage.message"),
     field_clauses={"*.request_id": "pravega.request-id.echo"},
     login="wirecheck.suites.pravega.client:login",  # Hello first on every connection, as the Java client does
 )

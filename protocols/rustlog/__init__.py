@@ -27,8 +27,10 @@ SPEC = ProtocolSpec(
     capture=CaptureSupport("wirecheck.protocols.rustlog.capture", unframeable_clause="rustlog.framing.oversize"),
     faults=FAULTS,
     variants=VARIANTS,
-    # the length follows the JSON text; append times and messages are the server's own
-    volatile_fields=("RustLogFrame.length", "*.timestamp", "Error.message", "MetricsFetchResponse.metrics*"),
+    # the length follows the JSON text; append times and messages are the server's own, and so is the list of
+    # topics an error names as available (every topic on the server, whoever created it)
+    volatile_fields=("RustLogFrame.length", "*.timestamp", "Error.message", "MetricsFetchResponse.metrics*",
+                     "Error.details.available_topics"),
     field_clauses={"ProduceResponse.base_offset": "rustlog.produce.offsets",
                    "FetchResponse.records.offset": "rustlog.fetch.records",
                    "FetchResponse.records.payload": "rustlog.fetch.records",

@@ -120,6 +120,7 @@ def test_concurrent_batches_do_not_interleave(target):
     clients = [RustLog(target) for _ in range(batches)]
     frames = [encode_frame({"type": "Produce", "topic": topic, "partition": 0,
                             "records": [b64(b"%d:%d" % (n, i)) for i in range(size)]}) for n in range(batches)]
+    target.races(f"{batches} Produce requests completed back to back")
     for client, frame in zip(clients, frames):
         client.send(frame[:-1])
     for client, frame in zip(clients, frames):

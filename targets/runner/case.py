@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from wirecheck.protocols.clauses import Clause
 from wirecheck.protocols.spec import ProtocolSpec
 from wirecheck.reports.model import Blocked, Divergence, HarnessError, Verdict
+from wirecheck.reports.replay import RACED_NOTE
 from wirecheck.reports.transcript import Transcript
 from wirecheck.targets.differential import mirrored
 from wirecheck.targets.runner.validate import parse_topics
@@ -105,6 +106,9 @@ class Target:
         """From here on the case's answers depend on when the server's own timers fire (a transaction timeout, a
         session expiry). Two correct servers fire them at different moments, so under --differential the rest of
         the case is no longer compared (its bytes still go to both servers); otherwise nothing changes."""
+        self._stop_comparing(why)
+
+    def _stop_comparing(self, why: str) -> None:
         if not self.differential or not self._comparing:
             return
         self._comparing = False
@@ -117,6 +121,13 @@ class Target:
         """Topics the user named (``--target-option PROTOCOL.topics=NAME[:PARTITIONS],...``): they exist on the
         target, and cases whose checks hold on a topic others write to as well share them."""
         return parse_topics(self.options.get("topics", ""))
+
+    def races(self, what: str) -> None:
+        """The case sends on several connections at once: the order the server sees their requests in (which its
+        answers follow) is the server's, so a replay of the case says it cannot re-create it, and under
+        --differential the two servers' answers are no longer compared (each may order them otherwise)."""
+        self.transcript.note(f"{RACED_NOTE}: {what}")
+        self._stop_comparing(f"{what}: each server orders racing requests its own way")
 
     def concurrently(self, jobs: list, timeout: float = 30) -> list[Exception]:
         """Run the callables at once, each in its own thread; the exceptions they raised. Under --differential
@@ -134,6 +145,7 @@ class Target:
             for job in jobs:
                 run(job)
             return errors
+        self.races(f"{len(jobs)} jobs at once")
         threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
         for thread in threads:
             thread.start()

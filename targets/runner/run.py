@@ -25,6 +25,10 @@ from wirecheck.reports.events import EventStream
 
 __all__ = ["Run", "RunOptions", "TargetInfo", "UsageProblem"]
 
+#: what every reference broker the suite starts runs with (before --reference-arg): retention keeps partitions
+#: small over a long run; a replay of a case against a fresh broker needs the same settings
+REFERENCE_ARGS = ("--retention-records", "5000")
+
 
 @dataclass
 class TargetInfo:
@@ -34,6 +38,9 @@ class TargetInfo:
     #: addresses of the protocol's other endpoints (by endpoint name): from the reference broker, from
     #: ``--target-option PROTOCOL.ENDPOINT=HOST:PORT``, or learned by the suite (e.g. through a discovery API)
     endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: the launched reference broker's listeners that are no endpoint of the spec (no hello to probe), by their
+    #: ready-file name, e.g. "pravega-controller" (gRPC): for the real clients that need them
+    side_listeners: dict[str, tuple[str, int]] = field(default_factory=dict)
     found: str = ""  # what the probe found at the start of the run ("answers like rustlog")
     #: a protocol the user named whose hello was not answered right at the start (what came instead; "" when it
     #: was): the cases run all the same, the hello's own case reports it, and the liveness probe then counts
@@ -216,12 +223,14 @@ class Run:
 
         workdir = self.report_dir / f"{stem}-{self.worker}-{next(self._counter)}"
         return launch(protocols=sorted(self.collected_protocols) or None, faults=faults, workdir=workdir,
-                      extra_args=["--retention-records", "5000", *self.options.reference_args], variants=list(variants))
+                      extra_args=[*REFERENCE_ARGS, *self.options.reference_args], variants=list(variants))
 
     def _reference_targets(self, broker) -> dict[str, TargetInfo]:
         """Each personality of a launched broker, with its listeners for the protocol's other endpoints."""
         return {name: TargetInfo(name, (broker.host, port), reference=True,
-                                 endpoints={e: (broker.host, p) for e, p in broker.endpoints.get(name, {}).items()})
+                                 endpoints={e: (broker.host, p) for e, p in broker.endpoints.get(name, {}).items()},
+                                 side_listeners={key: (broker.host, p) for key, p in broker.ports.items()
+                                                 if key.startswith(f"{name}-")})
                 for name, port in broker.ports.items() if name in self.specs}
 
     def oracle(self, protocol: str) -> TargetInfo | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from tests.quality.expected import EXPECTED, EXTRA_ARGS, SCOPES
 from tests.quality.harness import ROOT
 from wirecheck.targets.launcher import launch
+from wirecheck.targets.runner.run import REFERENCE_ARGS
 
 
 @dataclass
@@ -41,7 +42,8 @@ def _failed_records(protocol: str, fault: str, report: Path) -> list[dict]:
 
 def sweep(fault: str) -> list[Replay]:
     protocol = fault.split(".")[0]
-    broker_args = [arg.split("=", 1)[1] for arg in EXTRA_ARGS.get(fault, []) if arg.startswith("--reference-arg=")]
+    broker_args = [*REFERENCE_ARGS, *(arg.split("=", 1)[1] for arg in EXTRA_ARGS.get(fault, [])
+                                      if arg.startswith("--reference-arg="))]
     with tempfile.TemporaryDirectory(prefix="wirecheck-sweep-") as scratch:
         failed = _failed_records(protocol, fault, Path(scratch) / "reports")
         if not failed:
