@@ -62,7 +62,8 @@ def build_parser(personalities: dict[str, PersonalityInfo]) -> argparse.Argument
                              "(none); " + honoured_by(personalities, "fsync"))
     parser.add_argument("--cache-bytes", type=positive, default=BrokerConfig.cache_bytes,
                         help="with --data-dir: bytes of stored batches each personality keeps cached in memory, "
-                             "shared by its partitions (default 67108864, 64 MiB); "
+                             f"shared by its partitions (default {BrokerConfig.cache_bytes}, "
+                             f"{BrokerConfig.cache_bytes >> 20} MiB); "
                              + honoured_by(personalities, "cache_bytes"))
     parser.add_argument("--tls-cert", type=Path, default=None, help="PEM certificate: every listener speaks TLS")
     parser.add_argument("--tls-key", type=Path, default=None, help="PEM private key of --tls-cert")

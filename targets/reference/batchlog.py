@@ -17,12 +17,16 @@ Recovery (on open), as Kafka's log recovery does: entries are replayed from the 
 ends inside it), fails its CRC, or goes back in offsets ends the log, and the file is truncated there. Everything
 before it was written whole, and with fsync on, acknowledged.
 
-Memory: reads go through :class:`BatchCache`, one per personality, holding at most ``max_bytes`` of batches over
+Memory: the index is four ``array('q')`` columns (base, position, length, meta), 32 bytes per batch and no Python
+object per batch; ``entries`` and ``bases`` are read-only views over them (``entries[i]`` builds an :class:`Entry`).
+Reads go through :class:`BatchCache`, one per personality, holding at most ``max_bytes`` of batches over
 all its partitions (least recently used first out); a miss reads the file with ``os.pread``. Appended batches
 enter the cache, since streaming consumers read them next.
 
 Retention (:meth:`BatchLog.drop_first`) drops whole batches from the start of the index only: the file keeps
 their bytes (it is never rewritten), so a restart replays them and the caller applies its retention rule again.
+Dropping moves a start index; the columns are compacted once the dropped part is at least half of them, so a loop
+of small drops costs amortised O(1) per batch, not O(n) per call.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ import bisect
 import itertools
 import os
 import struct
+from array import array
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,13 +47,16 @@ MAGIC = b"WCBLOG1\n"
 HEADER = struct.Struct(">IIqq")  # length, CRC-32C, base_offset, meta
 _CRC_FIELDS = struct.Struct(">qq")  # what the CRC covers before the batch
 MAX_BATCH = (1 << 31) - 1  # a length field above it is damage, never a batch
+#: --cache-bytes' default: an idle broker is about 50 MB, so a full cache keeps it under 100 MB settled
+DEFAULT_CACHE_BYTES = 32 << 20
+_COMPACT_AFTER = 1024  # dropped index rows kept before compacting (and then only when they are half the columns)
 
 
 class CorruptLog(Exception):
     """The file is not a batch log (wrong magic): refused rather than truncated to nothing."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
     base: int  # the batch's base offset
     position: int  # file position of the batch's bytes (after its header)
@@ -101,6 +110,64 @@ class BatchCache:
 _log_ids = itertools.count(1)  # cache keys: never reused, unlike id()
 
 
+class _View(Sequence):
+    """Read-only sequence over the kept rows of a :class:`BatchLog`'s columns; subclasses say what a row is."""
+
+    __slots__ = ("_log",)
+    __hash__ = None
+
+    def __init__(self, log: BatchLog):
+        self._log = log
+
+    def __len__(self) -> int:
+        return len(self._log._bases) - self._log._start
+
+    def _row(self, index: int) -> int:
+        """Column index of kept row ``index`` (negative counts from the end)."""
+        start, stop = self._log._start, len(self._log._bases)
+        row = index + (stop if index < 0 else start)
+        if not start <= row < stop:
+            raise IndexError("batch log index out of range")
+        return row
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._at(self._log._start + i) for i in range(*index.indices(len(self)))]
+        return self._at(self._row(index))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (_View, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)!r})"
+
+
+class _Entries(_View):
+    __slots__ = ()
+
+    def _at(self, row: int) -> Entry:
+        log = self._log
+        return Entry(log._bases[row], log._positions[row], log._lengths[row], log._metas[row])
+
+
+class _Bases(_View):
+    __slots__ = ()
+
+    def _at(self, row: int) -> int:
+        return self._log._bases[row]
+
+    def __getitem__(self, index):
+        # the common case inline: bisect over this view calls it log2(n) times per lookup
+        if type(index) is int and index >= 0:
+            log = self._log
+            row = index + log._start
+            if row < len(log._bases):
+                return log._bases[row]
+        return super().__getitem__(index)
+
+
 class BatchLog:
     """One partition's batches in one file (format in the module docstring), with its index in memory."""
 
@@ -109,8 +176,11 @@ class BatchLog:
         self.cache = cache
         self.fsync = fsync
         self.id = next(_log_ids)
-        self.entries: list[Entry] = []  # kept batches, base offsets ascending
-        self.bases: list[int] = []  # each kept entry's base, for bisect
+        # the index: one row per batch in four columns; rows before _start are dropped (retention), not yet compacted
+        self._bases, self._positions, self._lengths, self._metas = array("q"), array("q"), array("q"), array("q")
+        self._start = 0
+        self.entries: Sequence[Entry] = _Entries(self)  # kept batches, base offsets ascending
+        self.bases: Sequence[int] = _Bases(self)  # each kept batch's base, for bisect
         self.size = 0  # bytes of the kept batches (headers excluded)
         self.truncated = 0  # bytes of torn or corrupt tail removed on open
         created = not self.path.exists()
@@ -122,7 +192,7 @@ class BatchLog:
             os.close(self._fd)
             raise
         if created and fsync:
-            _fsync_dir(self.path.parent)  # the new file's name must survive a crash too
+            fsync_dir(self.path.parent)  # the new file's name must survive a crash too
 
     def _recover(self) -> int:
         """Build the index from the file; truncate a torn or corrupt tail. Returns the end of the valid data."""
@@ -130,12 +200,13 @@ class BatchLog:
         magic = os.pread(self._fd, len(MAGIC), 0)
         if len(magic) < len(MAGIC) and MAGIC.startswith(magic):  # new, or torn while being created
             os.ftruncate(self._fd, 0)
-            _write_all(self._fd, MAGIC, 0)
+            write_all(self._fd, MAGIC, 0)
             self._sync()
             return len(MAGIC)
         if magic != MAGIC:
             raise CorruptLog(f"{self.path}: not a batch log (magic {magic!r})")
         position = len(MAGIC)
+        last_base = -(1 << 63)
         with open(self._fd, "rb", closefd=False) as reader:
             reader.seek(position)
             while True:
@@ -149,9 +220,10 @@ class BatchLog:
                 data = reader.read(length)
                 if crc32c.crc32c(data, crc32c.crc32c(_CRC_FIELDS.pack(base, meta))) != crc:
                     break
-                if self.bases and base < self.bases[-1]:
+                if base < last_base:
                     break
-                self._index(Entry(base, body_at, length, meta))
+                last_base = base
+                self._index(base, body_at, length, meta)
                 position = body_at + length
         if position < file_size:
             self.truncated = file_size - position
@@ -159,10 +231,14 @@ class BatchLog:
             self._sync()
         return position
 
-    def _index(self, entry: Entry) -> None:
-        self.entries.append(entry)
-        self.bases.append(entry.base)
-        self.size += entry.length
+    def _index(self, base: int, position: int, length: int, meta: int) -> None:
+        # ``bases`` last: its length is the index's, so a reader on another thread (RustLog appends in a worker
+        # thread) never sees a row whose other columns are not there yet
+        self._positions.append(position)
+        self._lengths.append(length)
+        self._metas.append(meta)
+        self._bases.append(base)
+        self.size += length
 
     def _sync(self) -> None:
         if self.fsync:
@@ -173,50 +249,56 @@ class BatchLog:
 
         A failed write (e.g. a full disk) leaves the file as it was and raises OSError.
         """
-        if self.bases and base_offset < self.bases[-1]:
-            raise ValueError(f"base offset {base_offset} below the last one, {self.bases[-1]}")
+        if len(self) and base_offset < self._bases[-1]:
+            raise ValueError(f"base offset {base_offset} below the last one, {self._bases[-1]}")
         if len(batch) > MAX_BATCH:
             raise ValueError(f"batch of {len(batch)} bytes over {MAX_BATCH}")
         crc = crc32c.crc32c(batch, crc32c.crc32c(_CRC_FIELDS.pack(base_offset, meta)))
         try:
-            _write_all(self._fd, HEADER.pack(len(batch), crc, base_offset, meta) + batch, self.end)
+            write_all(self._fd, HEADER.pack(len(batch), crc, base_offset, meta) + batch, self.end)
             self._sync()
         except OSError:
             os.ftruncate(self._fd, self.end)  # no half entry for the next append to follow
             raise
-        entry = Entry(base_offset, self.end + HEADER.size, len(batch), meta)
-        self.end = entry.position + entry.length
-        self._index(entry)
-        self.cache.put((self.id, entry.position), bytes(batch))
-        return entry
+        position = self.end + HEADER.size
+        self.end = position + len(batch)
+        self._index(base_offset, position, len(batch), meta)
+        self.cache.put((self.id, position), bytes(batch))
+        return Entry(base_offset, position, len(batch), meta)
 
     def find(self, offset: int) -> int:
         """Index (into ``entries``) of the batch holding ``offset``: the last one whose base is at most it (0 when
         ``offset`` is below the first base)."""
-        return max(bisect.bisect_right(self.bases, offset) - 1, 0)
+        return max(bisect.bisect_right(self._bases, offset, self._start) - 1 - self._start, 0)
 
     def read(self, index: int) -> bytes:
         """The bytes of ``entries[index]``, from the cache or the file."""
-        entry = self.entries[index]
-        key = (self.id, entry.position)
+        row = self.entries._row(index)
+        position = self._positions[row]
+        key = (self.id, position)
         data = self.cache.get(key)
         if data is None:
-            data = os.pread(self._fd, entry.length, entry.position)
-            if len(data) != entry.length:
-                raise OSError(f"{self.path}: short read at {entry.position}")
+            length = self._lengths[row]
+            data = os.pread(self._fd, length, position)
+            if len(data) != length:
+                raise OSError(f"{self.path}: short read at {position}")
             self.cache.put(key, data)
         return data
 
     def drop_first(self, count: int) -> None:
         """Forget the first ``count`` batches (retention). The index only: the file keeps their bytes."""
-        dropped = self.entries[:count]
-        del self.entries[:count]
-        del self.bases[:count]
-        self.size -= sum(e.length for e in dropped)
-        self.cache.forget(self.id, [e.position for e in dropped])
+        start = self._start
+        stop = min(start + max(count, 0), len(self._bases))
+        self.size -= sum(self._lengths[start:stop])
+        self.cache.forget(self.id, self._positions[start:stop].tolist())
+        self._start = stop
+        if stop >= _COMPACT_AFTER and 2 * stop >= len(self._bases):
+            for column in (self._bases, self._positions, self._lengths, self._metas):
+                del column[:stop]
+            self._start = 0
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self._bases) - self._start
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -229,22 +311,26 @@ class BatchLog:
         self.close()
         self.path.unlink(missing_ok=True)
         if self.fsync:
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
 
 
-def _write_all(fd: int, data: bytes, position: int) -> None:
+def write_all(fd: int, data: bytes, position: int) -> None:
+    """``data`` written at ``position`` whole (pwrite may write less than asked)."""
     view = memoryview(data)
     while view:
         written = os.pwrite(fd, view, position)
         view, position = view[written:], position + written
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Make the directory's entries (a created, renamed or removed file's name) survive a crash."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
 
 
 def write_atomically(path: Path, data: bytes, fsync: bool = True) -> None:
@@ -259,4 +345,4 @@ def write_atomically(path: Path, data: bytes, fsync: bool = True) -> None:
             os.fsync(out.fileno())
     os.replace(tmp, path)
     if fsync:
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)

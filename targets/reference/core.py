@@ -16,6 +16,8 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Protocol
 
+from wirecheck.targets.reference.batchlog import DEFAULT_CACHE_BYTES
+
 log = logging.getLogger("wirecheck.broker")
 
 WRITE_CHUNK = 1 << 20
@@ -44,7 +46,7 @@ class BrokerConfig:
     fsync: str = "batch"  # with data_dir: "batch" (fsync before each acknowledgement) or "none"
     #: with data_dir: bytes of stored batches a personality keeps cached in memory, over all its partitions
     #: (batchlog.BatchCache): its memory is bounded by this, not by the data
-    cache_bytes: int = 64 << 20
+    cache_bytes: int = DEFAULT_CACHE_BYTES
     tls: ssl.SSLContext | None = None  # every listener speaks TLS when set
 
     def faults_of(self, personality: str, known: dict[str, str]) -> frozenset[str]:

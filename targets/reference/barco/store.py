@@ -26,7 +26,7 @@ from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wirecheck.targets.reference.batchlog import BatchCache
+from wirecheck.targets.reference.batchlog import DEFAULT_CACHE_BYTES, BatchCache, fsync_dir, write_all
 
 CHUNK_HEAD = struct.Struct("!BIqI")
 HEAD_SIZE = CHUNK_HEAD.size + 4  # the 17 bytes above and their CRC-32
@@ -86,7 +86,7 @@ class StoreFull(Exception):
 
 class ChunkStore:
     def __init__(self, data_dir: Path | None, fsync: bool, retention: int | None, max_bytes: int,
-                 cache_bytes: int = 64 << 20):
+                 cache_bytes: int = DEFAULT_CACHE_BYTES):
         self.root = data_dir / "barco" if data_dir else None
         self.fsync = fsync
         self.retention = retention
@@ -119,7 +119,7 @@ class ChunkStore:
                 found.path = directory / "chunks.log"
                 found.fd = os.open(found.path, os.O_RDWR | os.O_CREAT, 0o644)
                 if self.fsync:
-                    _fsync_dir(directory)  # the new file's name must survive a crash too
+                    fsync_dir(directory)  # the new file's name must survive a crash too
         return found
 
     def append(self, key: tuple, count: int, payload: bytes) -> Chunk:
@@ -134,7 +134,7 @@ class ChunkStore:
             head = CHUNK_HEAD.pack(0, len(payload), start, count)
             position = reader.file_end + HEAD_SIZE
             try:
-                _write_all(reader.fd, head + zlib.crc32(head).to_bytes(4, "big") + payload, reader.file_end)
+                write_all(reader.fd, head + zlib.crc32(head).to_bytes(4, "big") + payload, reader.file_end)
                 if self.fsync:
                     os.fsync(reader.fd)
             except OSError:
@@ -203,17 +203,3 @@ def _recover(reader: Reader) -> int:
         os.ftruncate(reader.fd, at)
     return at
 
-
-def _write_all(fd: int, data: bytes, position: int) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.pwrite(fd, view, position)
-        view, position = view[written:], position + written
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -18,7 +18,7 @@ topics created at start, max_request_size (33554432, STORAGE_MAX_REQUEST_SIZE), 
 only; past it, Produce gets PartitionFull (72)). From ``BrokerConfig``: ``--retention-records`` (records kept per
 partition, default all), ``--data-dir`` (topics, consumer offsets and one batch log per partition under
 ``<data-dir>/fluvio/``, storage.py; default in memory), ``--fsync`` (each batch synced before Produce answers,
-default) and ``--cache-bytes`` (with ``--data-dir``, the batches kept in memory for reads, default 64 MiB).
+default) and ``--cache-bytes`` (with ``--data-dir``, the batches kept in memory for reads, default 32 MiB).
 """
 
 from wirecheck.targets.reference.core import BrokerConfig

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wirecheck.targets.reference.batchlog import BatchCache, BatchLog, write_atomically
+from wirecheck.targets.reference.batchlog import DEFAULT_CACHE_BYTES, BatchCache, BatchLog, write_atomically
 
 #: Fluvio's topic name rule (``valid_topic_name`` / ``validate_resource_name`` in fluvio-sc-schema and
 #: fluvio-controlplane-metadata): lowercase ASCII letters, digits and '-', starting and ending with a letter or
@@ -130,7 +130,7 @@ class Partition:
         # durable: the index in memory, the bytes from the shared cache or the file
         bases = self.log.bases if self.log is not None else self.bases
         batch_at = self.log.read if self.log is not None else self.batches.__getitem__
-        index = max(bisect.bisect_right(bases, offset) - 1, 0)
+        index = self.log.find(offset) if self.log is not None else max(bisect.bisect_right(bases, offset) - 1, 0)
         out = bytearray()
         while index < len(bases) and bases[index] < end and len(out) < max_bytes:
             out += batch_at(index)
@@ -147,7 +147,7 @@ class Storage:
     def __init__(self, default_partitions: int = 1, auto_create: bool = True,
                  topics: dict[str, int] | None = None, retention_records: int | None = None,
                  max_bytes: int = 1 << 30, data_dir: Path | None = None, fsync: bool = True,
-                 cache_bytes: int = 64 << 20):
+                 cache_bytes: int = DEFAULT_CACHE_BYTES):
         self.default_partitions = default_partitions
         self.auto_create = auto_create
         self.retention_records = retention_records

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import crc32c
-from wirecheck.targets.reference.batchlog import BatchCache
+from wirecheck.targets.reference.batchlog import DEFAULT_CACHE_BYTES, BatchCache
 from wirecheck.targets.reference.pravega.segment_log import SegmentLog
 
 NULL_VALUE = -(2**63)  # Long.MIN_VALUE: an attribute never set, a table key with no version condition
@@ -96,7 +96,7 @@ class Segment:
 
 
 class Store:
-    def __init__(self, data_dir: Path | None, fsync: bool, max_bytes: int, cache_bytes: int = 64 << 20):
+    def __init__(self, data_dir: Path | None, fsync: bool, max_bytes: int, cache_bytes: int = DEFAULT_CACHE_BYTES):
         self.segments: dict[str, Segment] = {}
         self.max_bytes = max_bytes
         self.held = 0

@@ -27,9 +27,7 @@ import logging
 import threading
 from pathlib import Path
 
-# batchlog's directory fsync is private; used as it is until batchlog exposes it (reported to the lead)
-from wirecheck.targets.reference.batchlog import BatchCache, BatchLog
-from wirecheck.targets.reference.batchlog import _fsync_dir as fsync_dir
+from wirecheck.targets.reference.batchlog import BatchCache, BatchLog, fsync_dir
 from wirecheck.targets.reference.rustlog.batch import decode_batch, encode_batch
 
 log = logging.getLogger("wirecheck.broker.rustlog")

@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wirecheck.targets.reference.batchlog import write_atomically
+from wirecheck.targets.reference.batchlog import DEFAULT_CACHE_BYTES, write_atomically
 from wirecheck.targets.reference.rustlog.durable import DurableLog, ThreadSafeCache, fsync_dir
 from wirecheck.targets.reference.rustlog.log import PartitionLog
 from wirecheck.targets.reference.rustlog.schema import TOPIC_NAME
@@ -48,7 +48,7 @@ class Store:
     segment_records: int = 1000
     retention_records: int | None = None
     fsync: bool = True
-    cache_bytes: int = 64 << 20
+    cache_bytes: int = DEFAULT_CACHE_BYTES
     topics: dict[str, Topic] = field(default_factory=dict)
     commits: dict[tuple, int] = field(default_factory=dict)
     counters: Counters = field(default_factory=Counters)
