@@ -18,8 +18,12 @@ from dataclasses import dataclass
 import pytest
 
 from wirecheck.protocols.clients import scenario_clauses
+from wirecheck.reports.model import HarnessError
+from wirecheck.targets.runner.verdicts import NOT_RUN
 
 LOG_LINES = 25  # of the client's own log, kept with a failing verdict
+#: set (to 1) where every client must be installed, e.g. the project's CI: a missing one is then an ERROR
+REQUIRE_CLIENTS = "WIRECHECK_REQUIRE_CLIENTS"
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,14 @@ class ClientRun:
         last = f"; the client's last log lines:\n{self.log_tail}" if self.log_tail.strip() else ""
         waiting = self.output.get("waiting_for") if self.output else None
         return how + (f", waiting for {waiting}" if waiting else "") + last
+
+
+def not_installed(client: str, install: str):
+    """A client missing on this machine: the case is NOT-RUN with the line that installs it (a missing client
+    says nothing about the target), or, where WIRECHECK_REQUIRE_CLIENTS=1, an ERROR of the run."""
+    if os.environ.get(REQUIRE_CLIENTS) == "1":
+        raise HarnessError(f"the {client} client is not installed ({install}), and {REQUIRE_CLIENTS}=1")
+    pytest.skip(f"{NOT_RUN}: the {client} client is not installed here ({install})")
 
 
 def clients_case(spec, scenario: str):

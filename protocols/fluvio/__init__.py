@@ -12,6 +12,7 @@ from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.fluvio import layers, messages, sc
 from wirecheck.protocols.fluvio.faults import FAULTS, VARIANTS
 from wirecheck.protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
+from wirecheck.protocols.fluvio.clients import CLIENTS
 from wirecheck.protocols.framing import I32_PREFIX
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
@@ -66,4 +67,10 @@ SPEC = ProtocolSpec(
     implementation_fields=("ApiVersionsResponse*.api_keys*", "*ResponseFrame*.size"),
     field_clauses={"ProduceResponse*.base_offset": "fluvio.produce.offsets",
                    "FetchResponse*.high_watermark": "fluvio.fetch.high-watermark"},
+    clients=CLIENTS,
+    # the producer is told offsets the records are not consumed at; the committed offset is not listed (and the
+    # resumed consumer starts over); a second creation of a topic succeeds
+    client_faults={"fluvio.produce-base-offset-wrong": ("fluvio.clients.fluvio-python.produce-consume",),
+                   "fluvio.consumer-offset-not-stored": ("fluvio.clients.fluvio-python.consumer-offsets",),
+                   "fluvio.sc-create-existing-ok": ("fluvio.clients.fluvio-python.topic-admin",)},
 )

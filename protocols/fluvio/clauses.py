@@ -18,6 +18,8 @@ may leave its partition unusable never takes a named topic (suites/fluvio/README
 """
 
 from wirecheck.protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.clients import client_clauses
+from wirecheck.protocols.fluvio.clients import CLIENTS, SCENARIOS
 from wirecheck.protocols.fluvio.messages import PRODUCE
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
@@ -338,7 +340,7 @@ _C = [
            "objects/metadata.rs TypeBuffer::decode (UnexpectedEof); notes §7, §12"),
 ]
 
-CATALOGUE = Catalogue("fluvio", _C)
+CATALOGUE = Catalogue("fluvio", _C + client_clauses("fluvio", CLIENTS, SCENARIOS))
 
 
 def undecodable_response_clause(api_key: int, error: Exception) -> str:

@@ -11,6 +11,7 @@ from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.framing import Framing
 from wirecheck.protocols.pravega import commands, layers
 from wirecheck.protocols.pravega.clauses import CATALOGUE
+from wirecheck.protocols.pravega.clients import CLIENTS
 from wirecheck.protocols.pravega.faults import FAULTS, VARIANTS
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
@@ -52,5 +53,11 @@ SPEC = ProtocolSpec(
     implementation_fields=("TableEntriesUpdated.updated_versions", "TableSegmentInfo.length", "PravegaFrame.length",
                            "ErrorMessage.message"),
     field_clauses={"*.request_id": "pravega.request-id.echo"},
+    clients=CLIENTS,
+    # events lose their headers, so the reader cannot parse them; a byte stream reads back shifted by a byte; a
+    # sealed stream still takes writes
+    client_faults={"pravega.event-headers-stripped": ("pravega.clients.pravega-python.write-read",),
+                   "pravega.read-skips-first-byte": ("pravega.clients.pravega-python.byte-stream",),
+                   "pravega.sealed-accepts-appends": ("pravega.clients.pravega-python.stream-lifecycle",)},
     login="wirecheck.suites.pravega.client:login",  # Hello first on every connection, as the Java client does
 )

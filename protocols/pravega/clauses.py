@@ -12,6 +12,8 @@ or lists every outcome the code can take.
 """
 
 from wirecheck.protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.clients import client_clauses
+from wirecheck.protocols.pravega.clients import CLIENTS, SCENARIOS
 from wirecheck.protocols.pravega.commands import MAX_PAYLOAD
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
@@ -343,4 +345,4 @@ _C = [
            "notes §8 (the server answers or closes; only reads at the tail park)"),
 ]
 
-CATALOGUE = Catalogue("pravega", _C)
+CATALOGUE = Catalogue("pravega", _C + client_clauses("pravega", CLIENTS, SCENARIOS))
