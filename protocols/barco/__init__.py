@@ -6,13 +6,15 @@ HTTP/2 with prior knowledge on one port: two endpoints, ``consumer`` and ``consu
 the binary producer (framed TCP, :9254, 13-byte header with the body length at offset 5).
 
 Modules: ``wire`` (struct codecs: frames, bodies, records, poll responses, discovery), ``murmur`` (partition key
--> token), ``layers`` (scapy), ``clauses`` (catalogue and decisions D1-D8), ``faults``, ``capture``.
+-> token), ``layers`` (scapy), ``clauses`` (catalogue and decisions D1-D8), ``faults``, ``capture``, ``clients``
+(the real HTTP clients the client cases drive).
 """
 
 from __future__ import annotations
 
 from wirecheck.protocols.barco import layers, wire
 from wirecheck.protocols.barco.clauses import CATALOGUE
+from wirecheck.protocols.barco.clients import CLIENTS
 from wirecheck.protocols.barco.faults import FAULTS, VARIANTS
 from wirecheck.protocols.framing import Framing
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
@@ -88,4 +90,15 @@ SPEC = ProtocolSpec(
     variants=VARIANTS,
     implementation_fields=("BarcoFrame.body_length", "BarcoFrame.crc"),  # both follow from what the body carries
     field_clauses={"*.stream_id": "barco.framing.stream-id-echo"},
+    clients=CLIENTS,
+    # each breaks its scenarios within seconds: curl produces x-ndjson (one record per line), httpx a 70000-byte
+    # message; the second consumer of the group is served the first one's records again; JSON items lack the
+    # start offset; a second HTTP/2 stream is refused
+    client_faults={
+        "barco.ndjson-one-record": tuple(f"barco.clients.{c}.produce-consume" for c in ("curl-http1", "curl-h2c")),
+        "barco.record-cut-64k": ("barco.clients.httpx.produce-consume",),
+        "barco.commit-ignored": tuple(f"barco.clients.{c}.group-resume" for c in CLIENTS),
+        "barco.json-start-offset-missing": tuple(f"barco.clients.{c}.json-poll" for c in CLIENTS),
+        "barco.h2c-one-stream": ("barco.clients.httpx.produce-consume",),
+    },
 )

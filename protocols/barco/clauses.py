@@ -27,7 +27,9 @@ Decisions:
 
 from __future__ import annotations
 
+from wirecheck.protocols.barco.clients import CLIENTS, SCENARIOS
 from wirecheck.protocols.clauses import Catalogue, Clause, Level
+from wirecheck.protocols.clients import client_clauses
 
 SEED = "seed NETWORK_FORMATS.md"
 MUST, SHOULD = Level.MUST, Level.SHOULD
@@ -183,4 +185,4 @@ _CLAUSES = [
            "notes §11 (fuzz targets)", MUST),
 ]
 
-CATALOGUE = Catalogue("barco", _CLAUSES)
+CATALOGUE = Catalogue("barco", _CLAUSES + client_clauses("barco", CLIENTS, SCENARIOS))
