@@ -11,7 +11,7 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
                                    ResourceType)
 
 from tests.interop.offsets import committed
-from tests.interop.test_confluent_kafka import create_topic, produce
+from tests.interop.confluent_support import create_topic, produce
 
 pytestmark = pytest.mark.interop
 TIMEOUT = 10

@@ -28,8 +28,7 @@ pytest.importorskip("confluent_kafka", reason="confluent_kafka is in the interop
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from tests.interop.kafka_support import ROOT
-from tests.interop.test_confluent_kafka import create_topic
-from tests.interop.test_confluent_kafka_transactions import read_all
+from tests.interop.confluent_support import create_topic, read_all
 
 pytestmark = pytest.mark.interop
 RECORDS = 120

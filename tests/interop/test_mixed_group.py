@@ -10,7 +10,7 @@ pytest.importorskip("confluent_kafka", reason="confluent_kafka is in the interop
 from confluent_kafka import Consumer
 from kafka import KafkaConsumer
 
-from tests.interop.test_confluent_kafka import assignment_of, create_topic
+from tests.interop.confluent_support import assignment_of, create_topic
 
 pytestmark = pytest.mark.interop
 

@@ -1,13 +1,22 @@
 """A real Python Kafka client, driven by a job on stdin: ``python -m wirecheck.suites.kafka.clients.python_driver
-CLIENT`` with CLIENT one of kafka-python, confluent-kafka, aiokafka.
+CLIENT`` with CLIENT one of kafka-python, confluent-kafka, aiokafka. Output: one JSON line (``{"waiting_for": ...}``
+when the driver's own limit passed). Keys, values and header values are base64 (null allowed for a key).
 
-Job: ``{"action": "produce-consume", "bootstrap", "topic", "group", "codec", "records": [{"partition", "key",
-"value", "headers": [[name, value]], "timestamp"}], "rounds": N}`` (the records are produced in N rounds, each
-flushed before the next, so that later batches start at offsets above 0) (keys, values and header values base64, null allowed for a
-key; timestamps in ms), or ``{"action": "describe"}``. Output (one JSON line): the client's name and version, the
-codecs it offers, and for produce-consume ``produced`` ([partition, offset] per record, in job order) and
-``consumed`` (each record read back, in the order read). The client's defaults apply except where the job says
-otherwise (the consumer reads from the earliest offset and commits nothing).
+Jobs (``action``), each with ``bootstrap``:
+
+- ``describe``: the client's name, version and the codecs it offers.
+- ``produce-consume``: ``topic``, ``group``, ``codec``, ``idempotent`` (optional), ``records`` ([{"partition",
+  "key", "value", "headers": [[name, value]], "timestamp" (ms)}]) produced in ``rounds`` (each flushed before the
+  next, so that later batches start at offsets above 0); then consumed from the earliest offset, committing
+  nothing. Gives ``produced`` ([partition, offset] per record, in job order) and ``consumed`` (in the order read).
+- ``group-rebalance``: ``topic`` (``partitions`` of them), ``group``, ``values``: two members consume, committing
+  each record; one leaves after the first half. Gives ``consumed`` ([member, partition, offset, value]).
+- ``transactions``: ``source``, ``dest`` (one partition each), ``group``, ``transactional_id``, ``values``:
+  consume-transform-produce, aborted then committed. Gives ``dest`` (what read_committed reads) and ``committed``.
+- ``admin``: ``topic``: created, described, a config altered, deleted. Gives ``partitions``, ``before``, ``after``,
+  ``listed_after_delete``.
+
+The client's defaults apply except where the scenario is about a setting.
 """
 
 from __future__ import annotations
@@ -16,9 +25,11 @@ import asyncio
 import base64
 import json
 import sys
+import threading
 import time
 
 CONSUME_SECONDS = 20  # the case's own limit is longer: a driver that gives up says what it waited for
+PRODUCE_SECONDS = 10  # for the delivery reports of a few records (each takes milliseconds)
 CODECS = ("gzip", "snappy", "lz4", "zstd")
 
 
@@ -51,8 +62,7 @@ class Waiting(Exception):
 
 def kafka_python(job: dict) -> dict:
     import kafka
-    from kafka import KafkaConsumer, KafkaProducer
-    from kafka import codec
+    from kafka import KafkaConsumer, KafkaProducer, codec
 
     offered = [c for c, has in zip(CODECS, (codec.has_gzip(), codec.has_snappy(), codec.has_lz4(),
                                             codec.has_zstd())) if has]
@@ -60,6 +70,8 @@ def kafka_python(job: dict) -> dict:
     if job["action"] == "describe":
         return result
     options = {} if job["codec"] == "none" else {"compression_type": job["codec"]}
+    if job.get("idempotent"):
+        options["enable_idempotence"] = True
     producer = KafkaProducer(bootstrap_servers=job["bootstrap"], **options)
     try:
         futures = []
@@ -97,7 +109,8 @@ def confluent_kafka(job: dict) -> dict:
               "codecs": list(CODECS)}  # librdkafka builds in every codec
     if job["action"] == "describe":
         return result
-    producer = Producer({"bootstrap.servers": job["bootstrap"], "compression.type": job["codec"]})
+    producer = Producer({"bootstrap.servers": job["bootstrap"], "compression.type": job["codec"],
+                         **({"enable.idempotence": True} if job.get("idempotent") else {})})
     delivered: dict[int, list] = {}
 
     def report(index):
@@ -112,7 +125,7 @@ def confluent_kafka(job: dict) -> dict:
                              timestamp=r["timestamp"], headers=[(n, raw(v)) for n, v in r["headers"]],
                              on_delivery=report(index))
             index += 1
-        if producer.flush(CONSUME_SECONDS):
+        if producer.flush(PRODUCE_SECONDS):
             raise Waiting("delivery reports of the produced records")
     result["produced"] = [delivered[i] for i in range(len(job["records"]))]
     consumer = Consumer({"bootstrap.servers": job["bootstrap"], "group.id": job["group"],
@@ -145,8 +158,7 @@ def aiokafka(job: dict) -> dict:
 
 async def _aiokafka(job: dict) -> dict:
     import aiokafka as library
-    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-    from aiokafka import codec
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, codec
 
     offered = ["gzip"] + [c for c, has in (("snappy", codec.has_snappy()), ("lz4", codec.has_lz4()),
                                            ("zstd", codec.has_zstd())) if has]
@@ -154,7 +166,8 @@ async def _aiokafka(job: dict) -> dict:
     if job["action"] == "describe":
         return result
     producer = AIOKafkaProducer(bootstrap_servers=job["bootstrap"],
-                                compression_type=None if job["codec"] == "none" else job["codec"])
+                                compression_type=None if job["codec"] == "none" else job["codec"],
+                                **({"enable_idempotence": True} if job.get("idempotent") else {}))
     await producer.start()
     try:
         sent = [await producer.send_and_wait(job["topic"], raw(r["value"]), key=raw(r["key"]), partition=r["partition"],
@@ -183,13 +196,480 @@ async def _aiokafka(job: dict) -> dict:
     return result
 
 
+# -- group-rebalance: two members of one group, one leaving mid-way --------------------------------------------
+# Each member runs in its own thread (a member blocks in its own join while the other must rejoin), consumes and
+# commits each record before taking the next, so a member that takes over a partition resumes where the last
+# owner committed. The heartbeat interval is short only so that a member notices a rebalance in well under a
+# second (the scenario is about the rebalance; the clients' 3 s default only slows it down).
+
+HEARTBEAT_MS = 300
+KAFKA_PYTHON_POLL_MS = 1000
+
+
+class Group:
+    """The records consumed by a group's members ([member, partition, offset, value]), shared by their threads."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.consumed: list[list] = []
+        self.assigned: dict[str, set] = {}
+        self.errors: list[str] = []
+
+    def count(self) -> int:
+        with self.lock:
+            return len(self.consumed)
+
+
+def member_thread(group: Group, name: str, make_member, stop: threading.Event) -> threading.Thread:
+    """Run one member: poll, note and commit each record, until ``stop``; then close (leaving the group)."""
+    def run():
+        try:
+            member = make_member()
+            try:
+                while not stop.is_set():
+                    for partition, offset, value in member.poll():
+                        with group.lock:
+                            group.consumed.append([name, partition, offset, b64(value)])
+                        member.commit(partition, offset + 1)
+                    with group.lock:
+                        group.assigned[name] = member.assignment()
+            finally:
+                member.close()
+        except Exception as exc:  # noqa: BLE001 - any failure of a member is reported for the case to judge
+            group.errors.append(f"{name}: {type(exc).__name__}: {exc}")
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+def wait_until(condition, what: str, seconds: float = CONSUME_SECONDS, group: Group | None = None) -> None:
+    end = time.monotonic() + seconds
+    while not condition():
+        if group is not None and group.errors:
+            raise RuntimeError("; ".join(group.errors))
+        if time.monotonic() > end:
+            raise Waiting(what)
+        time.sleep(0.05)
+
+
+def group_rebalance(job: dict, produce, make_member) -> dict:
+    """Both members join; the first half of the records is consumed across them; one member leaves; the second
+    half is produced and the remaining member consumes it (and whatever the leaver had not)."""
+    values, partitions = [raw(v) for v in job["values"]], job["partitions"]
+    half = len(values) // 2
+    group, stops = Group(), {"a": threading.Event(), "b": threading.Event()}
+    produce([(i % partitions, v) for i, v in enumerate(values[:half])])
+    threads = {name: member_thread(group, name, make_member, stop) for name, stop in stops.items()}
+    wait_until(lambda: group.count() >= half and all(group.assigned.get(n) for n in stops),
+               f"both members assigned and {half} records consumed", group=group)
+    stops["b"].set()
+    threads["b"].join(CONSUME_SECONDS)
+    produce([(i % partitions, v) for i, v in enumerate(values[half:], half)])
+    wait_until(lambda: group.count() >= len(values), f"all {len(values)} records consumed", group=group)
+    time.sleep(0.5)  # a record consumed twice may still come
+    stops["a"].set()
+    threads["a"].join(CONSUME_SECONDS)
+    if group.errors:
+        raise RuntimeError("; ".join(group.errors))
+    with group.lock:
+        return {"consumed": list(group.consumed)}
+
+
+class KafkaPythonMember:
+    def __init__(self, job: dict):
+        from kafka import KafkaConsumer
+        self.consumer = KafkaConsumer(bootstrap_servers=job["bootstrap"], group_id=job["group"],
+                                      auto_offset_reset="earliest", enable_auto_commit=False,
+                                      heartbeat_interval_ms=HEARTBEAT_MS)
+        self.topic = job["topic"]
+        # kafka-python 3.0.12 client races (seen in tests/interop/test_mixed_group.py too): a leader whose metadata
+        # does not know the topic yet assigns nothing and may never rejoin, so the topic's metadata is loaded
+        # before subscribing; a poll that times out while the leader's SyncGroup is in flight can lose the join's
+        # completion, so polls are long (a poll returns at once when a record is there)
+        self.consumer.partitions_for_topic(self.topic)
+        self.consumer.subscribe([self.topic])
+
+    def poll(self):
+        batches = self.consumer.poll(timeout_ms=KAFKA_PYTHON_POLL_MS, max_records=1)
+        return [(m.partition, m.offset, m.value) for messages in batches.values() for m in messages]
+
+    def commit(self, partition: int, offset: int) -> None:
+        from kafka import TopicPartition
+        from kafka.structs import OffsetAndMetadata
+        self.consumer.commit({TopicPartition(self.topic, partition): OffsetAndMetadata(offset, None, -1)})
+
+    def assignment(self) -> set:
+        return {tp.partition for tp in self.consumer.assignment()}
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+class ConfluentMember:
+    def __init__(self, job: dict):
+        from confluent_kafka import Consumer
+        self.consumer = Consumer({"bootstrap.servers": job["bootstrap"], "group.id": job["group"],
+                                  "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                                  "heartbeat.interval.ms": HEARTBEAT_MS})
+        self.consumer.subscribe([job["topic"]])
+        self.topic = job["topic"]
+
+    def poll(self):
+        m = self.consumer.poll(0.1)
+        if m is None:
+            return []
+        if m.error():
+            raise RuntimeError(f"consumer error: {m.error()}")
+        return [(m.partition(), m.offset(), m.value())]
+
+    def commit(self, partition: int, offset: int) -> None:
+        from confluent_kafka import TopicPartition
+        self.consumer.commit(offsets=[TopicPartition(self.topic, partition, offset)], asynchronous=False)
+
+    def assignment(self) -> set:
+        return {tp.partition for tp in self.consumer.assignment()}
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+class AiokafkaMember:
+    """An aiokafka consumer on an event loop of its own (one per member thread)."""
+
+    def __init__(self, job: dict):
+        from aiokafka import AIOKafkaConsumer
+        self.loop = asyncio.new_event_loop()
+        self.topic = job["topic"]
+
+        async def start():
+            consumer = AIOKafkaConsumer(job["topic"], bootstrap_servers=job["bootstrap"], group_id=job["group"],
+                                        auto_offset_reset="earliest", enable_auto_commit=False,
+                                        heartbeat_interval_ms=HEARTBEAT_MS)
+            await consumer.start()
+            return consumer
+        self.consumer = self.loop.run_until_complete(start())
+
+    def poll(self):
+        batches = self.loop.run_until_complete(self.consumer.getmany(timeout_ms=100, max_records=1))
+        return [(m.partition, m.offset, m.value) for messages in batches.values() for m in messages]
+
+    def commit(self, partition: int, offset: int) -> None:
+        from aiokafka import TopicPartition
+        self.loop.run_until_complete(self.consumer.commit({TopicPartition(self.topic, partition): offset}))
+
+    def assignment(self) -> set:
+        return {tp.partition for tp in self.consumer.assignment()}
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.consumer.stop())
+        self.loop.close()
+
+
+def kafka_python_produce(job: dict, **options):
+    from kafka import KafkaProducer
+
+    def produce(items):
+        producer = KafkaProducer(bootstrap_servers=job["bootstrap"], **options)
+        try:
+            for future in [producer.send(job["topic"], value=v, partition=p) for p, v in items]:
+                future.get(timeout=CONSUME_SECONDS)
+        finally:
+            producer.close(timeout=5)
+    return produce
+
+
+def confluent_produce(job: dict):
+    from confluent_kafka import Producer
+
+    def produce(items):
+        producer = Producer({"bootstrap.servers": job["bootstrap"]})
+        for partition, value in items:
+            producer.produce(job["topic"], value=value, partition=partition)
+        if producer.flush(PRODUCE_SECONDS):
+            raise Waiting("delivery reports of the produced records")
+    return produce
+
+
+def aiokafka_produce(job: dict):
+    def produce(items):
+        async def run():
+            from aiokafka import AIOKafkaProducer
+            producer = AIOKafkaProducer(bootstrap_servers=job["bootstrap"])
+            await producer.start()
+            try:
+                for partition, value in items:
+                    await producer.send_and_wait(job["topic"], value, partition=partition)
+            finally:
+                await producer.stop()
+        asyncio.run(run())
+    return produce
+
+
+# -- transactions: consume-transform-produce ---------------------------------------------------------------------
+# The source records are read by a read_committed consumer of the group; a transactional producer writes each
+# transformed (TRANSFORM + value) to the destination with the source offsets, first in a transaction it aborts,
+# then in one it commits. A fresh read_committed consumer then reads the destination; the group's committed
+# source offset comes back too.
+
+TRANSFORM = b"t:"
+
+
+def read_destination(job: dict, read_batch, close) -> list:
+    """The destination's values as a read_committed reader sees them: until as many as the source has, then a
+    little longer (a record of the aborted transaction must not come)."""
+    seen, end = [], time.monotonic() + CONSUME_SECONDS
+    try:
+        while len(seen) < len(job["values"]):
+            if time.monotonic() > end:
+                raise Waiting(f"committed records ({len(seen)} of {len(job['values'])} read)")
+            seen += read_batch()
+        settle = time.monotonic() + 0.5
+        while time.monotonic() < settle:
+            seen += read_batch()
+    finally:
+        close()
+    return [b64(v) for v in seen]
+
+
+def kafka_python_transactions(job: dict) -> dict:
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    values = [raw(v) for v in job["values"]]
+    kafka_python_produce({**job, "topic": job["source"]})([(0, v) for v in values])
+    source = TopicPartition(job["source"], 0)
+    consumer = KafkaConsumer(bootstrap_servers=job["bootstrap"], group_id=job["group"],
+                             auto_offset_reset="earliest", enable_auto_commit=False,
+                             isolation_level="read_committed")
+    consumer.assign([source])
+    read = []
+    end = time.monotonic() + CONSUME_SECONDS
+    while len(read) < len(values):
+        if time.monotonic() > end:
+            raise Waiting(f"source records ({len(read)} of {len(values)} read)")
+        read += [m.value for ms in consumer.poll(timeout_ms=200).values() for m in ms]
+    producer = KafkaProducer(bootstrap_servers=job["bootstrap"], transactional_id=job["transactional_id"])
+    try:
+        producer.init_transactions()
+        for commit in (False, True):
+            producer.begin_transaction()
+            for value in read:
+                producer.send(job["dest"], value=TRANSFORM + value, partition=0)
+            producer.send_offsets_to_transaction({source: OffsetAndMetadata(len(read), None, -1)},
+                                                 consumer.group_metadata())
+            producer.flush()
+            (producer.commit_transaction if commit else producer.abort_transaction)()
+    finally:
+        producer.close(timeout=5)
+    committed = consumer.committed(source)
+    consumer.close()
+    reader = KafkaConsumer(bootstrap_servers=job["bootstrap"], auto_offset_reset="earliest",
+                           enable_auto_commit=False, isolation_level="read_committed")
+    reader.assign([TopicPartition(job["dest"], 0)])
+    dest = read_destination(job, lambda: [m.value for ms in reader.poll(timeout_ms=100).values() for m in ms],
+                            reader.close)
+    return {"dest": dest, "committed": committed}
+
+
+def confluent_transactions(job: dict) -> dict:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    values = [raw(v) for v in job["values"]]
+    confluent_produce({**job, "topic": job["source"]})([(0, v) for v in values])
+    consumer = Consumer({"bootstrap.servers": job["bootstrap"], "group.id": job["group"],
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                         "isolation.level": "read_committed"})
+    consumer.assign([TopicPartition(job["source"], 0, 0)])
+    read = []
+    end = time.monotonic() + CONSUME_SECONDS
+    while len(read) < len(values):
+        if time.monotonic() > end:
+            raise Waiting(f"source records ({len(read)} of {len(values)} read)")
+        read += [m.value() for m in consumer.consume(100, 0.2) if m.error() is None]
+    producer = Producer({"bootstrap.servers": job["bootstrap"], "transactional.id": job["transactional_id"]})
+    producer.init_transactions(CONSUME_SECONDS)
+    for commit in (False, True):
+        producer.begin_transaction()
+        for value in read:
+            producer.produce(job["dest"], value=TRANSFORM + value, partition=0)
+        producer.send_offsets_to_transaction([TopicPartition(job["source"], 0, len(read))],
+                                             consumer.consumer_group_metadata(), CONSUME_SECONDS)
+        producer.flush(CONSUME_SECONDS)
+        if commit:
+            producer.commit_transaction(CONSUME_SECONDS)
+        else:
+            producer.abort_transaction(CONSUME_SECONDS)
+    [committed] = consumer.committed([TopicPartition(job["source"], 0)], CONSUME_SECONDS)
+    consumer.close()
+    reader = Consumer({"bootstrap.servers": job["bootstrap"], "group.id": job["group"] + "-reader",
+                       "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                       "isolation.level": "read_committed"})
+    reader.assign([TopicPartition(job["dest"], 0, 0)])
+    dest = read_destination(job, lambda: [m.value() for m in reader.consume(100, 0.1) if m.error() is None],
+                            reader.close)
+    return {"dest": dest, "committed": committed.offset}
+
+
+def aiokafka_transactions(job: dict) -> dict:
+    return asyncio.run(_aiokafka_transactions(job))
+
+
+async def _aiokafka_transactions(job: dict) -> dict:
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+    values = [raw(v) for v in job["values"]]
+    plain = AIOKafkaProducer(bootstrap_servers=job["bootstrap"])
+    await plain.start()
+    try:
+        for value in values:
+            await plain.send_and_wait(job["source"], value, partition=0)
+    finally:
+        await plain.stop()
+    source = TopicPartition(job["source"], 0)
+    consumer = AIOKafkaConsumer(bootstrap_servers=job["bootstrap"], group_id=job["group"],
+                                auto_offset_reset="earliest", enable_auto_commit=False,
+                                isolation_level="read_committed")
+    await consumer.start()
+    consumer.assign([source])
+    read = []
+    end = time.monotonic() + CONSUME_SECONDS
+    while len(read) < len(values):
+        if time.monotonic() > end:
+            raise Waiting(f"source records ({len(read)} of {len(values)} read)")
+        read += [m.value for ms in (await consumer.getmany(timeout_ms=200)).values() for m in ms]
+    producer = AIOKafkaProducer(bootstrap_servers=job["bootstrap"], transactional_id=job["transactional_id"])
+    await producer.start()
+    try:
+        for commit in (False, True):
+            await producer.begin_transaction()
+            for value in read:
+                await producer.send(job["dest"], TRANSFORM + value, partition=0)
+            await producer.send_offsets_to_transaction({source: len(read)}, job["group"])
+            await (producer.commit_transaction() if commit else producer.abort_transaction())
+    finally:
+        await producer.stop()
+    committed = await consumer.committed(source)
+    await consumer.stop()
+    reader = AIOKafkaConsumer(bootstrap_servers=job["bootstrap"], auto_offset_reset="earliest",
+                              enable_auto_commit=False, isolation_level="read_committed")
+    await reader.start()
+    reader.assign([TopicPartition(job["dest"], 0)])
+    seen, end = [], time.monotonic() + CONSUME_SECONDS
+    try:
+        while len(seen) < len(values):
+            if time.monotonic() > end:
+                raise Waiting(f"committed records ({len(seen)} of {len(values)} read)")
+            seen += [m.value for ms in (await reader.getmany(timeout_ms=100)).values() for m in ms]
+        settle = time.monotonic() + 0.5
+        while time.monotonic() < settle:
+            seen += [m.value for ms in (await reader.getmany(timeout_ms=100)).values() for m in ms]
+    finally:
+        await reader.stop()
+    return {"dest": [b64(v) for v in seen], "committed": committed}
+
+
+# -- admin: create, describe, alter a config, describe again, delete -------------------------------------------
+
+ALTERED = ("retention.ms", "3600000")
+
+
+def kafka_python_admin(job: dict) -> dict:
+    from kafka import KafkaAdminClient
+    from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=job["bootstrap"], request_timeout_ms=CONSUME_SECONDS * 1000)
+    topic, result = job["topic"], {}
+    try:
+        admin.create_topics([NewTopic(topic, 2, 1)], timeout_ms=CONSUME_SECONDS * 1000)
+        [described] = admin.describe_topics([topic])
+        result["partitions"] = len(described["partitions"])
+
+        def config() -> str:
+            return admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)],
+                                          config_filter="all")["topic"][topic][ALTERED[0]]["value"]
+        result["before"] = config()
+        admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=dict([ALTERED]))])
+        result["after"] = config()
+        admin.delete_topics([topic], timeout_ms=CONSUME_SECONDS * 1000)
+        result["listed_after_delete"] = topic in admin.list_topics()
+    finally:
+        admin.close()
+    return result
+
+
+def confluent_admin(job: dict) -> dict:
+    from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic,
+                                       ResourceType)
+
+    admin, topic, result = AdminClient({"bootstrap.servers": job["bootstrap"]}), job["topic"], {}
+    [(_, created)] = admin.create_topics([NewTopic(topic, 2, 1)]).items()
+    created.result(CONSUME_SECONDS)
+    result["partitions"] = len(admin.list_topics(topic, timeout=CONSUME_SECONDS).topics[topic].partitions)
+
+    def config() -> str:
+        [future] = admin.describe_configs([ConfigResource(ResourceType.TOPIC, topic)]).values()
+        return future.result(CONSUME_SECONDS)[ALTERED[0]].value
+    result["before"] = config()
+    entry = ConfigEntry(*ALTERED, incremental_operation=AlterConfigOpType.SET)  # the plain call is deprecated
+    [future] = admin.incremental_alter_configs([ConfigResource(ResourceType.TOPIC, topic,
+                                                               incremental_configs=[entry])]).values()
+    future.result(CONSUME_SECONDS)
+    result["after"] = config()
+    [deleted] = admin.delete_topics([topic]).values()
+    deleted.result(CONSUME_SECONDS)
+    result["listed_after_delete"] = topic in admin.list_topics(timeout=CONSUME_SECONDS).topics
+    return result
+
+
+def aiokafka_admin(job: dict) -> dict:
+    return asyncio.run(_aiokafka_admin(job))
+
+
+async def _aiokafka_admin(job: dict) -> dict:
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+    from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=job["bootstrap"], request_timeout_ms=CONSUME_SECONDS * 1000)
+    await admin.start()
+    topic, result = job["topic"], {}
+    try:
+        await admin.create_topics([NewTopic(topic, 2, 1)])
+        [described] = await admin.describe_topics([topic])
+        result["partitions"] = len(described["partitions"])
+
+        async def config() -> str:
+            [response] = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+            [(_, _, _, _, entries)] = response.resources
+            return {entry[0]: entry[1] for entry in entries}[ALTERED[0]]  # (name, value, read_only, ...)
+        result["before"] = await config()
+        await admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=dict([ALTERED]))])
+        result["after"] = await config()
+        await admin.delete_topics([topic])
+        result["listed_after_delete"] = topic in await admin.list_topics()
+    finally:
+        await admin.close()
+    return result
+
+
 DRIVERS = {"kafka-python": kafka_python, "confluent-kafka": confluent_kafka, "aiokafka": aiokafka}
+SCENARIOS = {
+    "group-rebalance": {"kafka-python": lambda job: group_rebalance(job, kafka_python_produce(job),
+                                                                    lambda: KafkaPythonMember(job)),
+                        "confluent-kafka": lambda job: group_rebalance(job, confluent_produce(job),
+                                                                       lambda: ConfluentMember(job)),
+                        "aiokafka": lambda job: group_rebalance(job, aiokafka_produce(job),
+                                                                lambda: AiokafkaMember(job))},
+    "transactions": {"kafka-python": kafka_python_transactions, "confluent-kafka": confluent_transactions,
+                     "aiokafka": aiokafka_transactions},
+    "admin": {"kafka-python": kafka_python_admin, "confluent-kafka": confluent_admin, "aiokafka": aiokafka_admin},
+}
 
 
 def main() -> int:
     job = json.loads(sys.stdin.read())
     try:
-        result = DRIVERS[sys.argv[1]](job)
+        action = SCENARIOS.get(job["action"], {}).get(sys.argv[1], DRIVERS[sys.argv[1]])
+        result = action(job)
     except Waiting as waiting:
         print(json.dumps({"waiting_for": str(waiting)}))
         return 3
