@@ -4,7 +4,6 @@ checks judge the target); --strict turns a recorded difference into DIVERGENT.""
 
 from __future__ import annotations
 
-import pytest
 
 from wirecheck.protocols.clauses import Level
 from wirecheck.protocols.registry import all_specs

@@ -10,7 +10,6 @@ import itertools
 import json
 import logging
 import time
-from pathlib import Path
 
 from wirecheck.targets.reference.barco import codec
 from wirecheck.targets.reference.barco.consumers import Consumer, Consumers
