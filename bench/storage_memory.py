@@ -11,7 +11,7 @@ settled is VmRSS after the read back and a short pause. Goal (10 million records
 settled < 100 MB.
 
     python bench/storage_memory.py --protocol fluvio --records 1000000 [--record-bytes 100] [--batch 1000]
-                                   [--cache-bytes 67108864] [--json FILE]
+                                   [--cache-bytes N] [--json FILE]
 
 Clients: Fluvio and RustLog over raw sockets with the broker tests' encoders (tests/broker/*_support.py), Kafka with
 confluent-kafka (librdkafka), Barco with httpx (HTTP producer, HTTP/2 consumer), Pravega with pravega-client (its
@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from machine import machine_info
 
 from tests.crash_support import ROOT, CrashableBroker
+from wirecheck.targets.reference.batchlog import DEFAULT_CACHE_BYTES
 
 MB = 1 << 20
 SETTLE_SECONDS = 2.0
@@ -378,7 +379,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--record-bytes", type=int, default=100)
     parser.add_argument("--batch", type=int, default=1000, help="records per produce request (or flush)")
-    parser.add_argument("--cache-bytes", type=int, default=64 * MB, help="the broker's --cache-bytes")
+    parser.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES,
+                        help="the broker's --cache-bytes (default: the broker's own default)")
     parser.add_argument("--scratch", default=None, help="directory for the data directory (default: $TMPDIR)")
     parser.add_argument("--json", type=Path, help="also write the result here")
     args = parser.parse_args()
