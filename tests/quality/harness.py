@@ -32,10 +32,12 @@ class SuiteRun:
 
 
 def run_suite(suite: str, report_dir: Path, faults: list[str] = (), expect: str | None = None,
-              extra: list[str] = (), timeout: float = 300, strict: bool = True) -> SuiteRun:
+              extra: list[str] = (), timeout: float = 300, strict: bool = True, clients: bool = False) -> SuiteRun:
     """Run ``suites/<suite>`` (a protocol folder or one module in it); with ``expect``, stop as soon as that
     clause is reported FAILED. ``strict=False`` leaves out --strict: a SHOULD another path satisfies is then
-    NON-STRICT, not FAILED."""
+    NON-STRICT, not FAILED. The real-client cases (``<p>.clients.*``, seconds each, and up to their time limit
+    against a broken server) run only with ``clients``: their own proof is tests/quality/test_client_faults.py
+    (an explicit ``-k`` in ``extra`` wins over this selection)."""
     # A short deadline and --maxfail keep a thoroughly broken broker (every answer silent) from costing minutes
     # (the reference broker answers on loopback in milliseconds); a small fuzz budget keeps each run to seconds:
     # every fault must be caught by a deterministic case, not by luck of the fuzzer.
@@ -46,6 +48,8 @@ def run_suite(suite: str, report_dir: Path, faults: list[str] = (), expect: str 
         argv += ["--reference-fault", fault]
     if expect:
         argv += ["--stop-at-clause", expect]
+    if not clients:
+        argv += ["-k", "not clients"]
     argv += list(extra)
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     records = [json.loads(line) for path in report_dir.glob("*/cases-*.jsonl")

@@ -48,7 +48,7 @@ CLEAN = [pytest.param(protocol, id=protocol, marks=[pytest.mark.xfail(strict=Tru
 @pytest.mark.parametrize("protocol", CLEAN)
 def test_clean_independent_server_passes_the_suite(tmp_path, protocol):
     seeds = ["--fuzz-seed", str(CLEAN_SEED), "--hypothesis-seed", str(CLEAN_SEED)]
-    run, server = _suite_against(tmp_path, protocol, strict=False, extra=seeds)
+    run, server = _suite_against(tmp_path, protocol, strict=False, extra=seeds, clients=True)  # real clients too
     verdicts = run.by_verdict()
     assert not verdicts.get("FAILED") and not verdicts.get("ERROR"), (verdicts.get("FAILED"), verdicts.get("ERROR"),
                                                                       run.output, server.stderr_tail())
