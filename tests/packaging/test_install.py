@@ -61,7 +61,8 @@ def test_the_wheel_claims_no_generic_top_level_name(installed):
 
 def test_an_installed_wirecheck_runs_a_suite_outside_the_checkout(installed, tmp_path):
     """The pytest11 entry point loads the plugin; the reference broker is launched from site-packages."""
-    result = subprocess.run([str(installed / "wirecheck"), "run", "barco", "-p", "no:xdist", "-q",
+    # the wheel alone, without the interop extra: the real-client cases are left out (they would be NOT-RUN)
+    result = subprocess.run([str(installed / "wirecheck"), "run", "barco", "-p", "no:xdist", "-q", "-k", "not clients",
                              "--report-dir", "out"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     [run] = (tmp_path / "out").iterdir()
