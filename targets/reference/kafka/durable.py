@@ -40,7 +40,7 @@ from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from wirecheck.targets.reference.batchlog import BatchCache, BatchLog, write_atomically
+from wirecheck.targets.reference.batchlog import BatchCache, BatchLog, fsync_dir, write_atomically
 from wirecheck.targets.reference.kafka import records
 
 PARTITIONS_DIR = "partitions"
@@ -108,11 +108,11 @@ class PartitionLog:
             raise
         out.close()
         if self.fsync:
-            _fsync(tmp)
+            fsync_dir(tmp)  # any path: opened read-only and fsynced
         self.log.close()
         os.replace(tmp, self.path)
         if self.fsync:
-            _fsync(self.path.parent)
+            fsync_dir(self.path.parent)
         self._open()
 
     def close(self) -> None:
@@ -121,13 +121,6 @@ class PartitionLog:
     def delete(self) -> None:
         self.log.delete()
 
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class DurableLog:
