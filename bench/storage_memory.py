@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from machine import machine_info
 
-from tests.crash_support import ROOT, CrashableBroker
+from tests.crash_support import ROOT, CrashableBroker, barco_bodies
 from wirecheck.targets.reference.batchlog import DEFAULT_CACHE_BYTES
 
 MB = 1 << 20
@@ -233,30 +233,10 @@ def barco_write(broker: CrashableBroker, topic: str, args) -> int:
 
 
 def barco_read(broker: CrashableBroker, topic: str, args) -> tuple[int, int]:
-    import httpx
-    import zstandard
-    from wirecheck.protocols.barco import wire
-
-    consumer_id, count, checksum, empty = f"reader-{time.monotonic_ns()}", 0, 0, 0
-    with httpx.Client(base_url=f"http://127.0.0.1:{broker.endpoints['consumer']}", http1=False, http2=True,
-                      timeout=TIMEOUT) as consumer:
-        consumer.put("/v1/consumer/register", params={"consumerId": consumer_id, "group": consumer_id, "topic": topic,
-                                                      "onNewGroup": "startFromEarliest"}).raise_for_status()
-        while empty < 5 and count < args.records:
-            reply = consumer.post("/v1/consumer/poll", params={"consumerId": consumer_id})
-            if reply.status_code == 204:
-                empty += 1
-                continue
-            reply.raise_for_status()
-            empty = 0
-            for item in wire.parse_poll_response(reply.content):
-                raw = zstandard.ZstdDecompressor().stream_reader(item.payload, read_across_frames=False).read()
-                at = 0
-                while at < len(raw):  # {i64 timestamp, u32 length, body} records
-                    length = int.from_bytes(raw[at + 8:at + 12], "big")
-                    checksum = crc32c.crc32c(raw[at + 12:at + 12 + length], checksum)
-                    count += 1
-                    at += 12 + length
+    count, checksum = 0, 0
+    for body in barco_bodies(broker, topic, args.records, timeout=TIMEOUT):
+        checksum = crc32c.crc32c(body, checksum)
+        count += 1
     return count, checksum
 
 

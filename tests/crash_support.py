@@ -195,18 +195,24 @@ def barco_scenario(broker: CrashableBroker, kill_after: int, per_request: int = 
 
 
 def _barco_read_all(broker: CrashableBroker, topic: str, at_most: int) -> list[int]:
+    return [_number(body) for body in barco_bodies(broker, topic, at_most)]
+
+
+def barco_bodies(broker: CrashableBroker, topic: str, at_most: int, timeout: float = 20):
+    """Every record body of ``topic`` in order, read by a new consumer group from the earliest offset over HTTP/2
+    until ``at_most`` came or five polls in a row were empty."""
     import httpx
     import zstandard
 
     from wirecheck.protocols.barco import wire
 
-    consumer_id, got, empty = f"reader-{time.monotonic_ns()}", [], 0
+    consumer_id, count, empty = f"reader-{time.monotonic_ns()}", 0, 0
     with httpx.Client(base_url=f"http://127.0.0.1:{broker.endpoints['consumer']}", http1=False, http2=True,
-                      timeout=20) as consumer:
+                      timeout=timeout) as consumer:
         reply = consumer.put("/v1/consumer/register", params={"consumerId": consumer_id, "group": consumer_id,
                                                                "topic": topic, "onNewGroup": "startFromEarliest"})
         reply.raise_for_status()
-        while empty < 5 and len(got) < at_most:
+        while empty < 5 and count < at_most:
             reply = consumer.post("/v1/consumer/poll", params={"consumerId": consumer_id})
             if reply.status_code == 204:
                 empty += 1
@@ -218,9 +224,9 @@ def _barco_read_all(broker: CrashableBroker, topic: str, at_most: int) -> list[i
                 at = 0
                 while at < len(raw):  # {i64 timestamp, u32 length, body} records
                     length = int.from_bytes(raw[at + 8 : at + 12], "big")
-                    got.append(_number(raw[at + 12 : at + 12 + length]))
+                    yield raw[at + 12 : at + 12 + length]
+                    count += 1
                     at += 12 + length
-    return got
 
 
 def pravega_scenario(broker: CrashableBroker, kill_after: int, per_flush: int = 100) -> CrashVerdict:
