@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pytest
 
 from wirecheck.protocols.clients import scenario_clauses
-from wirecheck.reports.model import HarnessError
+from wirecheck.reports.model import Divergence, HarnessError
 from wirecheck.targets.runner.verdicts import NOT_RUN
 
 LOG_LINES = 25  # of the client's own log, kept with a failing verdict
@@ -84,6 +84,24 @@ def run_client(argv: list[str], stdin: str = "", timeout: float = 60.0, env: dic
         out, err = proc.communicate()
         code = None
     return ClientRun(tuple(argv), code, last_json(out), _tail(err), time.monotonic() - started, out or "")
+
+
+def drive(target, client: str, argv: list[str], job: dict, timeout: float, cwd: str | None = None,
+          env: dict | None = None) -> ClientRun:
+    """Run a driver on ``job`` (JSON on stdin) with ``run_client``; the command, the job and how it ended go into
+    the case's transcript (the client's own traffic reaches the target alone)."""
+    target.transcript.note(f"client {client}: {' '.join(argv)} with job {json.dumps(job)[:1500]}")
+    run = run_client(argv, json.dumps(job), timeout, env=env, cwd=cwd)
+    target.transcript.note(f"client {client}: {run.summary()[:3000]}; result {json.dumps(run.output)[:3000]}")
+    return run
+
+
+def finished(clause, run: ClientRun, expected: str) -> dict:
+    """The driver's result, or the clause's divergence saying how the client ended (failed, hung, what it was
+    waiting for)."""
+    if run.returncode != 0 or run.output is None or "waiting_for" in run.output:
+        raise Divergence(clause, expected, f"the client {run.summary()}")
+    return run.output
 
 
 def _stop_group(proc: subprocess.Popen) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import importlib.util
-import json
 import sys
 import tempfile
 from importlib import metadata
@@ -25,7 +24,9 @@ from wirecheck.protocols.fluvio.clients import SCENARIO_SC_APIS, SCENARIO_SPU_AP
 from wirecheck.reports.model import Divergence, Unimplemented
 from wirecheck.suites.fluvio.client import Fluvio, new_topic
 from wirecheck.suites.fluvio.sc_client import ScClient
-from wirecheck.targets.clients import ClientRun, clients_case, not_installed, run_client
+from wirecheck.targets.clients import ClientRun, clients_case, not_installed
+from wirecheck.targets.clients import drive as drive_client
+from wirecheck.targets.clients import finished as client_finished
 
 C = SPEC.catalogue
 TIME_LIMIT = 60.0  # per client run; each step takes well under a second against the reference broker
@@ -61,18 +62,13 @@ def drive(target, job: dict) -> ClientRun:
     host, port = target.endpoint_address("sc")
     job = {"sc": f"{host}:{port}", **job}
     argv = [sys.executable, "-m", "wirecheck.suites.fluvio.clients.fluvio_driver"]
-    target.transcript.note(f"client fluvio-python: {' '.join(argv)} with job {json.dumps(job)[:1500]}")
     with tempfile.TemporaryDirectory(prefix="wirecheck-fluvio-home-") as home:
-        run = run_client(argv, json.dumps(job), TIME_LIMIT, env={"HOME": home})
-    target.transcript.note(f"client fluvio-python: {run.summary()[:3000]}; result {json.dumps(run.output)[:3000]}")
+        run = drive_client(target, "fluvio-python", argv, job, TIME_LIMIT, env={"HOME": home})
     return run
 
 
 def finished(clause_id: str, run: ClientRun, expected: str) -> dict:
-    """The client's result, or FAILED with how it ended (hung, failed, what it waited for)."""
-    if run.returncode != 0 or run.output is None or "waiting_for" in run.output:
-        raise Divergence(C[clause_id], expected, f"the client {run.summary()}")
-    return run.output
+    return client_finished(C[clause_id], run, expected)
 
 
 def client_topic(target) -> str:

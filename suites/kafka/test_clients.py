@@ -28,6 +28,7 @@ from wirecheck.protocols.kafka.clients import CLIENT_APIS, CLIENT_SCENARIO_APIS,
 from wirecheck.reports.model import Divergence, Unimplemented
 from wirecheck.suites.kafka.client import DataPath
 from wirecheck.targets.clients import ClientRun, clients_case, run_client
+from wirecheck.targets.clients import drive as drive_client
 from wirecheck.targets.runner.verdicts import NOT_RUN
 
 C = SPEC.catalogue
@@ -102,10 +103,7 @@ def drive(target, client: str, job: dict) -> ClientRun:
         argv, cwd = ["node", "driver.js"], str(KAFKAJS)
     else:
         argv, cwd = [sys.executable, "-m", "wirecheck.suites.kafka.clients.python_driver", client], None
-    target.transcript.note(f"client {client}: {' '.join(argv)} with job {json.dumps(job)[:1500]}")
-    run = run_client(argv, json.dumps(job), TIME_LIMIT, cwd=cwd)
-    target.transcript.note(f"client {client}: {run.summary()[:3000]}; result {json.dumps(run.output)[:3000]}")
-    return run
+    return drive_client(target, client, argv, job, TIME_LIMIT, cwd=cwd)
 
 
 def kcat_produce_consume(target, job: dict) -> ClientRun:

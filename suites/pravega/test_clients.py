@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import importlib.util
-import json
 import sys
 from collections import Counter
 from importlib import metadata
@@ -23,7 +22,9 @@ from importlib import metadata
 from wirecheck.protocols.pravega import SPEC
 from wirecheck.reports.model import Divergence, HarnessError, Unimplemented
 from wirecheck.suites.pravega.client import token_of
-from wirecheck.targets.clients import ClientRun, clients_case, not_installed, run_client
+from wirecheck.targets.clients import ClientRun, clients_case, not_installed
+from wirecheck.targets.clients import drive as drive_client
+from wirecheck.targets.clients import finished as client_finished
 from wirecheck.targets.probe import parse_address
 
 C = SPEC.catalogue
@@ -66,17 +67,11 @@ def drive(target, job: dict) -> ClientRun:
     """Run the client on ``job`` (scope and stream uniquely named); the run is noted in the transcript."""
     job = {"controller": ready(target), "scope": target.unique("scope"), "stream": "s", **job}
     argv = [sys.executable, "-m", "wirecheck.suites.pravega.clients.pravega_driver"]
-    target.transcript.note(f"client pravega-python: {' '.join(argv)} with job {json.dumps(job)[:1500]}")
-    run = run_client(argv, json.dumps(job), TIME_LIMIT)
-    target.transcript.note(f"client pravega-python: {run.summary()[:3000]}; result {json.dumps(run.output)[:3000]}")
-    return run
+    return drive_client(target, "pravega-python", argv, job, TIME_LIMIT)
 
 
 def finished(clause_id: str, run: ClientRun, expected: str) -> dict:
-    """The client's result, or FAILED with how it ended (hung, failed, what it waited for)."""
-    if run.returncode != 0 or run.output is None or "waiting_for" in run.output:
-        raise Divergence(C[clause_id], expected, f"the client {run.summary()}")
-    return run.output
+    return client_finished(C[clause_id], run, expected)
 
 
 def check(clause_id: str, what: str, expected, got) -> None:
