@@ -97,7 +97,7 @@ def transcript_packets(transcript: dict, base_time: float) -> list[Ether]:
     for event in transcript.get("events", []):
         kind = event.get("kind")
         when = base_time + float(event.get("t", 0.0) or 0.0)
-        if kind not in {"connect", "send", "recv", "partial", "closed", "reset", "close"}:
+        if kind not in {"connect", "send", "recv", "partial", "closed", "reset", "close", "shutdown"}:
             continue  # silent, note: nothing on the wire
         stream = stream_of(event)
         if kind == "connect":
@@ -120,7 +120,7 @@ def transcript_packets(transcript: dict, base_time: float) -> list[Ether]:
             emit(stream.packet(False, "FA"), when)
             emit(stream.packet(True, "A"), when)
             stream.server_fin = True
-        elif kind == "close" and not stream.client_fin:
+        elif kind in ("close", "shutdown") and not stream.client_fin:
             emit(stream.packet(True, "FA"), when)
             emit(stream.packet(False, "A"), when)
             stream.client_fin = True

@@ -17,18 +17,24 @@ LIVENESS_NOTE = "liveness probe"  # the note the runner writes before its probe 
 
 #: the note target.concurrently writes: connections raced, so the order the server saw is not in the transcript
 RACED_NOTE = "connections raced"
+#: the notes target.precondition writes around a case's setup (targets/runner/case.py): the reactions between them
+#: are marked "setup" in the file; the setup passed in the failing run, and a replay against a server in another
+#: state (a shared topic that already existed then and is new now) may see it answered otherwise
+SETUP_NOTE, SETUP_END_NOTE = "precondition:", "precondition done"
 PAUSE_KEPT = 0.05  # a gap before a send at least this long is played again (a header split across segments)
 PAUSE_MAX = 2.0
 
 
 def replay_document(record: dict, transcript, nonce: str, deadline: float) -> dict | None:
     """The replay file of a case record and its transcript; None when the case sent nothing."""
-    steps, endpoints, raced = [], {}, False
+    steps, endpoints, raced, setup = [], {}, False, False
     events = list(transcript.events)
     for index, event in enumerate(events):
         if event.kind == "note" and event.detail.startswith(LIVENESS_NOTE):
             break  # what follows is the harness's liveness probe, not the case's conversation
         raced = raced or (event.kind == "note" and event.detail.startswith(RACED_NOTE))
+        if event.kind == "note" and event.detail.startswith((SETUP_NOTE, SETUP_END_NOTE)):
+            setup = event.detail.startswith(SETUP_NOTE)
         following = events[index + 1] if index + 1 < len(events) else None
         if event.kind == "partial" and following is not None and following.conn == event.conn and \
                 following.kind in ("closed", "reset", "silent"):
@@ -44,11 +50,15 @@ def replay_document(record: dict, transcript, nonce: str, deadline: float) -> di
             steps.append(step)
         elif event.kind in REACTIONS:
             step = {"conn": event.conn, "expect": event.kind}
+            if setup:
+                step["setup"] = True
             if event.data:
                 step["hex"] = event.data.hex()
             steps.append(step)
         elif event.kind in ("close",):
             steps.append({"conn": event.conn, "close": True})
+        elif event.kind == "shutdown":
+            steps.append({"conn": event.conn, "shutdown": True})
         elif event.kind in ("http-request", "http-response", "malformed"):
             steps.append({"conn": event.conn, "http": event.kind})
     if not any("send" in step for step in steps):

@@ -21,7 +21,8 @@ HEX_KEEP = 1 << 20  # bytes of one event kept in the JSON transcript (a 10 MiB f
 class Event:
     t: float
     conn: int
-    kind: str  # connect, send, recv, partial, closed, reset, silent, close, note; HTTP_MESSAGES, malformed
+    kind: str  # connect, send, recv, partial, closed, reset, silent, close, shutdown (half-close), note;
+    # HTTP_MESSAGES, malformed
     data: bytes = b""
     decode: bool = True  # False for bytes that are not a whole frame
     detail: str = ""

@@ -238,6 +238,10 @@ class MirroredSession:
         self._oracle.close()
         self._ours.close()
 
+    def end_writing(self) -> None:
+        self._oracle.end_writing()
+        self._ours.end_writing()
+
     def send(self, data: bytes, decode: bool = True) -> bool:
         self._sent.append(bytes(data))
         self._requests.sent(data)

@@ -9,7 +9,6 @@ MUST-level divergence (:class:`MutantFailed`, naming the mutant); SHOULD-level o
 
 from __future__ import annotations
 
-import socket
 import time
 from collections import deque
 from typing import Callable, Iterable
@@ -71,10 +70,7 @@ class _Judge:
             data += self.adapter.keepalive
         session.send(data, decode=False)
         if batch[-1].incomplete:  # the target must see the end of a frame that will never complete
-            try:
-                session.sock.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
+            session.end_writing()
 
     def receive(self, session: Session, batch: list[Mutant]) -> tuple[tuple[Mutant, Divergence] | None, bool,
                                                                         list[Mutant]]:

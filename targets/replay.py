@@ -5,7 +5,9 @@ sent, and each recorded reaction of the target (an answer, a close, a reset, sil
 with the one on record, decoded with the protocol's layers and outside its declared volatile fields, as
 ``--differential`` compares two servers. The failure reproduces when every reaction matches the failing run's
 (and, for a target that died, when the target no longer answers afterwards): verdict FAILED under the recorded
-clause. Any reaction that differs means it does not: verdict OK, naming the first difference.
+clause. Any reaction that differs means it does not: verdict OK, naming the first difference. A reaction of the
+case's setup (marked ``setup``) may differ without that: the setup passed in the failing run, and a server in
+another state may answer it otherwise (a shared topic that existed then is new now); what follows decides.
 
     wirecheck replay FILE|DIR --target [PROTOCOL=]HOST:PORT [--endpoint NAME=HOST:PORT ...] [--deadline S]
 """
@@ -140,7 +142,9 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
     old, new = f"wc-{document['nonce']}-".encode(), f"wc-{secrets.token_hex(3)}-".encode()
     sessions, queues, comparators = {}, {}, {}
     chosen = ServerChosen(spec.reseal)
-    reactions = 0
+    reactions = setup_differed = 0
+    # a failure inside the setup itself (of the case's own clause) is judged there
+    setup_only = not any("expect" in step and not step.get("setup") for step in document["steps"])
     try:
         for step in document["steps"]:
             conn = step["conn"]
@@ -171,6 +175,9 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
                 got = sessions[conn].recv(deadline)
                 request = queues[conn].answered() if got.is_frame else None
                 found = _difference(comparators[conn], request, got, recorded)
+                if found is not None and step.get("setup") and not setup_only:
+                    setup_differed += 1  # the case's setup, answered otherwise here: what follows decides
+                    continue  # (and the two answers say nothing about which values the server chose)
                 if found is not None:
                     path, ours, theirs = found
                     # after a server-chosen value changed that the replay could not carry over, the difference
@@ -179,6 +186,8 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
                                            f"the target {ours!r}, the failing run {theirs!r}", document,
                                     not_replayable=chosen.uncarried_text() or _raced(document))
                 chosen.learn(comparators[conn], request, got, recorded)
+            elif "shutdown" in step and conn in sessions:
+                sessions[conn].end_writing()
             elif "close" in step and conn in sessions:
                 sessions.pop(conn).close()
     finally:
@@ -190,7 +199,8 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
         if alive:
             return Replayed(False, f"all {reactions} reactions match, and the target still answers", document)
         return Replayed(True, f"all {reactions} reactions match and the target stopped answering: {what}", document)
-    return Replayed(True, f"the target reacts as in the failing run at all {reactions} reactions", document)
+    setup = f" ({setup_differed} in the case's setup answered otherwise)" if setup_differed else ""
+    return Replayed(True, f"the target reacts as in the failing run at all {reactions} reactions{setup}", document)
 
 
 def _raced(document: dict) -> str:

@@ -9,6 +9,7 @@ records the plaintext. HTTP endpoints have their own sessions in :mod:`targets.t
 from __future__ import annotations
 
 import enum
+import socket
 import ssl
 import time
 from dataclasses import dataclass
@@ -96,6 +97,14 @@ class Session(StreamSession):
             self._ended = Reply(Outcome.RESET, detail=f"send failed: {exc}")
             self.transcript.add(self.conn, "reset", detail=self._ended.detail)
             return False
+
+    def end_writing(self) -> None:
+        """Half-close: the target sees the end of what we send (a frame that will never complete ends here)."""
+        self.transcript.add(self.conn, "shutdown", detail="we stopped sending (half-close)")
+        try:
+            self.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
 
     # -- receiving ----------------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from wirecheck.protocols.clauses import Clause
 from wirecheck.protocols.spec import ProtocolSpec
 from wirecheck.protocols.clients import AREA as CLIENTS_AREA
 from wirecheck.reports.model import Blocked, Divergence, HarnessError, Verdict
-from wirecheck.reports.replay import RACED_NOTE
+from wirecheck.reports.replay import RACED_NOTE, SETUP_END_NOTE, SETUP_NOTE
 from wirecheck.reports.transcript import Transcript
 from wirecheck.targets.differential import mirrored
 from wirecheck.targets.runner.validate import parse_topics
@@ -203,12 +203,15 @@ class Target:
     def precondition(self, what: str):
         """Setup the case needs (``with target.precondition("topic created"): ...``): a divergence inside is
         BLOCKED (the clause under test was never reached), unless it is of that very clause."""
+        self.transcript.note(f"{SETUP_NOTE} {what}")
         try:
             yield
         except Divergence as div:
             if div.clause.id == self.case_id:
                 raise
             raise Blocked(what, div) from div
+        finally:
+            self.transcript.note(SETUP_END_NOTE)
 
     def fact(self, name: str, value) -> None:
         """Record a fact about the case's setting in its record (``facts``), e.g. the real client's version."""
