@@ -21,13 +21,16 @@ def encode_batch(timestamp: int, payloads: list[bytes]) -> bytes:
     return b"".join((HEAD.pack(timestamp, len(payloads)), lengths, *payloads))
 
 
-def decode_batch(data: bytes, first: int = 0) -> Iterator[tuple[int, int, bytes]]:
-    """Yield (position in the batch, timestamp, payload) for the records from position ``first`` on."""
+def decode_batch(data: bytes, first: int = 0) -> Iterator[tuple[int, int, memoryview]]:
+    """Yield (position in the batch, timestamp, payload) for the records from position ``first`` on.
+
+    Each payload is a view into ``data``, not a copy: a Fetch encodes it at once, and copies of many small
+    records would be small objects whose allocator arenas outlive the answer."""
     timestamp, count = HEAD.unpack_from(data)
     lengths = struct.unpack_from(f">{count}I", data, HEAD.size)
     start = HEAD.size + 4 * count + sum(itertools.islice(lengths, first))
     view = memoryview(data)
     for position in range(first, count):
         end = start + lengths[position]
-        yield position, timestamp, bytes(view[start:end])
+        yield position, timestamp, view[start:end]
         start = end

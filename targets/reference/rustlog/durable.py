@@ -81,7 +81,8 @@ class DurableLog:
 
     # -- read -------------------------------------------------------------------------------------------------
     def read(self, offset: int):
-        """Yield (offset, timestamp, payload) from ``offset`` (>= log start) to the high watermark."""
+        """Yield (offset, timestamp, payload) from ``offset`` (>= log start) to the high watermark; each payload
+        is a memoryview into its cached batch (batch.decode_batch)."""
         end = self.high_watermark  # a batch being appended in a worker thread is not visible yet
         if offset >= end or not self.files:
             return

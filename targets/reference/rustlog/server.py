@@ -10,7 +10,6 @@ connection stays open.
 from __future__ import annotations
 
 import asyncio
-import base64
 import binascii
 import errno
 import logging
@@ -21,6 +20,7 @@ from wirecheck.targets.reference.core import BrokerConfig, Connection, IdleTimeo
 from wirecheck.targets.reference.framed import BadLength, FrameShape, serve_frames
 from wirecheck.targets.reference.rustlog.durable import DurableLog
 from wirecheck.targets.reference.rustlog.faults import FAULTS, VARIANTS
+from wirecheck.targets.reference.rustlog.fetch_answer import FetchAnswer, empty_answer
 from wirecheck.targets.reference.rustlog.log import PartitionLog
 from wirecheck.targets.reference.rustlog.schema import TOPIC_NAME, UnknownType, parse_request
 from wirecheck.targets.reference.rustlog.store import Store, Topic
@@ -37,15 +37,6 @@ MAX_PARTITIONS = 1000  # seed §Create Topic Request: "1-1000 partitions"
 MAX_RECORD = 7_864_000  # decision D5: any stored record stays fetchable inside one MAX_FRAME response
 AVAILABLE_TOPICS_SHOWN = 100  # 404 details list at most this many names (bounded response)
 PIPELINE_QUEUE = 16  # fault pipeline-queue-drops: frames waiting for the handler
-
-# A FetchResponse is built by hand so that its encoded size is known before each record is added (D6: the
-# frame never exceeds MAX_FRAME). The wrapper, with a 20-digit next_offset, plus one entry with two 20-digit
-# numbers, costs 149 bytes besides the payload's base64; MAX_RECORD's base64 (10,485,336) leaves room.
-_FETCH_HEAD = b'{"type":"FetchResponse","records":['
-_FETCH_TAIL = b'],"next_offset":%d}'
-_FETCH_ENTRY_HEAD = b'{"offset":%d,"timestamp":%d,"payload":"'
-_FETCH_ENTRY_TAIL = b'"}'
-_FETCH_WRAPPER_MAX = len(_FETCH_HEAD) + len(_FETCH_TAIL % (2**64 - 1))
 
 
 def max_record_for(max_frame: int) -> int:
@@ -336,7 +327,7 @@ class RustLogPersonality:
         if "fetch-unknown-topic-405" in self.fault and found is None and self.name_ok(topic):  # one lookup for both
             raise RequestError(PARTITION_NOT_FOUND, f"Partition {partition} of '{topic}' not found")
         if "fetch-missing-partition-empty" in self.fault and found and partition >= len(found.partitions):
-            return _FETCH_HEAD + _FETCH_TAIL % offset  # a missing log read as an empty one
+            return empty_answer(offset)  # a missing log read as an empty one
         log_ = self.partition(topic, partition)
         if "fetch-uses-group-offset" in self.fault:
             offset = self.store.commits.get(self.commit_key(group_id, topic, partition), offset)
@@ -348,24 +339,17 @@ class RustLogPersonality:
             raise RequestError(OFFSET_OUT_OF_RANGE, f"Offset {offset} out of range",
                                {"valid_range": {"start": log_start, "end": high_watermark},
                                 "high_watermark": high_watermark})
-        entries, last, payload_bytes, budget = [], None, 0, 0
+        last, payload_bytes, budget = None, 0, 0
+        answer = FetchAnswer(None if "fetch-exceeds-frame" in self.fault else self.max_frame,
+                             urlsafe="payload-base64url" in self.fault)
         # D6 variants: the budget counts 12 + payload bytes (upstream's on-disk header); max_bytes 0 is one record
         header_cost = 12 if "max-bytes-with-header" in self.variants else 0
         if (max_bytes > 0 or "max-bytes-zero-one-record" in self.variants) and offset < high_watermark:
-            size = _FETCH_WRAPPER_MAX
-            capped = "fetch-exceeds-frame" not in self.fault
-            encode = base64.urlsafe_b64encode if "payload-base64url" in self.fault else base64.b64encode
             for record_offset, timestamp, payload in log_.read(offset):
-                if entries and budget + header_cost + len(payload) > max_bytes:
+                if answer.count and budget + header_cost + len(payload) > max_bytes:
                     break
-                # The entry stays in pieces (head, base64, tail) until the one final join: formatting the base64
-                # into one bytes object first would hold a second copy of the largest record.
-                entry = (_FETCH_ENTRY_HEAD % (record_offset, timestamp), encode(payload), _FETCH_ENTRY_TAIL)
-                entry_size = sum(map(len, entry))
-                if capped and size + entry_size + (1 if entries else 0) > self.max_frame:
+                if not answer.add(record_offset, timestamp, payload):
                     break  # D6: never send a frame over MAX_FRAME
-                size += entry_size + (1 if entries else 0)
-                entries.append(entry)
                 payload_bytes += len(payload)
                 budget += header_cost + len(payload)
                 last = record_offset
@@ -377,17 +361,9 @@ class RustLogPersonality:
                 next_offset = high_watermark  # D7: the old doc's log end, also permitted
         else:
             next_offset = last if "next-offset-off-by-one" in self.fault else last + 1
-        self.store.counters.messages_fetched_total += len(entries)
+        self.store.counters.messages_fetched_total += answer.count
         self.store.counters.bytes_out_total += payload_bytes
-        # One join of [head, entry, ",", entry, ..., tail]: entries + body is the peak, about 2x the frame.
-        parts = [_FETCH_HEAD]
-        for i, entry in enumerate(entries):
-            if i:
-                parts.append(b",")
-            parts += entry
-        del entries
-        parts.append(_FETCH_TAIL % next_offset)
-        return b"".join(parts)
+        return answer.finish(next_offset)
 
     # -- consumer offsets -------------------------------------------------------------------------------------
     def commit_key(self, group: str, topic: str, partition: int) -> tuple:
