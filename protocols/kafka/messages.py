@@ -12,6 +12,11 @@ Frames are ``int32 length`` + header + body. Header versions (Kafka protocol gui
 Versions below a definition's ``validVersions`` (e.g. Produce 0-2, Fetch 0-3, removed in Kafka 4.0 by
 KIP-896) are still encodable: the field ranges ("0+") describe them. ``versions()`` reports the definition's
 range; ``encodable_versions()`` starts at 0. Brokers keep advertising Produce 0 (KAFKA-18659).
+
+Two sources, one model: kafka-python's JSON (``schema``) for the API keys it ships, kio's generated classes
+(``kio_definitions``) for the client-facing Kafka 4 keys it lacks (consumer/share/streams groups, telemetry,
+delegation tokens...). A kio-only key is loaded the first time it is used, and its removed versions are not
+encodable: kio's classes describe only the versions Kafka 4 keeps.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import functools
 
 from wirecheck.protocols import fields as f
 from wirecheck.protocols.fields import DecodeError
-from wirecheck.protocols.kafka import schema
+from wirecheck.protocols.kafka import kio_definitions, schema
 from wirecheck.protocols.kafka.codec import EncodeError, StructCodec, message_codec
 
 __all__ = [
@@ -53,13 +58,22 @@ class UnknownApi(KeyError):
     """An api key or version the definitions do not describe."""
 
 
+@functools.cache
+def _all_api_keys() -> tuple[int, ...]:
+    return tuple(sorted({*schema.by_api_key(), *kio_definitions.api_keys()}))
+
+
 def api_keys() -> list[int]:
-    return list(schema.by_api_key())
+    return list(_all_api_keys())
 
 
 def _pair(api_key: int):
     try:
         return schema.by_api_key()[api_key]
+    except KeyError:
+        pass
+    try:
+        return kio_definitions.definitions(api_key)
     except KeyError:
         raise UnknownApi(f"no definition for api key {api_key}") from None
 
@@ -71,8 +85,9 @@ def api_name(api_key: int) -> str:
 
 @functools.cache
 def api_key_by_name(name: str) -> int:
-    for key, (request, _) in schema.by_api_key().items():
-        if request.name.removesuffix("Request") == name:
+    # kafka-python's names first: a kio-only key is loaded only when the name is none of them
+    for key in [*schema.by_api_key(), *kio_definitions.api_keys()]:
+        if api_name(key) == name:
             return key
     raise UnknownApi(f"no API named {name!r}")
 
@@ -84,8 +99,10 @@ def versions(api_key: int) -> tuple[int, int]:
 
 
 def encodable_versions(api_key: int) -> range:
-    """0 .. max: the definition's versions plus the removed ones its field ranges still describe."""
-    return range(0, versions(api_key)[1] + 1)
+    """0 .. max: the definition's versions plus the removed ones its field ranges still describe (kafka-python's
+    JSON); a kio-only key's valid versions only."""
+    low, high = versions(api_key)
+    return range(0 if api_key in schema.by_api_key() else low, high + 1)
 
 
 def _check_version(api_key: int, version: int) -> None:
