@@ -43,7 +43,6 @@ rm -f "$pipeline_log"
 seed="${WIRECHECK_ORDER_SEED:-$RANDOM}"
 echo "suite order seed: $seed"
 run python -m pytest -n 2 suites --random-order-bucket=global --random-order-seed="$seed"
-# The suites against the reference broker configured the way users' servers are: resources created beforehand and
-# named with --target-option (suites/<name>/configured.py), shared by every case, the suite launching nothing.
-run python scripts/configured.py rustlog kafka pravega barco -- -n 2 --random-order-bucket=global --random-order-seed="$seed"
+# The suites against configured servers (scripts/configured.py) run inside the self-tests, twice against one broker
+# in a random order: tests/quality/test_configured.py.
 exit "$status"

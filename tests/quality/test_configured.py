@@ -21,7 +21,8 @@ def test_some_suites_declare_a_configured_mode():
 @pytest.mark.parametrize("protocol", CONFIGURED)
 def test_suite_passes_against_a_configured_server(tmp_path, protocol):
     argv = [sys.executable, "scripts/configured.py", protocol, "--repeat", "2", "--", "-q", "-p", "no:cacheprovider",
-            "-o", "addopts=", "--report-dir", str(tmp_path), "--fuzz", "5"]
+            "-o", "addopts=", "--report-dir", str(tmp_path), "--fuzz", "5",
+            "--random-order-bucket=global"]  # as users run it: every case must pass in any order (seed printed)
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
     output = proc.stdout[-6000:] + proc.stderr[-3000:]
     assert proc.returncode == 0, output
