@@ -113,6 +113,14 @@ class ProtocolSpec:
     #: fill otherwise (advertised version lists, lengths and checksums that follow from them, layout-chosen table
     #: versions, message texts); a replay against the same server still compares them
     implementation_fields: tuple[str, ...] = ()
+    #: fields that follow from the rest of the answer (a frame's length or size): never compared, since what they
+    #: follow from is, and never taken for a value the server chose
+    derived_fields: tuple[str, ...] = ()
+    #: lists in an answer that name everything of a kind on the server (glob as above, of the list -> the entry's
+    #: field that names it, "" for a list of names): a replay compares only the entries whose name the case itself
+    #: sent, since what other cases of the failing run left on the server is not re-created; differential mode
+    #: compares none (the target also holds what unmirrored traffic, a real client's, created)
+    server_listings: Mapping[str, str] = field(default_factory=dict)
     #: differential mode: answer fields a clause covers (glob as above -> clause id); a difference in any other
     #: field is reported under "<name>.differential.same-answer" (SHOULD)
     field_clauses: Mapping[str, str] = field(default_factory=dict)

@@ -27,7 +27,7 @@ import re
 import socket
 from fnmatch import fnmatchcase
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 from wirecheck.protocols.clauses import differential_clause_id
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
@@ -75,6 +75,36 @@ def _leaves(value, key: str, out: dict[str, object], decoder: Decoders) -> None:
         out[key] = value
 
 
+_FIRST_INDEX = re.compile(r"^(.*?)\[(\d+)\](.*)$")
+
+
+def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: bytes) -> dict[str, object]:
+    """``flat`` with each server-wide listing cut to the entries whose name occurs in ``sent``, renumbered."""
+    def named(value) -> bool:
+        return (value if isinstance(value, bytes) else str(value).encode()) in sent
+
+    out, entries = {}, {}
+    for path, value in flat.items():
+        entry = _FIRST_INDEX.match(path)
+        if entry and (pattern := _first_match(entry.group(1), listings)) is not None:
+            entries.setdefault((entry.group(1), pattern), {}).setdefault(int(entry.group(2)), {})[entry.group(3)] = value
+        elif path.endswith(".count") and _first_match(path[:-len(".count")], listings) is not None:
+            continue  # counted again below
+        elif isinstance(value, list) and (pattern := _first_match(path, listings)) is not None:
+            if listings[pattern]:  # a listing with no entries at all: as an emptied one
+                out[f"{path}.count"] = 0
+            else:  # a list of names
+                out[path] = [item for item in value if named(item)]
+        else:
+            out[path] = value
+    for (base, pattern), by_index in entries.items():
+        own = [fields for _, fields in sorted(by_index.items()) if named(fields.get("." + listings[pattern], b"\0"))]
+        for number, fields in enumerate(own):
+            out.update({f"{base}[{number}]{rest}": value for rest, value in fields.items()})
+        out[f"{base}.count"] = len(own)
+    return out
+
+
 def _function(name: str):
     module, _, attribute = name.partition(":")
     return getattr(importlib.import_module(module), attribute)
@@ -119,12 +149,18 @@ class Difference:
 class Comparator:
     """Compares one endpoint's answers from the target and the oracle."""
 
-    def __init__(self, spec: ProtocolSpec, endpoint: Endpoint, across_implementations: bool = False):
+    def __init__(self, spec: ProtocolSpec, endpoint: Endpoint, across_implementations: bool = False,
+                 sent: bytes | None = None):
         """``across_implementations``: the two answers come from different servers (differential mode), so the
-        protocol's ``implementation_fields`` are not compared either (a replay compares a server with itself)."""
+        protocol's ``implementation_fields`` are not compared either (a replay compares a server with itself).
+        ``sent``: every byte the case sent (a replay): the protocol's ``server_listings`` are compared only in
+        the entries those bytes name."""
         self.spec = spec
+        self.sent = sent
         self.endpoint = endpoint
-        self.ignored = spec.volatile_fields + (spec.implementation_fields if across_implementations else ())
+        self.ignored = spec.volatile_fields + spec.derived_fields + \
+            (spec.implementation_fields if across_implementations else ()) + \
+            (() if sent is not None else tuple(f"{listing}*" for listing in spec.server_listings))
         self.describe = endpoint.describe_answer or endpoint.describe
         self._decoders = {pattern: _function(name) for pattern, name in spec.field_decoders.items()}
 
@@ -142,8 +178,13 @@ class Comparator:
         except Exception:  # noqa: BLE001 - an answer the layers cannot decode is compared as bytes
             return None
         patterns = self.ignored
-        return {path: value for path, value in flatten(packet, decoder=self.decoder).items()
-                if (_first_match(path, patterns) is None) != volatile}
+        flat = flatten(packet, decoder=self.decoder)
+        if self.sent is not None and self.spec.server_listings:
+            flat = own_entries(flat, self.spec.server_listings, self.sent)
+        if volatile:  # the values the server chose: not those that follow from the rest
+            return {path: value for path, value in flat.items()
+                    if _first_match(path, patterns) is not None and _first_match(path, self.spec.derived_fields) is None}
+        return {path: value for path, value in flat.items() if _first_match(path, patterns) is None}
 
     def difference(self, request: bytes | None, ours: Reply, oracle: Reply) -> tuple[str, object, object] | None:
         """(first differing field path, target's value, oracle's value), or None when they agree."""

@@ -141,6 +141,8 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
     transcript = transcript or Transcript(spec.name, spec.describe, spec.describe_answer)
     old, new = f"wc-{document['nonce']}-".encode(), f"wc-{secrets.token_hex(3)}-".encode()
     sessions, queues, comparators = {}, {}, {}
+    # what the case sent, its names renamed: server-wide listings are compared in the entries these bytes name
+    sent = b"".join(bytes.fromhex(step["send"]).replace(old, new) for step in document["steps"] if "send" in step)
     chosen = ServerChosen(spec.reseal)
     reactions = setup_differed = 0
     # a failure inside the setup itself (of the case's own clause) is judged there
@@ -160,7 +162,7 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
                     sessions[conn] = open_session(address, endpoint, transcript, deadline)
                 except OSError as exc:
                     return Replayed(False, f"connection {conn} to {address[0]}:{address[1]} failed: {exc}", document)
-                queues[conn], comparators[conn] = RequestQueue(endpoint.framing), Comparator(spec, endpoint)
+                queues[conn], comparators[conn] = RequestQueue(endpoint.framing), Comparator(spec, endpoint, sent=sent)
             elif "send" in step and conn in sessions:
                 if step.get("pause"):
                     time.sleep(step["pause"])

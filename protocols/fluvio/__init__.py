@@ -62,9 +62,11 @@ SPEC = ProtocolSpec(
     faults=FAULTS,
     variants=VARIANTS,
     volatile_fields=("*.modified_time",),  # when a consumer offset was last written, by the server's clock
-    # each server advertises its own versions (the cases judge them and pick a version both servers speak), and a
-    # frame's size follows from what it carries
-    implementation_fields=("ApiVersionsResponse*.api_keys*", "*ResponseFrame*.size"),
+    derived_fields=("*ResponseFrame*.size",),
+    # each server advertises its own versions (the cases judge them and pick a version both servers speak)
+    implementation_fields=("ApiVersionsResponse*.api_keys*",),
+    # every consumer on the server, whichever case stored it
+    server_listings={"FetchConsumerOffsetsResponse*.consumers": "consumer_id"},
     field_clauses={"ProduceResponse*.base_offset": "fluvio.produce.offsets",
                    "FetchResponse*.high_watermark": "fluvio.fetch.high-watermark"},
     clients=CLIENTS,

@@ -100,9 +100,9 @@ SPEC = ProtocolSpec(
                      # batch timestamps (a control batch's are the broker's clock) and the CRC that covers them
                      "*.Records.base_timestamp", "*.Records.max_timestamp", "*.Records.crc",
                      # the producer id a stored batch carries is the one the broker handed out
-                     "*.Records.producer_id",
-                     # every group on the server, whoever made it (a real client's traffic is not mirrored)
-                     "ListGroupsResponse*.Groups*"),
+                     "*.Records.producer_id"),
+    # every group on the server, whoever made it (a real client's traffic is not mirrored)
+    server_listings={"ListGroupsResponse*.Groups": "GroupId"},
     # each server advertises its own versions and features (the cases judge the lists, and pick a version both
     # servers speak), and a frame's length follows from what it carries
     implementation_fields=("ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*",

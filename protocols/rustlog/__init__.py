@@ -27,10 +27,11 @@ SPEC = ProtocolSpec(
     capture=CaptureSupport("wirecheck.protocols.rustlog.capture", unframeable_clause="rustlog.framing.oversize"),
     faults=FAULTS,
     variants=VARIANTS,
-    # the length follows the JSON text; append times and messages are the server's own, and so is the list of
-    # topics an error names as available (every topic on the server, whoever created it)
-    volatile_fields=("RustLogFrame.length", "*.timestamp", "Error.message", "MetricsFetchResponse.metrics*",
-                     "Error.details.available_topics"),
+    # append times and messages are the server's own; the length follows the JSON text
+    volatile_fields=("*.timestamp", "Error.message", "MetricsFetchResponse.metrics*"),
+    derived_fields=("RustLogFrame.length",),
+    # the topics an error names as available: every topic on the server, whoever created it
+    server_listings={"Error.details.available_topics": ""},
     field_clauses={"ProduceResponse.base_offset": "rustlog.produce.offsets",
                    "FetchResponse.records.offset": "rustlog.fetch.records",
                    "FetchResponse.records.payload": "rustlog.fetch.records",

@@ -9,7 +9,7 @@ from wirecheck.protocols.clauses import Level
 from wirecheck.protocols.registry import all_specs
 from wirecheck.protocols.rustlog.layers import encode_frame
 from wirecheck.reports.model import Differs, Verdict
-from wirecheck.targets.differential import Comparator, MirroredSession, flatten
+from wirecheck.targets.differential import Comparator, MirroredSession, flatten, own_entries
 from wirecheck.targets.runner.verdicts import classify
 from wirecheck.targets.session import Outcome, Reply
 
@@ -99,3 +99,17 @@ def test_answers_that_depend_on_server_timers_are_not_compared():
     session.comparing = False
     assert session.request(b"{}\n").frame == fetched(2, 1).frame
     assert not found
+
+
+def test_a_replay_compares_a_server_wide_listing_in_the_entries_the_case_named():
+    """What other cases of the failing run left on the server is not re-created by a replay: a listing of every
+    consumer (Fluvio) is compared in the case's own entries, renumbered, and a missing own entry still differs."""
+    flat = {"R.error_code": 0, "R.consumers[0].consumer_id": "other", "R.consumers[0].offset": 7,
+            "R.consumers[1].consumer_id": "wc-mine", "R.consumers[1].offset": 3, "R.consumers.count": 2,
+            "R.names": ["other", "wc-mine"]}
+    listings = {"R.consumers": "consumer_id", "R.names": ""}
+    own = own_entries(flat, listings, sent=b"...wc-mine...")
+    assert own == {"R.error_code": 0, "R.consumers[0].consumer_id": "wc-mine", "R.consumers[0].offset": 3,
+                   "R.consumers.count": 1, "R.names": ["wc-mine"]}
+    gone = own_entries({**flat, "R.consumers[1].consumer_id": "someone"}, listings, sent=b"...wc-mine...")
+    assert gone["R.consumers.count"] == 0
