@@ -14,8 +14,9 @@ settled < 100 MB.
                                    [--cache-bytes N] [--json FILE]
 
 Clients: Fluvio and RustLog over raw sockets with the broker tests' encoders (tests/broker/*_support.py), Kafka with
-confluent-kafka (librdkafka), Barco with httpx (HTTP producer, HTTP/2 consumer), Pravega with pravega-client (its
-writer in a child process, as in the crash tests: the client holds the GIL while it waits).
+confluent-kafka (librdkafka), Barco with httpx (HTTP producer, HTTP/2 consumer), Pravega with pravega-client for
+the stream (controller) and the reader, and the segment store's wire protocol for the appends (pravega-client
+appends one event at a time, ~6k/s here: 10M would take half an hour).
 """
 
 from __future__ import annotations
@@ -23,9 +24,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,12 +36,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from machine import machine_info
 
-from tests.crash_support import ROOT, CrashableBroker, barco_bodies
+from tests.crash_support import CrashableBroker, barco_bodies
 from wirecheck.targets.reference.batchlog import DEFAULT_CACHE_BYTES
 
 MB = 1 << 20
 SETTLE_SECONDS = 2.0
 TIMEOUT = 60.0  # seconds for any one request
+PRAVEGA_EVENTS_IN_FLIGHT = 4000  # Pravega: events sent before their acknowledgements are read
 
 
 # padding compression can hardly shrink (Barco stores zstd), the same in every process: base64 of seeded bytes
@@ -241,29 +241,52 @@ def barco_read(broker: CrashableBroker, topic: str, args) -> tuple[int, int]:
 
 
 def pravega_write(broker: CrashableBroker, topic: str, args) -> int:
-    import pravega_client
+    """The stream is created through the controller, as pravega-client does; the events go to its one segment over
+    the segment store's wire protocol: one standalone AppendBlockEnd per ``--batch`` events (``--batch 1``: one
+    event per append, as pravega-client sends them), about ``PRAVEGA_EVENTS_IN_FLIGHT`` events sent before the
+    replies are read, each DataAppended checked."""
+    import socket
+    import uuid
 
-    controller = f"tcp://127.0.0.1:{broker.ports['pravega-controller']}"
-    manager = pravega_client.StreamManager(controller)
+    import pravega_client
+    from wirecheck.protocols.pravega import commands as cmd
+
+    manager = pravega_client.StreamManager(f"tcp://127.0.0.1:{broker.ports['pravega-controller']}")
     assert manager.create_scope(topic) and manager.create_stream(topic, "events", 1)
-    writer = subprocess.run([sys.executable, __file__, "--pravega-writer", controller, topic, str(args.records),
-                             str(args.record_bytes), str(args.batch)], check=False, cwd=ROOT,
-                            capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    if writer.returncode != 0:
-        raise RuntimeError(f"pravega writer failed: {writer.stderr[-2000:]}")
-    return chain(0, (payload(i, args.record_bytes) for i in range(args.records)))
+    segment, writer = f"{topic}/events/0.#epoch.0", uuid.uuid4()
+    per_round = max(PRAVEGA_EVENTS_IN_FLIGHT // args.batch, 1) * args.batch
+    checksum = 0
+    with socket.create_connection(("127.0.0.1", broker.ports["pravega"]), timeout=TIMEOUT) as sock:
+        replies = sock.makefile("rb")
+        sock.sendall(cmd.encode("SetupAppend", request_id=0, writer_id=writer, segment=segment, delegation_token=""))
+        reply = _pravega_reply(replies)
+        if reply.name != "AppendSetup":
+            raise RuntimeError(f"pravega SetupAppend: {reply.name} {reply.fields}")
+        for round_first in range(0, args.records, per_round):
+            frames, sent = [], []
+            for first in range(round_first, min(round_first + per_round, args.records), args.batch):
+                values = [payload(i, args.record_bytes) for i in range(first, min(first + args.batch, args.records))]
+                data = b"".join(map(cmd.event, values))
+                last = first + len(values)  # event numbers count from 1: the last one is the count sent so far
+                frames.append(cmd.encode("AppendBlockEnd", writer_id=writer, size_of_whole_events=len(data),
+                                         data=data, num_events=len(values), last_event_number=last, request_id=last))
+                sent.append(last)
+                checksum = chain(checksum, values)
+            sock.sendall(b"".join(frames))
+            for expected in sent:
+                reply = _pravega_reply(replies)
+                if reply.name != "DataAppended" or reply["event_number"] != expected:
+                    raise RuntimeError(f"pravega append of event {expected}: {reply.name} {reply.fields}")
+    return checksum
 
 
-def _pravega_write_child(controller: str, scope: str, records: int, record_bytes: int, batch: int) -> None:
-    import pravega_client
+def _pravega_reply(replies):
+    from wirecheck.protocols.pravega import commands as cmd
 
-    manager = pravega_client.StreamManager(controller)  # owns the client's runtime: it must outlive the writer
-    writer = manager.create_writer(scope, "events")
-    for i in range(records):
-        writer.write_event_bytes(payload(i, record_bytes), "k")
-        if (i + 1) % batch == 0:
-            writer.flush()  # returns once the segment store acknowledged every event so far
-    writer.flush()
+    header = replies.read(cmd.HEADER_SIZE)
+    if len(header) < cmd.HEADER_SIZE:
+        raise RuntimeError("pravega: the broker closed the connection")
+    return cmd.decode(header + replies.read(cmd.HEADER.unpack(header)[1]))
 
 
 def pravega_read(broker: CrashableBroker, topic: str, args, quiet: float = 5.0) -> tuple[int, int]:
@@ -350,10 +373,6 @@ def _phases(args, broker: CrashableBroker, data: Path, write, read, topic: str) 
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--pravega-writer":  # the child that pravega_write starts
-        controller, scope, *numbers = sys.argv[2:]
-        _pravega_write_child(controller, scope, *map(int, numbers))
-        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--protocol", choices=sorted(CLIENTS), required=True)
     parser.add_argument("--records", type=int, default=1_000_000)

@@ -300,6 +300,16 @@ class BatchLog:
     def __len__(self) -> int:
         return len(self._bases) - self._start
 
+    def clear(self) -> None:
+        """Forget every batch and cut the file back to its magic (its batches are durable elsewhere: the caller's
+        to ensure). A crash part way leaves the old batches or none, never a torn entry."""
+        os.ftruncate(self._fd, len(MAGIC))
+        self._sync()
+        self.cache.forget(self.id, self._positions.tolist())
+        for column in (self._bases, self._positions, self._lengths, self._metas):
+            del column[:]
+        self._start, self.size, self.end = 0, 0, len(MAGIC)
+
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)

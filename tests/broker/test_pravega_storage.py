@@ -68,6 +68,7 @@ def test_a_merge_copies_the_source_and_removes_its_file(tmp_path):
     store.append(target, record(9), None, 0)
     store.close()
     assert len(list((tmp_path / "pravega" / "segments").glob("*.log"))) == 1
+    assert len(list((tmp_path / "pravega" / "segments").glob("*.tail"))) == 1  # the source's tail went with it
 
     store = open_store(tmp_path)
     assert set(store.segments) == {"s/m/target"}
@@ -124,7 +125,7 @@ def test_a_torn_append_is_dropped_and_the_writer_position_stays_with_the_last_wh
     segment = store.create("s/torn/0")
     store.append(segment, b"a" * 100, writer, 1)
     store.append(segment, b"b" * 100, writer, 2)
-    path = segment.log.path
+    path = segment.log.tail.path  # small appends are synced to the segment's tail first
     store.close()
     with open(path, "r+b") as f:  # the second append's last bytes never reached the disk
         f.truncate(path.stat().st_size - 10)
@@ -189,3 +190,69 @@ def test_events_come_back_through_a_small_cache_after_a_restart(tmp_path):
         assert got == b"".join(blocks)
     finally:
         broker.stop()
+
+
+def test_one_writers_small_appends_share_data_entries_and_reads_start_anywhere(tmp_path):
+    from wirecheck.targets.reference.pravega.segment_log import COALESCE_BYTES
+
+    store, writer = open_store(tmp_path), uuid.uuid4().bytes
+    segment = store.create("s/co/0")
+    for i in range(5000):  # 500 kB in appends of one record each, as pravega-client sends them
+        store.append(segment, record(i), writer, i + 1)
+    expected = b"".join(record(i) for i in range(5000))
+    log = segment.log
+    assert len(log.log) <= 500_000 // (COALESCE_BYTES - 100) + 1  # entries of ~64 KiB, not one per append
+    assert len(log.pending) < COALESCE_BYTES and len(log.tail) * 100 == len(log.pending)
+    for offset, size in [(0, 1), (99, 2), (COALESCE_BYTES - 7, 300), (log.flushed - 50, 120), (499_950, 500)]:
+        assert segment.read(offset, size) == expected[offset : offset + size]  # mid-entry, across the tail
+    store.close()
+
+    store = open_store(tmp_path)
+    segment = store.segments["s/co/0"]
+    assert segment.length == 500_000 and segment.attributes[writer] == 5000
+    assert not len(segment.log.tail) and not segment.log.pending  # the tail moved into the data log on open
+    assert b"".join(segment.read(o, 7777) for o in range(0, 500_000, 7777)) == expected
+    store.close()
+
+
+def test_another_writer_ends_the_data_entry_and_each_keeps_its_event_number(tmp_path):
+    store, a, b = open_store(tmp_path), uuid.uuid4().bytes, uuid.uuid4().bytes
+    segment = store.create("s/two/0")
+    for i in range(30):
+        store.append(segment, record(i), a if i % 10 < 5 else b, i + 1)
+    store.close()
+
+    store = open_store(tmp_path)
+    segment = store.segments["s/two/0"]
+    assert (segment.attributes[a], segment.attributes[b]) == (25, 30)
+    assert segment.read(0, 3000) == b"".join(record(i) for i in range(30))
+    assert len(segment.log.log) == 6  # one entry per run of one writer
+    store.close()
+
+
+def test_a_crash_between_the_data_entry_and_the_tail_clear_keeps_each_append_once(tmp_path, monkeypatch):
+    from wirecheck.targets.reference.batchlog import BatchLog
+    from wirecheck.targets.reference.pravega import segment_log
+
+    monkeypatch.setattr(segment_log, "COALESCE_BYTES", 1000)
+    store, writer = open_store(tmp_path), uuid.uuid4().bytes
+    segment = store.create("s/cut/0")
+    for i in range(9):
+        store.append(segment, record(i), writer, i + 1)
+    def killed(self):
+        raise KeyboardInterrupt("killed")
+
+    monkeypatch.setattr(BatchLog, "clear", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store.append(segment, record(9), writer, 10)  # the data entry is written; the kill comes before the clear
+    monkeypatch.undo()
+
+    store = open_store(tmp_path)
+    segment = store.segments["s/cut/0"]
+    assert (segment.length, segment.attributes[writer]) == (1000, 10)
+    assert segment.read(0, 2000) == b"".join(record(i) for i in range(10))
+    store.append(segment, record(10), writer, 11)
+    store.close()
+    store = open_store(tmp_path)
+    assert store.segments["s/cut/0"].read(0, 2000) == b"".join(record(i) for i in range(11))
+    store.close()

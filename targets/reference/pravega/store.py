@@ -3,8 +3,9 @@
 
 Durability (``data_dir`` set), under ``<data-dir>/pravega/``:
 
-- ``segments/<n>.log``: each stream segment's appended bytes, one batch log per segment (segment_log.py: one
-  entry per append, carrying the writer's event number, so the data logs are themselves the record of appends).
+- ``segments/<n>.log`` and ``<n>.tail``: each stream segment's appended bytes (segment_log.py: each append is
+  synced to the tail first, and a writer's consecutive appends are coalesced into data entries of about 64 KiB;
+  the entries carry the writer's event number, so the segment logs are themselves the record of appends).
   ``n`` is a number the create journals, never reused, so a segment deleted and created again gets a new file.
 - ``metadata.log``: every other mutation, appended before it is acknowledged, one record per operation:
   ``u32 body length | u32 CRC-32C of the body | body``: create (with the file number), seal, truncate, delete,
@@ -46,7 +47,7 @@ from pathlib import Path
 
 import crc32c
 from wirecheck.targets.reference.batchlog import DEFAULT_CACHE_BYTES, BatchCache
-from wirecheck.targets.reference.pravega.segment_log import SegmentLog
+from wirecheck.targets.reference.pravega.segment_log import SegmentLog, tail_path
 
 NULL_VALUE = -(2**63)  # Long.MIN_VALUE: an attribute never set, a table key with no version condition
 NOT_EXISTS = -1
@@ -164,16 +165,14 @@ class Store:
             if segment.log is not None:
                 segment.attributes.update(segment.log.writers)  # appends after any journaled update: they win
                 segment.log.writers.clear()
-                owned.add(segment.log.path.name)
-        for file in self.segment_dir.glob("*.log"):
+                owned.update((segment.log.path.name, tail_path(segment.log.path).name))
+        for file in [*self.segment_dir.glob("*.log"), *self.segment_dir.glob("*.tail")]:
             if file.name not in owned:
                 file.unlink()
 
     def _open_log(self, number: int, fresh: bool) -> SegmentLog:
-        path = self.segment_dir / f"{number}.log"
-        if fresh:
-            path.unlink(missing_ok=True)  # a stale file under a number whose create record was lost
-        return SegmentLog(path, self.cache, self.fsync)
+        # fresh: stale files under a number whose create record was lost are removed
+        return SegmentLog(self.segment_dir / f"{number}.log", self.cache, self.fsync, fresh=fresh)
 
     def _apply(self, op: str, p: list[bytes]) -> None:
         """Redo one journaled operation (same code paths as live, journal off)."""
