@@ -18,6 +18,7 @@ from collections import Counter
 from importlib import metadata
 from pathlib import Path
 
+from wirecheck.reports.api_support import api_support, version_matrix
 from wirecheck.reports.replay import replay_document
 from wirecheck.reports.rootcause import by_clause
 from wirecheck.reports.transcript import Transcript
@@ -136,7 +137,7 @@ class RunWriter:
         records = list(self.records())
         self._run.update(finished_at=_now(), exit_status=exit_status, totals=self.totals(), headline=self.headline(),
                          failures_by_clause=[group.to_dict() for group in by_clause(records)],
-                         clients=client_matrix(records))
+                         clients=client_matrix(records), api_support=api_support(records))
         self._write_run()
 
     def _write_run(self) -> None:
@@ -212,12 +213,7 @@ class RunWriter:
 
     def version_matrix(self) -> dict[tuple[str, str], dict[int, str]]:
         """(protocol, message) -> {version: verdict} for the per-version cases of versioned protocols."""
-        matrix: dict[tuple[str, str], dict[int, str]] = {}
-        for record in self.records():
-            if record.get("message_type") is not None and record.get("version") is not None:
-                matrix.setdefault((record["protocol"], str(record["message_type"])), {})[record["version"]] = \
-                    record["verdict"]
-        return matrix
+        return version_matrix(self.records())
 
 
 def client_matrix(records) -> list[dict]:

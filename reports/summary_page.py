@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from html import escape
 
+from wirecheck.reports.api_support import ranges
 from wirecheck.reports.events import RunFinished
 from wirecheck.reports.rootcause import by_clause
 from wirecheck.reports.transcript import hexdump
@@ -41,6 +42,7 @@ class SummaryPage:
             parts.append(f"<p class='headline bad'>{escape(run['headline'])}</p>")
         parts.append(_by_clause(groups))
         parts.append(_clients(run.get("clients") or []))
+        parts.append(_api_support(run.get("api_support") or []))
         parts.append(_areas(records))
         parts.append(_targets(run.get("targets", {})))
         parts.append(_totals(run.get("totals") or {}))
@@ -98,6 +100,26 @@ def _clients(rows: list[dict]) -> str:
                        f"{escape(row['scenarios'].get(s, ''))}</td>" for s in scenarios) + "</tr>" for row in rows)
     return (f"<h2>Real clients</h2><table><tr><th>protocol</th><th>client</th><th>version</th>{head}</tr>"
             f"{body}</table>")
+
+
+def _api_support(rows: list[dict]) -> str:
+    """Per message: the versions advertised, working and failing (protocols with per-version cases), and how
+    many of its cases passed."""
+    rows = [row for row in rows if row["executed"] or row.get("advertised")]
+    if not rows:
+        return ""
+
+    def versions(row: dict, key: str) -> str:
+        return escape(ranges(row[key])) if key in row else ""
+
+    body = "".join(
+        f"<tr><td>{escape(row['protocol'])}</td><td>{escape(row['message'])}</td><td>{escape(row['by'])}</td>"
+        f"<td>{versions(row, 'advertised')}</td><td>{versions(row, 'working')}</td>"
+        f"<td class='{'bad' if row.get('failing') else ''}'>{versions(row, 'failing')}</td>"
+        f"<td class='{'' if row['passed'] == row['executed'] else 'bad'}'>{row['passed']}/{row['executed']}</td></tr>"
+        for row in rows)
+    return ("<h2>API support</h2><table><tr><th>protocol</th><th>message</th><th>by</th><th>versions advertised</th>"
+            f"<th>working</th><th>failing</th><th>cases passed</th></tr>{body}</table>")
 
 
 def _targets(targets: dict) -> str:

@@ -1,8 +1,10 @@
 """What the terminal summary shows, gathered from the runner's event stream: SHOULD-level divergences that
-did not fail the run, verdict totals and the per-version matrix (advertised equals implemented)."""
+did not fail the run, verdict totals, the per-version matrix (advertised equals implemented), the API support
+table (reports/api_support.py) and the real-client matrix."""
 
 from __future__ import annotations
 
+from wirecheck.reports.api_support import api_support, ranges
 from wirecheck.reports.events import VerdictReached
 from wirecheck.reports.model import ANSWERED_OTHERWISE
 from wirecheck.reports.records import client_matrix
@@ -50,6 +52,11 @@ class TerminalSummary:
                 f"--target {line}" for line in self.target_lines) + f" (the collected cases are for "
                 f"{', '.join(sorted(self.collected_protocols))})", red=True)
         records = list(writer.records())
+        support = [row for row in api_support(records) if row["executed"] or row.get("advertised")]
+        if support:  # only the protocols whose suite ran
+            terminal.section("wirecheck API support (advertised, working and failing versions; cases passed)")
+            for line in support_lines(support):
+                terminal.line(line)
         clients = client_matrix(records)
         if clients:
             terminal.section("wirecheck client matrix (real clients against the target)")
@@ -82,3 +89,19 @@ class TerminalSummary:
         if totals:
             terminal.write_line("wirecheck verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(totals.items())))
             terminal.write_line(f"wirecheck records: {writer.run_dir}")
+
+
+def support_lines(rows: list[dict]) -> list[str]:
+    """The API support table, compact: a line per message with versions, a line per protocol for the rest."""
+    lines, unversioned = [], {}
+    for row in rows:
+        if "advertised" in row:
+            failing = f"  FAIL {ranges(row['failing'])}" if row["failing"] else ""
+            lines.append(f"{row['protocol']} {row['message']:<24} advertised {ranges(row['advertised']):<10} "
+                         f"working {ranges(row['working'])}{failing}")
+        else:
+            mark = "" if row["passed"] == row["executed"] else "!"
+            unversioned.setdefault(row["protocol"], []).append(
+                f"{row['message']} {row['passed']}/{row['executed']}{mark}")
+    lines += [f"{protocol} " + ", ".join(cells) for protocol, cells in sorted(unversioned.items())]
+    return lines

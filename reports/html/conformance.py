@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from wirecheck.reports.api_support import ranges
 from wirecheck.reports.html import charts
 from wirecheck.reports.html.site import copy_assets, esc, page, pct, slug, table, verdict_cell, write
 
@@ -84,7 +85,40 @@ def _sections(summary: dict) -> str:
                       for v in summary["versions"]], css="versions") if summary["versions"] else \
         "<p>No per-version cases.</p>"
     return (f"<h2>Clause coverage</h2>{coverage}<h2>Regressions</h2>{regressions}"
-            f"<h2>Flaky cases</h2>{flaky}<h2>Per-version matrix</h2>{versions}")
+            f"<h2>Flaky cases</h2>{flaky}<h2>Real clients across targets and nights</h2>{_clients(summary)}"
+            f"<h2>API support</h2>{_api_support(summary)}<h2>Per-version matrix</h2>{versions}")
+
+
+def _clients(summary: dict) -> str:
+    """target x client (its latest version) x scenario: the latest verdict, the last verdicts (newest first), the
+    first run that failed and the start of the current failing streak."""
+    rows = summary.get("clients") or []
+    if not rows:
+        return "<p>No real-client cases.</p>"
+
+    def marks(history: list[dict]) -> str:
+        return " ".join(f'<span class="v-{esc(h["verdict"])}" title="{esc(h["date"])} {esc(h["run_id"])}: '
+                        f'{esc(h["verdict"])} ({esc(h["client_version"])})">{esc(h["verdict"])}</span>'
+                        for h in history)
+
+    return table(["target", "protocol", "client", "version", "scenario", "latest", "last runs (newest first)",
+                  "first failed", "failing since"],
+                 [[esc(c["target"]), esc(c["protocol"]), esc(c["client"]), esc(c["client_version"]),
+                   esc(c["scenario"]),
+                   verdict_cell(c["latest_verdict"], title=f"{c['latest_date']} {c['latest_run_id']}"),
+                   marks(c["history"]), esc(c["first_failed_date"]), esc(c["failing_since_date"])]
+                  for c in rows], css="clients")
+
+
+def _api_support(summary: dict) -> str:
+    """target x protocol x api: the versions advertised and found working by the latest verdicts."""
+    rows = summary.get("api_support") or []
+    if not rows:
+        return "<p>No per-version cases.</p>"
+    return table(["target", "protocol", "api", "advertised", "working", "failing", "not advertised"],
+                 [[esc(r["target"]), esc(r["protocol"]), esc(r["api"])]
+                  + [esc(ranges(r[k])) for k in ("advertised", "working", "failing", "not_advertised")]
+                  for r in rows], css="api-support")
 
 
 def _target_page(target: str, summary: dict, failing: list[dict]) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from wirecheck.reports.pipeline import conformance, history, summed_views, warehouse
+from wirecheck.reports.pipeline import client_matrix, conformance, history, summed_views, warehouse
 from wirecheck.reports.pipeline.catalogue import catalogue_rows, known_protocols
 from wirecheck.reports.pipeline.schema import EXECUTED
 
@@ -151,8 +151,10 @@ def summarise(spark: SparkSession, cases: DataFrame, window: int = 10, max_case_
                          "message": r["message"]} for r in regressions],
         "regressions_total": {r["target"]: r["_rtotal"] for r in regressions if r["_rn"] == 1},
         "versions": summed_views.version_matrix(recent),
+        "clients": [],  # build_report fills it: the real-client matrix reads the warehouse's client rows itself
         "failing_total": summed_views.failing_totals(recent, conformance.FAILING, latest_pairs),
     }
+    summary["api_support"] = summed_views.api_support(summary["versions"])
     summary["comparison"], summary["comparison_total"] = _listed(
         compared, ["target", "change"], MAX_LIST_ROWS, ["target", "old_run_id", "new_run_id", "nodeid", "protocol",
                                                         "clause", "old_verdict", "new_verdict", "change"])
@@ -206,6 +208,8 @@ def build_report(spark: SparkSession, warehouse_path: str, out_dir: str, window:
                                                      "started_ts", "profile", "strict", "argv", "targets", "totals")
     summary, failing = summarise(spark, warehouse.load_cases(spark, warehouse_path), window, max_case_pages,
                                  compare, run_info)
+    clients = client_matrix.client_matrix(client_matrix.read_client_cases(spark, warehouse_path), window)
+    summary["clients"] = _rows(clients.orderBy(*client_matrix.KEYS))
     _attach_transcripts(spark, warehouse_path, failing)
     for entry, row in zip(summary["failing"], failing):
         entry["page"] = case_page_name(row)

@@ -17,6 +17,9 @@ from pyspark.sql.types import (
     StructType,
 )
 
+# the verdict classes are the run writer's too (plain Python): re-exported for the jobs
+from wirecheck.reports.verdict_classes import EXECUTED, PASSING, SEVERITY  # noqa: F401
+
 CASE_RECORD = StructType([
     StructField("schema", StringType()),
     StructField("run_id", StringType()),
@@ -43,6 +46,7 @@ CASE_RECORD = StructType([
     StructField("worker", StringType()),
     StructField("finished_at", StringType()),
     StructField("attempts", LongType()),  # report schema version 2: runs of the case under --confirm
+    StructField("facts", MapType(StringType(), StringType())),  # what the case learnt (a real client's version)
 ])
 
 TARGET_INFO = StructType([
@@ -67,28 +71,6 @@ RUN_RECORD = StructType([
     StructField("totals", MapType(StringType(), LongType())),
     StructField("headline", StringType()),  # report schema version 2: "target died at case X ...; N cases not run"
 ])
-
-#: Verdicts that mean the case ran against a target and produced an answer about it.
-EXECUTED = ("OK", "NON-STRICT", "FAILED", "ERROR", "XFAIL", "XPASS", "FLAKY", "DIVERGENT")
-#: Verdicts counted as passing in pass rates: the case held, or failed only as the vendor said it would, or
-#: failed once and passed when run again (FLAKY: counted among the flaky cases too).
-PASSING = ("OK", "NON-STRICT", "XFAIL", "FLAKY")
-#: Severity, to pick one verdict when several records of one clause meet in one run (the worst wins).
-#: Each value is distinct: the worst severity is mapped back to its verdict.
-SEVERITY = {
-    "NOT-RUN": 0,
-    "TARGET-DOWN": 1,
-    "UNIMPLEMENTED": 2,
-    "BLOCKED": 3,
-    "OK": 4,
-    "XFAIL": 5,
-    "FLAKY": 6,
-    "NON-STRICT": 7,
-    "DIVERGENT": 8,  # answered otherwise than the reference broker (--differential)
-    "XPASS": 9,
-    "ERROR": 10,
-    "FAILED": 11,
-}
 
 #: Placeholder partition value for records with no target (NOT-RUN cases).
 NO_TARGET = "none"

@@ -17,11 +17,9 @@ from collections import defaultdict
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Iterable
 
-from wirecheck.reports.pipeline.schema import EXECUTED, PASSING, SEVERITY
-
-_VERDICT_OF_SEVERITY = {rank: verdict for verdict, rank in SEVERITY.items()}
-#: The severity of a verdict this version does not know: it is suspect, like an ERROR.
-_UNKNOWN = SEVERITY["ERROR"]
+from wirecheck.reports.api_support import support_of
+from wirecheck.reports.pipeline.schema import EXECUTED, PASSING
+from wirecheck.reports.verdict_classes import worst as _worst
 
 
 def ratio(part: int, whole: int) -> float | None:
@@ -34,10 +32,6 @@ def ratio(part: int, whole: int) -> float | None:
 def _order(*values):
     """A sort key with nulls first, as Spark orders ascending."""
     return tuple((value is not None, value) for value in values)
-
-
-def _worst(verdicts: Iterable[str]) -> str:
-    return _VERDICT_OF_SEVERITY[max(SEVERITY.get(v, _UNKNOWN) for v in verdicts)]
 
 
 def rank_runs(run_times: list[dict]) -> list[dict]:
@@ -116,6 +110,16 @@ def version_matrix(recent: list[dict]) -> list[dict]:
     versioned = [r for r in recent if r["api"] is not None and r["api_version"] is not None]
     cells = _latest_and_rate(versioned, ("target", "protocol", "api", "api_version"))
     return sorted(cells, key=lambda r: _order(r["target"], r["protocol"], r["api"], r["api_version"]))
+
+
+def api_support(versions: list[dict]) -> list[dict]:
+    """The rows of ``version_matrix`` per target × protocol × api: the versions advertised, working, failing, not
+    advertised and untested by their latest verdicts (``reports.api_support.support_of``, as in run.json)."""
+    cells: dict[tuple, dict[int, str]] = defaultdict(dict)
+    for row in versions:
+        cells[(row["target"], row["protocol"], row["api"])][row["api_version"]] = row["latest_verdict"]
+    return [{"target": target, "protocol": protocol, "api": api, **support_of(by_version)}
+            for (target, protocol, api), by_version in sorted(cells.items(), key=lambda item: _order(*item[0]))]
 
 
 def coverage(clauses: list[dict], catalogue: list[tuple]) -> list[dict]:

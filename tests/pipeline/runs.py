@@ -68,6 +68,13 @@ FETCH = "rustlog.fetch.records"
 BLOCKED_BY = "precondition produce failed on rustlog.produce.offsets: Error 500"
 
 
+def kcat(run_id: str, verdict: str = "OK", version: str = "1.7.1") -> dict:
+    """A real-client case record (``<protocol>.clients.<client>.<scenario>``) with the client's version."""
+    record = case(run_id, "suites/kafka/test_clients.py::test_produce_consume[kcat]", verdict, protocol="kafka",
+                  clause="kafka.clients.kcat.produce-consume", target=REFERENCE_ADDRESS)
+    return {**record, "case": "kafka.clients.kcat.produce-consume", "facts": {"client_version": version}}
+
+
 def write_history(root: Path) -> None:
     """r1 and r2 against a vendor RustLog; r3 against the reference Kafka broker; r4 executed nothing.
 
@@ -75,7 +82,7 @@ def write_history(root: Path) -> None:
     - oversize: r1 OK, r2 FAILED (a regression, and flaky: mixed verdicts for one suite version)
     - invalid-utf8: r1 FAILED, r2 OK (pass rate 1/2, flaky, not a regression)
     - fetch.records: BLOCKED in r1 and r2 (its precondition, a produce, failed: the clause was never reached)
-    - r3: Kafka Produce v3 OK, v9 FAILED; a barco record (no catalogue for barco exists)
+    - r3: Kafka Produce v3 OK, v9 FAILED; a barco record (no catalogue for barco exists); a real client (kcat)
     """
     def blocked(run_id):
         return case(run_id, "suites/rustlog/test_fetch.py::test_records", "BLOCKED", clause=FETCH,
@@ -102,7 +109,7 @@ def write_history(root: Path) -> None:
                                 clause="kafka.framing.size-prefix", target=REFERENCE_ADDRESS, api="Produce",
                                 api_version=9),
                            case("r3", "suites/barco/test_x.py::test_x", "OK", protocol="barco",
-                                clause="barco.framing.x", target="127.0.0.1:40002")],
+                                clause="barco.framing.x", target="127.0.0.1:40002"), kcat("r3")],
               started_at="2026-11-21T11:00:00Z", targets=kafka)
     write_run(root, "r4", [case("r4", f"{FRAMING}::test_zero[a]", "NOT-RUN", clause=ZERO, target=None)],
               started_at="2026-11-21T12:00:00Z")

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from wirecheck.reports.pipeline import conformance, summed_views, warehouse
+from wirecheck.reports.html import conformance as html_conformance
+from wirecheck.reports.pipeline import client_matrix, conformance, summed_views, warehouse
 from wirecheck.reports.pipeline.__main__ import main
 from wirecheck.reports.pipeline.catalogue import catalogue_rows, known_protocols
-from wirecheck.reports.pipeline.report import window_of
+from wirecheck.reports.pipeline.report import _rows, window_of
 from tests.pipeline.runs import BLOCKED_BY, FETCH, FRAMING, OVERSIZE, UTF8, VENDOR, ZERO, case, write_run
 
 
@@ -75,6 +76,71 @@ def test_version_matrix_and_reference_target_name(spark, history):
     assert versions == [("reference", "Produce", 3, "OK"), ("reference", "Produce", 9, "FAILED")]
 
 
+def _client_case(run_id: str, client_case: str, verdict: str, version: str | None, param: str = "") -> dict:
+    protocol = client_case.split(".")[0]
+    record = case(run_id, f"suites/{protocol}/test_clients.py::test_{client_case.split('.')[-1]}{param}", verdict,
+                  protocol=protocol, clause=client_case,
+                  target=VENDOR if protocol == "kafka" else "127.0.0.1:40003")
+    record["case"] = client_case
+    if version is not None:
+        record["facts"] = {"client_version": version}
+    return record
+
+
+@pytest.fixture(scope="module")
+def client_nights(spark, tmp_path_factory):
+    """Three nightly runs on three dates, each against two targets: Kafka at a vendor's address and the
+    reference broker's Fluvio. Ingested once, into a warehouse of their own."""
+    root = tmp_path_factory.mktemp("client-nights")
+    kcat, compression = "kafka.clients.kcat.produce-consume", "kafka.clients.kcat.compression"
+    fluvio = "fluvio.clients.fluvio-python.produce-consume"
+    nights = {
+        "n1": [_client_case("n1", kcat, "OK", "1.7.0"), _client_case("n1", compression, "FAILED", "1.7.0"),
+               _client_case("n1", fluvio, "OK", "0.21.0")],
+        "n2": [_client_case("n2", kcat, "FAILED", "1.7.1"), _client_case("n2", compression, "OK", "1.7.1"),
+               _client_case("n2", fluvio, "OK", "0.21.0", "[a]"),  # a parametrized scenario: the worst wins
+               _client_case("n2", fluvio, "NON-STRICT", "0.21.0", "[b]"),
+               case("n2", "suites/kafka/test_fetch.py::test_records", "FAILED", protocol="kafka",
+                    clause="kafka.fetch.records")],  # not a real-client case
+        "n3": [_client_case("n3", kcat, "FAILED", "1.7.1"), _client_case("n3", compression, "FAILED", "1.7.1"),
+               _client_case("n3", fluvio, "TARGET-DOWN", None)],
+    }
+    targets = {"kafka": {"address": VENDOR, "reference": False, "faults": []},
+               "fluvio": {"address": "127.0.0.1:40003", "reference": True, "faults": []}}
+    for day, (run_id, records) in enumerate(sorted(nights.items()), 20):
+        write_run(root / "runs", run_id, records, started_at=f"2026-11-{day}T02:00:00Z", targets=targets)
+    warehouse.ingest(spark, [str(root / "runs" / "*")], str(root / "wh"))
+    return str(root / "wh")
+
+
+def test_client_matrix_across_targets_and_nights_has_latest_verdict_version_and_history(spark, client_nights):
+    matrix = _rows(client_matrix.client_matrix(client_matrix.read_client_cases(spark, client_nights), history=2)
+                   .orderBy(*client_matrix.KEYS))
+    rows = {(r["target"], r["client"], r["scenario"]): r for r in matrix}
+    assert sorted(rows) == [("127.0.0.1:9092", "kcat", "compression"), ("127.0.0.1:9092", "kcat", "produce-consume"),
+                            ("reference", "fluvio-python", "produce-consume")]
+    kcat = rows[("127.0.0.1:9092", "kcat", "produce-consume")]
+    assert (kcat["protocol"], kcat["client_version"], kcat["latest_verdict"], kcat["latest_run_id"],
+            kcat["latest_date"]) == ("kafka", "1.7.1", "FAILED", "n3", "2026-11-22")
+    assert kcat["history"] == [  # the last two nights, newest first
+        {"date": "2026-11-22", "run_id": "n3", "verdict": "FAILED", "client_version": "1.7.1"},
+        {"date": "2026-11-21", "run_id": "n2", "verdict": "FAILED", "client_version": "1.7.1"}]
+    assert (kcat["runs"], kcat["failed_runs"], kcat["first_failed_date"], kcat["failing_since_date"]) == (
+        3, 2, "2026-11-21", "2026-11-21")
+    # failed, passed, failed again: it first failed on the first night, and fails again since the last
+    compression = rows[("127.0.0.1:9092", "kcat", "compression")]
+    assert (compression["first_failed_run_id"], compression["failing_since_run_id"]) == ("n1", "n3")
+    # never failed; the worst of a parametrized scenario's records; a night that did not run keeps no version
+    fluvio = rows[("reference", "fluvio-python", "produce-consume")]
+    assert [h["verdict"] for h in fluvio["history"]] == ["TARGET-DOWN", "NON-STRICT"]
+    assert (fluvio["latest_verdict"], fluvio["client_version"], fluvio["protocol"]) == ("TARGET-DOWN", None, "fluvio")
+    assert (fluvio["failed_runs"], fluvio["first_failed_date"], fluvio["failing_since_date"]) == (0, None, None)
+    # the report page: a row per client and scenario, its last verdicts newest first
+    page = html_conformance._clients({"clients": matrix})
+    assert "<td>kcat</td><td>1.7.1</td><td>produce-consume</td>" in page
+    assert page.index('title="2026-11-22 n3: FAILED (1.7.1)"') < page.index('title="2026-11-21 n2: FAILED (1.7.1)"')
+
+
 def test_coverage_per_level_tolerates_missing_catalogues(spark, history):
     _, _, clauses = _window(spark, history)
     catalogue = catalogue_rows([*known_protocols(), "barco", "nosuchprotocol"])
@@ -121,6 +187,15 @@ def test_report_writes_summary_and_pages(report):
     assert (out / failing[f"{FRAMING}::test_oversize"]["page"]).with_suffix(".pcap").exists()
     index = (out / "index.html").read_text()
     assert "http://" not in index and "https://" not in index
+    # the API support table across targets falls out of the per-version matrix
+    assert summary["api_support"] == [{"target": "reference", "protocol": "kafka", "api": "Produce",
+                                       "advertised": [3, 9], "working": [3], "failing": [9], "not_advertised": [],
+                                       "untested": []}]
+    [kcat] = summary["clients"]
+    assert (kcat["target"], kcat["client"], kcat["client_version"], kcat["latest_verdict"], kcat["history"]) == (
+        "reference", "kcat", "1.7.1", "OK",
+        [{"date": "2026-11-21", "run_id": "r3", "verdict": "OK", "client_version": "1.7.1"}])
+    assert "<td>kcat</td><td>1.7.1</td><td>produce-consume</td>" in index
 
 
 def test_gate_with_an_explicit_baseline_compares_the_same_cases_whatever_the_target(spark, tmp_path, capsys):

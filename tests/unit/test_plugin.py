@@ -118,6 +118,8 @@ def test_cases_not_run_are_summarised_in_one_line_per_reason(tmp_path, broker):
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert len(skipped) == 1 and skipped[0].startswith("SKIPPED [") and "no target speaks kafka" in skipped[0], skipped
     assert "version matrix" not in proc.stdout
+    support = proc.stdout.split("wirecheck API support")[1].splitlines()[1:3]
+    assert support[0] == "rustlog ping 1/1" and not support[1].startswith("kafka")  # only the suite that ran
 
 
 def test_silent_target_is_said_once_at_the_start(tmp_path):
