@@ -225,6 +225,63 @@ CLAUSES = [
     Clause("kafka.group.member-id-required",
            "A first JoinGroup v4+ with an empty member id gets MEMBER_ID_REQUIRED (79) and a member id.",
            "KIP-394; JoinGroupRequest.json"),
+    # -- KIP-848 consumer groups (ConsumerGroupHeartbeat 68, ConsumerGroupDescribe 69) --
+    Clause("kafka.consumer-group.join",
+           "A ConsumerGroupHeartbeat with MemberEpoch 0 joins: the answer names the member (v1: the id the client "
+           "generated; v0: one the coordinator assigns), a MemberEpoch above 0 and a HeartbeatIntervalMs above 0.",
+           "KIP-848 'Joining the group'; KIP-1082 (v1: client-generated member ids); "
+           "ConsumerGroupHeartbeatRequest.json, ConsumerGroupHeartbeatResponse.json"),
+    Clause("kafka.consumer-group.group-epoch",
+           "A membership change bumps the group epoch: a member joining a group with members gets an epoch above "
+           "theirs.",
+           "KIP-848 'Group Epoch - Trigger a rebalance'; GroupMetadataManager"),
+    Clause("kafka.consumer-group.assignment",
+           "The heartbeat answer carries the member's assignment (topic ids and partitions) when it changed: a sole "
+           "member subscribed to a topic is assigned every partition of it.",
+           "KIP-848 'Assignment' and 'ConsumerGroupHeartbeat API'; ConsumerGroupHeartbeatResponse.json (Assignment)"),
+    Clause("kafka.consumer-group.revocation-first",
+           "A partition another member owns is assigned only after that member revoked it (its heartbeat's "
+           "TopicPartitions no longer hold it).",
+           "KIP-848 'Reconciliation of the group' (revocation before assignment); CurrentAssignmentBuilder"),
+    Clause("kafka.consumer-group.epoch-after-revocation",
+           "A member that must give up partitions keeps its member epoch and is answered only the partitions it "
+           "keeps; its epoch reaches the target epoch once its TopicPartitions show the others revoked.",
+           "KIP-848 'Member Reconciliation' (the member epoch advances after revocation); CurrentAssignmentBuilder"),
+    Clause("kafka.consumer-group.fenced-epoch",
+           "A heartbeat at a member epoch other than the member's current one (nor its previous one, resent with "
+           "partitions it still holds) gets FENCED_MEMBER_EPOCH (110).",
+           "KIP-848 'Fencing'; Errors.FENCED_MEMBER_EPOCH"),
+    Clause("kafka.consumer-group.unknown-member",
+           "A heartbeat with a MemberEpoch above 0 from a member id the group does not know gets UNKNOWN_MEMBER_ID "
+           "(25).",
+           "KIP-848 'ConsumerGroupHeartbeat API' (errors); Errors.UNKNOWN_MEMBER_ID"),
+    Clause("kafka.consumer-group.leave",
+           "A heartbeat with MemberEpoch -1 leaves: the answer carries MemberEpoch -1 and the member is gone (its "
+           "next heartbeat gets UNKNOWN_MEMBER_ID (25)).",
+           "KIP-848 'Leaving the group'; ConsumerGroupHeartbeatRequest.json (MemberEpoch)"),
+    Clause("kafka.consumer-group.static-rejoin",
+           "A static member that left with MemberEpoch -2 and rejoins under its InstanceId takes over its previous "
+           "member epoch and assignment, without a rebalance.",
+           "KIP-848 'Static Membership'; ConsumerGroupHeartbeatRequest.json (InstanceId, MemberEpoch -2)"),
+    Clause("kafka.consumer-group.unsupported-assignor",
+           "A ServerAssignor the coordinator does not offer gets UNSUPPORTED_ASSIGNOR (112).",
+           "KIP-848 'Assignors' (group.consumer.assignors); Errors.UNSUPPORTED_ASSIGNOR"),
+    Clause("kafka.consumer-group.invalid-request",
+           "A heartbeat with an empty GroupId, or a join (MemberEpoch 0) without RebalanceTimeoutMs or "
+           "SubscribedTopicNames, gets INVALID_REQUEST (42).",
+           "KIP-848 'ConsumerGroupHeartbeat API' (request validation); GroupMetadataManager "
+           "throwIfConsumerGroupHeartbeatRequestIsInvalid"),
+    Clause("kafka.consumer-group.describe",
+           "ConsumerGroupDescribe lists the group's epoch, assignment epoch and each member with its epoch, "
+           "assignment and target assignment; an unknown group gets GROUP_ID_NOT_FOUND (69).",
+           "KIP-848 'ConsumerGroupDescribe API'; ConsumerGroupDescribeResponse.json"),
+    Clause("kafka.consumer-group.classic-coexistence",
+           "A classic JoinGroup naming a consumer group that has members gets INCONSISTENT_GROUP_PROTOCOL (23).",
+           "KIP-848 'Upgrade & Downgrade' (a group is either classic or consumer); Errors.INCONSISTENT_GROUP_PROTOCOL"),
+    Clause("kafka.consumer-group.commit-member-epoch",
+           "OffsetCommit v9+ from a consumer group member commits at its current member epoch "
+           "(GenerationIdOrMemberEpoch) and gets STALE_MEMBER_EPOCH (113) at another one.",
+           "KIP-848 'OffsetCommit API'; OffsetCommitRequest.json v9; Errors.STALE_MEMBER_EPOCH"),
     Clause("kafka.group.unknown-member",
            "Heartbeat, SyncGroup, LeaveGroup or OffsetCommit from an unknown member gets UNKNOWN_MEMBER_ID (25).",
            "GroupCoordinator; Errors.UNKNOWN_MEMBER_ID"),

@@ -17,17 +17,44 @@ SCENARIOS = {
                     "committed records only, and the group's offset is the committed transaction's",
     "admin": "creates a topic, describes it, alters a topic config and sees the new value described, and deletes "
              "the topic",
+    "sasl": "logs in over SASL with each mechanism of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 that both it and the "
+            "server's SASL listener offer, then produces records and consumes them back byte-identical",
+    "mixed-group": "consumes with a group of two members, the other of another client library (kafka-python with "
+                   "confluent-kafka, confluent-kafka with aiokafka, aiokafka with kafka-python) and leaving mid-way, "
+                   "each record exactly once across them: the client's member resumes the leaver's partitions at the "
+                   "offsets the other library committed",
+    "group-consume": "consumes as a group's only member until it has read what was produced, committing on exit, "
+                     "and a second run of the group reads on from the committed offsets: each record exactly once "
+                     "across the runs",
+    "cluster-admin": "adds partitions to a topic and sees them described, deletes a partition's first records "
+                     "(the log start moves to the offset given) and describes the cluster with the brokers Metadata "
+                     "lists",
+    "group-admin": "commits a group's offset without consuming, then finds the group listed and the offset read back, "
+                   "and, where its admin client deletes groups, the group no longer listed once deleted",
+    "consumer-group-protocol": "consumes with a group of three members of the KIP-848 protocol "
+                               "(ConsumerGroupHeartbeat, server-side assignment), one joining late and one leaving, "
+                               "each record exactly once across them: partitions move only after their owner revoked "
+                               "them, and a new owner resumes at the offsets committed",
 }
 
-_EVERY = tuple(SCENARIOS)
+#: the scenarios every client below runs (the others are named per client: SASL needs the driver to pass
+#: credentials, the mixed group runs the Python clients side by side in one driver, and the further admin calls are
+#: those of the clients with a full admin client)
+_EVERY = ("produce-consume", "compression", "group-rebalance", "idempotent", "transactions", "admin")
+_MORE = ("sasl", "cluster-admin", "group-admin")
 CLIENTS = {client.name: client for client in (
-    RealClient("kafka-python", "kafka-python, the pure-Python client,", _EVERY),
-    RealClient("confluent-kafka", "confluent-kafka, the Python binding of librdkafka,", _EVERY),
-    RealClient("aiokafka", "aiokafka, the asyncio client,", _EVERY),
-    RealClient("kafkajs", "kafkajs, the pure-JavaScript client,", _EVERY),
-    # kcat is a command-line producer and consumer: no admin, no transactions, one consumer per process
+    RealClient("kafka-python", "kafka-python, the pure-Python client,", (*_EVERY, *_MORE, "mixed-group")),
+    # of the installed clients only librdkafka (group.protocol=consumer) speaks KIP-848; kafka-python 3.0.12, aiokafka
+    # 0.14 and kafkajs 2.2.4 know only the classic protocol
+    RealClient("confluent-kafka", "confluent-kafka, the Python binding of librdkafka,",
+               (*_EVERY, *_MORE, "mixed-group", "consumer-group-protocol")),
+    RealClient("aiokafka", "aiokafka, the asyncio client,", (*_EVERY, *_MORE, "mixed-group")),
+    RealClient("kafkajs", "kafkajs, the pure-JavaScript client,", (*_EVERY, *_MORE)),
+    RealClient("platformatic-kafka", "@platformatic/kafka, a modern pure-JavaScript client,", _EVERY),
+    # kcat is a command-line producer and consumer: no admin, no transactions, one consumer per process (its
+    # group consumer runs alone, one run after another)
     RealClient("kcat", "kcat, librdkafka's command-line producer and consumer,",
-               ("produce-consume", "compression", "idempotent")),
+               ("produce-consume", "compression", "idempotent", "sasl", "group-consume")),
 )}
 
 #: the API keys a scenario needs advertised, by what every client does (produce, fetch, list offsets, metadata, a
@@ -36,7 +63,14 @@ CLIENTS = {client.name: client for client in (
 _DATA = frozenset({0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14})
 SCENARIO_APIS = {"produce-consume": _DATA, "compression": _DATA, "group-rebalance": _DATA,
                  "idempotent": _DATA | {22}, "transactions": _DATA | {22, 24, 25, 26, 28},
-                 "admin": frozenset({3, 19, 20, 32})}
+                 # KIP-848 members join with ConsumerGroupHeartbeat (not JoinGroup) and commit with OffsetCommit v9+
+                 "consumer-group-protocol": frozenset({0, 1, 2, 3, 8, 9, 10, 68}),
+                 "admin": frozenset({3, 19, 20, 32}), "sasl": _DATA | {17, 36},
+                 "mixed-group": _DATA, "group-consume": _DATA,
+                 # CreatePartitions, DeleteRecords, and Metadata for the cluster (DescribeCluster where a client
+                 # takes it: CLIENT_SCENARIO_APIS); OffsetCommit, OffsetFetch, ListGroups (DeleteGroups where the
+                 # client deletes groups)
+                 "cluster-admin": _DATA | {21, 37}, "group-admin": frozenset({3, 8, 9, 10, 16})}
 #: ... and by a client's own defaults where the scenario produces: kafka-python's producer is idempotent unless told
 #: otherwise
 CLIENT_APIS = {"kafka-python": frozenset({22})}
@@ -45,4 +79,10 @@ CLIENT_APIS = {"kafka-python": frozenset({22})}
 #: AlterConfigs call is deprecated)
 CLIENT_SCENARIO_APIS = {("kafka-python", "admin"): (frozenset({44}), frozenset({33})),
                         ("confluent-kafka", "admin"): (frozenset({44}),),
-                        ("aiokafka", "admin"): (frozenset({33}),), ("kafkajs", "admin"): (frozenset({33}),)}
+                        ("aiokafka", "admin"): (frozenset({33}),), ("kafkajs", "admin"): (frozenset({33}),),
+                        ("platformatic-kafka", "admin"): (frozenset({33}),),
+                        # kafka-python takes DescribeCluster when advertised, else Metadata; librdkafka needs it
+                        ("kafka-python", "cluster-admin"): (frozenset({60}), frozenset()),
+                        ("confluent-kafka", "cluster-admin"): (frozenset({60}),),
+                        **{(client, "group-admin"): (frozenset({42}),)
+                           for client in ("kafka-python", "confluent-kafka", "kafkajs")}}

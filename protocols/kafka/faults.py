@@ -2,6 +2,21 @@
 each under (see ``ProtocolSpec.faults``)."""
 
 FAULTS: dict[str, str] = {
+    "kafka.consumer-group-join-epoch-zero": "kafka.consumer-group.join",
+    "kafka.consumer-group-member-id-ignored": "kafka.consumer-group.join",
+    "kafka.consumer-group-epoch-not-bumped": "kafka.consumer-group.group-epoch",
+    "kafka.consumer-group-assignment-omitted": "kafka.consumer-group.assignment",
+    "kafka.consumer-group-reassigns-unrevoked": "kafka.consumer-group.revocation-first",
+    "kafka.consumer-group-epoch-before-revocation": "kafka.consumer-group.epoch-after-revocation",
+    "kafka.consumer-group-epoch-unchecked": "kafka.consumer-group.fenced-epoch",
+    "kafka.consumer-group-unknown-member-joins": "kafka.consumer-group.unknown-member",
+    "kafka.consumer-group-leave-ignored": "kafka.consumer-group.leave",
+    "kafka.consumer-group-static-rejoin-rebalances": "kafka.consumer-group.static-rejoin",
+    "kafka.consumer-group-assignor-unchecked": "kafka.consumer-group.unsupported-assignor",
+    "kafka.consumer-group-fields-unchecked": "kafka.consumer-group.invalid-request",
+    "kafka.consumer-group-describe-no-target": "kafka.consumer-group.describe",
+    "kafka.consumer-group-classic-join-allowed": "kafka.consumer-group.classic-coexistence",
+    "kafka.consumer-group-commit-epoch-unchecked": "kafka.consumer-group.commit-member-epoch",
     "kafka.acks0-responds": "kafka.produce.acks-zero",
     "kafka.advertise-unimplemented": "kafka.api-versions.advertised-implemented",
     "kafka.apiversions-unsupported-not-v0": "kafka.api-versions.unsupported-version",

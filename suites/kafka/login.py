@@ -26,6 +26,17 @@ def credentials(target) -> tuple[str, str]:
     return user, password
 
 
+def sasl_client(target) -> Kafka:
+    """A connection left unauthenticated (the run's login step skipped), for the cases that log in themselves.
+    Only a listener the user says needs SASL (credentials given) is one: Apache Kafka advertises SaslHandshake on
+    its PLAINTEXT listeners too, so advertising it proves nothing."""
+    credentials(target)
+    client = Kafka(target, target.connect(login=False))
+    client.require(HANDSHAKE)
+    client.require(AUTHENTICATE)
+    return client
+
+
 def handshake(client: Kafka, mechanism: str, clause_id: str) -> dict:
     return client.call(HANDSHAKE, client.common_version(HANDSHAKE, low=1), {"Mechanism": mechanism}, clause_id)
 

@@ -27,6 +27,7 @@ from wirecheck.protocols.kafka import records as batches
 from wirecheck.protocols.kafka.clients import CLIENT_APIS, CLIENT_SCENARIO_APIS, SCENARIO_APIS
 from wirecheck.reports.model import Divergence, Unimplemented
 from wirecheck.suites.kafka.client import DataPath
+from wirecheck.suites.kafka.login import SCRAM, credentials, handshake, sasl_client
 from wirecheck.targets.clients import ClientRun, clients_case, run_client
 from wirecheck.targets.clients import drive as drive_client
 from wirecheck.targets.runner.verdicts import NOT_RUN
@@ -35,10 +36,14 @@ C = SPEC.catalogue
 TIME_LIMIT = 60.0  # per client run: a driver gives up on consuming after 20 s and says what it waited for
 CONSUME_LIMIT = 10.0  # kcat reading a topic to its end, or producing ten lines (each well under a second)
 KAFKAJS = Path(__file__).resolve().parent / "clients" / "kafkajs"
+# @platformatic/kafka needs Node.js >= 22.22: its driver folder pins that Node (the npm package "node") beside it
+PLATFORMATIC = Path(__file__).resolve().parent / "clients" / "platformatic"
+PLATFORMATIC_NODE = PLATFORMATIC / "node_modules" / ".bin" / "node"
 TIMESTAMP = 1_700_000_000_000  # CreateTime of the first record (ms), the others follow
 PYTHON_MODULES = {"kafka-python": "kafka", "confluent-kafka": "confluent_kafka", "aiokafka": "aiokafka"}
 INSTALL = {"kafka-python": "pip install kafka-python", "confluent-kafka": "pip install confluent-kafka",
            "aiokafka": "pip install aiokafka", "kafkajs": f"npm ci --prefix {KAFKAJS}",
+           "platformatic-kafka": f"npm ci --prefix {PLATFORMATIC}",
            "kcat": "apt-get install kcat"}
 
 
@@ -65,6 +70,8 @@ def _b64(data: bytes | None) -> str | None:
 def installed(client: str) -> None:
     """NOT-RUN when the client is missing here (never a FAILED of the target)."""
     missing = {"kafkajs": lambda: shutil.which("node") is None or not (KAFKAJS / "node_modules" / "kafkajs").is_dir(),
+               "platformatic-kafka": lambda: not PLATFORMATIC_NODE.exists()
+               or not (PLATFORMATIC / "node_modules" / "@platformatic" / "kafka").is_dir(),
                "kcat": lambda: _kcat() is None}.get(client, lambda: importlib.util.find_spec(PYTHON_MODULES[client])
                                                     is None)
     if missing():
@@ -81,6 +88,10 @@ def client_version(client: str) -> str:
         return kcat_version()
     if client == "kafkajs":
         return json.loads((KAFKAJS / "node_modules" / "kafkajs" / "package.json").read_text())["version"]
+    if client == "platformatic-kafka":
+        package = PLATFORMATIC / "node_modules" / "@platformatic" / "kafka" / "package.json"
+        node = run_client([str(PLATFORMATIC_NODE), "--version"], timeout=10).stdout.strip()
+        return f"{json.loads(package.read_text())['version']} (Node.js {node})"
     version = metadata.version(client)
     if client == "confluent-kafka":
         import confluent_kafka
@@ -98,30 +109,56 @@ def kcat_version() -> str:
 
 def drive(target, client: str, job: dict) -> ClientRun:
     """Run ``client`` on ``job``; the run is noted in the transcript."""
-    job = {"bootstrap": "%s:%d" % target.address, **job}
+    job = {"bootstrap": "%s:%d" % target.address, **run_login(target), **job}
     if client == "kafkajs":
         argv, cwd = ["node", "driver.js"], str(KAFKAJS)
+    elif client == "platformatic-kafka":
+        argv, cwd = [str(PLATFORMATIC_NODE), "driver.js"], str(PLATFORMATIC)
     else:
         argv, cwd = [sys.executable, "-m", "wirecheck.suites.kafka.clients.python_driver", client], None
     return drive_client(target, client, argv, job, TIME_LIMIT, cwd=cwd)
 
 
+def run_login(target) -> dict:
+    """The run's SASL login (--target-option kafka.sasl=USER:PASSWORD, kafka.sasl-mechanism) as a job's ``sasl``:
+    a client logs in as the suite's own connections do (suites/kafka/login.py); nothing without one."""
+    if not target.options.get("sasl"):
+        return {}
+    user, password = credentials(target)
+    return {"sasl": {"mechanism": target.options.get("sasl-mechanism", "PLAIN"), "username": user,
+                     "password": password}}
+
+
 def kcat_produce_consume(target, job: dict) -> ClientRun:
     """kcat has no driver: it produces each partition's lines (key TAB value, the headers of the first record)
     and consumes the topic from the beginning as JSON lines. It cannot set a record's timestamp."""
+    produced = kcat_produce(target, job, job["records"])
+    if produced is not None:
+        return produced
+    return kcat_consume(target, job, ["-t", job["topic"], "-C", "-o", "beginning", "-e"])
+
+
+def kcat_produce(target, job: dict, made: list[dict]) -> ClientRun | None:
+    """``made`` produced to the job's topic, a kcat run per partition; None, or the run that failed."""
     kcat, bootstrap = _kcat(), "%s:%d" % target.address
-    headers = [arg for name, value in job["records"][0]["headers"]
+    headers = [arg for name, value in made[0]["headers"]
                for arg in ("-H", f"{name}={base64.b64decode(value).decode()}")]
-    for partition in sorted({r["partition"] for r in job["records"]}):
+    for partition in sorted({r["partition"] for r in made}):
         lines = "".join(f"{base64.b64decode(r['key']).decode()}\t{base64.b64decode(r['value']).decode()}\n"
-                        for r in job["records"] if r["partition"] == partition)
+                        for r in made if r["partition"] == partition)
         idempotent = ["-X", "enable.idempotence=true"] if job.get("idempotent") else []
         produced = _kcat_run(target, [kcat, "-b", bootstrap, "-t", job["topic"], "-P", "-p", str(partition), "-K",
-                                      "\t", "-z", job["codec"], *idempotent, *headers], lines, limit=CONSUME_LIMIT)
+                                      "\t", "-z", job["codec"], *idempotent, *headers, *_kcat_sasl(target, job)], lines,
+                             limit=CONSUME_LIMIT)
         if produced.returncode != 0:
             return produced
-    consumed = _kcat_run(target, [kcat, "-b", bootstrap, "-t", job["topic"], "-C", "-o", "beginning", "-e", "-J",
-                                  "-q"], limit=CONSUME_LIMIT)
+    return None
+
+
+def kcat_consume(target, job: dict, how: list[str], limit: float = CONSUME_LIMIT) -> ClientRun:
+    """kcat consuming as ``how`` says, printing JSON lines; its output is ``{"consumed": [...]}`` as a driver's."""
+    consumed = _kcat_run(target, [_kcat(), "-b", "%s:%d" % target.address, "-J", "-q", *_kcat_sasl(target, job), *how],
+                         limit=limit)
     lines = [json.loads(line) for line in consumed.stdout.splitlines() if line.startswith("{")]
     result = {"consumed": [{"partition": m["partition"], "offset": m["offset"], "key": _b64(_utf8(m.get("key"))),
                             "value": _b64(_utf8(m.get("payload"))), "timestamp": m.get("ts"),
@@ -129,6 +166,15 @@ def kcat_produce_consume(target, job: dict) -> ClientRun:
                                         zip(m.get("headers", [])[::2], m.get("headers", [])[1::2])]}
                            for m in lines]}
     return replace(consumed, output=result if consumed.returncode == 0 else None)
+
+
+def _kcat_sasl(target, job: dict) -> list[str]:
+    login = job.get("sasl") or run_login(target).get("sasl")
+    if not login:
+        return []
+    settings = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": login["mechanism"],
+                "sasl.username": login["username"], "sasl.password": login["password"]}
+    return [arg for name, value in settings.items() for arg in ("-X", f"{name}={value}")]
 
 
 def _kcat_run(target, argv: list[str], stdin: str = "", limit: float = TIME_LIMIT) -> ClientRun:
@@ -205,6 +251,10 @@ def ready(target, client: str, scenario: str) -> None:
     (UNIMPLEMENTED otherwise: a missing feature, not a failure)."""
     installed(client)
     target.fact("client_version", client_version(client))
+    login = run_login(target).get("sasl")
+    # (the sasl scenario logs in with each mechanism itself) the client's bug, not the target's
+    if login and scenario != "sasl" and login["mechanism"] not in client_mechanisms(client):
+        pytest.skip(f"{NOT_RUN}: this {client} cannot log in with the run's {login['mechanism']}")
     advertised = DataPath(target).advertised()
     needed = SCENARIO_APIS[scenario]
     if 0 in needed:  # the client's producer defaults matter where the scenario produces
@@ -280,7 +330,11 @@ def test_group_rebalance(target, client):
     values = [_b64(f"record-{i}".encode()) for i in range(GROUP_RECORDS)]
     job = {"action": "group-rebalance", "topic": client_topic(target, client, 4, "group"),
            "group": target.unique("group"), "partitions": 4, "values": values}
-    run = drive(target, client, job)
+    judge_group(clause_id, values, drive(target, client, job))
+
+
+def judge_group(clause_id: str, values: list[str], run: ClientRun) -> None:
+    """Each value consumed exactly once across the group's members."""
     expected = f"each of the {len(values)} records consumed once across the two members"
     if run.returncode != 0 or run.output is None or "consumed" not in run.output:
         raise Divergence(C[clause_id], expected, f"the client {run.summary()}")
@@ -291,6 +345,120 @@ def test_group_rebalance(target, client):
         missing = [base64.b64decode(v).decode() for v in values if v not in got]
         raise Divergence(C[clause_id], expected, f"{len(consumed)} consumed; consumed more than once at "
                          f"(partition, offset) {_shown(twice)}; never consumed {_shown(missing)}")
+
+
+#: mixed-group: the library of the other member (it leaves mid-way), so that each library both resumes from the
+#: offsets another committed (its own case) and commits the offsets another resumes from (the case of the client
+#: whose partner it is)
+PARTNERS = {"kafka-python": "confluent-kafka", "confluent-kafka": "aiokafka", "aiokafka": "kafka-python"}
+
+
+@clients_case(SPEC, "mixed-group")
+def test_mixed_group(target, client):
+    partner = PARTNERS[client]
+    installed(partner)
+    ready(target, client, "mixed-group")
+    target.fact("partner_version", f"{partner} {client_version(partner)}")
+    values = [_b64(f"record-{i}".encode()) for i in range(GROUP_RECORDS)]
+    job = {"action": "mixed-group", "partner": partner, "topic": client_topic(target, client, 4, "mixed"),
+           "group": target.unique("group"), "partitions": 4, "values": values}
+    judge_group(f"kafka.clients.{client}.mixed-group", values, drive(target, client, job))
+
+
+
+KIP848_RECORDS = 24  # over six partitions: a third before the late member joins, a third before one leaves
+
+
+@clients_case(SPEC, "consumer-group-protocol")
+def test_consumer_group_protocol(target, client):
+    ready(target, client, "consumer-group-protocol")
+    clause_id = f"kafka.clients.{client}.consumer-group-protocol"
+    values = [_b64(f"record-{i}".encode()) for i in range(KIP848_RECORDS)]
+    job = {"action": "consumer-group-protocol", "topic": client_topic(target, client, 6, "kip848"),
+           "group": target.unique("group"), "partitions": 6, "values": values}
+    run = drive(target, client, job)
+    expected = f"each of the {len(values)} records consumed once across the three members"
+    if run.returncode != 0 or run.output is None or "consumed" not in run.output:
+        raise Divergence(C[clause_id], expected, f"the client {run.summary()}")
+    consumed = run.output["consumed"]
+    got = sorted(value for _, _, _, value in consumed)
+    if got != sorted(values):
+        twice = sorted({(p, o) for _, p, o, v in consumed if got.count(v) > 1})
+        missing = [base64.b64decode(v).decode() for v in values if v not in got]
+        raise Divergence(C[clause_id], expected, f"{len(consumed)} consumed; consumed more than once at "
+                         f"(partition, offset) {_shown(twice)}; never consumed {_shown(missing)}")
+
+
+@clients_case(SPEC, "group-consume")
+def test_group_consume(target, client):
+    """kcat's balanced consumer (-G) twice: each run reads the half produced before it, committing as it exits."""
+    ready(target, client, "group-consume")
+    clause_id = f"kafka.clients.{client}.group-consume"
+    job = {"topic": client_topic(target, client, stem="group"), "group": target.unique("group"), "codec": "none",
+           "records": records(text_only=True)}
+    half = len(job["records"]) // 2
+    consumed = []
+    for made in (job["records"][:half], job["records"][half:]):
+        run = kcat_produce(target, job, made) or kcat_consume(target, job, [
+            "-G", job["group"], "-c", str(len(made)), "-e", "-X", "auto.offset.reset=earliest", job["topic"]],
+            limit=TIME_LIMIT)  # joining the group takes librdkafka a few seconds of the run
+        if run.output is None:  # a produce or a consumer run that failed: its verdict
+            judge_round_trip(clause_id, job, run)
+        consumed += run.output["consumed"]
+    judge_round_trip(clause_id, job, replace(run, output={"consumed": consumed}), compare_timestamps=False)
+
+
+GROWN_TO = 3  # cluster-admin: the partitions a one-partition topic is grown to
+DELETED_BELOW = 3  # cluster-admin: partition 0's records below this offset deleted (of five produced)
+
+
+@clients_case(SPEC, "cluster-admin")
+def test_cluster_admin(target, client):
+    ready(target, client, "cluster-admin")
+    clause_id = f"kafka.clients.{client}.cluster-admin"
+    topic = client_topic(target, client, 1, "cluster")
+    job = {"action": "cluster-admin", "topic": topic, "grow_to": GROWN_TO, "delete_below": DELETED_BELOW,
+           "values": [_b64(f"record-{i}".encode()) for i in range(5)]}
+    run = drive(target, client, job)
+    if run.returncode != 0 or run.output is None or "brokers" not in run.output:
+        raise Divergence(C[clause_id], "partitions added, records deleted and the cluster described",
+                         f"the client {run.summary()}")
+    seen, path = run.output, DataPath(target)
+    if seen["partitions"] != GROWN_TO:
+        raise Divergence(C[clause_id], f"the topic described with the {GROWN_TO} partitions it was grown to",
+                         f"{seen['partitions']} partitions")
+    with target.precondition("the log start and the brokers read with the suite's own ListOffsets and Metadata"):
+        start = path.list_offset(topic, -2)["Offset"]  # EARLIEST
+        brokers = path.call(3, 1, {"Topics": []}, clause_id)["Brokers"]
+    if start != DELETED_BELOW:
+        raise Divergence(C[clause_id], f"the log start at {DELETED_BELOW} once the records below it were deleted",
+                         f"{start}")
+    listed = sorted([b["NodeId"], b["Host"], b["Port"]] for b in brokers)
+    if sorted(seen["brokers"]) != listed:
+        raise Divergence(C[clause_id], f"the cluster described with the brokers Metadata lists {listed}",
+                         f"{sorted(seen['brokers'])}")
+
+
+COMMITTED = 4  # group-admin: the offset committed for partition 0
+
+
+@clients_case(SPEC, "group-admin")
+def test_group_admin(target, client):
+    ready(target, client, "group-admin")
+    clause_id = f"kafka.clients.{client}.group-admin"
+    job = {"action": "group-admin", "topic": client_topic(target, client, 1, "group-admin"),
+           "group": target.unique("group"), "offset": COMMITTED}
+    run = drive(target, client, job)
+    if run.returncode != 0 or run.output is None or "listed_after_delete" not in run.output:
+        raise Divergence(C[clause_id], "an offset committed, the group listed and read back, the group deleted",
+                         f"the client {run.summary()}")
+    seen = run.output
+    if not seen["listed"]:
+        raise Divergence(C[clause_id], "the group listed once it has a committed offset", "not listed")
+    if seen["offset"] != COMMITTED:
+        raise Divergence(C[clause_id], f"the group's committed offset {COMMITTED} read back", f"{seen['offset']}")
+    if seen["listed_after_delete"]:  # None: the client cannot delete groups
+        raise Divergence(C[clause_id], "the deleted group no longer listed", "still listed")
 
 
 TXN_RECORDS = 5
@@ -338,3 +506,48 @@ def test_admin(target, client):
                          f"{seen['after']!r} (before altering: {seen['before']!r})")
     if seen["listed_after_delete"]:
         raise Divergence(C[clause_id], "the deleted topic no longer listed", "still listed")
+
+
+# The SASL login runs against the target's SASL listener, named as the SASL cases (test_sasl.py) name it: by its
+# credentials (--target-option kafka.sasl=USER:PASSWORD; UNIMPLEMENTED without them). Each mechanism both the client
+# and the listener offer is one produce-and-consume run.
+SASL_MECHANISMS = ("PLAIN", *SCRAM)
+#: librdkafka before 2.6.1 repeats the client nonce in its SCRAM client-final message (confluentinc/librdkafka#4895),
+#: which Apache Kafka 4 refuses (RFC 5802 section 5.1): such a kcat is judged on PLAIN only
+FIXED_SCRAM_LIBRDKAFKA = (2, 6, 1)
+SASL_RECORDS = 4
+
+
+def client_mechanisms(client: str) -> tuple[str, ...]:
+    if client == "kcat":
+        found = re.search(r"librdkafka (\d+)\.(\d+)\.(\d+)", kcat_version())
+        if found is None or tuple(map(int, found.groups())) < FIXED_SCRAM_LIBRDKAFKA:
+            return ("PLAIN",)
+    return SASL_MECHANISMS
+
+
+def listener_mechanisms(target) -> list[str]:
+    """The mechanisms the SASL listener enables, as its SaslHandshake answer lists them."""
+    with target.precondition("the SASL listener's mechanisms read (SaslHandshake)"):
+        return handshake(sasl_client(target), "PLAIN", "kafka.sasl.handshake-mechanisms")["Mechanisms"]
+
+
+@clients_case(SPEC, "sasl")
+def test_sasl(target, client):
+    user, password = credentials(target)  # first: without them the target has no SASL listener to us
+    ready(target, client, "sasl")
+    clause_id = f"kafka.clients.{client}.sasl"
+    enabled = listener_mechanisms(target)
+    mechanisms = [m for m in client_mechanisms(client) if m in enabled]
+    if not mechanisms:
+        raise Unimplemented(f"the listener enables {enabled}, {client} offers {list(client_mechanisms(client))}: "
+                            "no mechanism in common")
+    for mechanism in mechanisms:
+        job = {"action": "produce-consume", "topic": client_topic(target, client, stem="sasl"),
+               "group": target.unique("group"), "codec": "none", "records": records(SASL_RECORDS, client == "kcat"),
+               "sasl": {"mechanism": mechanism, "username": user, "password": password}}
+        run = kcat_produce_consume(target, job) if client == "kcat" else drive(target, client, job)
+        try:
+            judge_round_trip(clause_id, job, run, compare_timestamps=client != "kcat")
+        except Divergence as divergence:
+            raise divergence.with_note(f"logged in with SASL {mechanism}") from None

@@ -14,22 +14,11 @@ import pytest
 from wirecheck.protocols.kafka import errors
 from wirecheck.reports.model import Divergence
 from wirecheck.suites.kafka.client import C, Kafka, expect, short
-from wirecheck.suites.kafka.login import (HANDSHAKE, AUTHENTICATE, SCRAM, authenticate, credentials, handshake, plain,
-                                          scram_login, start)
+from wirecheck.suites.kafka.login import (SCRAM, authenticate, credentials, handshake, plain, sasl_client, scram_login,
+                                          start)
 
 case = pytest.mark.case
 METADATA = 3
-
-
-def sasl_client(target) -> Kafka:
-    """A connection left unauthenticated (the run's login step skipped), for the cases that log in themselves.
-    Only a listener the user says needs SASL (credentials given) is one: Apache Kafka advertises SaslHandshake on
-    its PLAINTEXT listeners too, so advertising it proves nothing."""
-    credentials(target)
-    client = Kafka(target, target.connect(login=False))
-    client.require(HANDSHAKE)
-    client.require(AUTHENTICATE)
-    return client
 
 
 def refused(client: Kafka, clause_id: str, what: str) -> None:

@@ -27,6 +27,7 @@ from tests.broker.kafka_admin_probes import ADMIN_PROBES, SASL_PROBES, sasl_opti
 from tests.broker.kafka_check_probes import CHECK_PROBES
 from tests.broker.kafka_must_probes import MUST_PROBES
 from tests.broker.kafka_txn_probes import TXN_PROBES
+from tests.broker.test_kafka_consumer_groups import CG_PROBES
 from tests.broker.test_kafka_groups import join, join_new, join_request
 from tests.interop.kafka_support import Closed, InProcessBroker, Wire, build, outcome, record_batch
 
@@ -233,6 +234,7 @@ PROBES = {
     **TXN_PROBES,
     **CHECK_PROBES,
     **MUST_PROBES,
+    **CG_PROBES,
 }
 
 

@@ -1,11 +1,11 @@
-"""confluent-kafka helpers for the interop tests that remain (admin calls, a mixed group, EOS across a crash):
-create a topic, produce plain records, a consumer's assignment, read a topic at an isolation level."""
+"""confluent-kafka helpers for the interop tests that remain (EOS across a crash): create a topic, read a topic at an
+isolation level."""
 
 from __future__ import annotations
 
 import time
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
@@ -13,20 +13,6 @@ def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for future in admin.create_topics([NewTopic(topic, partitions, 1)], request_timeout=5).values():
         future.result(timeout=10)
-
-
-def produce(bootstrap: str, topic: str, count: int, partitions: int) -> None:
-    errors = []
-    producer = Producer({"bootstrap.servers": bootstrap})
-    for i in range(count):
-        producer.produce(topic, key=b"k%d" % i, value=b"v%d" % i, partition=i % partitions,
-                         on_delivery=lambda err, msg: err and errors.append(err))
-    assert producer.flush(10) == 0
-    assert errors == []
-
-
-def assignment_of(consumer) -> set[int]:
-    return {tp.partition for tp in consumer.assignment()}
 
 
 def read_all(bootstrap: str, topic: str, isolation: str, expected: int, seconds: float = 15) -> list[bytes]:

@@ -1,6 +1,5 @@
 """Helpers for the Kafka broker's own tests and the real-client interop tests.
 
-- :func:`broker_process`: the reference broker as a child process on an ephemeral 127.0.0.1 port.
 - :class:`InProcessBroker`: the Kafka personality on a background event loop, for tests that need
   ``KafkaOptions`` knobs (short session timeouts) or fast restarts with faults.
 - :class:`Wire`: a raw-socket client that encodes requests and decodes responses with kafka-python's protocol
@@ -10,15 +9,8 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-import os
-import signal
 import socket
 import struct
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -34,35 +26,6 @@ DEADLINE = 5.0
 
 
 # ---------------------------------------------------------------------------------------------- brokers
-
-
-@contextlib.contextmanager
-def broker_process(faults: tuple[str, ...] = (), startup_timeout: float = 15.0):
-    """Yield the port of a freshly started ``python -m wirecheck.targets.reference --protocols kafka``; stop it after."""
-    with tempfile.TemporaryDirectory() as tmp:
-        ready = Path(tmp) / "ready.json"
-        log = open(Path(tmp) / "broker.log", "wb")
-        args = [sys.executable, "-m", "wirecheck.targets.reference", "--protocols", "kafka", "--kafka-port", "0",
-                "--ready-file", str(ready)]
-        for fault in faults:
-            args += ["--fault", fault]
-        proc = subprocess.Popen(args, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        try:
-            deadline = time.monotonic() + startup_timeout
-            while not ready.exists():
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"broker did not start: {(Path(tmp) / 'broker.log').read_text()[-2000:]}")
-                time.sleep(0.05)
-            yield json.loads(ready.read_text())["ports"]["kafka"]
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
-            log.close()
 
 
 class InProcessBroker:

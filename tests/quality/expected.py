@@ -46,6 +46,12 @@ SCOPES = {
         "not-stored", "unknown-session-ok", "delete-ignored", "filter-ignored")},
 }
 SCOPES.update({
+    # KIP-848 consumer groups: every fault's clause has its cases in one module
+    **{f"kafka.consumer-group-{name}": "test_consumer_groups" for name in (
+        "join-epoch-zero", "member-id-ignored", "epoch-not-bumped", "assignment-omitted", "reassigns-unrevoked",
+        "epoch-before-revocation", "epoch-unchecked", "unknown-member-joins", "leave-ignored",
+        "static-rejoin-rebalances", "assignor-unchecked", "fields-unchecked", "describe-no-target",
+        "classic-join-allowed", "commit-epoch-unchecked")},
     "kafka.apiversions-unsupported-not-v0": "test_framing",
     "kafka.apiversions-unsupported-trailing-tags": "test_framing",
     "kafka.frame-limit-ignored": "test_framing",

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import pytest
 
+from tests.quality.expected import EXTRA_ARGS
 from tests.quality.harness import run_suite
 from wirecheck.protocols.registry import all_specs
 
 SPECS = all_specs()
+#: fault -> how the suite logs in itself where its default login (PLAIN, empty authzid) is what the fault breaks
+OWN_LOGIN = {"kafka.sasl-plain-authzid-required": ["--target-option", "kafka.sasl-mechanism=SCRAM-SHA-256"]}
 CLIENT_FAULTS = [(name, fault) for name, spec in sorted(SPECS.items()) for fault in sorted(spec.client_faults)]
 
 
@@ -25,6 +28,7 @@ def test_every_client_clause_has_a_fault():
 @pytest.mark.parametrize(("protocol", "fault"), CLIENT_FAULTS, ids=[fault for _, fault in CLIENT_FAULTS])
 def test_a_client_fault_fails_each_scenario_it_breaks(tmp_path, protocol, fault):
     broken = set(SPECS[protocol].client_faults[fault])
+    # a SASL fault needs a SASL broker (EXTRA_ARGS), as in test_faults.py
     run = run_suite(f"{protocol}/test_clients.py", tmp_path, faults=[fault], timeout=600,
-                    extra=["-k", " or ".join(sorted(broken))])
+                    extra=[*EXTRA_ARGS.get(fault, ()), *OWN_LOGIN.get(fault, ()), "-k", " or ".join(sorted(broken))])
     assert broken <= run.clauses_with("FAILED"), (sorted(broken - run.clauses_with("FAILED")), run.by_verdict())

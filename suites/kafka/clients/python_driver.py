@@ -2,7 +2,8 @@
 CLIENT`` with CLIENT one of kafka-python, confluent-kafka, aiokafka. Output: one JSON line (``{"waiting_for": ...}``
 when the driver's own limit passed). Keys, values and header values are base64 (null allowed for a key).
 
-Jobs (``action``), each with ``bootstrap``:
+Jobs (``action``), each with ``bootstrap`` and optionally ``sasl`` ({"mechanism", "username", "password"}: every
+client the job makes logs in with it):
 
 - ``describe``: the client's name, version and the codecs it offers.
 - ``produce-consume``: ``topic``, ``group``, ``codec``, ``idempotent`` (optional), ``records`` ([{"partition",
@@ -11,6 +12,16 @@ Jobs (``action``), each with ``bootstrap``:
   nothing. Gives ``produced`` ([partition, offset] per record, in job order) and ``consumed`` (in the order read).
 - ``group-rebalance``: ``topic`` (``partitions`` of them), ``group``, ``values``: two members consume, committing
   each record; one leaves after the first half. Gives ``consumed`` ([member, partition, offset, value]).
+- ``mixed-group``: the same, the member that leaves being of another client library, ``partner``.
+- ``cluster-admin``: ``topic`` (one partition), ``values`` produced to it, ``grow_to``, ``delete_below``: the topic
+  grown to ``grow_to`` partitions and described, partition 0's records below ``delete_below`` deleted, the cluster
+  described. Gives ``partitions`` and ``brokers`` ([id, host, port]).
+- ``group-admin``: ``topic``, ``group``, ``offset``: the offset committed for partition 0, the groups listed, the
+  group's offsets read, the group deleted and the groups listed again. Gives ``listed``, ``offset`` (null: none)
+  and ``listed_after_delete`` (null where the client cannot delete groups).
+- ``consumer-group-protocol``: as ``group-rebalance``, with the KIP-848 protocol (``group.protocol=consumer``) and
+  three members: two consume the first third of the records, a third joins, the second third is consumed across
+  the three, one of the first two leaves, the last third is consumed by the other two. Gives ``consumed``.
 - ``transactions``: ``source``, ``dest`` (one partition each), ``group``, ``transactional_id``, ``values``:
   consume-transform-produce, aborted then committed. Gives ``dest`` (what read_committed reads) and ``committed``.
 - ``admin``: ``topic``: created, described, a config altered, deleted. Gives ``partitions``, ``before``, ``after``,
@@ -57,6 +68,28 @@ class Waiting(Exception):
     """The driver's own limit passed: says what it was waiting for."""
 
 
+def sasl_options(job: dict, names: tuple[str, str, str, str]) -> dict:
+    """The client's settings for the job's SASL login (none without one); ``names`` are the client's names for
+    the security protocol, the mechanism, the user name and the password."""
+    login = job.get("sasl")
+    if not login:
+        return {}
+    return dict(zip(names, ("SASL_PLAINTEXT", login["mechanism"], login["username"], login["password"])))
+
+
+KAFKA_PYTHON_SASL = ("security_protocol", "sasl_mechanism", "sasl_plain_username", "sasl_plain_password")
+CONFLUENT_SASL = ("security.protocol", "sasl.mechanism", "sasl.username", "sasl.password")
+
+
+def to_server(job: dict) -> dict:
+    """kafka-python's and aiokafka's settings (the same names) for reaching the server: where, and how to log in."""
+    return {"bootstrap_servers": job["bootstrap"], **sasl_options(job, KAFKA_PYTHON_SASL)}
+
+
+def confluent_to_server(job: dict) -> dict:
+    return {"bootstrap.servers": job["bootstrap"], **sasl_options(job, CONFLUENT_SASL)}
+
+
 # -- kafka-python ----------------------------------------------------------------------------------------------
 
 
@@ -72,7 +105,7 @@ def kafka_python(job: dict) -> dict:
     options = {} if job["codec"] == "none" else {"compression_type": job["codec"]}
     if job.get("idempotent"):
         options["enable_idempotence"] = True
-    producer = KafkaProducer(bootstrap_servers=job["bootstrap"], **options)
+    producer = KafkaProducer(**to_server(job), **options)
     try:
         futures = []
         for part in rounds(job):
@@ -83,7 +116,7 @@ def kafka_python(job: dict) -> dict:
         result["produced"] = [[m.partition, m.offset] for m in (f.get(timeout=CONSUME_SECONDS) for f in futures)]
     finally:
         producer.close(timeout=5)
-    consumer = KafkaConsumer(job["topic"], bootstrap_servers=job["bootstrap"], group_id=job["group"],
+    consumer = KafkaConsumer(job["topic"], **to_server(job), group_id=job["group"],
                              auto_offset_reset="earliest", enable_auto_commit=False,
                              consumer_timeout_ms=CONSUME_SECONDS * 1000)
     try:
@@ -109,7 +142,7 @@ def confluent_kafka(job: dict) -> dict:
               "codecs": list(CODECS)}  # librdkafka builds in every codec
     if job["action"] == "describe":
         return result
-    producer = Producer({"bootstrap.servers": job["bootstrap"], "compression.type": job["codec"],
+    producer = Producer({**confluent_to_server(job), "compression.type": job["codec"],
                          **({"enable.idempotence": True} if job.get("idempotent") else {})})
     delivered: dict[int, list] = {}
 
@@ -128,7 +161,7 @@ def confluent_kafka(job: dict) -> dict:
         if producer.flush(PRODUCE_SECONDS):
             raise Waiting("delivery reports of the produced records")
     result["produced"] = [delivered[i] for i in range(len(job["records"]))]
-    consumer = Consumer({"bootstrap.servers": job["bootstrap"], "group.id": job["group"],
+    consumer = Consumer({**confluent_to_server(job), "group.id": job["group"],
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
     consumer.subscribe([job["topic"]])
     result["consumed"] = []
@@ -165,7 +198,7 @@ async def _aiokafka(job: dict) -> dict:
     result = {"client": "aiokafka", "version": library.__version__, "codecs": offered}
     if job["action"] == "describe":
         return result
-    producer = AIOKafkaProducer(bootstrap_servers=job["bootstrap"],
+    producer = AIOKafkaProducer(**to_server(job),
                                 compression_type=None if job["codec"] == "none" else job["codec"],
                                 **({"enable_idempotence": True} if job.get("idempotent") else {}))
     await producer.start()
@@ -177,7 +210,7 @@ async def _aiokafka(job: dict) -> dict:
         result["produced"] = [[m.partition, m.offset] for m in sent]
     finally:
         await producer.stop()
-    consumer = AIOKafkaConsumer(job["topic"], bootstrap_servers=job["bootstrap"], group_id=job["group"],
+    consumer = AIOKafkaConsumer(job["topic"], **to_server(job), group_id=job["group"],
                                 auto_offset_reset="earliest", enable_auto_commit=False)
     await consumer.start()
     result["consumed"] = []
@@ -252,14 +285,16 @@ def wait_until(condition, what: str, seconds: float = CONSUME_SECONDS, group: Gr
         time.sleep(0.05)
 
 
-def group_rebalance(job: dict, produce, make_member) -> dict:
-    """Both members join; the first half of the records is consumed across them; one member leaves; the second
-    half is produced and the remaining member consumes it (and whatever the leaver had not)."""
+def group_rebalance(job: dict, produce, make_member, make_leaver=None) -> dict:
+    """Both members join; the first half of the records is consumed across them; one member (``make_leaver``'s,
+    by default another of ``make_member``'s) leaves; the second half is produced and the remaining member consumes
+    it (and whatever the leaver had not)."""
     values, partitions = [raw(v) for v in job["values"]], job["partitions"]
     half = len(values) // 2
     group, stops = Group(), {"a": threading.Event(), "b": threading.Event()}
     produce([(i % partitions, v) for i, v in enumerate(values[:half])])
-    threads = {name: member_thread(group, name, make_member, stop) for name, stop in stops.items()}
+    makers = {"a": make_member, "b": make_leaver or make_member}
+    threads = {name: member_thread(group, name, makers[name], stop) for name, stop in stops.items()}
     wait_until(lambda: group.count() >= half and all(group.assigned.get(n) for n in stops),
                f"both members assigned and {half} records consumed", group=group)
     stops["b"].set()
@@ -275,14 +310,45 @@ def group_rebalance(job: dict, produce, make_member) -> dict:
         return {"consumed": list(group.consumed)}
 
 
+def consumer_group_protocol(job: dict, produce, make_member) -> dict:
+    """Three members of a KIP-848 group: one joins late and one leaves, each between thirds of the records."""
+    values, partitions = [raw(v) for v in job["values"]], job["partitions"]
+    thirds = [len(values) // 3, 2 * len(values) // 3, len(values)]
+    group, stops = Group(), {name: threading.Event() for name in ("a", "b", "c")}
+    threads = {}
+
+    def stage(start: int, end: int, members: tuple[str, ...]) -> None:
+        produce([(i % partitions, v) for i, v in enumerate(values[start:end], start)])
+        wait_until(lambda: group.count() >= end and all(group.assigned.get(n) for n in members),
+                   f"members {', '.join(members)} assigned and {end} records consumed", group=group)
+
+    threads.update({name: member_thread(group, name, make_member, stops[name]) for name in ("a", "b")})
+    stage(0, thirds[0], ("a", "b"))
+    threads["c"] = member_thread(group, "c", make_member, stops["c"])  # joins late: the group rebalances
+    # the late member's partitions come from the others, which revoke them first (KIP-848 reconciliation)
+    wait_until(lambda: group.assigned.get("c"), "the late member assigned partitions", group=group)
+    stage(thirds[0], thirds[1], ("a", "b", "c"))
+    stops["b"].set()  # leaves: its partitions go to the others, which resume at the offsets it committed
+    threads["b"].join(CONSUME_SECONDS)
+    stage(thirds[1], thirds[2], ("a", "c"))
+    time.sleep(0.5)  # a record consumed twice may still come
+    for name in ("a", "c"):
+        stops[name].set()
+        threads[name].join(CONSUME_SECONDS)
+    if group.errors:
+        raise RuntimeError("; ".join(group.errors))
+    with group.lock:
+        return {"consumed": list(group.consumed)}
+
+
 class KafkaPythonMember:
     def __init__(self, job: dict):
         from kafka import KafkaConsumer
-        self.consumer = KafkaConsumer(bootstrap_servers=job["bootstrap"], group_id=job["group"],
+        self.consumer = KafkaConsumer(**to_server(job), group_id=job["group"],
                                       auto_offset_reset="earliest", enable_auto_commit=False,
                                       heartbeat_interval_ms=HEARTBEAT_MS)
         self.topic = job["topic"]
-        # kafka-python 3.0.12 client races (seen in tests/interop/test_mixed_group.py too): a leader whose metadata
+        # kafka-python 3.0.12 client races (seen in groups mixing it with librdkafka too): a leader whose metadata
         # does not know the topic yet assigns nothing and may never rejoin, so the topic's metadata is loaded
         # before subscribing; a poll that times out while the leader's SyncGroup is in flight can lose the join's
         # completion, so polls are long (a poll returns at once when a record is there)
@@ -308,7 +374,7 @@ class KafkaPythonMember:
 class ConfluentMember:
     def __init__(self, job: dict):
         from confluent_kafka import Consumer
-        self.consumer = Consumer({"bootstrap.servers": job["bootstrap"], "group.id": job["group"],
+        self.consumer = Consumer({**confluent_to_server(job), "group.id": job["group"],
                                   "auto.offset.reset": "earliest", "enable.auto.commit": False,
                                   "heartbeat.interval.ms": HEARTBEAT_MS})
         self.consumer.subscribe([job["topic"]])
@@ -333,6 +399,19 @@ class ConfluentMember:
         self.consumer.close()
 
 
+class ConfluentConsumerProtocolMember(ConfluentMember):
+    """A librdkafka member of the KIP-848 protocol: the coordinator assigns and sets the heartbeat interval
+    (librdkafka refuses heartbeat.interval.ms, session.timeout.ms and assignment strategies with it)."""
+
+    def __init__(self, job: dict):
+        from confluent_kafka import Consumer
+        self.consumer = Consumer({**confluent_to_server(job), "group.id": job["group"],
+                                  "group.protocol": "consumer", "auto.offset.reset": "earliest",
+                                  "enable.auto.commit": False})
+        self.consumer.subscribe([job["topic"]])
+        self.topic = job["topic"]
+
+
 class AiokafkaMember:
     """An aiokafka consumer on an event loop of its own (one per member thread)."""
 
@@ -342,7 +421,7 @@ class AiokafkaMember:
         self.topic = job["topic"]
 
         async def start():
-            consumer = AIOKafkaConsumer(job["topic"], bootstrap_servers=job["bootstrap"], group_id=job["group"],
+            consumer = AIOKafkaConsumer(job["topic"], **to_server(job), group_id=job["group"],
                                         auto_offset_reset="earliest", enable_auto_commit=False,
                                         heartbeat_interval_ms=HEARTBEAT_MS)
             await consumer.start()
@@ -369,7 +448,7 @@ def kafka_python_produce(job: dict, **options):
     from kafka import KafkaProducer
 
     def produce(items):
-        producer = KafkaProducer(bootstrap_servers=job["bootstrap"], **options)
+        producer = KafkaProducer(**to_server(job), **options)
         try:
             for future in [producer.send(job["topic"], value=v, partition=p) for p, v in items]:
                 future.get(timeout=CONSUME_SECONDS)
@@ -382,7 +461,7 @@ def confluent_produce(job: dict):
     from confluent_kafka import Producer
 
     def produce(items):
-        producer = Producer({"bootstrap.servers": job["bootstrap"]})
+        producer = Producer({**confluent_to_server(job)})
         for partition, value in items:
             producer.produce(job["topic"], value=value, partition=partition)
         if producer.flush(PRODUCE_SECONDS):
@@ -394,7 +473,7 @@ def aiokafka_produce(job: dict):
     def produce(items):
         async def run():
             from aiokafka import AIOKafkaProducer
-            producer = AIOKafkaProducer(bootstrap_servers=job["bootstrap"])
+            producer = AIOKafkaProducer(**to_server(job))
             await producer.start()
             try:
                 for partition, value in items:
@@ -438,7 +517,7 @@ def kafka_python_transactions(job: dict) -> dict:
     values = [raw(v) for v in job["values"]]
     kafka_python_produce({**job, "topic": job["source"]})([(0, v) for v in values])
     source = TopicPartition(job["source"], 0)
-    consumer = KafkaConsumer(bootstrap_servers=job["bootstrap"], group_id=job["group"],
+    consumer = KafkaConsumer(**to_server(job), group_id=job["group"],
                              auto_offset_reset="earliest", enable_auto_commit=False,
                              isolation_level="read_committed")
     consumer.assign([source])
@@ -448,7 +527,7 @@ def kafka_python_transactions(job: dict) -> dict:
         if time.monotonic() > end:
             raise Waiting(f"source records ({len(read)} of {len(values)} read)")
         read += [m.value for ms in consumer.poll(timeout_ms=200).values() for m in ms]
-    producer = KafkaProducer(bootstrap_servers=job["bootstrap"], transactional_id=job["transactional_id"])
+    producer = KafkaProducer(**to_server(job), transactional_id=job["transactional_id"])
     try:
         producer.init_transactions()
         for commit in (False, True):
@@ -463,7 +542,7 @@ def kafka_python_transactions(job: dict) -> dict:
         producer.close(timeout=5)
     committed = consumer.committed(source)
     consumer.close()
-    reader = KafkaConsumer(bootstrap_servers=job["bootstrap"], auto_offset_reset="earliest",
+    reader = KafkaConsumer(**to_server(job), auto_offset_reset="earliest",
                            enable_auto_commit=False, isolation_level="read_committed")
     reader.assign([TopicPartition(job["dest"], 0)])
     dest = read_destination(job, lambda: [m.value for ms in reader.poll(timeout_ms=100).values() for m in ms],
@@ -476,7 +555,7 @@ def confluent_transactions(job: dict) -> dict:
 
     values = [raw(v) for v in job["values"]]
     confluent_produce({**job, "topic": job["source"]})([(0, v) for v in values])
-    consumer = Consumer({"bootstrap.servers": job["bootstrap"], "group.id": job["group"],
+    consumer = Consumer({**confluent_to_server(job), "group.id": job["group"],
                          "auto.offset.reset": "earliest", "enable.auto.commit": False,
                          "isolation.level": "read_committed"})
     consumer.assign([TopicPartition(job["source"], 0, 0)])
@@ -486,7 +565,7 @@ def confluent_transactions(job: dict) -> dict:
         if time.monotonic() > end:
             raise Waiting(f"source records ({len(read)} of {len(values)} read)")
         read += [m.value() for m in consumer.consume(100, 0.2) if m.error() is None]
-    producer = Producer({"bootstrap.servers": job["bootstrap"], "transactional.id": job["transactional_id"]})
+    producer = Producer({**confluent_to_server(job), "transactional.id": job["transactional_id"]})
     producer.init_transactions(CONSUME_SECONDS)
     for commit in (False, True):
         producer.begin_transaction()
@@ -501,7 +580,7 @@ def confluent_transactions(job: dict) -> dict:
             producer.abort_transaction(CONSUME_SECONDS)
     [committed] = consumer.committed([TopicPartition(job["source"], 0)], CONSUME_SECONDS)
     consumer.close()
-    reader = Consumer({"bootstrap.servers": job["bootstrap"], "group.id": job["group"] + "-reader",
+    reader = Consumer({**confluent_to_server(job), "group.id": job["group"] + "-reader",
                        "auto.offset.reset": "earliest", "enable.auto.commit": False,
                        "isolation.level": "read_committed"})
     reader.assign([TopicPartition(job["dest"], 0, 0)])
@@ -518,7 +597,7 @@ async def _aiokafka_transactions(job: dict) -> dict:
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
     values = [raw(v) for v in job["values"]]
-    plain = AIOKafkaProducer(bootstrap_servers=job["bootstrap"])
+    plain = AIOKafkaProducer(**to_server(job))
     await plain.start()
     try:
         for value in values:
@@ -526,7 +605,7 @@ async def _aiokafka_transactions(job: dict) -> dict:
     finally:
         await plain.stop()
     source = TopicPartition(job["source"], 0)
-    consumer = AIOKafkaConsumer(bootstrap_servers=job["bootstrap"], group_id=job["group"],
+    consumer = AIOKafkaConsumer(**to_server(job), group_id=job["group"],
                                 auto_offset_reset="earliest", enable_auto_commit=False,
                                 isolation_level="read_committed")
     await consumer.start()
@@ -537,7 +616,7 @@ async def _aiokafka_transactions(job: dict) -> dict:
         if time.monotonic() > end:
             raise Waiting(f"source records ({len(read)} of {len(values)} read)")
         read += [m.value for ms in (await consumer.getmany(timeout_ms=200)).values() for m in ms]
-    producer = AIOKafkaProducer(bootstrap_servers=job["bootstrap"], transactional_id=job["transactional_id"])
+    producer = AIOKafkaProducer(**to_server(job), transactional_id=job["transactional_id"])
     await producer.start()
     try:
         for commit in (False, True):
@@ -550,7 +629,7 @@ async def _aiokafka_transactions(job: dict) -> dict:
         await producer.stop()
     committed = await consumer.committed(source)
     await consumer.stop()
-    reader = AIOKafkaConsumer(bootstrap_servers=job["bootstrap"], auto_offset_reset="earliest",
+    reader = AIOKafkaConsumer(**to_server(job), auto_offset_reset="earliest",
                               enable_auto_commit=False, isolation_level="read_committed")
     await reader.start()
     reader.assign([TopicPartition(job["dest"], 0)])
@@ -577,7 +656,7 @@ def kafka_python_admin(job: dict) -> dict:
     from kafka import KafkaAdminClient
     from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 
-    admin = KafkaAdminClient(bootstrap_servers=job["bootstrap"], request_timeout_ms=CONSUME_SECONDS * 1000)
+    admin = KafkaAdminClient(**to_server(job), request_timeout_ms=CONSUME_SECONDS * 1000)
     topic, result = job["topic"], {}
     try:
         admin.create_topics([NewTopic(topic, 2, 1)], timeout_ms=CONSUME_SECONDS * 1000)
@@ -601,7 +680,7 @@ def confluent_admin(job: dict) -> dict:
     from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic,
                                        ResourceType)
 
-    admin, topic, result = AdminClient({"bootstrap.servers": job["bootstrap"]}), job["topic"], {}
+    admin, topic, result = AdminClient({**confluent_to_server(job)}), job["topic"], {}
     [(_, created)] = admin.create_topics([NewTopic(topic, 2, 1)]).items()
     created.result(CONSUME_SECONDS)
     result["partitions"] = len(admin.list_topics(topic, timeout=CONSUME_SECONDS).topics[topic].partitions)
@@ -629,7 +708,7 @@ async def _aiokafka_admin(job: dict) -> dict:
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
     from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=job["bootstrap"], request_timeout_ms=CONSUME_SECONDS * 1000)
+    admin = AIOKafkaAdminClient(**to_server(job), request_timeout_ms=CONSUME_SECONDS * 1000)
     await admin.start()
     topic, result = job["topic"], {}
     try:
@@ -651,6 +730,161 @@ async def _aiokafka_admin(job: dict) -> dict:
     return result
 
 
+# -- cluster-admin: partitions added, records deleted, the cluster described -------------------------------------
+# The suite reads the log start the deletion left with its own ListOffsets; the client reports what it describes.
+
+
+def kafka_python_cluster_admin(job: dict) -> dict:
+    from kafka import KafkaAdminClient, TopicPartition
+    from kafka.admin import NewPartitions
+
+    kafka_python_produce(job)([(0, raw(v)) for v in job["values"]])
+    admin = KafkaAdminClient(**to_server(job), request_timeout_ms=CONSUME_SECONDS * 1000)
+    try:
+        admin.create_partitions({job["topic"]: NewPartitions(job["grow_to"])})
+        [described] = admin.describe_topics([job["topic"]])
+        admin.delete_records({TopicPartition(job["topic"], 0): job["delete_below"]})
+        cluster = admin.describe_cluster()
+    finally:
+        admin.close()
+    return {"partitions": len(described["partitions"]),
+            "brokers": [[b["broker_id"], b["host"], b["port"]] for b in cluster["brokers"]]}
+
+
+def confluent_cluster_admin(job: dict) -> dict:
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient, NewPartitions
+
+    confluent_produce(job)([(0, raw(v)) for v in job["values"]])
+    admin, topic = AdminClient({**confluent_to_server(job)}), job["topic"]
+    [grown] = admin.create_partitions([NewPartitions(topic, job["grow_to"])]).values()
+    grown.result(CONSUME_SECONDS)
+    partitions = len(admin.list_topics(topic, timeout=CONSUME_SECONDS).topics[topic].partitions)
+    [deleted] = admin.delete_records([TopicPartition(topic, 0, job["delete_below"])]).values()
+    deleted.result(CONSUME_SECONDS)
+    cluster = admin.describe_cluster().result(CONSUME_SECONDS)
+    return {"partitions": partitions, "brokers": [[n.id, n.host, n.port] for n in cluster.nodes]}
+
+
+def aiokafka_cluster_admin(job: dict) -> dict:
+    aiokafka_produce(job)([(0, raw(v)) for v in job["values"]])  # runs its own event loop
+    return asyncio.run(_aiokafka_cluster_admin(job))
+
+
+async def _aiokafka_cluster_admin(job: dict) -> dict:
+    from aiokafka import TopicPartition
+    from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, RecordsToDelete
+
+    admin = AIOKafkaAdminClient(**to_server(job), request_timeout_ms=CONSUME_SECONDS * 1000)
+    await admin.start()
+    try:
+        await admin.create_partitions({job["topic"]: NewPartitions(job["grow_to"])})
+        [described] = await admin.describe_topics([job["topic"]])
+        await admin.delete_records({TopicPartition(job["topic"], 0): RecordsToDelete(job["delete_below"])})
+        cluster = await admin.describe_cluster()
+    finally:
+        await admin.close()
+    return {"partitions": len(described["partitions"]),
+            "brokers": [[b["node_id"], b["host"], b["port"]] for b in cluster["brokers"]]}
+
+
+# -- group-admin: an offset committed, the group listed with it, the group deleted ------------------------------
+
+
+def known_offset(offset: int | None) -> int | None:
+    return None if offset is None or offset < 0 else offset  # -1: nothing committed
+
+
+def kafka_python_group_admin(job: dict) -> dict:
+    from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    partition, group = TopicPartition(job["topic"], 0), job["group"]
+    consumer = KafkaConsumer(**to_server(job), group_id=group, enable_auto_commit=False)
+    try:
+        consumer.commit({partition: OffsetAndMetadata(job["offset"], None, -1)})
+    finally:
+        consumer.close()
+    admin = KafkaAdminClient(**to_server(job), request_timeout_ms=CONSUME_SECONDS * 1000)
+    try:
+        def listed() -> bool:
+            return group in {g["group_id"] for g in admin.list_groups()}
+        result = {"listed": listed()}
+        offsets = admin.list_group_offsets(group)[group]
+        result["offset"] = known_offset(offsets[partition].offset if partition in offsets else None)
+        admin.delete_groups([group])
+        result["listed_after_delete"] = listed()
+    finally:
+        admin.close()
+    return result
+
+
+def confluent_group_admin(job: dict) -> dict:
+    from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    topic, group = job["topic"], job["group"]
+    consumer = Consumer({**confluent_to_server(job), "group.id": group, "enable.auto.commit": False})
+    try:
+        consumer.commit(offsets=[TopicPartition(topic, 0, job["offset"])], asynchronous=False)
+    finally:
+        consumer.close()
+    admin = AdminClient({**confluent_to_server(job)})
+
+    def listed() -> bool:
+        return group in {g.group_id for g in admin.list_consumer_groups().result(CONSUME_SECONDS).valid}
+    result = {"listed": listed()}
+    [future] = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)]).values()
+    offsets = {tp.partition: tp.offset for tp in future.result(CONSUME_SECONDS).topic_partitions if tp.topic == topic}
+    result["offset"] = known_offset(offsets.get(0))
+    [deleted] = admin.delete_consumer_groups([group], request_timeout=CONSUME_SECONDS).values()
+    deleted.result(CONSUME_SECONDS)
+    result["listed_after_delete"] = listed()
+    return result
+
+
+def aiokafka_group_admin(job: dict) -> dict:
+    return asyncio.run(_aiokafka_group_admin(job))
+
+
+async def _aiokafka_group_admin(job: dict) -> dict:
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+    from aiokafka.admin import AIOKafkaAdminClient
+    from aiokafka.structs import OffsetAndMetadata
+
+    partition, group = TopicPartition(job["topic"], 0), job["group"]
+    consumer = AIOKafkaConsumer(**to_server(job), group_id=group, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        consumer.assign([partition])
+        await consumer.commit({partition: OffsetAndMetadata(job["offset"], "")})
+    finally:
+        await consumer.stop()
+    admin = AIOKafkaAdminClient(**to_server(job), request_timeout_ms=CONSUME_SECONDS * 1000)
+    await admin.start()
+    try:
+        result = {"listed": group in {g[0] for g in await admin.list_consumer_groups()}}  # (group, protocol type)
+        offsets = await admin.list_consumer_group_offsets(group)
+        result["offset"] = known_offset(offsets[partition].offset if partition in offsets else None)
+        result["listed_after_delete"] = None  # aiokafka's admin client cannot delete groups
+    finally:
+        await admin.close()
+    return result
+
+
+# -- mixed-group: group-rebalance with the leaving member of another library ------------------------------------
+# The libraries' default assignors differ (aiokafka offers roundrobin only, the others range first): the broker
+# picks one that every member offers.
+
+MEMBERS = {"kafka-python": KafkaPythonMember, "confluent-kafka": ConfluentMember, "aiokafka": AiokafkaMember}
+PRODUCERS = {"kafka-python": kafka_python_produce, "confluent-kafka": confluent_produce, "aiokafka": aiokafka_produce}
+
+
+def mixed_group(job: dict, client: str) -> dict:
+    return group_rebalance(job, PRODUCERS[client](job), lambda: MEMBERS[client](job),
+                           lambda: MEMBERS[job["partner"]](job))
+
+
 DRIVERS = {"kafka-python": kafka_python, "confluent-kafka": confluent_kafka, "aiokafka": aiokafka}
 SCENARIOS = {
     "group-rebalance": {"kafka-python": lambda job: group_rebalance(job, kafka_python_produce(job),
@@ -659,9 +893,16 @@ SCENARIOS = {
                                                                        lambda: ConfluentMember(job)),
                         "aiokafka": lambda job: group_rebalance(job, aiokafka_produce(job),
                                                                 lambda: AiokafkaMember(job))},
+    "consumer-group-protocol": {"confluent-kafka": lambda job: consumer_group_protocol(
+        job, confluent_produce(job), lambda: ConfluentConsumerProtocolMember(job))},
     "transactions": {"kafka-python": kafka_python_transactions, "confluent-kafka": confluent_transactions,
                      "aiokafka": aiokafka_transactions},
     "admin": {"kafka-python": kafka_python_admin, "confluent-kafka": confluent_admin, "aiokafka": aiokafka_admin},
+    "mixed-group": {client: (lambda job, client=client: mixed_group(job, client)) for client in MEMBERS},
+    "cluster-admin": {"kafka-python": kafka_python_cluster_admin, "confluent-kafka": confluent_cluster_admin,
+                      "aiokafka": aiokafka_cluster_admin},
+    "group-admin": {"kafka-python": kafka_python_group_admin, "confluent-kafka": confluent_group_admin,
+                    "aiokafka": aiokafka_group_admin},
 }
 
 

@@ -11,7 +11,7 @@ import time
 import zlib
 from dataclasses import dataclass
 
-from wirecheck.targets.reference.kafka import admin, compaction, configs, groups, records
+from wirecheck.targets.reference.kafka import admin, compaction, configs, consumer_groups, groups, records
 from wirecheck.targets.reference.kafka.storage import Storage, valid_topic_name
 from wirecheck.targets.reference.kafka.transactions import Transactions
 
@@ -76,6 +76,8 @@ class Settings:
     retention_records: int | None = None  # per partition; None keeps everything
     retention_ms: int = 604800000  # log.retention.ms: the default of the topic retention.ms
     retention_check_ms: int = 300000  # log.retention.check.interval.ms
+    consumer_heartbeat_ms: int = 1000  # group.consumer.heartbeat.interval.ms (KIP-848 members)
+    consumer_session_ms: int = 45000  # group.consumer.session.timeout.ms
 
 
 class Broker:
@@ -88,6 +90,8 @@ class Broker:
         self.variants = variants
         self.storage = storage
         self.coordinator = coordinator
+        self.consumer_groups = consumer_groups.ConsumerGroups(
+            coordinator, storage, faults, settings.consumer_heartbeat_ms, settings.consumer_session_ms)
         self.producers = producers
         self.transactions = Transactions(producers, storage, coordinator, faults, variants)
         self.configs = configs.Configs(storage, settings, faults, variants)
@@ -556,6 +560,11 @@ class Broker:
             for key in req["CoordinatorKeys"]]}
 
     async def join_group(self, req: dict, version: int, client_id: str, client_host: str) -> dict:
+        refused = self.consumer_groups.classic_join_error(req["GroupId"])
+        if refused:  # KIP-848: a consumer group with members takes no classic members (no online conversion)
+            return {"ThrottleTimeMs": 0, "ErrorCode": refused, "GenerationId": -1, "ProtocolType": None,
+                    "ProtocolName": "" if version < 7 else None, "Leader": "", "SkipAssignment": False,
+                    "MemberId": req["MemberId"], "Members": []}
         rebalance_ms = req["RebalanceTimeoutMs"] if version >= 1 else req["SessionTimeoutMs"]
         result = await self.coordinator.join(
             req["GroupId"], req["MemberId"], req.get("GroupInstanceId"), client_id, client_host,
@@ -593,8 +602,11 @@ class Broker:
         return {"ThrottleTimeMs": 0, "ErrorCode": NONE, "Members": members}
 
     def offset_commit(self, req: dict, version: int) -> dict:
-        allowed = self.coordinator.check_instance(req["GroupId"], req["MemberId"], req.get("GroupInstanceId")) \
-            or self.coordinator.commit_check(req["GroupId"], req["MemberId"], req["GenerationIdOrMemberEpoch"])
+        allowed = self.consumer_groups.commit_error(req["GroupId"], req["MemberId"], req["GenerationIdOrMemberEpoch"],
+                                                    version)  # None: not a KIP-848 group
+        if allowed is None:
+            allowed = self.coordinator.check_instance(req["GroupId"], req["MemberId"], req.get("GroupInstanceId")) \
+                or self.coordinator.commit_check(req["GroupId"], req["MemberId"], req["GenerationIdOrMemberEpoch"])
         topics = []
         for t in req["Topics"]:
             parts = []
@@ -611,7 +623,15 @@ class Broker:
         if version < 8:
             group = self._offsets_for(req["GroupId"], req["Topics"])
             return {"ThrottleTimeMs": 0, "Topics": group["Topics"], "ErrorCode": group["ErrorCode"]}
-        return {"ThrottleTimeMs": 0, "Groups": [self._offsets_for(g["GroupId"], g["Topics"]) for g in req["Groups"]]}
+        answers = []
+        for g in req["Groups"]:
+            answer = self._offsets_for(g["GroupId"], g["Topics"])
+            if version >= 9:  # KIP-848: a member fetching names itself and its epoch
+                error = self.consumer_groups.fetch_error(g["GroupId"], g.get("MemberId"), g.get("MemberEpoch", -1))
+                if error:
+                    answer = {"GroupId": g["GroupId"], "Topics": [], "ErrorCode": error}
+            answers.append(answer)
+        return {"ThrottleTimeMs": 0, "Groups": answers}
 
     def _offsets_for(self, group_id: str, topics: list | None) -> dict:
         committed = self.coordinator.committed(group_id)
@@ -661,10 +681,14 @@ class Broker:
         states = {s.lower() for s in req.get("StatesFilter") or []}
         types = {t.lower() for t in req.get("TypesFilter") or []}
         listed = []
+        for group in self.consumer_groups.groups.values():
+            if (not states or group.state().lower() in states) and (not types or "consumer" in types):
+                listed.append({"GroupId": group.group_id, "ProtocolType": "consumer", "GroupState": group.state(),
+                               "GroupType": "consumer"})
         for group in self.coordinator.groups.values():
             if states and group.state.lower() not in states:
                 continue
-            if types and "classic" not in types:
+            if (types and "classic" not in types) or group.group_id in self.consumer_groups.groups:
                 continue
             listed.append({"GroupId": group.group_id, "ProtocolType": group.protocol_type or "",
                            "GroupState": group.state, "GroupType": "classic"})

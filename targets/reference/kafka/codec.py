@@ -23,6 +23,8 @@ import re
 import struct
 import warnings
 
+from wirecheck.targets.reference.kafka import kip848_messages
+
 _COMMENTS = re.compile(r"^\s*//.*$", re.MULTILINE)
 
 
@@ -68,8 +70,10 @@ def _definitions() -> importlib.resources.abc.Traversable:
 
 def load_message(name: str) -> dict:
     """One message definition, comments stripped and common structs inlined."""
-    text = _definitions().joinpath(name + ".json").read_text(encoding="utf-8")
-    data = json.loads(_COMMENTS.sub("", text))
+    data = kip848_messages.definition(name)  # the KIP-848 messages kafka-python's folder lacks
+    if data is None:
+        text = _definitions().joinpath(name + ".json").read_text(encoding="utf-8")
+        data = json.loads(_COMMENTS.sub("", text))
     common = {s["name"]: s["fields"] for s in data.get("commonStructs", [])}
 
     def inline(fields):
@@ -300,7 +304,10 @@ def _compile_type(field: dict, version: int, flexible: bool, opts: Options):
 
         return read_array, write_array
     if "fields" in field:
-        return _compile_struct(field["fields"], version, flexible, opts)
+        read_struct, write_struct = _compile_struct(field["fields"], version, flexible, opts)
+        if not nullable:
+            return read_struct, write_struct
+        return _nullable_struct(read_struct, write_struct)
     if ftype in _FIXED:
         st = _FIXED[ftype]
         pack = st.pack
@@ -320,6 +327,25 @@ def _compile_type(field: dict, version: int, flexible: bool, opts: Options):
     raise ValueError(f"unsupported field type {ftype}")
 
 
+def _nullable_struct(read_struct, write_struct):
+    """A nullable struct field is preceded by an INT8: -1 null, 1 present (Kafka's generated readers/writers)."""
+    def read(buf, pos):
+        marker, pos = _read_i8(buf, pos)
+        if marker < 0:
+            return None, pos
+        return read_struct(buf, pos)
+
+    def write(value, out):
+        if value is None:
+            out += _I8.pack(-1)
+            return
+        out += _I8.pack(1)
+        write_struct(value, out)
+
+    return read, write
+
+
+_read_i8 = _fixed_reader(_I8)
 _ABSENT = object()
 
 

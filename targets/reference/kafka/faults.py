@@ -6,6 +6,40 @@ a KIP, or the broker source the spec notes cite.
 """
 
 FAULTS: dict[str, str] = {
+    "kafka.consumer-group-join-epoch-zero":
+        "A member joining a KIP-848 group gets a member epoch above 0 (KIP-848); this answers MemberEpoch 0",
+    "kafka.consumer-group-member-id-ignored":
+        "ConsumerGroupHeartbeat v1 keeps the member id the client generated (KIP-1082); this assigns another",
+    "kafka.consumer-group-epoch-not-bumped":
+        "A membership change bumps the group epoch (KIP-848); this keeps the first epoch",
+    "kafka.consumer-group-assignment-omitted":
+        "The heartbeat answer carries a changed assignment (KIP-848); this always answers Assignment null",
+    "kafka.consumer-group-reassigns-unrevoked":
+        "A partition is assigned only after its owner revoked it (KIP-848 reconciliation); this assigns it at once",
+    "kafka.consumer-group-epoch-before-revocation":
+        "A member's epoch advances only after it revoked what it loses (KIP-848); this moves it on at once, the "
+        "lost partitions dropped from its assignment without a revocation step",
+    "kafka.consumer-group-epoch-unchecked":
+        "A heartbeat at a stale member epoch gets FENCED_MEMBER_EPOCH (110) (KIP-848); this accepts any epoch",
+    "kafka.consumer-group-unknown-member-joins":
+        "A heartbeat (epoch > 0) from an unknown member id gets UNKNOWN_MEMBER_ID (25) (KIP-848); this joins it",
+    "kafka.consumer-group-leave-ignored":
+        "MemberEpoch -1 removes the member (KIP-848); this answers -1 but keeps it",
+    "kafka.consumer-group-static-rejoin-rebalances":
+        "A static member rejoining after -2 takes over its epoch and assignment (KIP-848); this rejoins it as a "
+        "new member, bumping the group epoch",
+    "kafka.consumer-group-assignor-unchecked":
+        "An unknown ServerAssignor gets UNSUPPORTED_ASSIGNOR (112) (KIP-848); this falls back to uniform",
+    "kafka.consumer-group-fields-unchecked":
+        "A heartbeat with missing or empty required fields gets INVALID_REQUEST (42) (KIP-848); this accepts it",
+    "kafka.consumer-group-describe-no-target":
+        "ConsumerGroupDescribe lists each member's target assignment (ConsumerGroupDescribeResponse.json); this "
+        "lists it empty",
+    "kafka.consumer-group-classic-join-allowed":
+        "A classic JoinGroup on a consumer group with members gets INCONSISTENT_GROUP_PROTOCOL (23) (KIP-848); "
+        "this hands the group to the classic protocol, dropping its members",
+    "kafka.consumer-group-commit-epoch-unchecked":
+        "OffsetCommit v9+ at a stale member epoch gets STALE_MEMBER_EPOCH (113) (KIP-848); this commits it",
     "kafka.crc-ieee":
         "RecordBatch CRC is CRC-32C over attributes..end (protocol guide 'Record Batch', KIP-98); "
         "this validates it with CRC-32 IEEE, so correct batches get CORRUPT_MESSAGE (2)",

@@ -19,6 +19,11 @@ class KafkaOptions:
     max_message_bytes: int = field(default=1048588, metadata={
         "help": "largest accepted batch (Kafka's max.message.bytes)"})
     min_session_ms: int = field(default=6000, metadata={"help": "group.min.session.timeout.ms"})
+    consumer_heartbeat_ms: int = field(default=1000, metadata={
+        "help": "group.consumer.heartbeat.interval.ms: the HeartbeatIntervalMs KIP-848 members are given "
+                "(Kafka's default is 5000; 1000 lets rebalances converge faster)"})
+    consumer_session_ms: int = field(default=45000, metadata={
+        "help": "group.consumer.session.timeout.ms: a KIP-848 member silent this long is removed"})
     retention_ms: int = field(default=604800000, metadata={
         "help": "log.retention.ms: the default of the topic retention.ms, enforced on closed segments (-1: keep)"})
     retention_check_ms: int = field(default=300000, metadata={

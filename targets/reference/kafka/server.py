@@ -75,6 +75,8 @@ APIS: dict[int, tuple[str, int, int]] = {
     47: ("OffsetDelete", 0, 0),
     60: ("DescribeCluster", 0, 2),
     61: ("DescribeProducers", 0, 0),
+    68: ("ConsumerGroupHeartbeat", 0, 1),  # KIP-848 (consumer_groups.py)
+    69: ("ConsumerGroupDescribe", 0, 1),
 }
 
 #: Advertised only when SASL is enabled (``--kafka-sasl-users``). SaslHandshake v0 (raw tokens after the handshake,
@@ -135,6 +137,8 @@ class KafkaPersonality:
             retention_records=config.retention_records,
             retention_ms=options.retention_ms,
             retention_check_ms=options.retention_check_ms,
+            consumer_heartbeat_ms=options.consumer_heartbeat_ms,
+            consumer_session_ms=options.consumer_session_ms,
         )
         coordinator = groups.Coordinator(
             min_session_ms=options.min_session_ms,
@@ -174,6 +178,7 @@ class KafkaPersonality:
             28: b.txn_offset_commit, 32: b.configs.describe, 33: b.configs.alter, 44: b.configs.incremental_alter,
             21: b.admin.delete_records, 23: b.admin.offset_for_leader_epoch, 37: b.admin.create_partitions,
             42: b.admin.delete_groups, 47: b.admin.offset_delete, 61: b.admin.describe_producers,
+            69: b.consumer_groups.describe,
         }
         self.sasl = Authenticator(read_users(options.sasl_users), self.active) if options.sasl_users else None
         sasl_apis = self.sasl is not None or "sasl-apis-on-plaintext" in self.variants
@@ -200,6 +205,7 @@ class KafkaPersonality:
         if self._retention_timer is not None:
             self._retention_timer.cancel()
         self.broker.coordinator.close()
+        self.broker.consumer_groups.close()
         self.broker.storage.close()
 
     # ------------------------------------------------------------------------------------------ connection
@@ -376,6 +382,8 @@ class KafkaPersonality:
             return await b.join_group(req, version, client_id, client_host)
         if key == 14:
             return await b.sync_group(req, version)
+        if key == 68:
+            return b.consumer_groups.heartbeat(req, version, client_id, client_host)
         if key == 18:
             return self._api_versions(req, version)
         raise AssertionError(f"no handler for advertised key {key}")

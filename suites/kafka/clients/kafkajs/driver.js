@@ -19,8 +19,12 @@ class Waiting extends Error {}
 const raw = text => (text === null ? null : Buffer.from(text, 'base64'))
 const b64 = data => (data === null || data === undefined ? null : Buffer.from(data).toString('base64'))
 
+// job.sasl ({ mechanism, username, password }, optional): log in with that mechanism (kafkajs names them in lower case)
+const sasl = job => (job.sasl ? { sasl: { mechanism: job.sasl.mechanism.toLowerCase(), username: job.sasl.username,
+  password: job.sasl.password } } : {})
+
 const client = job => new Kafka({ clientId: 'wirecheck-kafkajs', brokers: [job.bootstrap], logLevel: logLevel.WARN,
-  retry: { retries: 5, initialRetryTime: 100 } })
+  retry: { retries: 5, initialRetryTime: 100 }, ...sasl(job) })
 
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
 
@@ -158,8 +162,49 @@ async function adminScenario (job, result) {
   await admin.disconnect()
 }
 
+// cluster-admin: the topic grown and described, partition 0's first records deleted, the cluster described
+async function clusterAdmin (job, result) {
+  const kafka = client(job)
+  const producer = kafka.producer()
+  await producer.connect()
+  await producer.send({ topic: job.topic, messages: job.values.map(v => ({ partition: 0, value: raw(v) })) })
+  await producer.disconnect()
+  const admin = kafka.admin()
+  await admin.connect()
+  try {
+    await admin.createPartitions({ topicPartitions: [{ topic: job.topic, count: job.grow_to }] })
+    const metadata = await admin.fetchTopicMetadata({ topics: [job.topic] })
+    result.partitions = metadata.topics[0].partitions.length
+    await admin.deleteTopicRecords({ topic: job.topic,
+      partitions: [{ partition: 0, offset: String(job.delete_below) }] })
+    result.brokers = (await admin.describeCluster()).brokers.map(b => [b.nodeId, b.host, b.port])
+  } finally {
+    await admin.disconnect()
+  }
+}
+
+// group-admin: an offset committed (kafkajs commits without consuming through its admin client), the group listed
+// with it, then deleted
+async function groupAdmin (job, result) {
+  const admin = client(job).admin()
+  await admin.connect()
+  try {
+    await admin.setOffsets({ groupId: job.group, topic: job.topic,
+      partitions: [{ partition: 0, offset: String(job.offset) }] })
+    const listed = async () => (await admin.listGroups()).groups.some(g => g.groupId === job.group)
+    result.listed = await listed()
+    const [offsets] = await admin.fetchOffsets({ groupId: job.group, topics: [job.topic] })
+    const first = offsets.partitions.find(p => p.partition === 0)
+    result.offset = first && Number(first.offset) >= 0 ? Number(first.offset) : null
+    await admin.deleteGroups([job.group])
+    result.listed_after_delete = await listed()
+  } finally {
+    await admin.disconnect()
+  }
+}
+
 const SCENARIOS = { 'produce-consume': produceConsume, 'group-rebalance': groupRebalance, transactions,
-  admin: adminScenario }
+  admin: adminScenario, 'cluster-admin': clusterAdmin, 'group-admin': groupAdmin }
 
 async function main () {
   const job = JSON.parse(require('fs').readFileSync(0, 'utf8'))
