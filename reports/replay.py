@@ -21,18 +21,23 @@ RACED_NOTE = "connections raced"
 #: are marked "setup" in the file; the setup passed in the failing run, and a replay against a server in another
 #: state (a shared topic that already existed then and is new now) may see it answered otherwise
 SETUP_NOTE, SETUP_END_NOTE = "precondition:", "precondition done"
+#: the note target.cannot_replay writes: a later request answers a value the server chose (a SCRAM proof of the
+#: server's nonce), which the replay cannot compute anew
+UNREPLAYABLE_NOTE = "not replayable:"
 PAUSE_KEPT = 0.05  # a gap before a send at least this long is played again (a header split across segments)
 PAUSE_MAX = 2.0
 
 
 def replay_document(record: dict, transcript, nonce: str, deadline: float) -> dict | None:
     """The replay file of a case record and its transcript; None when the case sent nothing."""
-    steps, endpoints, raced, setup = [], {}, False, False
+    steps, endpoints, raced, setup, unreplayable = [], {}, False, False, ""
     events = list(transcript.events)
     for index, event in enumerate(events):
         if event.kind == "note" and event.detail.startswith(LIVENESS_NOTE):
             break  # what follows is the harness's liveness probe, not the case's conversation
         raced = raced or (event.kind == "note" and event.detail.startswith(RACED_NOTE))
+        if event.kind == "note" and event.detail.startswith(UNREPLAYABLE_NOTE) and not unreplayable:
+            unreplayable = event.detail[len(UNREPLAYABLE_NOTE):].strip()
         if event.kind == "note" and event.detail.startswith((SETUP_NOTE, SETUP_END_NOTE)):
             setup = event.detail.startswith(SETUP_NOTE)
         following = events[index + 1] if index + 1 < len(events) else None
@@ -77,5 +82,6 @@ def replay_document(record: dict, transcript, nonce: str, deadline: float) -> di
         "nonce": nonce,
         "dropped_events": transcript.dropped,  # earlier steps the transcript did not keep (a long bulk case)
         "raced": raced,  # connections ran at once: the order the server saw them in is not re-created
+        "not_replayable": unreplayable,  # why a difference may be the replay's own (target.cannot_replay)
         "steps": steps,
     }

@@ -206,6 +206,8 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
 
 
 def _raced(document: dict) -> str:
+    if document.get("not_replayable"):
+        return document["not_replayable"]
     if not document.get("raced"):
         return ""
     return ("the case ran connections at once, and the order the server saw their requests in (which its answers "

@@ -100,13 +100,15 @@ SPEC = ProtocolSpec(
                      # batch timestamps (a control batch's are the broker's clock) and the CRC that covers them
                      "*.Records.base_timestamp", "*.Records.max_timestamp", "*.Records.crc",
                      # the producer id a stored batch carries is the one the broker handed out
-                     "*.Records.producer_id"),
+                     "*.Records.producer_id",
+                     # a SCRAM server-first message: the server's nonce and the user's salt are its own choice
+                     "SaslAuthenticateResponse*.AuthBytes"),
     # every group on the server, whoever made it (a real client's traffic is not mirrored)
     server_listings={"ListGroupsResponse*.Groups": "GroupId"},
     # each server advertises its own versions and features (the cases judge the lists, and pick a version both
-    # servers speak), and a frame's length follows from what it carries
-    implementation_fields=("ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*",
-                           "*ResponseFrame*.length"),
+    # servers speak)
+    implementation_fields=("ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*"),
+    derived_fields=("*ResponseFrame*.length",),  # follows from what the frame carries, which is compared
     field_decoders={"*.Records": "wirecheck.protocols.kafka.records:batches_as_fields"},
     reseal=reseal_edited,
     clients=CLIENTS,

@@ -73,6 +73,8 @@ def scram_login(client: Kafka, mechanism: str, user: str, password: str, clause_
     if first["ErrorCode"] != errors.NONE:
         return first
     scram.set_server_first(first["AuthBytes"].decode("utf-8", "replace"))
+    client.target.cannot_replay("the SCRAM client proof answers the server's nonce, which a replay cannot "
+                                "compute anew")
     final = scram.get_client_final()
     if tamper:
         final = tampered(final, "r=" if tamper == "nonce" else "p=")

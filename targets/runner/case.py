@@ -14,7 +14,7 @@ from wirecheck.protocols.clauses import Clause
 from wirecheck.protocols.spec import ProtocolSpec
 from wirecheck.protocols.clients import AREA as CLIENTS_AREA
 from wirecheck.reports.model import Blocked, Divergence, HarnessError, Verdict
-from wirecheck.reports.replay import RACED_NOTE, SETUP_END_NOTE, SETUP_NOTE
+from wirecheck.reports.replay import RACED_NOTE, SETUP_END_NOTE, SETUP_NOTE, UNREPLAYABLE_NOTE
 from wirecheck.reports.transcript import Transcript
 from wirecheck.targets.differential import mirrored
 from wirecheck.targets.runner.validate import parse_topics
@@ -131,6 +131,11 @@ class Target:
         --differential the two servers' answers are no longer compared (each may order them otherwise)."""
         self.transcript.note(f"{RACED_NOTE}: {what}")
         self._stop_comparing(f"{what}: each server orders racing requests its own way")
+
+    def cannot_replay(self, why: str) -> None:
+        """A later request of the case answers a value the server chose that a replay cannot compute anew (a SCRAM
+        proof of the server's nonce): a replay that differs after this says so, NOT REPLAYABLE, with ``why``."""
+        self.transcript.note(f"{UNREPLAYABLE_NOTE} {why}")
 
     def concurrently(self, jobs: list, timeout: float = 30) -> list[Exception]:
         """Run the callables at once, each in its own thread; the exceptions they raised. Under --differential
