@@ -59,7 +59,8 @@ def test_every_protocol_has_a_faulted_differential_case():
 def test_a_clean_target_agrees_with_the_clean_oracle_everywhere(tmp_path):
     """Every suite, clean reference broker against clean reference broker: no difference at all (--strict would
     make one DIVERGENT and fail the run). A volatile field missing from a protocol's list shows up here."""
-    proc, records = run_suites(tmp_path, "suites", "-n", "2", "--strict", timeout=900)
+    # the real-client cases are never compared (their traffic is not mirrored): left out
+    proc, records = run_suites(tmp_path, "suites", "-n", "2", "--strict", "-k", "not clients", timeout=900)
     differing = [f"{r['case']}: {r['message'][:300]}" for r in records
                  if r["verdict"] == "DIVERGENT" or r["message"].startswith(ANSWERED_OTHERWISE)]
     assert not differing, differing
