@@ -326,11 +326,16 @@ GROUP_RECORDS = 16  # over four partitions: half before the second member leaves
 @clients_case(SPEC, "group-rebalance")
 def test_group_rebalance(target, client):
     ready(target, client, "group-rebalance")
-    clause_id = f"kafka.clients.{client}.group-rebalance"
-    values = [_b64(f"record-{i}".encode()) for i in range(GROUP_RECORDS)]
-    job = {"action": "group-rebalance", "topic": client_topic(target, client, 4, "group"),
-           "group": target.unique("group"), "partitions": 4, "values": values}
-    judge_group(clause_id, values, drive(target, client, job))
+    group_scenario(target, client, "group-rebalance", GROUP_RECORDS, 4, "group")
+
+
+def group_scenario(target, client: str, scenario: str, records: int, partitions: int, stem: str,
+                   members: str = "two", **job) -> None:
+    """Drive a group scenario over ``records`` records on a new topic and judge it with judge_group."""
+    values = [_b64(f"record-{i}".encode()) for i in range(records)]
+    job = {"action": scenario, "topic": client_topic(target, client, partitions, stem),
+           "group": target.unique("group"), "partitions": partitions, "values": values, **job}
+    judge_group(f"kafka.clients.{client}.{scenario}", values, drive(target, client, job), members)
 
 
 def judge_group(clause_id: str, values: list[str], run: ClientRun, members: str = "two") -> None:
@@ -359,10 +364,7 @@ def test_mixed_group(target, client):
     installed(partner)
     ready(target, client, "mixed-group")
     target.fact("partner_version", f"{partner} {client_version(partner)}")
-    values = [_b64(f"record-{i}".encode()) for i in range(GROUP_RECORDS)]
-    job = {"action": "mixed-group", "partner": partner, "topic": client_topic(target, client, 4, "mixed"),
-           "group": target.unique("group"), "partitions": 4, "values": values}
-    judge_group(f"kafka.clients.{client}.mixed-group", values, drive(target, client, job))
+    group_scenario(target, client, "mixed-group", GROUP_RECORDS, 4, "mixed", partner=partner)
 
 
 KIP848_RECORDS = 24  # over six partitions: a third before the late member joins, a third before one leaves
@@ -371,11 +373,7 @@ KIP848_RECORDS = 24  # over six partitions: a third before the late member joins
 @clients_case(SPEC, "consumer-group-protocol")
 def test_consumer_group_protocol(target, client):
     ready(target, client, "consumer-group-protocol")
-    clause_id = f"kafka.clients.{client}.consumer-group-protocol"
-    values = [_b64(f"record-{i}".encode()) for i in range(KIP848_RECORDS)]
-    job = {"action": "consumer-group-protocol", "topic": client_topic(target, client, 6, "kip848"),
-           "group": target.unique("group"), "partitions": 6, "values": values}
-    judge_group(clause_id, values, drive(target, client, job), members="three")
+    group_scenario(target, client, "consumer-group-protocol", KIP848_RECORDS, 6, "kip848", members="three")
 
 
 @clients_case(SPEC, "group-consume")
