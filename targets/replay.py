@@ -186,7 +186,7 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
                     # may be the replay's own, not the target's
                     return Replayed(False, f"reaction #{reactions} (connection {conn}) differs at {path}: "
                                            f"the target {ours!r}, the failing run {theirs!r}", document,
-                                    not_replayable=chosen.uncarried_text() or _raced(document))
+                                    not_replayable=chosen.uncarried_text() or _why_not_standalone(document))
                 chosen.learn(comparators[conn], request, got, recorded)
             elif "shutdown" in step and conn in sessions:
                 sessions[conn].end_writing()
@@ -205,7 +205,8 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
     return Replayed(True, f"the target reacts as in the failing run at all {reactions} reactions{setup}", document)
 
 
-def _raced(document: dict) -> str:
+def _why_not_standalone(document: dict) -> str:
+    """Why the case's conversation may not replay standalone, as the case said (cannot_replay, races); "" if not."""
     if document.get("not_replayable"):
         return document["not_replayable"]
     if not document.get("raced"):
