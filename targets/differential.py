@@ -15,7 +15,9 @@ and the first difference on each connection is recorded beside the verdict (the 
 transcript, the terminal summary), named by its field path and by the clause that covers the field
 (``ProtocolSpec.field_clauses``, else ``<name>.differential.same-answer``). Only ``--strict`` makes a case that
 passed its checks but answered otherwise DIVERGENT, failing the run. After the first difference on a connection
-the two servers' states may differ, so that connection's later answers are not compared. What ended a
+the two servers' states may differ, so that connection's later answers are not compared. Values the target chose
+that later requests carry (a member id) go to the oracle as the values it chose itself (``targets.server_chosen``).
+What ended a
 connection (closed or reset) counts as the same outcome. An endpoint without layers (e.g. Fluvio's SC) is still
 mirrored, so that both servers hold the same state, and only its outcomes are compared.
 """
@@ -27,12 +29,15 @@ import re
 import socket
 from fnmatch import fnmatchcase
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from wirecheck.protocols.clauses import differential_clause_id
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
 from wirecheck.reports.model import Differs
 from wirecheck.targets.session import Outcome, Reply
+
+if TYPE_CHECKING:
+    from wirecheck.targets.server_chosen import ServerChosen
 
 _INDEX = re.compile(r"\[\d+\]")
 MAX_SHOWN = 1500  # characters of each decoded answer in a divergence
@@ -181,9 +186,8 @@ class Comparator:
         flat = flatten(packet, decoder=self.decoder)
         if self.sent is not None and self.spec.server_listings:
             flat = own_entries(flat, self.spec.server_listings, self.sent)
-        if volatile:  # the values the server chose: not those that follow from the rest
-            return {path: value for path, value in flat.items()
-                    if _first_match(path, patterns) is not None and _first_match(path, self.spec.derived_fields) is None}
+        if volatile:  # the values the server chose (not those of its implementation, nor what follows from the rest)
+            return {path: value for path, value in flat.items() if _first_match(path, self.spec.volatile_fields)}
         return {path: value for path, value in flat.items() if _first_match(path, patterns) is None}
 
     def difference(self, request: bytes | None, ours: Reply, oracle: Reply) -> tuple[str, object, object] | None:
@@ -256,8 +260,12 @@ class MirroredSession:
     """A framed session to the target whose every byte also goes to the oracle, and whose every answer is
     compared with the oracle's answer to the same bytes. Reads as a :class:`targets.session.Session`."""
 
-    def __init__(self, ours, oracle, comparator: Comparator, found: Callable[[Difference], None] = lambda d: None):
+    def __init__(self, ours, oracle, comparator: Comparator, found: Callable[[Difference], None] = lambda d: None,
+                 chosen: "ServerChosen | None" = None):
         self._ours, self._oracle, self._comparator, self._found = ours, oracle, comparator, found
+        #: the case's values the target chose and what the oracle chose for them: a request carrying the target's
+        #: (the member id it handed out) goes to the oracle with the oracle's, as its own client would send it
+        self._chosen = chosen
         self._sent: list[bytes] = []  # this connection's requests so far: the conversation a difference shows
         self._requests = RequestQueue(ours.framing)
         self.sock = _Sockets(ours.sock, oracle.sock)
@@ -286,7 +294,7 @@ class MirroredSession:
     def send(self, data: bytes, decode: bool = True) -> bool:
         self._sent.append(bytes(data))
         self._requests.sent(data)
-        self._oracle.send(data, decode=decode)
+        self._oracle.send(self._chosen.apply(data) if self._chosen else data, decode=decode)
         return self._ours.send(data, decode=decode)
 
     def recv(self, deadline: float | None = None) -> Reply:
@@ -296,7 +304,9 @@ class MirroredSession:
         patience = deadline if deadline is not None else self._ours.deadline
         oracle = self._oracle.recv(patience if ours.outcome is Outcome.SILENT else 2 * patience)
         self.oracle_reply = oracle
-        self._check(ours, oracle)
+        request = self._check(ours, oracle)
+        if self._chosen is not None:
+            self._chosen.learn(self._comparator, request, ours, oracle)
         return ours
 
     def request(self, data: bytes, deadline: float | None = None) -> Reply:
@@ -310,13 +320,14 @@ class MirroredSession:
             self._differs("outcome", _outcome(ours), _outcome(oracle), ours, oracle)
         return ours
 
-    def _check(self, ours: Reply, oracle: Reply) -> None:
+    def _check(self, ours: Reply, oracle: Reply) -> bytes | None:
+        """Compare the two answers (while comparing); the request they answer."""
         request = self._requests.answered() if ours.is_frame else None
-        if not self.comparing:
-            return
-        found = self._comparator.difference(request, ours, oracle)
-        if found is not None:
-            self._differs(*found, ours, oracle)
+        if self.comparing:
+            found = self._comparator.difference(request, ours, oracle)
+            if found is not None:
+                self._differs(*found, ours, oracle)
+        return request
 
     def _differs(self, path: str, mine, theirs, ours: Reply, oracle: Reply) -> None:
         comparator = self._comparator
@@ -329,10 +340,12 @@ class MirroredSession:
         self._found(difference)
 
 
-def mirrored(ours, oracle, spec: ProtocolSpec, endpoint: Endpoint, found: Callable[[Difference], None]):
+def mirrored(ours, oracle, spec: ProtocolSpec, endpoint: Endpoint, found: Callable[[Difference], None],
+             chosen: "ServerChosen | None" = None):
     """``ours`` mirrored to ``oracle`` when the endpoint is framed (HTTP endpoints are not compared yet); each
-    connection's first difference goes to ``found``."""
+    connection's first difference goes to ``found``; ``chosen`` (shared by the case's connections) carries the
+    values the servers chose."""
     if endpoint.transport != "framed":
         oracle.close()
         return ours
-    return MirroredSession(ours, oracle, Comparator(spec, endpoint, across_implementations=True), found)
+    return MirroredSession(ours, oracle, Comparator(spec, endpoint, across_implementations=True), found, chosen)

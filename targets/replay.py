@@ -19,7 +19,6 @@ import json
 import secrets
 import sys
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from wirecheck.reports.replay import REPLAY_SCHEMA
 from wirecheck.reports.transcript import Transcript
 from wirecheck.targets import probe
 from wirecheck.targets.differential import Comparator, RequestQueue
+from wirecheck.targets.server_chosen import ServerChosen
 from wirecheck.targets.session import Outcome, Reply
 from wirecheck.targets.transport import open_session
 
@@ -61,62 +61,6 @@ class Replayed:
             return (f"NOT REPLAYABLE {doc['case']}: {self.not_replayable}; {self.detail}; re-run the case instead: "
                     f"{doc.get('reproduce') or 'its reproduce line in the run'}")
         return f"OK {doc['case']}: the failure does not reproduce: {self.detail}"
-
-
-class ServerChosen:
-    """Values the server chose in the failing run (a producer id, a member id: the protocol's volatile fields)
-    and what the target chose for them now. Later requests that carry an old value get the new one, as the
-    case's client would have sent it, so a conversation that builds on them can still be played.
-
-    Only values that are unlikely to occur by chance are carried over: integers of at least 256 as 8-byte
-    big-endian (the width of Kafka's ids), strings of at least 4 bytes whose new value has the same length."""
-
-    def __init__(self, reseal=None):
-        self.reseal = reseal  # ProtocolSpec.reseal: fixes embedded checksums after an edit
-        self.substitutions: dict[bytes, bytes] = {}
-        self.uncarried: list[str] = []  # "path: old -> new" the replay could not substitute
-
-    def learn(self, comparator: Comparator, request: bytes | None, got: Reply, recorded: Reply) -> None:
-        if not (got.is_frame and recorded.is_frame):
-            return
-        old = comparator.fields(recorded.frame, request, volatile=True) or {}
-        new = comparator.fields(got.frame, request, volatile=True) or {}
-        for path in old.keys() & new.keys():
-            before, after = old[path], new[path]
-            if before == after:
-                continue
-            pattern = _encoded(before, after)
-            if pattern is None:
-                self.uncarried.append(f"{path}: {before!r} -> {after!r}")
-            elif pattern[0] != pattern[1]:
-                self.substitutions[pattern[0]] = pattern[1]
-
-    def apply(self, data: bytes) -> bytes:
-        edited = data
-        for old, new in self.substitutions.items():
-            edited = edited.replace(old, new)
-        return self.reseal(data, edited) if self.reseal is not None and edited != data else edited
-
-    def uncarried_text(self) -> str:
-        """Why a difference may be the replay's own ("" when every server-chosen value was carried over)."""
-        if not self.uncarried:
-            return ""
-        return f"server-chosen values changed that later requests may carry: {', '.join(self.uncarried[:3])}"
-
-
-def _encoded(before, after) -> tuple[bytes, bytes] | None:
-    if isinstance(before, int) and isinstance(after, int) and not isinstance(before, bool):
-        if abs(before) < 256 or not all(-(1 << 63) <= v < (1 << 63) for v in (before, after)):
-            return None
-        return before.to_bytes(8, "big", signed=True), after.to_bytes(8, "big", signed=True)
-    if isinstance(before, uuid.UUID) and isinstance(after, uuid.UUID):
-        return before.bytes, after.bytes
-    if isinstance(before, str) and isinstance(after, str):
-        before, after = before.encode(), after.encode()
-    if isinstance(before, (bytes, bytearray)) and isinstance(after, (bytes, bytearray)):
-        if len(before) >= 4 and len(before) == len(after):
-            return bytes(before), bytes(after)
-    return None
 
 
 def load(path: Path) -> dict:
@@ -187,7 +131,7 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
                     return Replayed(False, f"reaction #{reactions} (connection {conn}) differs at {path}: "
                                            f"the target {ours!r}, the failing run {theirs!r}", document,
                                     not_replayable=chosen.uncarried_text() or _why_not_standalone(document))
-                chosen.learn(comparators[conn], request, got, recorded)
+                chosen.learn(comparators[conn], request, recorded, got)
             elif "shutdown" in step and conn in sessions:
                 sessions[conn].end_writing()
             elif "close" in step and conn in sessions:

@@ -96,6 +96,7 @@ SPEC = ProtocolSpec(
     # where a broker listens, ids it generates (topic, cluster, producer, member, fetch session), throttling
     # and free-text messages
     volatile_fields=("*.Host", "*.Port", "*.TopicId", "*.ClusterId", "*.ProducerId", "*.MemberId", "*.SessionId",
+                     "*.Leader",  # JoinGroup's leader is a member id
                      "*.ThrottleTimeMs", "*.ErrorMessage",
                      # batch timestamps (a control batch's are the broker's clock) and the CRC that covers them
                      "*.Records.base_timestamp", "*.Records.max_timestamp", "*.Records.crc",

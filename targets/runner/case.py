@@ -17,6 +17,7 @@ from wirecheck.reports.model import Blocked, Divergence, HarnessError, Verdict
 from wirecheck.reports.replay import RACED_NOTE, SETUP_END_NOTE, SETUP_NOTE, UNREPLAYABLE_NOTE
 from wirecheck.reports.transcript import Transcript
 from wirecheck.targets.differential import mirrored
+from wirecheck.targets.server_chosen import ServerChosen
 from wirecheck.targets.runner.validate import parse_topics
 from wirecheck.targets.session import Session
 from wirecheck.targets.transport import open_session
@@ -67,6 +68,7 @@ class Target:
         #: --differential: sessions are mirrored to the reference broker
         self.differential = run.options.differential
         self._comparing = True  # False once the case's answers depend on the servers' own timers
+        self._chosen = ServerChosen(self.spec.reseal)  # --differential: the values each server chose
         if state.case_id.split(".")[1:2] == [CLIENTS_AREA]:
             self._stop_comparing("a real client's traffic goes to the target alone, so the servers' states differ")
 
@@ -103,7 +105,8 @@ class Target:
         except OSError as exc:
             session.close()
             raise HarnessError(f"--differential: the reference broker does not accept a connection: {exc}") from None
-        return mirrored(session, twin, self.spec, self.spec.endpoint(endpoint), self._state.differences.append)
+        return mirrored(session, twin, self.spec, self.spec.endpoint(endpoint), self._state.differences.append,
+                        self._chosen)
 
     def depends_on_server_timers(self, why: str) -> None:
         """From here on the case's answers depend on when the server's own timers fire (a transaction timeout, a

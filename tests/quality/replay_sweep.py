@@ -48,6 +48,9 @@ def sweep(fault: str) -> list[Replay]:
         failed = _failed_records(protocol, fault, Path(scratch) / "reports")
         if not failed:
             return []
+        # where the failing run's broker listened: an answer the layers cannot decode is compared byte for byte,
+        # and may hold the server's own port (a Metadata answer in the wrong layout), as a vendor's server keeps it
+        broker_args += ["--" + protocol + "-port", failed[0]["target"].rpartition(":")[2]]
         broker = launch([protocol], faults=[fault], workdir=Path(scratch) / "broker", extra_args=broker_args)
         try:
             results = []

@@ -22,7 +22,7 @@ metadata is unchanged; requests naming the instance id with a stale member id ar
 from __future__ import annotations
 
 import asyncio
-import itertools
+import uuid
 from dataclasses import dataclass, field
 
 # Errors.java
@@ -40,6 +40,12 @@ GROUP_ID_NOT_FOUND = 69
 NON_EMPTY_GROUP = 68
 
 EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
+
+
+def new_member_id(client_id: str) -> str:
+    """The client id and a UUID, as Kafka's coordinator makes them: unique, and as long for every member of one
+    client (a replay carries an id over only when the new one is as long)."""
+    return f"{client_id or 'member'}-{uuid.uuid4()}"
 
 
 @dataclass
@@ -114,7 +120,6 @@ class Coordinator:
         self.leader_gets_metadata = leader_gets_metadata
         self.heartbeat_reports_rebalance = heartbeat_reports_rebalance
         self.heartbeat_faults = heartbeat_faults  # the heartbeat (and SyncGroup generation) checks a fault skips
-        self._ids = itertools.count(1)
 
     # ------------------------------------------------------------------------------------------ join
 
@@ -139,7 +144,7 @@ class Coordinator:
             return await self._replace_static(group, static_id, client_id, protocols, session_timeout_ms,
                                               rebalance_timeout_ms)
         if member_id == "":
-            member_id = f"{client_id or 'member'}-{next(self._ids)}"
+            member_id = new_member_id(client_id)
             if require_known_member_id and not group_instance_id:
                 # KIP-394: a dynamic member of JoinGroup v4+ gets an id first, then joins with it
                 now = asyncio.get_running_loop().time()
@@ -190,7 +195,7 @@ class Coordinator:
         if old.join_waiter is not None and not old.join_waiter.done():
             old.join_waiter.set_result(JoinResult(FENCED_INSTANCE_ID, member_id=old_id))
         self._finish_sync(old, FENCED_INSTANCE_ID)
-        new_id = f"{client_id or 'member'}-{next(self._ids)}"
+        new_id = new_member_id(client_id)
         member = Member(new_id, old.group_instance_id, client_id, old.client_host, session_timeout_ms,
                         rebalance_timeout_ms, old.protocol_type, list(protocols), assignment=old.assignment)
         group.members[new_id] = member
