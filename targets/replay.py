@@ -110,7 +110,8 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
             elif "send" in step and conn in sessions:
                 if step.get("pause"):
                     time.sleep(step["pause"])
-                data = chosen.apply(bytes.fromhex(step["send"]).replace(old, new))
+                recorded_bytes = bytes.fromhex(step["send"])  # a renamed resource inside a batch changes its CRC
+                data = chosen.apply(recorded_bytes.replace(old, new), before=recorded_bytes)
                 queues[conn].sent(data)
                 sessions[conn].send(data)
             elif "expect" in step and conn in sessions:

@@ -42,11 +42,14 @@ class ServerChosen:
             elif pattern[0] != pattern[1]:
                 self.substitutions[pattern[0]] = pattern[1]
 
-    def apply(self, data: bytes) -> bytes:
+    def apply(self, data: bytes, before: bytes | None = None) -> bytes:
+        """``data`` with the learnt values substituted, its checksums fixed against ``before`` (the bytes as
+        recorded, when ``data`` already carries other same-length edits, such as renamed resources)."""
+        before = data if before is None else before
         edited = data
         for old, new in self.substitutions.items():
             edited = edited.replace(old, new)
-        return self.reseal(data, edited) if self.reseal is not None and edited != data else edited
+        return self.reseal(before, edited) if self.reseal is not None and edited != before else edited
 
     def uncarried_text(self) -> str:
         """Why a difference may be the replay's own ("" when every server-chosen value was carried over)."""

@@ -1,16 +1,17 @@
 """Run a protocol's conformance suite against the reference broker, optionally faulted, and collect verdicts.
 
-The suite runs as a separate pytest process, exactly as a user runs it, and its per-case records are read back.
+The suite runs as a separate pytest process, exactly as a user runs it (forked from a process that has done the
+heavy imports: tests/quality/warm_pytest.py), and its per-case records are read back.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.quality.warm_pytest import run_pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +42,7 @@ def run_suite(suite: str, report_dir: Path, faults: list[str] = (), expect: str 
     # A short deadline and --maxfail keep a thoroughly broken broker (every answer silent) from costing minutes
     # (the reference broker answers on loopback in milliseconds); a small fuzz budget keeps each run to seconds:
     # every fault must be caught by a deterministic case, not by luck of the fuzzer.
-    argv = [sys.executable, "-m", "pytest", f"suites/{suite}", "-q", "-p", "no:cacheprovider",
+    argv = [f"suites/{suite}", "-q", "-p", "no:cacheprovider",
             *(["--strict"] if strict else []), "--report-dir", str(report_dir), "-o", "addopts=", "--deadline",
             "0.5", "--maxfail", "40", "--fuzz", "5"]
     for fault in faults:
@@ -51,7 +52,7 @@ def run_suite(suite: str, report_dir: Path, faults: list[str] = (), expect: str 
     if not clients:
         argv += ["-k", "not clients"]
     argv += list(extra)
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    proc = run_pytest(argv, ROOT, timeout)  # a new process, its imports done once (warm_pytest)
     records = [json.loads(line) for path in report_dir.glob("*/cases-*.jsonl")
                for line in path.read_text().splitlines() if line.strip()]
     return SuiteRun(proc.returncode, records, proc.stdout[-6000:] + proc.stderr[-3000:])
