@@ -103,11 +103,18 @@ def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: byte
         else:
             out[path] = value
     for (base, pattern), by_index in entries.items():
-        own = [fields for _, fields in sorted(by_index.items()) if named(fields.get("." + listings[pattern], b"\0"))]
+        own = [fields for _, fields in sorted(by_index.items()) if named(_entry_name(fields, listings[pattern]))]
         for number, fields in enumerate(own):
             out.update({f"{base}[{number}]{rest}": value for rest, value in fields.items()})
         out[f"{base}.count"] = len(own)
     return out
+
+
+def _entry_name(fields: dict[str, object], name: str):
+    """An entry's own ``name`` field, directly or inside the entry's layer (``.Topic.Name``); never one nested in
+    a list below it."""
+    return next((value for rest, value in fields.items() if "[" not in rest and rest.rpartition(".")[2] == name),
+                b"\0")
 
 
 def _function(name: str):
@@ -155,17 +162,17 @@ class Comparator:
     """Compares one endpoint's answers from the target and the oracle."""
 
     def __init__(self, spec: ProtocolSpec, endpoint: Endpoint, across_implementations: bool = False,
-                 sent: bytes | None = None):
+                 sent: bytes | bytearray = b""):
         """``across_implementations``: the two answers come from different servers (differential mode), so the
         protocol's ``implementation_fields`` are not compared either (a replay compares a server with itself).
-        ``sent``: every byte the case sent (a replay): the protocol's ``server_listings`` are compared only in
-        the entries those bytes name."""
+        ``sent``: every byte the case sent (a replay's whole conversation; in differential mode a buffer that grows
+        as the case sends): the protocol's ``server_listings`` are compared only in the entries those bytes name,
+        since everything else in a listing is what others made on the server."""
         self.spec = spec
         self.sent = sent
         self.endpoint = endpoint
         self.ignored = spec.volatile_fields + spec.derived_fields + \
-            (spec.implementation_fields if across_implementations else ()) + \
-            (() if sent is not None else tuple(f"{listing}*" for listing in spec.server_listings))
+            (spec.implementation_fields if across_implementations else ())
         self.describe = endpoint.describe_answer or endpoint.describe
         self._decoders = {pattern: _function(name) for pattern, name in spec.field_decoders.items()}
 
@@ -184,7 +191,7 @@ class Comparator:
             return None
         patterns = self.ignored
         flat = flatten(packet, decoder=self.decoder)
-        if self.sent is not None and self.spec.server_listings:
+        if self.spec.server_listings:
             flat = own_entries(flat, self.spec.server_listings, self.sent)
         if volatile:  # the values the server chose (not those of its implementation, nor what follows from the rest)
             return {path: value for path, value in flat.items() if _first_match(path, self.spec.volatile_fields)}
@@ -261,8 +268,9 @@ class MirroredSession:
     compared with the oracle's answer to the same bytes. Reads as a :class:`targets.session.Session`."""
 
     def __init__(self, ours, oracle, comparator: Comparator, found: Callable[[Difference], None] = lambda d: None,
-                 chosen: "ServerChosen | None" = None):
+                 chosen: "ServerChosen | None" = None, case_sent: bytearray | None = None):
         self._ours, self._oracle, self._comparator, self._found = ours, oracle, comparator, found
+        self._case_sent = case_sent  # every byte the case sent on any connection (the comparator reads it)
         #: the case's values the target chose and what the oracle chose for them: a request carrying the target's
         #: (the member id it handed out) goes to the oracle with the oracle's, as its own client would send it
         self._chosen = chosen
@@ -293,6 +301,8 @@ class MirroredSession:
 
     def send(self, data: bytes, decode: bool = True) -> bool:
         self._sent.append(bytes(data))
+        if self._case_sent is not None:
+            self._case_sent += data
         self._requests.sent(data)
         self._oracle.send(self._chosen.apply(data) if self._chosen else data, decode=decode)
         return self._ours.send(data, decode=decode)
@@ -341,11 +351,13 @@ class MirroredSession:
 
 
 def mirrored(ours, oracle, spec: ProtocolSpec, endpoint: Endpoint, found: Callable[[Difference], None],
-             chosen: "ServerChosen | None" = None):
+             chosen: "ServerChosen | None" = None, case_sent: bytearray | None = None):
     """``ours`` mirrored to ``oracle`` when the endpoint is framed (HTTP endpoints are not compared yet); each
-    connection's first difference goes to ``found``; ``chosen`` (shared by the case's connections) carries the
-    values the servers chose."""
+    connection's first difference goes to ``found``; ``chosen`` carries the values the servers chose, and
+    ``case_sent`` collects what the case sent (both shared by the case's connections)."""
     if endpoint.transport != "framed":
         oracle.close()
         return ours
-    return MirroredSession(ours, oracle, Comparator(spec, endpoint, across_implementations=True), found, chosen)
+    case_sent = bytearray() if case_sent is None else case_sent
+    comparator = Comparator(spec, endpoint, across_implementations=True, sent=case_sent)
+    return MirroredSession(ours, oracle, comparator, found, chosen, case_sent)

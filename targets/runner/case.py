@@ -69,6 +69,7 @@ class Target:
         self.differential = run.options.differential
         self._comparing = True  # False once the case's answers depend on the servers' own timers
         self._chosen = ServerChosen(self.spec.reseal)  # --differential: the values each server chose
+        self._sent = bytearray()  # --differential: what the case sent (the entries of a server-wide listing it names)
         if state.case_id.split(".")[1:2] == [CLIENTS_AREA]:
             self._stop_comparing("a real client's traffic goes to the target alone, so the servers' states differ")
 
@@ -106,7 +107,7 @@ class Target:
             session.close()
             raise HarnessError(f"--differential: the reference broker does not accept a connection: {exc}") from None
         return mirrored(session, twin, self.spec, self.spec.endpoint(endpoint), self._state.differences.append,
-                        self._chosen)
+                        self._chosen, self._sent)
 
     def depends_on_server_timers(self, why: str) -> None:
         """From here on the case's answers depend on when the server's own timers fire (a transaction timeout, a
