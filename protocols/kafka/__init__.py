@@ -98,6 +98,8 @@ SPEC = ProtocolSpec(
     volatile_fields=("*.Host", "*.Port", "*.TopicId", "*.ClusterId", "*.ProducerId", "*.MemberId", "*.SessionId",
                      "*.Leader",  # JoinGroup's leader is a member id
                      "*.ThrottleTimeMs", "*.ErrorMessage",
+                     # KIP-714: the client instance id the broker assigns, the subscription id it derives
+                     "*.ClientInstanceId", "*.SubscriptionId",
                      # batch timestamps (a control batch's are the broker's clock) and the CRC that covers them
                      "*.Records.base_timestamp", "*.Records.max_timestamp", "*.Records.crc",
                      # the producer id a stored batch carries is the one the broker handed out
@@ -105,10 +107,16 @@ SPEC = ProtocolSpec(
                      # a SCRAM server-first message: the server's nonce and the user's salt are its own choice
                      "SaslAuthenticateResponse*.AuthBytes"),
     # every group on the server, whoever made it (a real client's traffic is not mirrored)
-    server_listings={"ListGroupsResponse*.Groups": "GroupId"},
+    server_listings={"ListGroupsResponse*.Groups": "GroupId",
+                     # a Metadata request for every topic (null) lists every topic on the server
+                     "MetadataResponse*.Topics": "Name"},
     # each server advertises its own versions and features (the cases judge the lists, and pick a version both
     # servers speak)
-    implementation_fields=("ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*"),
+    implementation_fields=("ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*",
+                           # an operator's telemetry subscription (metrics, interval, size limit, codecs)
+                           *(f"GetTelemetrySubscriptionsResponse*.{name}" for name in (
+                               "AcceptedCompressionTypes*", "PushIntervalMs", "TelemetryMaxBytes",
+                               "DeltaTemporality", "RequestedMetrics*"))),
     derived_fields=("*ResponseFrame*.length",),  # follows from what the frame carries, which is compared
     field_decoders={"*.Records": "wirecheck.protocols.kafka.records:batches_as_fields"},
     reseal=reseal_edited,
@@ -127,6 +135,10 @@ SPEC = ProtocolSpec(
                        ("kafka.init-producer-id-needs-transactional-id", ("idempotent",), None),
                        ("kafka.txn-aborted-not-listed", ("transactions",), None),
                        ("kafka.alter-configs-not-applied", ("admin",), None),
+                       # an accepted record comes back, so a share consumer receives it twice
+                       ("kafka.share-accept-redelivers", ("share-group",), None),
+                       # librdkafka's pushes all get UNKNOWN_SUBSCRIPTION_ID, which its telemetry log reports
+                       ("kafka.telemetry-subscription-id-unstable", ("telemetry",), None),
                        # every SASL client but kcat logs in with SCRAM too and checks the server's signature; kcat
                        # (librdkafka before 2.6.1: PLAIN only) sends the empty PLAIN authzid that fault refuses
                        ("kafka.sasl-scram-signature-wrong", ("sasl",), False),

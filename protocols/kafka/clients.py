@@ -35,7 +35,14 @@ SCENARIOS = {
                                "(ConsumerGroupHeartbeat, server-side assignment), one joining late and one leaving, "
                                "each record exactly once across them: partitions move only after their owner revoked "
                                "them, and a new owner resumes at the offsets committed",
+    "telemetry": "produces and consumes with KIP-714 metrics push on: each record consumed back byte-identical, "
+                 "the client's telemetry subscription fetched and at least one push of each of its producer and "
+                 "consumer accepted, with no telemetry error in the client's log",
 }
+
+SCENARIOS["share-group"] = (
+    "consumes with two members of a KIP-932 share group (ShareGroupHeartbeat, ShareFetch, ShareAcknowledge) sharing "
+    "one partition, acknowledging each record ACCEPT: each record delivered and accepted exactly once across them")
 
 #: the scenarios every client below runs (the others are named per client: SASL needs the driver to pass
 #: credentials, the mixed group runs the Python clients side by side in one driver, and the further admin calls are
@@ -45,9 +52,13 @@ _MORE = ("sasl", "cluster-admin", "group-admin")
 CLIENTS = {client.name: client for client in (
     RealClient("kafka-python", "kafka-python, the pure-Python client,", (*_EVERY, *_MORE, "mixed-group")),
     # of the installed clients only librdkafka (group.protocol=consumer) speaks KIP-848; kafka-python 3.0.12, aiokafka
-    # 0.14 and kafkajs 2.2.4 know only the classic protocol
+    # 0.14 and kafkajs 2.2.4 know only the classic protocol. Only librdkafka (2.5+) pushes KIP-714 telemetry too:
+    # kafka-python names keys 71/72 but never sends them, @platformatic/kafka 2.12 has the two request functions
+    # but its clients never call them, aiokafka and kafkajs know nothing of them, kcat 1.7.1's librdkafka 2.0.2
+    # predates them. KIP-932 share groups: librdkafka 2.16's ShareConsumer alone; kafka-python 3.0.12 and
+    # @platformatic/kafka 2.12 only name keys 76-79, aiokafka 0.14 and kafkajs 2.2.4 know nothing of them
     RealClient("confluent-kafka", "confluent-kafka, the Python binding of librdkafka,",
-               (*_EVERY, *_MORE, "mixed-group", "consumer-group-protocol")),
+               (*_EVERY, *_MORE, "mixed-group", "consumer-group-protocol", "telemetry", "share-group")),
     RealClient("aiokafka", "aiokafka, the asyncio client,", (*_EVERY, *_MORE, "mixed-group")),
     RealClient("kafkajs", "kafkajs, the pure-JavaScript client,", (*_EVERY, *_MORE)),
     # not group-rebalance yet: under load its consumer still delivers (and commits) a record of a partition its
@@ -66,8 +77,12 @@ CLIENTS = {client.name: client for client in (
 _DATA = frozenset({0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14})
 SCENARIO_APIS = {"produce-consume": _DATA, "compression": _DATA, "group-rebalance": _DATA,
                  "idempotent": _DATA | {22}, "transactions": _DATA | {22, 24, 25, 26, 28},
+                 # KIP-932 share consumers: ShareGroupHeartbeat, ShareFetch and ShareAcknowledge, no offsets
+                 "share-group": frozenset({0, 3, 10, 76, 78, 79}),
                  # KIP-848 members join with ConsumerGroupHeartbeat (not JoinGroup) and commit with OffsetCommit v9+
                  "consumer-group-protocol": frozenset({0, 1, 2, 3, 8, 9, 10, 68}),
+                 # KIP-714: GetTelemetrySubscriptions and PushTelemetry beside the data path
+                 "telemetry": _DATA | {71, 72},
                  "admin": frozenset({3, 19, 20, 32}), "sasl": _DATA | {17, 36},
                  "mixed-group": _DATA, "group-consume": _DATA,
                  # CreatePartitions, DeleteRecords, and Metadata for the cluster (DescribeCluster where a client

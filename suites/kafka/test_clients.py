@@ -376,6 +376,67 @@ def test_consumer_group_protocol(target, client):
     group_scenario(target, client, "consumer-group-protocol", KIP848_RECORDS, 6, "kip848", members="three")
 
 
+SHARE_RECORDS = 12  # on one partition both members of the share group are assigned (KIP-932 simple assignor)
+
+
+@clients_case(SPEC, "share-group")
+def test_share_group(target, client):
+    ready(target, client, "share-group")
+    clause_id = f"kafka.clients.{client}.share-group"
+    values = [_b64(f"record-{i}".encode()) for i in range(SHARE_RECORDS)]
+    job = {"action": "share-group", "topic": client_topic(target, client, 1, "share"),
+           "group": target.unique("share"), "partitions": 1, "values": values}
+    run = drive(target, client, job)
+    judge_group(clause_id, values, run)
+    refused = run.output.get("ack_errors")
+    if refused:  # each record's ACCEPT acknowledged without an error: accepted exactly once
+        raise Divergence(C[clause_id], f"each of the {SHARE_RECORDS} records accepted (commit_sync with no error)",
+                         f"acknowledgements refused: {_shown(refused)}")
+
+
+#: telemetry: how long the client keeps running, once its records are consumed, for each of its producer and consumer
+#: to have a push accepted; a target whose PushIntervalMs is longer than LONGEST_PUSH_INTERVAL_MS cannot be judged
+TELEMETRY_WAIT = 15
+LONGEST_PUSH_INTERVAL_MS = 5000
+TELEMETRY_RECORDS = 4
+
+
+@clients_case(SPEC, "telemetry")
+def test_telemetry(target, client):
+    ready(target, client, "telemetry")
+    clause_id = f"kafka.clients.{client}.telemetry"
+    job = {"action": "telemetry", "topic": client_topic(target, client, stem="telemetry"),
+           "group": target.unique("group"), "codec": "none", "records": records(TELEMETRY_RECORDS),
+           "wait": TELEMETRY_WAIT}
+    run = drive(target, client, job)
+    judge_round_trip(clause_id, job, run)
+    judge_telemetry(clause_id, run.output.get("telemetry") or {})
+
+
+def judge_telemetry(clause_id: str, seen: dict) -> None:
+    """From the client's own telemetry log: no error, a subscription fetched, a push accepted (by producer and
+    consumer alike). A subscription that asks for no metrics, or pushes less often than the case waits, leaves
+    nothing to judge (UNIMPLEMENTED)."""
+    if set(seen) != {"producer", "consumer"}:
+        raise Divergence(C[clause_id], "the client's telemetry log of its producer and consumer", f"{seen!r}"[:600])
+    for role, log in seen.items():
+        if log["failures"]:
+            raise Divergence(C[clause_id], "no telemetry error in the client's log",
+                             f"the {role}: {_shown(log['failures'])}")
+        if not log["subscriptions"]:
+            raise Divergence(C[clause_id], "the client's telemetry subscription fetched (GetTelemetrySubscriptions "
+                             "is advertised)", f"the {role} parsed no subscription")
+        if log["requested_metrics"] == 0:
+            raise Unimplemented(f"the target's telemetry subscription for the {role} requests no metrics: "
+                                "nothing is pushed")
+        if (log["push_interval_ms"] or 0) > LONGEST_PUSH_INTERVAL_MS:
+            raise Unimplemented(f"the target's PushIntervalMs {log['push_interval_ms']} is longer than the case "
+                                f"waits for a push ({LONGEST_PUSH_INTERVAL_MS} ms)")
+        if not log["pushes_accepted"]:
+            raise Divergence(C[clause_id], f"a push of the {role} accepted within {TELEMETRY_WAIT} s (PushIntervalMs "
+                             f"{log['push_interval_ms']})", "none")
+
+
 @clients_case(SPEC, "group-consume")
 def test_group_consume(target, client):
     """kcat's balanced consumer (-G) twice: each run reads the half produced before it, committing as it exits."""

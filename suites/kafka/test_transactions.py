@@ -1,6 +1,7 @@
 """Transactions (KIP-98, KIP-447), transaction protocol version 1: the producer finds its coordinator with
 FindCoordinator key type 1, adds its partitions itself (AddPartitionsToTxn up to v3; v4+ is the broker-to-broker
-form) and ends with EndTxn up to v4 (v5 is protocol version 2, KIP-890, which bumps the epoch at every commit).
+form), produces with Produce up to v11 and ends with EndTxn up to v4 (Produce v12+ and EndTxn v5+ are protocol
+version 2, KIP-890 part 2: test_transactions_v2).
 
 Each case uses its own transactional id and topic, so it is harmless on a live cluster. A target that does not
 advertise InitProducerId, AddPartitionsToTxn and EndTxn makes these cases UNIMPLEMENTED.
@@ -15,12 +16,13 @@ import pytest
 
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.reports.model import Divergence
-from wirecheck.suites.kafka.client import NAMED_PRODUCE_MAX, C, DataPath, expect, expect_produced, short
+from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short
 
 case = pytest.mark.case
 PRODUCE, FETCH, LIST_OFFSETS, FIND_COORDINATOR = 0, 1, 2, 10
 INIT_PRODUCER_ID, ADD_PARTITIONS, END_TXN = 22, 24, 26
 ADD_PARTITIONS_MAX, END_TXN_MAX = 3, 4
+TV1_PRODUCE_MAX = 11
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 LATEST = -1
 TRANSACTION_COORDINATOR = 1  # FindCoordinator KeyType
@@ -32,6 +34,10 @@ MARKER_WAIT_S = 5.0  # how long markers may take to land after EndTxn is answere
 
 class Producer:
     """A transactional producer on its own connection: its transactional id, producer id, epoch and sequences."""
+
+    #: Produce versions a version-1 transaction may use: v12+ would add the partition itself (KIP-890 part 2,
+    #: ProduceRequest.json v12 note); test_transactions_v2 sends v12
+    produce_versions = (3, TV1_PRODUCE_MAX)
 
     def __init__(self, target, transactional_id: str | None = None, timeout_ms: int = 60000):
         self.client = DataPath(target)
@@ -87,7 +93,7 @@ class Producer:
         sequence = self.sequences.get(topic, 0)
         batch = records.build_batch(values, base_timestamp=TIMESTAMP, producer_id=self.producer_id,
                                     producer_epoch=self.epoch, base_sequence=sequence, transactional=True)
-        version = self.client.version(PRODUCE, NAMED_PRODUCE_MAX, low=3)
+        version = self.client.version(PRODUCE, self.produce_versions[1], low=self.produce_versions[0])
         body = self.client.call(PRODUCE, version, {
             "TransactionalId": self.transactional_id, "Acks": -1, "TimeoutMs": 5000,
             "TopicData": [{"Name": topic, "PartitionData": [{"Index": 0, "Records": batch}]}]}, clause_id)

@@ -144,8 +144,118 @@ def _describe_producers(names):
     return {"Topics": [{"Name": names("absent"), "PartitionIndexes": [0]}]}
 
 
-#: api key -> harmless request body builder. JoinGroup is left out: a real broker holds its answer for the
-#: initial rebalance delay (3 s by default), longer than a conformance deadline.
+# -- every other client-facing key: a request naming what does not exist (an unknown producer id, group, token,
+# cluster id), validating only, or one the broker refuses (an ACL of filter-only values): nothing changes
+
+UNKNOWN_PRODUCER_ID = 2**62  # no broker hands out producer ids this high
+ABSENT_ID = 2**31 - 2  # a broker or voter id no cluster of this suite's has
+ANY, LITERAL, TOPIC = 1, 3, 2  # ACL filter values (AclOperation/AclPermissionType ANY, PatternType LITERAL)
+
+
+def _join_group(names):
+    # a session timeout below any group.min.session.timeout.ms: INVALID_SESSION_TIMEOUT (26) at once, before the
+    # initial rebalance delay a real join waits (3 s by default, longer than a conformance deadline)
+    return {"GroupId": names("group"), "SessionTimeoutMs": 1, "RebalanceTimeoutMs": 1, "MemberId": "",
+            "GroupInstanceId": None, "ProtocolType": "consumer", "Protocols": [{"Name": "range", "Metadata": b""}]}
+
+
+def _sasl_handshake(names):
+    return {"Mechanism": "WIRECHECK-NONE"}  # after login (or on a PLAINTEXT listener): ILLEGAL_SASL_STATE (34)
+
+
+def _sasl_authenticate(names):
+    return {"AuthBytes": b""}
+
+
+def _txn(names):
+    return {"TransactionalId": names("txn"), "ProducerId": UNKNOWN_PRODUCER_ID, "ProducerEpoch": 0}
+
+
+def _add_partitions_to_txn(names):
+    topics = [{"Name": names("absent"), "Partitions": [0]}]
+    return {"V3AndBelowTransactionalId": names("txn"), "V3AndBelowProducerId": UNKNOWN_PRODUCER_ID,
+            "V3AndBelowProducerEpoch": 0, "V3AndBelowTopics": topics,
+            "Transactions": [{**_txn(names), "VerifyOnly": True, "Topics": topics}]}
+
+
+def _add_offsets_to_txn(names):
+    return {**_txn(names), "GroupId": names("group")}
+
+
+def _end_txn(names):
+    return {**_txn(names), "Committed": False}
+
+
+def _txn_offset_commit(names):
+    return {**_txn(names), "GroupId": names("group"), "GenerationId": -1, "MemberId": "", "GroupInstanceId": None,
+            "Topics": [{"Name": names("absent"), "Partitions": [
+                {"PartitionIndex": 0, "CommittedOffset": 0, "CommittedLeaderEpoch": -1, "CommittedMetadata": None}]}]}
+
+
+def _acl_filter(names):
+    return {"ResourceTypeFilter": TOPIC, "ResourceNameFilter": names("absent"), "PatternTypeFilter": LITERAL,
+            "PrincipalFilter": f"User:{names('nobody')}", "HostFilter": None, "Operation": ANY, "PermissionType": ANY}
+
+
+def _create_acls(names):
+    # ANY is a filter value, never an ACL's: the creation is refused (InvalidRequestException per creation)
+    return {"Creations": [{"ResourceType": ANY, "ResourceName": names("absent"), "ResourcePatternType": ANY,
+                           "Principal": f"User:{names('nobody')}", "Host": "*", "Operation": ANY,
+                           "PermissionType": ANY}]}
+
+
+def _alter_replica_log_dirs(names):
+    return {"Dirs": [{"Path": "/wirecheck-absent-dir", "Topics": [{"Name": names("absent"), "Partitions": [0]}]}]}
+
+
+def _create_delegation_token(names):
+    # where tokens are enabled and the principal may, a token lives 1 ms (MaxLifetimeMs): expired at once
+    return {"OwnerPrincipalType": None, "OwnerPrincipalName": None, "Renewers": [], "MaxLifetimeMs": 1}
+
+
+def _elect_leaders(names):
+    return {"ElectionType": 0, "TopicPartitions": [{"Topic": names("absent"), "Partitions": [0]}], "TimeoutMs": 1000}
+
+
+def _alter_partition_reassignments(names):
+    return {"TimeoutMs": 1000, "Topics": [{"Name": names("absent"), "Partitions": [
+        {"PartitionIndex": 0, "Replicas": None}]}]}  # null: cancel a reassignment (there is none)
+
+
+def _alter_client_quotas(names):
+    return {"Entries": [{"Entity": [{"EntityType": "client-id", "EntityName": names("client")}],
+                         "Ops": [{"Key": "producer_byte_rate", "Value": 1024.0, "Remove": False}]}],
+            "ValidateOnly": True}
+
+
+def _update_features(names):
+    return {"timeoutMs": 1000, "FeatureUpdates": [{"Feature": names("feature"), "MaxVersionLevel": 1,
+                                                   "AllowDowngrade": False, "UpgradeType": 1}], "ValidateOnly": True}
+
+
+def _group_leave(names):
+    """A KIP-848/932/1071 heartbeat leaving (MemberEpoch -1) a group that does not exist."""
+    return {"GroupId": names("group"), "MemberId": str(uuid.uuid4()), "MemberEpoch": -1, "RebalanceTimeoutMs": -1}
+
+
+def _share_fetch(names):
+    return {"GroupId": names("group"), "MemberId": str(uuid.uuid4()), "ShareSessionEpoch": 0, "MaxWaitMs": 0,
+            "MinBytes": 0, "MaxBytes": 65536, "MaxRecords": 10, "BatchSize": 10,
+            "Topics": [{"TopicId": uuid.uuid4(), "Partitions": [{"PartitionIndex": 0, "AcknowledgementBatches": []}]}],
+            "ForgottenTopicsData": []}
+
+
+def _raft_voter(names):
+    return {"ClusterId": names("cluster"), "TimeoutMs": 1000, "VoterId": ABSENT_ID, "VoterDirectoryId": uuid.uuid4(),
+            "Listeners": [], "AckWhenCommitted": True}
+
+
+def _described_groups(names):
+    return {"GroupIds": [names("group")], "IncludeAuthorizedOperations": False}
+
+
+#: api key -> harmless request body builder: every client-facing key Kafka 4 defines (NOT_CLIENT_FACING aside), so
+#: that a key the target does not advertise is listed UNIMPLEMENTED version by version
 HARMLESS = {
     18: _api_versions, 3: _metadata, 0: _produce, 1: _fetch, 2: _list_offsets, 8: _offset_commit,
     9: _offset_fetch, 10: _find_coordinator, 12: _heartbeat, 13: _leave_group, 14: _sync_group,
@@ -153,7 +263,44 @@ HARMLESS = {
     32: _describe_configs, 33: _alter_configs, 44: _alter_configs, 21: _delete_records,
     23: _offset_for_leader_epoch, 37: _create_partitions, 42: _delete_groups, 47: _offset_delete,
     60: _describe_cluster, 61: _describe_producers,
+    11: _join_group, 17: _sasl_handshake, 36: _sasl_authenticate,
+    24: _add_partitions_to_txn, 25: _add_offsets_to_txn, 26: _end_txn, 28: _txn_offset_commit,
+    29: _acl_filter, 30: _create_acls, 31: lambda names: {"Filters": [_acl_filter(names)]},
+    34: _alter_replica_log_dirs, 35: lambda names: {"Topics": [{"Topic": names("absent"), "Partitions": [0]}]},
+    38: _create_delegation_token, 39: lambda names: {"Hmac": names("hmac").encode(), "RenewPeriodMs": 1},
+    40: lambda names: {"Hmac": names("hmac").encode(), "ExpiryTimePeriodMs": -1},
+    41: lambda names: {"Owners": [{"PrincipalType": "User", "PrincipalName": names("nobody")}]},
+    43: _elect_leaders, 45: _alter_partition_reassignments,
+    46: lambda names: {"TimeoutMs": 1000, "Topics": [{"Name": names("absent"), "PartitionIndexes": [0]}]},
+    48: lambda names: {"Components": [{"EntityType": "client-id", "MatchType": 0, "Match": names("client")}],
+                       "Strict": True},
+    49: _alter_client_quotas,
+    50: lambda names: {"Users": [{"Name": names("nobody")}]},
+    51: lambda names: {"Deletions": [{"Name": names("nobody"), "Mechanism": 1}], "Upsertions": []},
+    55: lambda names: {"Topics": [{"TopicName": "__cluster_metadata", "Partitions": [{"PartitionIndex": 0}]}]},
+    57: _update_features, 64: lambda names: {"BrokerId": ABSENT_ID},
+    65: lambda names: {"TransactionalIds": [names("txn")]},
+    66: lambda names: {"StateFilters": [], "ProducerIdFilters": [UNKNOWN_PRODUCER_ID], "DurationFilter": -1,
+                       "TransactionalIdPattern": None},
+    68: _group_leave, 69: _described_groups,
+    71: lambda names: {"ClientInstanceId": uuid.uuid4()},  # one telemetry instance more for the broker to remember
+    72: lambda names: {"ClientInstanceId": ZERO_ID, "SubscriptionId": 0, "Terminating": False, "CompressionType": 0,
+                       "Metrics": b""},  # a zero instance id: INVALID_REQUEST (42)
+    74: lambda names: {"ResourceTypes": [TOPIC]},
+    75: lambda names: {"Topics": [{"Name": names("absent")}], "ResponsePartitionLimit": 10, "Cursor": None},
+    76: _group_leave, 77: _described_groups, 78: _share_fetch,
+    79: lambda names: {"GroupId": names("group"), "MemberId": str(uuid.uuid4()), "ShareSessionEpoch": 1, "Topics": []},
+    80: _raft_voter, 81: _raft_voter, 88: _group_leave, 89: _described_groups,
+    90: lambda names: {"Groups": [{"GroupId": names("group"), "Topics": [{"TopicName": names("absent"),
+                                                                          "Partitions": [0]}]}]},
+    91: lambda names: {"GroupId": names("group"), "Topics": [{"TopicName": names("absent"), "Partitions": [
+        {"PartitionIndex": 0, "StartOffset": 0}]}]},
+    92: lambda names: {"GroupId": names("group"), "Topics": [{"TopicName": names("absent")}]},
 }
+
+#: keys the definitions hold that no client sends: WriteTxnMarkers (27) is the transaction coordinator's to the
+#: partition leaders (a CLUSTER_ACTION, ApiKeys.clusterAction)
+NOT_CLIENT_FACING = {27}
 
 #: (api key, version) a broker may advertise without implementing: Produce 0-2 (KAFKA-18659, Kafka 4 keeps
 #: advertising them for old librdkafka and rejects them by closing or with UNSUPPORTED_VERSION).
@@ -211,3 +358,7 @@ def test_response_has_exactly_the_requested_versions_shape(target, api, api_vers
 def test_matrix_covers_every_version_of_the_harmless_apis():
     assert len(MATRIX) > 100
     assert ("Fetch", 18) in MATRIX and ("Produce", 0) in MATRIX
+
+
+def test_matrix_covers_every_client_facing_api_key():
+    assert set(HARMLESS) == set(messages.api_keys()) - NOT_CLIENT_FACING

@@ -27,11 +27,14 @@ from tests.broker.kafka_admin_probes import ADMIN_PROBES, SASL_PROBES, sasl_opti
 from tests.broker.kafka_check_probes import CHECK_PROBES
 from tests.broker.kafka_must_probes import MUST_PROBES
 from tests.broker.kafka_txn_probes import TXN_PROBES
+from tests.broker.kafka_txn_v2_probes import TXN_V2_PROBES
 from tests.broker.test_kafka_consumer_groups import CG_PROBES
 from tests.broker.test_kafka_groups import join, join_new, join_request
+from tests.broker.test_kafka_share_groups import LOCK_MS, SHARE_PROBES
+from tests.broker.test_kafka_telemetry import TELEMETRY_PROBES
 from tests.interop.kafka_support import Closed, InProcessBroker, Wire, build, outcome, record_batch
 
-EXTRA = {"max_message_bytes": 64 * 1024}
+EXTRA = {"max_message_bytes": 64 * 1024, "share_lock_ms": LOCK_MS}  # a short lock: share-lock-never-expires
 _names = itertools.count()
 
 
@@ -232,9 +235,12 @@ PROBES = {
     "kafka.coordinator-port-hardcoded": (coordinator_port, True),
     **ADMIN_PROBES,
     **TXN_PROBES,
+    **TXN_V2_PROBES,
     **CHECK_PROBES,
     **MUST_PROBES,
     **CG_PROBES,
+    **SHARE_PROBES,
+    **TELEMETRY_PROBES,
 }
 
 

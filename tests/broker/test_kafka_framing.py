@@ -71,7 +71,7 @@ def api_versions_v0_bytes(correlation_id: int) -> bytes:
     return struct.pack(">ihhi", 10, 18, 0, correlation_id) + b"\xff\xff"
 
 
-def test_api_versions_lists_every_implemented_api_and_never_telemetry(broker):
+def test_api_versions_lists_every_implemented_api(broker):
     with broker.wire() as w:
         for version in (0, 3, 4):
             resp = w.call(ApiVersionsRequest, ApiVersionsResponse, version,
@@ -79,7 +79,15 @@ def test_api_versions_lists_every_implemented_api_and_never_telemetry(broker):
             ranges = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
             assert resp.error_code == 0
             assert ranges == {key: (low, high) for key, (_, low, high) in APIS.items()}
-            assert 71 not in ranges and 72 not in ranges
+            assert ranges[71] == ranges[72] == (0, 0)  # KIP-714 telemetry (telemetry.py)
+
+
+def test_no_telemetry_option_leaves_keys_71_and_72_out():
+    # librdkafka 2.5+ asks for a subscription whenever key 71 is advertised: a broker without KIP-714 must not list it
+    with InProcessBroker(telemetry=False) as quiet, quiet.wire() as w:
+        resp = w.call(ApiVersionsRequest, ApiVersionsResponse, 0)
+        ranges = {k.api_key for k in resp.api_keys}
+        assert 71 not in ranges and 72 not in ranges and 0 in ranges
 
 
 def test_api_versions_unsupported_version_gets_v0_error_35(broker):

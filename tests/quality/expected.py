@@ -52,6 +52,10 @@ SCOPES.update({
         "epoch-before-revocation", "epoch-unchecked", "unknown-member-joins", "leave-ignored",
         "static-rejoin-rebalances", "assignor-unchecked", "fields-unchecked", "describe-no-target",
         "classic-join-allowed", "commit-epoch-unchecked")},
+    # KIP-714 client telemetry: every fault's clause has its cases in one module
+    **{f"kafka.telemetry-{name}": "test_telemetry" for name in (
+        "instance-id-not-assigned", "subscription-id-unstable", "subscription-unchecked", "compression-unchecked",
+        "size-unchecked", "null-instance-accepted")},
     "kafka.apiversions-unsupported-not-v0": "test_framing",
     "kafka.apiversions-unsupported-trailing-tags": "test_framing",
     "kafka.frame-limit-ignored": "test_framing",
@@ -95,6 +99,9 @@ SCOPES.update({
         "epoch-not-bumped", "old-epoch-accepted", "lso-not-advanced", "aborted-not-listed", "marker-not-control",
         "read-committed-past-lso", "list-offsets-ignores-isolation", "end-without-partitions-accepted",
         "init-keeps-ongoing", "timeout-ignored", "timeout-unchecked")},
+    **{f"kafka.txn-v2-{name}": "test_transactions_v2" for name in (
+        "implicit-add-any-version", "implicit-add-missing", "offsets-add-missing", "epoch-not-bumped",
+        "marker-old-epoch", "old-epoch-accepted", "end-retry-fenced", "bump-any-version")},
 })
 
 SCOPES.update({
@@ -206,6 +213,9 @@ SCOPES.update({
     "fluvio.sc-body-length-waits": "test_sc",
 })
 
+# KIP-932 share groups: every fault's clause has its cases in one module
+SCOPES.update({fault: "test_share_groups" for fault in EXPECTED.get("kafka", {}) if fault.startswith("kafka.share-")})
+
 #: The SASL-enabled Kafka reference broker and the credentials the suite logs in with.
 KAFKA_SASL_USERS = Path(__file__).resolve().parent / "kafka-sasl-users.txt"
 KAFKA_SASL_ARGS = [f"--reference-arg=--kafka-sasl-users={KAFKA_SASL_USERS}",
@@ -217,6 +227,8 @@ EXTRA_ARGS = {fault: KAFKA_SASL_ARGS for fault in SCOPES if fault.startswith("ka
 PRAVEGA_AUTH_ARGS = ["--reference-arg=--pravega-auth-token=quality-token",
                      "--target-option", "pravega.token=quality-token"]
 EXTRA_ARGS["pravega.auth-failure-closes"] = PRAVEGA_AUTH_ARGS
+#: the lock-expiry case waits out the acquisition lock only when it is short (Kafka's default is 30 s)
+EXTRA_ARGS["kafka.share-lock-never-expires"] = ["--reference-arg=--kafka-share-lock-ms=1000"]
 
 #: variant -> more arguments for its whole-suite run, where the variant lives in a feature the clean broker leaves off.
 VARIANT_ARGS = {"pravega.read-auth-offset-as-request-id": PRAVEGA_AUTH_ARGS}

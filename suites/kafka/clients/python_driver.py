@@ -26,6 +26,10 @@ client the job makes logs in with it):
   consume-transform-produce, aborted then committed. Gives ``dest`` (what read_committed reads) and ``committed``.
 - ``admin``: ``topic``: created, described, a config altered, deleted. Gives ``partitions``, ``before``, ``after``,
   ``listed_after_delete``.
+- ``share-group`` (confluent-kafka): ``topic``, ``group``, ``values``: two ShareConsumer members of a KIP-932 share
+  group accept every record; see confluent_share.py. Gives ``consumed`` and ``ack_errors``.
+- ``telemetry`` (confluent-kafka): as ``produce-consume`` with KIP-714 metrics push on, then ``wait`` seconds at most
+  for each client's first push; see confluent_telemetry.py.
 
 The client's defaults apply except where the scenario is about a setting.
 """
@@ -903,6 +907,12 @@ SCENARIOS = {
                       "aiokafka": aiokafka_cluster_admin},
     "group-admin": {"kafka-python": kafka_python_group_admin, "confluent-kafka": confluent_group_admin,
                     "aiokafka": aiokafka_group_admin},
+    # KIP-932 share groups: librdkafka's ShareConsumer alone of the Python clients (its own module imports this one)
+    "share-group": {"confluent-kafka": lambda job: __import__(
+        "wirecheck.suites.kafka.clients.confluent_share", fromlist=["share_group"]).share_group(job)},
+    # KIP-714 metrics push: librdkafka's alone of the Python clients (its own module imports this one)
+    "telemetry": {"confluent-kafka": lambda job: __import__(
+        "wirecheck.suites.kafka.clients.confluent_telemetry", fromlist=["telemetry"]).telemetry(job)},
 }
 
 

@@ -11,7 +11,11 @@ import time
 import zlib
 from dataclasses import dataclass
 
-from wirecheck.targets.reference.kafka import admin, compaction, configs, consumer_groups, groups, records
+from wirecheck.targets.reference.kafka import (admin, compaction, configs, consumer_groups, groups, records,
+                                               transactions_v2)
+from wirecheck.targets.reference.kafka.share_fetch import ShareFetcher
+from wirecheck.targets.reference.kafka.share_groups import ShareGroups
+from wirecheck.targets.reference.kafka.share_partitions import SharePartitions
 from wirecheck.targets.reference.kafka.storage import Storage, valid_topic_name
 from wirecheck.targets.reference.kafka.transactions import Transactions
 
@@ -78,6 +82,9 @@ class Settings:
     retention_check_ms: int = 300000  # log.retention.check.interval.ms
     consumer_heartbeat_ms: int = 1000  # group.consumer.heartbeat.interval.ms (KIP-848 members)
     consumer_session_ms: int = 45000  # group.consumer.session.timeout.ms
+    share_lock_ms: int = 30000  # group.share.record.lock.duration.ms (KIP-932 share groups)
+    share_delivery_limit: int = 5  # group.share.delivery.count.limit
+    share_max_record_locks: int = 2000  # group.share.partition.max.record.locks
 
 
 class Broker:
@@ -92,6 +99,14 @@ class Broker:
         self.coordinator = coordinator
         self.consumer_groups = consumer_groups.ConsumerGroups(
             coordinator, storage, faults, settings.consumer_heartbeat_ms, settings.consumer_session_ms)
+        # KIP-932 share groups: membership (share_groups), in-flight records (share_partitions), ShareFetch and
+        # ShareAcknowledge with their sessions (share_fetch); a member that leaves closes its session
+        self.share_partitions = SharePartitions(storage, faults, variants, settings.share_lock_ms,
+                                                settings.share_delivery_limit, settings.share_max_record_locks)
+        self.share_fetcher = ShareFetcher(storage, self.share_partitions, faults, settings.max_fetch_wait_s)
+        self.share_groups = ShareGroups(storage, self.consumer_groups, faults, variants,
+                                        settings.consumer_heartbeat_ms, settings.consumer_session_ms,
+                                        on_leave=self.share_fetcher.close_member)
         self.producers = producers
         self.transactions = Transactions(producers, storage, coordinator, faults, variants)
         self.configs = configs.Configs(storage, settings, faults, variants)
@@ -230,7 +245,8 @@ class Broker:
         if batch.attributes & 0x07 == 4 and version < 7 and "zstd-any-produce-version" not in self.variants:
             return Appended(UNSUPPORTED_COMPRESSION_TYPE, message="zstd needs Produce v7+ (KIP-110)")
         if batch.is_transactional:
-            error = self.transactions.check_produce(topic_name, index, batch.producer_id, batch.producer_epoch)
+            error = self.transactions.check_produce(topic_name, index, batch.producer_id, batch.producer_epoch,
+                                                    version)  # v12+: the batch adds its partition (KIP-890)
             if error:
                 return Appended(error, message="the partition is not in the producer's ongoing transaction"
                                 if error == INVALID_TXN_STATE else None)
@@ -531,6 +547,12 @@ class Broker:
         return {"ThrottleTimeMs": 0, "ErrorCode": error}
 
     def end_txn(self, req: dict, version: int) -> dict:
+        # KIP-890 part 2: the epoch bumped, the new one answered (fault txn-v2-bump-any-version: below v5 too)
+        if version >= transactions_v2.END_TXN_V2 or "txn-v2-bump-any-version" in self.faults:
+            error, pid, epoch = transactions_v2.end(self.transactions, req["TransactionalId"], req["ProducerId"],
+                                                    req["ProducerEpoch"], version, req["Committed"])
+            return {"ThrottleTimeMs": 0, "ErrorCode": error,
+                    **({"ProducerId": pid, "ProducerEpoch": epoch} if version >= transactions_v2.END_TXN_V2 else {})}
         error = self.transactions.end(req["TransactionalId"], req["ProducerId"], req["ProducerEpoch"], version,
                                       req["Committed"])
         return {"ThrottleTimeMs": 0, "ErrorCode": error}
@@ -685,6 +707,10 @@ class Broker:
             if (not states or group.state().lower() in states) and (not types or "consumer" in types):
                 listed.append({"GroupId": group.group_id, "ProtocolType": "consumer", "GroupState": group.state(),
                                "GroupType": "consumer"})
+        for group in self.share_groups.groups.values():  # KIP-932: share groups are listed as type "share"
+            if (not states or group.state().lower() in states) and (not types or "share" in types):
+                listed.append({"GroupId": group.group_id, "ProtocolType": "share", "GroupState": group.state(),
+                               "GroupType": "share"})
         for group in self.coordinator.groups.values():
             if states and group.state.lower() not in states:
                 continue

@@ -23,7 +23,7 @@ import re
 import struct
 import warnings
 
-from wirecheck.targets.reference.kafka import kip848_messages
+from wirecheck.targets.reference.kafka import kip714_messages, kip848_messages, kip932_messages
 
 _COMMENTS = re.compile(r"^\s*//.*$", re.MULTILINE)
 
@@ -71,6 +71,10 @@ def _definitions() -> importlib.resources.abc.Traversable:
 def load_message(name: str) -> dict:
     """One message definition, comments stripped and common structs inlined."""
     data = kip848_messages.definition(name)  # the KIP-848 messages kafka-python's folder lacks
+    if data is None:
+        data = kip932_messages.definition(name)  # KIP-932's, likewise
+    if data is None:
+        data = kip714_messages.definition(name)  # likewise the KIP-714 telemetry messages
     if data is None:
         text = _definitions().joinpath(name + ".json").read_text(encoding="utf-8")
         data = json.loads(_COMMENTS.sub("", text))

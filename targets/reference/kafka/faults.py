@@ -40,6 +40,74 @@ FAULTS: dict[str, str] = {
         "this hands the group to the classic protocol, dropping its members",
     "kafka.consumer-group-commit-epoch-unchecked":
         "OffsetCommit v9+ at a stale member epoch gets STALE_MEMBER_EPOCH (113) (KIP-848); this commits it",
+    "kafka.telemetry-instance-id-not-assigned":
+        "GetTelemetrySubscriptions with a zero ClientInstanceId is answered a new non-zero UUID (KIP-714); this "
+        "answers the zero id back",
+    "kafka.telemetry-subscription-id-unstable":
+        "A push under the SubscriptionId GetTelemetrySubscriptions answered is accepted (KIP-714); this answers a "
+        "SubscriptionId other than the one pushes are checked against, so every push gets UNKNOWN_SUBSCRIPTION_ID",
+    "kafka.telemetry-subscription-unchecked":
+        "A push under another SubscriptionId than the instance's gets UNKNOWN_SUBSCRIPTION_ID (117) (KIP-714); "
+        "this accepts any",
+    "kafka.telemetry-compression-unchecked":
+        "A push with a CompressionType not among AcceptedCompressionTypes gets UNSUPPORTED_COMPRESSION_TYPE (76) "
+        "(KIP-714); this does not check it",
+    "kafka.telemetry-size-unchecked":
+        "A push whose Metrics exceed TelemetryMaxBytes gets TELEMETRY_TOO_LARGE (118) (KIP-714); this does not "
+        "check the size",
+    "kafka.telemetry-null-instance-accepted":
+        "A push with a zero ClientInstanceId gets INVALID_REQUEST (42) (KIP-714); this handles it as an instance",
+    "kafka.share-group-join-epoch-zero":
+        "A member joining a share group gets a member epoch above 0 (KIP-932); this answers MemberEpoch 0",
+    "kafka.share-group-assignment-omitted":
+        "The share-group heartbeat answer carries a changed assignment (KIP-932); this always answers Assignment "
+        "null",
+    "kafka.share-group-epoch-unchecked":
+        "A share-group heartbeat at a stale member epoch gets FENCED_MEMBER_EPOCH (110) (KIP-932); this accepts "
+        "any epoch",
+    "kafka.share-group-unknown-member-joins":
+        "A share-group heartbeat (epoch > 0) from an unknown member gets UNKNOWN_MEMBER_ID (25) (KIP-932); this "
+        "joins it",
+    "kafka.share-group-leave-ignored":
+        "MemberEpoch -1 removes the share-group member (KIP-932); this answers -1 but keeps it",
+    "kafka.share-group-fields-unchecked":
+        "A share-group heartbeat with an empty GroupId/MemberId or a join without SubscribedTopicNames gets "
+        "INVALID_REQUEST (42) (KIP-932); this accepts it",
+    "kafka.share-group-describe-no-assignment":
+        "ShareGroupDescribe lists each member's assignment (ShareGroupDescribeResponse.json); this lists it empty",
+    "kafka.share-fetch-acquired-records-omitted":
+        "ShareFetch names the records it hands out in AcquiredRecords (KIP-932, ShareFetchResponse.json); this "
+        "returns the records with no AcquiredRecords",
+    "kafka.share-records-acquired-twice":
+        "A record locked by one share-group member is not delivered to another (KIP-932 in-flight records); this "
+        "acquires locked records again for whoever fetches",
+    "kafka.share-accept-redelivers":
+        "An ACCEPTed record is never delivered again (KIP-932); this treats ACCEPT as RELEASE",
+    "kafka.share-release-ignored":
+        "A RELEASEd record becomes available at once (KIP-932); this answers 0 and keeps it locked until its lock "
+        "expires",
+    "kafka.share-reject-redelivers":
+        "A REJECTed record is archived (KIP-932); this treats REJECT as RELEASE",
+    "kafka.share-ack-state-unchecked":
+        "Acknowledging a record the member does not hold gets INVALID_RECORD_STATE (121) (KIP-932); this applies "
+        "it",
+    "kafka.share-ack-batches-unchecked":
+        "Overlapping, unsorted or inverted acknowledgement batches get INVALID_REQUEST (42) (KIP-932); this "
+        "applies them",
+    "kafka.share-delivery-count-frozen":
+        "Each delivery increments a record's delivery count (KIP-932); this keeps it at 1",
+    "kafka.share-delivery-limit-ignored":
+        "A record released at group.share.delivery.count.limit deliveries is archived (KIP-932); this makes it "
+        "available again forever",
+    "kafka.share-lock-never-expires":
+        "An acquisition lock expires after group.share.record.lock.duration.ms, giving the record back (KIP-932); "
+        "this never expires locks",
+    "kafka.share-session-epoch-unchecked":
+        "A ShareFetch at another epoch than its share session's next gets INVALID_SHARE_SESSION_EPOCH (123) "
+        "(KIP-932); this accepts any epoch",
+    "kafka.share-session-unknown-opens":
+        "A ShareFetch/ShareAcknowledge at epoch > 0 without a share session gets SHARE_SESSION_NOT_FOUND (122) "
+        "(KIP-932); this opens one at that epoch",
     "kafka.crc-ieee":
         "RecordBatch CRC is CRC-32C over attributes..end (protocol guide 'Record Batch', KIP-98); "
         "this validates it with CRC-32 IEEE, so correct batches get CORRUPT_MESSAGE (2)",
@@ -219,6 +287,30 @@ FAULTS: dict[str, str] = {
     "kafka.txn-timeout-unchecked":
         "A transactional InitProducerId needs 0 < TransactionTimeoutMs <= transaction.max.timeout.ms "
         "(TransactionStateManager.validateTransactionTimeoutMs); this accepts any timeout",
+    "kafka.txn-v2-implicit-add-any-version":
+        "A transactional Produce below v12 to a partition not in the transaction is refused INVALID_TXN_STATE "
+        "(KIP-890 part 1); this adds the partition at every version, as v12 does",
+    "kafka.txn-v2-implicit-add-missing":
+        "A transactional Produce v12+ adds its partition to the transaction (KIP-890 part 2); this keeps "
+        "version-1 rules and refuses a partition not added with INVALID_TXN_STATE (48)",
+    "kafka.txn-v2-offsets-add-missing":
+        "TxnOffsetCommit v5+ adds its group to the transaction (KIP-890 part 2); this refuses a group not added "
+        "with AddOffsetsToTxn (48)",
+    "kafka.txn-v2-epoch-not-bumped":
+        "EndTxn v5+ bumps the epoch and answers it (KIP-890 part 2, EndTxnResponse v5); this answers the same "
+        "epoch",
+    "kafka.txn-v2-marker-old-epoch":
+        "The markers of an EndTxn v5+ carry the bumped epoch (KIP-890 part 2); this writes them under the "
+        "transaction's own epoch",
+    "kafka.txn-v2-old-epoch-accepted":
+        "After EndTxn v5+ a Produce under the old epoch is fenced, INVALID_PRODUCER_EPOCH (47) (KIP-890 part 2); "
+        "this appends the late write",
+    "kafka.txn-v2-end-retry-fenced":
+        "An EndTxn v5+ retried under the epoch it bumped is answered success with the new epoch again "
+        "(KIP-890 part 2); this fences it",
+    "kafka.txn-v2-bump-any-version":
+        "EndTxn below v5 keeps the epoch (KIP-890: version 2 is chosen by EndTxn v5+); this bumps it at every "
+        "version, so an old client's next request is fenced",
     "kafka.invalid-acks-wrong-error":
         "Produce with acks outside -1, 0, 1 fails with INVALID_REQUIRED_ACKS (21) (KafkaApis.handleProduceRequest); "
         "this answers the generic INVALID_REQUEST (42)",
@@ -337,6 +429,13 @@ FAULTS: dict[str, str] = {
 
 #: Other readings the spec permits (``--variant``): the whole suite must pass against each.
 VARIANTS: dict[str, str] = {
+    "kafka.telemetry-push-unthrottled": "a PushTelemetry sooner than PushIntervalMs after the last one is accepted "
+                                        "(no THROTTLING_QUOTA_EXCEEDED)",
+    "kafka.telemetry-terminating-forgotten": "a push after the instance's terminating push is handled as any other",
+    "kafka.telemetry-metrics-unread": "Metrics are not decompressed or read (Kafka without a client telemetry "
+                                      "receiver plugin): any bytes within TelemetryMaxBytes are accepted",
+    "kafka.share-group-exclusive-partitions": "the share-group assignor gives each partition to one member; members beyond the partition count stay idle (KIP-932 leaves the assignor pluggable)",
+    "kafka.share-auto-offset-earliest": "a share partition starts at the log start (share.auto.offset.reset earliest) instead of the latest offset",
     "kafka.sasl-apis-on-plaintext": "a listener without SASL advertises SaslHandshake and SaslAuthenticate, as "
                                     "Apache Kafka's PLAINTEXT listeners do, and answers them ILLEGAL_SASL_STATE (34)",
     "kafka.fetch-immediate-empty": "a Fetch with MaxWaitMs 0 is answered at once with no records, whatever is there",
@@ -391,6 +490,9 @@ VARIANTS: dict[str, str] = {
     "kafka.txn-timeout-no-fence":
         "a timed-out transaction is aborted under the same epoch, so the producer's late commit "
         "gets INVALID_TXN_STATE (48) instead of being fenced",
+    "kafka.txn-v2-late-write-producer-fenced":
+        "a transactional Produce v12+ under an epoch EndTxn v5 left behind gets PRODUCER_FENCED (90), the "
+        "coordinator's own answer, instead of INVALID_PRODUCER_EPOCH (47)",
     "kafka.read-only-invalid-config":
         "altering a static broker config is refused with INVALID_CONFIG (40) instead of "
         "INVALID_REQUEST (42)",

@@ -241,6 +241,12 @@ _DECOMPRESS = {
 }
 
 
+def decompress(codec: int, data: bytes) -> bytes:
+    """``data`` decompressed with a record batch codec id (0 none ... 4 zstd), bounded as batches are; KeyError for
+    an unknown id, another exception for data the codec cannot read (KIP-714 telemetry reuses Kafka's codec ids)."""
+    return data if codec == 0 else _DECOMPRESS[codec](data)
+
+
 def record_timestamps(data: bytes) -> list[int]:
     """Timestamps of a stored batch's records, decompressing when needed (ListOffsets by timestamp)."""
     batch = parse_header(data)

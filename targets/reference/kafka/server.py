@@ -33,6 +33,7 @@ from wirecheck.targets.reference.kafka.options import KafkaOptions
 from wirecheck.targets.reference.kafka.producers import Producers
 from wirecheck.targets.reference.kafka.sasl import Authenticator, read_users
 from wirecheck.targets.reference.kafka.storage import Storage
+from wirecheck.targets.reference.kafka.telemetry import Telemetry
 
 log = logging.getLogger("wirecheck.broker.kafka")
 
@@ -62,9 +63,9 @@ APIS: dict[int, tuple[str, int, int]] = {
     20: ("DeleteTopics", 1, 6),
     22: ("InitProducerId", 0, 5),
     24: ("AddPartitionsToTxn", 0, 3),  # v4+: the broker-to-broker batched form (KIP-890), not implemented
-    25: ("AddOffsetsToTxn", 0, 3),  # v4+ (and EndTxn/TxnOffsetCommit v4+) belong to KIP-890's TRANSACTION_ABORTABLE
-    26: ("EndTxn", 0, 3),
-    28: ("TxnOffsetCommit", 0, 3),
+    25: ("AddOffsetsToTxn", 0, 4),  # v4 (EndTxn, TxnOffsetCommit too): TRANSACTION_ABORTABLE allowed, never sent
+    26: ("EndTxn", 0, 5),  # v5: transaction protocol version 2 (KIP-890 part 2, transactions_v2.py)
+    28: ("TxnOffsetCommit", 0, 5),  # v5: adds its group to the transaction itself (TV2)
     21: ("DeleteRecords", 0, 2),
     23: ("OffsetForLeaderEpoch", 2, 4),  # v0-1 are gone from the definitions (Kafka 4)
     32: ("DescribeConfigs", 1, 4),  # v0 likewise
@@ -77,7 +78,15 @@ APIS: dict[int, tuple[str, int, int]] = {
     61: ("DescribeProducers", 0, 0),
     68: ("ConsumerGroupHeartbeat", 0, 1),  # KIP-848 (consumer_groups.py)
     69: ("ConsumerGroupDescribe", 0, 1),
+    76: ("ShareGroupHeartbeat", 1, 1),  # KIP-932 share groups (share_groups.py, share_fetch.py): Kafka 4.1's
+    77: ("ShareGroupDescribe", 1, 1),  # versions (v0 was the early-access format, removed)
+    78: ("ShareFetch", 1, 2),
+    79: ("ShareAcknowledge", 1, 2),
+    71: ("GetTelemetrySubscriptions", 0, 0),  # KIP-714 (telemetry.py); not advertised under --no-kafka-telemetry
+    72: ("PushTelemetry", 0, 0),
 }
+
+TELEMETRY_KEYS = (71, 72)
 
 #: Advertised only when SASL is enabled (``--kafka-sasl-users``). SaslHandshake v0 (raw tokens after the handshake,
 #: before KIP-152) is not offered.
@@ -139,6 +148,9 @@ class KafkaPersonality:
             retention_check_ms=options.retention_check_ms,
             consumer_heartbeat_ms=options.consumer_heartbeat_ms,
             consumer_session_ms=options.consumer_session_ms,
+            share_lock_ms=options.share_lock_ms,
+            share_delivery_limit=options.share_delivery_limit,
+            share_max_record_locks=options.share_max_record_locks,
         )
         coordinator = groups.Coordinator(
             min_session_ms=options.min_session_ms,
@@ -171,6 +183,10 @@ class KafkaPersonality:
             if saved is not None:
                 coordinator_state.restore(saved, coordinator, b.transactions)
             b.transactions.on_change = self._save_coordinator
+        metrics = {"all": [""], "none": []}.get(options.telemetry_metrics,
+                                                 [m for m in options.telemetry_metrics.split(",") if m])
+        self.telemetry = Telemetry(options.telemetry_push_ms, options.telemetry_max_bytes, metrics, self.active,
+                                   self.variants)
         self._plain_handlers = {
             0: b.produce, 2: b.list_offsets, 8: b.offset_commit, 9: b.offset_fetch, 12: b.heartbeat,
             13: b.leave_group, 15: b.describe_groups, 16: b.list_groups, 19: b.create_topics, 20: b.delete_topics,
@@ -178,7 +194,8 @@ class KafkaPersonality:
             28: b.txn_offset_commit, 32: b.configs.describe, 33: b.configs.alter, 44: b.configs.incremental_alter,
             21: b.admin.delete_records, 23: b.admin.offset_for_leader_epoch, 37: b.admin.create_partitions,
             42: b.admin.delete_groups, 47: b.admin.offset_delete, 61: b.admin.describe_producers,
-            69: b.consumer_groups.describe,
+            69: b.consumer_groups.describe, 77: b.share_groups.describe, 79: b.share_fetcher.share_acknowledge,
+            71: self.telemetry.subscriptions, 72: self.telemetry.push,
         }
         self.sasl = Authenticator(read_users(options.sasl_users), self.active) if options.sasl_users else None
         sasl_apis = self.sasl is not None or "sasl-apis-on-plaintext" in self.variants
@@ -186,6 +203,9 @@ class KafkaPersonality:
                                                   "compact-string-length-two-bytes" in self.active)
         apis = {**APIS, **SASL_APIS} if sasl_apis else APIS
         self.ranges = {key: (low, high) for key, (_, low, high) in apis.items()}
+        if not options.telemetry:  # --no-kafka-telemetry: keys 71 and 72 unknown, as to a broker without KIP-714
+            self.ranges = {key: r for key, r in self.ranges.items() if key not in TELEMETRY_KEYS}
+            self.requests = {key: m for key, m in self.requests.items() if key not in TELEMETRY_KEYS}
         if "produce-min-three" in self.variants:
             self.ranges[0] = (3, self.ranges[0][1])  # variant: the real minimum advertised, v0-2 unadvertised
         if "advertise-unimplemented" in self.active:
@@ -206,6 +226,7 @@ class KafkaPersonality:
             self._retention_timer.cancel()
         self.broker.coordinator.close()
         self.broker.consumer_groups.close()
+        self.broker.share_groups.close()
         self.broker.storage.close()
 
     # ------------------------------------------------------------------------------------------ connection
@@ -384,6 +405,10 @@ class KafkaPersonality:
             return await b.sync_group(req, version)
         if key == 68:
             return b.consumer_groups.heartbeat(req, version, client_id, client_host)
+        if key == 76:
+            return b.share_groups.heartbeat(req, version, client_id, client_host)
+        if key == 78:
+            return await b.share_fetcher.share_fetch(req, version)
         if key == 18:
             return self._api_versions(req, version)
         raise AssertionError(f"no handler for advertised key {key}")

@@ -1,7 +1,8 @@
 """The transaction coordinator (KIP-98, KIP-447 client side): one state machine per transactional id.
 
 Follows TransactionCoordinator / TransactionStateManager (Kafka 3.x), transaction protocol version 1 (the
-producer calls AddPartitionsToTxn itself; no ``transaction.version`` feature is advertised):
+producer calls AddPartitionsToTxn itself); version 2 (KIP-890 part 2: Produce v12+, TxnOffsetCommit v5+, EndTxn
+v5+) is in transactions_v2.py, hooked in at check_produce, commit_offsets and the EndTxn handler:
 - InitProducerId with a transactional id bumps the epoch (producers.py fences the old one). An ongoing
   transaction is fenced (epoch bumped), aborted (markers written) and the request answered CONCURRENT_TRANSACTIONS
   (51): the producer asks again and the retry bumps the epoch once more, as Kafka's coordinator does. Decision: a
@@ -29,7 +30,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from wirecheck.targets.reference.kafka import groups, records
+from wirecheck.targets.reference.kafka import groups, records, transactions_v2
 
 NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE = 0, 3, 47, 48
 INVALID_TRANSACTION_TIMEOUT = 50
@@ -50,6 +51,7 @@ class Transaction:
     groups: set[str] = field(default_factory=set)
     offsets: dict[str, dict[tuple[str, int], groups.CommittedOffset]] = field(default_factory=dict)
     timer: asyncio.TimerHandle | None = None  # the transaction timeout while Ongoing
+    v2_end: tuple | None = None  # ((pid, epoch) left, (pid, epoch) reached, committed) of the last EndTxn v5+
 
 
 class Transactions:
@@ -114,6 +116,8 @@ class Transactions:
                        offsets: dict[tuple[str, int], groups.CommittedOffset]) -> dict[tuple[str, int], int]:
         """TxnOffsetCommit: held until EndTxn. The group must have been added with AddOffsetsToTxn."""
         error, txn = self._current(transactional_id, producer_id, epoch, version)
+        if not error and version >= transactions_v2.TXN_OFFSET_COMMIT_V2:
+            transactions_v2.offsets_add(self, txn, group)  # TV2: the group joins the transaction itself
         if not error and (txn.state != ONGOING or group not in txn.groups):
             error = INVALID_TXN_STATE
         results = {}
@@ -137,8 +141,11 @@ class Transactions:
             return NONE
         return INVALID_TXN_STATE
 
-    def check_produce(self, topic: str, partition: int, producer_id: int, epoch: int) -> int:
-        """A transactional batch is accepted only for a partition its producer's ongoing transaction added."""
+    def check_produce(self, topic: str, partition: int, producer_id: int, epoch: int, version: int = 0) -> int:
+        """A transactional batch is accepted only for a partition its producer's ongoing transaction added
+        (KIP-890 part 1); from Produce v12 the batch adds it (TV2)."""
+        if version >= transactions_v2.PRODUCE_V2 or "txn-v2-implicit-add-any-version" in self.faults:
+            return transactions_v2.produce_adds(self, topic, partition, producer_id, epoch)
         txn = self.by_producer.get(producer_id)
         if txn is None or epoch < txn.epoch:
             return INVALID_PRODUCER_EPOCH if txn is not None else INVALID_TXN_STATE

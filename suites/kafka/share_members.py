@@ -1,0 +1,189 @@
+"""The share-group member the KIP-932 cases drive by hand (suites/kafka/test_share_groups.py and the stateful model,
+test_share_stateful.py): one connection per member, its membership, share session and what it acquired.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from wirecheck.protocols.kafka import errors, records
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.kafka.client import C, DataPath, expect, short
+from wirecheck.suites.kafka.test_consumer_groups import partitions_of, topic_layout
+
+HEARTBEAT, DESCRIBE, SHARE_FETCH, SHARE_ACK = 76, 77, 78, 79
+GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
+FENCED_MEMBER_EPOCH, INVALID_RECORD_STATE = 110, 121
+SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH = 122, 123
+LEAVE = -1
+EXPECT_MS, NOTHING_MS = 500, 300  # MaxWaitMs when records should come, and when none should
+
+
+class ShareMember:
+    """One share-group member on its own connection: its id, epoch, assignment and share session epoch."""
+
+    def __init__(self, target, group: str, topic: str, topic_id, partitions: int):
+        self.client = DataPath(target)
+        self.hb_version = self.client.version(HEARTBEAT, 1, low=1)
+        self.fetch_version = self.client.version(SHARE_FETCH, 2, low=1)
+        self.group, self.topic, self.topic_id, self.partitions = group, topic, topic_id, partitions
+        self.member_id = str(uuid.uuid4())  # v1: the client generates it (KIP-932)
+        self.epoch = 0
+        self.owned: set[tuple] = set()
+        self.session_epoch = 0  # the next ShareSessionEpoch to send: 0 opens
+        self.pending: dict[int, int] = {}  # what the opening fetch acquired, not yet taken
+
+    # -- membership --------------------------------------------------------------------------------------
+
+    def heartbeat(self, clause_id: str, **fields) -> dict:
+        body = {"GroupId": self.group, "MemberId": self.member_id, "MemberEpoch": self.epoch, "RackId": None,
+                "SubscribedTopicNames": None, **fields}
+        return self.client.call(HEARTBEAT, self.hb_version, body, clause_id)
+
+    def join(self, clause_id: str = "kafka.share-group.join") -> dict:
+        answer = self.heartbeat(clause_id, MemberEpoch=0, SubscribedTopicNames=[self.topic])
+        expect(clause_id, answer["ErrorCode"], errors.NONE)
+        if answer["MemberEpoch"] <= 0:
+            raise Divergence(C["kafka.share-group.join"], "a MemberEpoch above 0", short(answer))
+        self.take(answer)
+        return answer
+
+    def take(self, answer: dict) -> None:
+        self.epoch = answer["MemberEpoch"]
+        if answer["Assignment"] is not None:
+            self.owned = partitions_of(answer["Assignment"])
+
+    # -- share sessions ----------------------------------------------------------------------------------
+
+    def fetch(self, clause_id: str, acks: list[dict] | None = None, wait_ms: int = EXPECT_MS,
+              epoch: int | None = None, partitions: bool = True, max_records: int = 500) -> dict:
+        """One ShareFetch of partition 0 at the session's next epoch (or ``epoch``), with ``acks`` piggy-backed;
+        the session epoch moves on when the answer has no top-level error."""
+        epoch = self.session_epoch if epoch is None else epoch
+        parts = [{"PartitionIndex": 0, "AcknowledgementBatches": acks or []}] if partitions or acks else []
+        body = {"GroupId": self.group, "MemberId": self.member_id, "ShareSessionEpoch": epoch, "MaxWaitMs": wait_ms,
+                "MinBytes": 1, "MaxBytes": 1 << 20, "MaxRecords": max_records, "BatchSize": max_records,
+                "ShareAcquireMode": 0, "IsRenewAck": False,
+                "Topics": [{"TopicId": self.topic_id, "Partitions": parts}] if parts else [],
+                "ForgottenTopicsData": []}
+        correlation_id = self.client.send(SHARE_FETCH, self.fetch_version, body)
+        answer = self.client.receive(SHARE_FETCH, self.fetch_version, correlation_id, clause_id,
+                                     deadline=self.client.session.deadline + wait_ms / 1000)
+        if answer["ErrorCode"] == errors.NONE and epoch == self.session_epoch:
+            self.session_epoch = epoch + 1 if epoch >= 0 else 0
+        return answer
+
+    def acknowledge(self, clause_id: str, acks: list[dict], epoch: int | None = None) -> dict:
+        epoch = self.session_epoch if epoch is None else epoch
+        body = {"GroupId": self.group, "MemberId": self.member_id, "ShareSessionEpoch": epoch, "IsRenewAck": False,
+                "Topics": [{"TopicId": self.topic_id,
+                            "Partitions": [{"PartitionIndex": 0, "AcknowledgementBatches": acks}]}]}
+        answer = self.client.call(SHARE_ACK, self.fetch_version, body, clause_id)
+        if answer["ErrorCode"] == errors.NONE and epoch == self.session_epoch:
+            self.session_epoch = epoch + 1 if epoch >= 0 else 0
+        return answer
+
+    def open(self) -> None:
+        """The first ShareFetch: opens the share session (and, on first use, the share partition at latest)."""
+        answer = self.fetch("kafka.share-fetch.acquire", wait_ms=0)
+        expect("kafka.share-fetch.acquire", answer["ErrorCode"], errors.NONE)
+        self.pending = acquired(answer, "kafka.share-fetch.acquire")  # it may acquire what is already there
+
+    def take_records(self, clause_id: str, want: int = 1, wait_ms: int = EXPECT_MS,
+                     acks: list[dict] | None = None, tries: int = 3) -> dict[int, int]:
+        """ShareFetches until ``want`` offsets are acquired (at most ``tries``): offset -> delivery count, with
+        what the opening fetch acquired."""
+        got, self.pending = dict(self.pending), {}
+        for _ in range(tries):
+            got.update(acquired(self.fetch(clause_id, acks=acks, wait_ms=wait_ms), clause_id))
+            acks = None
+            if len(got) >= want:
+                break
+        return got
+
+
+def partition_of(answer: dict, clause_id: str) -> dict | None:
+    expect(clause_id, answer["ErrorCode"], errors.NONE)
+    for topic in answer["Responses"]:
+        for partition in topic["Partitions"]:
+            if partition["PartitionIndex"] == 0:
+                return partition
+    return None
+
+
+def acquired(answer: dict, clause_id: str) -> dict[int, int]:
+    """offset -> delivery count of what one ShareFetch answer acquired (partition 0), each offset a record the
+    answer carries (kafka.share-fetch.acquire)."""
+    partition = partition_of(answer, clause_id)
+    if partition is None:
+        return {}
+    expect(clause_id, partition["ErrorCode"], errors.NONE)
+    ranges = {o: r["DeliveryCount"] for r in partition["AcquiredRecords"]
+              for o in range(r["FirstOffset"], r["LastOffset"] + 1)}
+    carried = {b.base_offset + r.offset_delta for b in records.decode_batches(partition["Records"] or b"",
+                                                                              allow_partial_tail=True)
+               for r in b.records}
+    if carried - set(ranges) and not ranges:
+        raise Divergence(C["kafka.share-fetch.acquire"], "AcquiredRecords covering the records returned",
+                         f"records at {sorted(carried)[:10]} and no AcquiredRecords")
+    if set(ranges) - carried:
+        raise Divergence(C["kafka.share-fetch.acquire"], "records for every acquired offset",
+                         f"acquired {sorted(set(ranges) - carried)[:10]} without their records")
+    return ranges
+
+
+def ack(first: int, last: int, kind: int) -> dict:
+    return {"FirstOffset": first, "LastOffset": last, "AcknowledgeTypes": [kind]}
+
+
+def ack_error(answer: dict, clause_id: str, fetch: bool) -> int:
+    """The acknowledgement's error: top-level when the target refuses the whole request, else the partition's."""
+    if answer["ErrorCode"] != errors.NONE:
+        return answer["ErrorCode"]
+    partition = partition_of(answer, clause_id)
+    if partition is None:
+        raise Divergence(C[clause_id], "an answer for the acknowledged partition", short(answer))
+    return partition["AcknowledgeErrorCode" if fetch else "ErrorCode"]
+
+
+class Setup:
+    """A fresh one-partition topic and a fresh share group on it."""
+
+    def __init__(self, target, partitions: int = 1):
+        self.target = target
+        self.client = DataPath(target)
+        self.client.version(HEARTBEAT, 1, low=1)  # UNIMPLEMENTED unless share groups are advertised
+        self.client.version(SHARE_FETCH, 2, low=1)
+        self.client.version(SHARE_ACK, 2, low=1)
+        with target.precondition("a topic for the share group, its id described"):
+            self.topic = self.client.topic("sg", partitions)
+            self.topic_id, self.partitions = topic_layout(self.client, self.topic)
+        self.group = target.unique("sg")
+
+    def member(self) -> ShareMember:
+        return ShareMember(self.target, self.group, self.topic, self.topic_id, self.partitions)
+
+    def joined(self) -> ShareMember:
+        m = self.member()
+        with self.target.precondition(f"member joined share group {self.group} and opened its share session"):
+            m.join()
+            m.open()
+        return m
+
+    def produce(self, count: int) -> list[int]:
+        """``count`` records appended: their offsets."""
+        with self.target.precondition(f"{count} records produced to {self.topic}"):
+            base = self.client.append(self.topic, records.build_batch([b"v%d" % i for i in range(count)]))
+        return list(range(base, base + count))
+
+
+def holding(target, count: int = 1) -> tuple[Setup, ShareMember, list[int]]:
+    """A joined member that acquired ``count`` freshly produced records (a precondition)."""
+    s = Setup(target)
+    m = s.joined()
+    offsets = s.produce(count)
+    with target.precondition(f"the member acquired the {count} records produced"):
+        got = m.take_records("kafka.share-fetch.acquire", want=count)
+        if set(offsets) - set(got):
+            raise Divergence(C["kafka.share-fetch.acquire"], f"offsets {offsets} acquired", f"{sorted(got)}")
+    return s, m, offsets
