@@ -15,7 +15,7 @@ Without ``--target`` the bundled reference broker is started (targets.launcher) 
 printed, with the rate they would reach with a full core each: on a shared machine the wall-clock rate depends
 on the neighbours, the CPU time per case much less. ``--cprofile FILE`` writes a profile of the fuzzer side.
 
-A protocol takes part through ``strategies/<name>.py``: ``fuzz_setup(name)`` (requests that prepare the target),
+A protocol takes part through ``strategies/<name>`` (its adapter): ``fuzz_setup(name)`` (requests that prepare the target),
 ``fuzz_adapter(name, answers)`` (the engine's adapter) and the adapter's ``seeds()`` (the raw-replay requests).
 A protocol with several endpoints names the framed one it fuzzes in ``FUZZ_ENDPOINT`` (default: the primary);
 ``--target`` is then that endpoint's address.

@@ -83,6 +83,18 @@ def overlong_uvarint(value: int, total_bytes: int) -> bytes:
     return bytes([g | 0x80 for g in groups[:-1]] + [groups[-1]])
 
 
+def set_int(data: bytes, span: Span, value: int) -> bytes:
+    """``value`` written into the span: varint prefixes re-encode it, any other field keeps its width and takes
+    the value modulo its size (so -1 in a u32 is 0xFFFFFFFF, as the wire would carry it)."""
+    if "varint" in span.prefix:
+        return set_number(data, span, value)
+    return replace(data, span, (value % 2 ** (8 * span.size)).to_bytes(span.size, "big"))
+
+
+def insert(data: bytes, at: int, new: bytes) -> bytes:
+    return data[:at] + new + data[at:]
+
+
 def flip_bit(data: bytes, position: int, bit: int = 0) -> bytes:
     return data[:position] + bytes([data[position] ^ (1 << bit)]) + data[position + 1 :]
 

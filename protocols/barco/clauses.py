@@ -60,7 +60,7 @@ _CLAUSES = [
            "header is read at the right place.", "notes §2.7, §10.9", SHOULD,
            "D6: skip the body (upstream does not read it and desyncs). Notes §10.9 also permits taking it for a "
            "protocol error (variant barco.control-body-closes: ERROR(0), then a close): NON-STRICT; so an unknown "
-           "opcode with a body may close after its ERROR(0) (strategies/barco.py barco-opcode)."),
+           "opcode with a body may close after its ERROR(0) (strategies/barco/mutants.py barco-opcode)."),
     Clause("barco.framing.pipelining", "Frames sent back to back are each answered exactly once, matched by stream "
            "id (responses may come in any order).", "notes §2.6, §10.14", MUST),
     # -- binary producer operations ------------------------------------------------------------------------

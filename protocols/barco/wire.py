@@ -50,14 +50,30 @@ def crc(header9: bytes) -> int:
     return zlib.crc32(header9) & 0xFFFFFFFF
 
 
+HEADER_FIELDS = ("version", "flags", "stream_id", "opcode", "body_length")  # in HEADER's order; then the crc
+
+
 def header(opcode: int, body_length: int, stream_id: int = 0, flags: int = 0, version: int = VERSION,
-           crc_value: int | None = None) -> bytes:
+           crc_value: int | None = None, trace: list | None = None) -> bytes:
+    """The 13-byte header; ``trace`` (if given) receives ``(path, kind, start, end, prefix)`` per field."""
     head = HEADER.pack(version, flags, stream_id, opcode, body_length)
+    if trace is not None:
+        at = 0
+        for name, code in zip(HEADER_FIELDS, HEADER.format.lstrip(">")):
+            width = struct.calcsize(">" + code)
+            trace.append((name, "fixed", at, at + width, f"uint{8 * width}"))
+            at += width
+        trace.append(("crc", "crc", at, HEADER_SIZE, "uint32"))
     return head + struct.pack(">I", crc(head) if crc_value is None else crc_value)
 
 
-def frame(opcode: int, body: bytes = b"", stream_id: int = 0, flags: int = 0, version: int = VERSION) -> bytes:
-    return header(opcode, len(body), stream_id, flags, version) + body
+def frame(opcode: int, body: bytes = b"", stream_id: int = 0, flags: int = 0, version: int = VERSION,
+          trace: list | None = None) -> bytes:
+    """A whole frame; ``trace`` receives the header's fields and ``body`` (what follows the header)."""
+    out = header(opcode, len(body), stream_id, flags, version, trace=trace) + body
+    if trace is not None:
+        trace.append(("body", "data", HEADER_SIZE, len(out), ""))
+    return out
 
 
 @dataclass(frozen=True)
@@ -109,11 +125,32 @@ def split_messages(data: bytes) -> list[bytes]:
 
 
 def produce_body(topic: bytes | str, messages: list[bytes], key: bytes | str = b"",
-                 timestamp: int | None = None) -> bytes:
+                 timestamp: int | None = None, trace: list | None = None) -> bytes:
+    """A PRODUCE body; ``trace`` (if given) receives ``(path, kind, start, end, prefix)`` per field, offsets
+    counted from the frame start (the body follows the header)."""
     topic = topic.encode() if isinstance(topic, str) else topic
     key = key.encode() if isinstance(key, str) else key
     head = b"" if timestamp is None else struct.pack(">q", timestamp)
-    return head + bytes([len(key)]) + key + bytes([len(topic)]) + topic + messages_part(messages)
+    body = head + bytes([len(key)]) + key + bytes([len(topic)]) + topic + messages_part(messages)
+    if trace is not None:
+        _trace_produce(trace, len(head), key, topic, messages)
+    return body
+
+
+def _trace_produce(trace: list, head: int, key: bytes, topic: bytes, messages: list[bytes]) -> None:
+    at = HEADER_SIZE
+    if head:
+        trace.append(("timestamp", "fixed", at, at + head, "int64"))
+        at += head
+    for name, value in (("key", key), ("topic", topic)):
+        trace.append((name, "length", at, at + 1, "uint8"))
+        trace.append((name, "data", at + 1, at + 1 + len(value), "bytes"))
+        at += 1 + len(value)
+    trace.append(("messages", "data", at, at + len(messages_part(messages)), ""))
+    for index, message in enumerate(messages):
+        trace.append((f"messages[{index}]", "length", at, at + 4, "uint32"))
+        trace.append((f"messages[{index}]", "data", at + 4, at + 4 + len(message), "bytes"))
+        at += 4 + len(message)
 
 
 def produce(topic: bytes | str, messages: list[bytes], key: bytes | str = b"", stream_id: int = 1,

@@ -448,7 +448,10 @@ def _trace(trace: list, f: Field, start: int, end: int) -> None:
 
 
 def encode(code: int | str, values: dict | None = None, trace: list | None = None, **kw) -> bytes:
+    """A whole frame; ``trace`` (if given) receives the header's two fields, then the payload's."""
     code = BY_NAME[code].code if isinstance(code, str) else code
+    if trace is not None:
+        trace += [("type", "fixed", 0, 4, "int32"), ("length", "fixed", 4, HEADER_SIZE, "int32")]
     return frame(code, encode_payload(code, {**(values or {}), **kw}, trace))
 
 

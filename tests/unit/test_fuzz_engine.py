@@ -277,4 +277,5 @@ def test_every_span_operator_gives_bytes_on_a_traced_frame():
                 out = operators.apply(op.name, random.Random(0), seed.frame, span)
                 assert isinstance(out, bytes) and out != seed.frame or op.name in ("boundary-int", "swap-fields")
                 applied += 1
-        assert applied or op.kinds == ("crc",), op.name
+        # kinds () (a protocol's rule names the span) and ("crc",) find no span in these frames
+        assert applied or op.kinds in ((), ("crc",)), op.name
