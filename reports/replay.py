@@ -15,7 +15,7 @@ REACTIONS = ("recv", "partial", "closed", "reset", "silent")
 LIVENESS_NOTE = "liveness probe"  # the note the runner writes before its probe (targets/runner/run.py)
 
 
-#: the note target.concurrently writes: connections raced, so the order the server saw is not in the transcript
+#: the note target.races writes: connections raced, so the order the server saw is not in the transcript
 RACED_NOTE = "connections raced"
 #: the notes target.precondition writes around a case's setup (targets/runner/case.py): the reactions between them
 #: are marked "setup" in the file; the setup passed in the failing run, and a replay against a server in another

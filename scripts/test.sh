@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test command: wirecheck's own tests and, beside them, the Spark pipeline tests (one process: one JVM),
-# then every conformance suite against the bundled reference broker. Exit 0 only if every part ran tests and passed;
+# The test command: the static gates (scripts/lint.sh), wirecheck's own tests and, beside them, the Spark pipeline
+# tests (one process: one JVM), then every conformance suite against the bundled reference broker. Exit 0 only if every part ran tests and passed;
 # pytest's exit code 5 (no tests collected) counts as a failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -18,6 +18,9 @@ run() {
     status=1
   fi
 }
+
+# Static gates first (seconds): ruff and vulture, scripts/lint.sh.
+run bash scripts/lint.sh
 
 # The pipeline tests share one JVM and mostly wait on it (and on the JVMs they start), so they run beside the
 # self-tests: the two together take about the time of the longer one, not the sum. Their output follows.

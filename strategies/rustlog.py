@@ -1,7 +1,7 @@
 """RustLog requests, valid and mutated, derived from the layers' field kinds.
 
 Two engines share the same knowledge:
-- Hypothesis strategies (``valid_request``, ``invalid_request``, ``hostile_frame``) for property-based cases,
+- Hypothesis strategies (``valid_request``, ``hostile_frame``) for property-based cases,
   which shrink a failure to a minimal frame;
 - :class:`BulkMutator`, a seeded ``random.Random`` generator of plain bytes for the bulk engine
   (strategies/engine.py), thousands of mutants per second (scapy and Hypothesis are too slow for that loop).
@@ -178,11 +178,6 @@ def invalid_field_reaction(name: str, request: dict) -> reactions.Reaction:
     if field in NAME_CLAUSES and isinstance(request.get("topic"), str):
         return _NAME_REACTIONS[field]
     return INVALID_FIELDS
-
-
-def invalid_request(topic: str) -> st.SearchStrategy[dict]:
-    """A request with exactly one field missing or of the wrong type/range: always a 400, connection open."""
-    return st.sampled_from(invalid_field_variants(topic)).map(lambda pair: pair[1])
 
 
 @st.composite

@@ -34,7 +34,6 @@ MAX_MESSAGE_SIZE = 1 << 20  # POLAR_MAX_MESSAGE_SIZE (HTTP producer limit; decis
 #: the largest PRODUCE body: timestamp, a 255-byte key and topic with their lengths, and MAX_MESSAGE_SIZE of messages
 MAX_BODY = 8 + 1 + 255 + 1 + 255 + MAX_MESSAGE_SIZE
 MAX_ERROR_BODY = 512  # the Go client reads error bodies into a 512-byte buffer
-MAX_TOPIC = 255
 DEFAULT_RANGES = 4  # POLAR_CONSUMER_RANGES
 
 FRAMES_MIME = "application/vnd.polar.producer.frames"
@@ -210,26 +209,6 @@ def parse_known_error(body: bytes) -> tuple[int, str]:
             raise WireError(f"a {8 * width}-bit length prefix ({text[:width].hex()}) before the message "
                             f"(its length is the body length - 1, unprefixed)")
     return code, message
-
-
-def invalid_topic(topic: bytes | str) -> str | None:
-    """Why a topic name is refused (decision D5), or None: empty, over 255 bytes, '/', '\\', NUL, '..' or
-    bytes that are not UTF-8."""
-    raw = topic.encode() if isinstance(topic, str) else topic
-    if not raw:
-        return "empty topic name"
-    if len(raw) > MAX_TOPIC:
-        return f"topic name of {len(raw)} bytes (at most {MAX_TOPIC})"
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return "topic name is not UTF-8"
-    for bad in ("/", "\\", "\x00", ".."):
-        if bad in text:
-            return f"topic name contains {bad!r}"
-    if text.isspace() or any(ord(ch) < 0x20 for ch in text):
-        return "topic name contains control characters"
-    return None
 
 
 # -- records and chunks ------------------------------------------------------------------------------------------

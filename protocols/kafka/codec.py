@@ -246,7 +246,7 @@ class StructCodec:
             if end != len(payload):
                 raise DecodeError(f"tag {tag} has {len(payload)} bytes but its value used {end}", at, [name])
             value[name] = decoded
-        for tag, (name, _, default) in self.tagged.items():
+        for name, _, default in self.tagged.values():
             value.setdefault(name, default)
         if unknown:
             value[TAGGED] = unknown

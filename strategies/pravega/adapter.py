@@ -68,7 +68,10 @@ class PravegaFuzz:
         return [mutator.mutant("valid").frame for _ in range(16)]
 
 
-def setup_frames(segment: str, table: str, writer: uuid.UUID = uuid.UUID(int=0xFEED), token: str = "") -> list[bytes]:
+SETUP_WRITER = uuid.UUID(int=0xFEED)
+
+
+def setup_frames(segment: str, table: str, writer: uuid.UUID = SETUP_WRITER, token: str = "") -> list[bytes]:
     """Create ``segment`` with one event (13 bytes) and ``table`` with a key ``k``; one reply each."""
     data = cmd.event(b"hello")
     return [cmd.encode("CreateSegment", request_id=1, segment=segment, target_rate=0, scale_type=0,

@@ -4,7 +4,6 @@ import json
 
 import pytest
 
-from wirecheck.protocols.barco import wire
 from wirecheck.suites.barco.client import (Consumer, Producer, diverge, expect_records, expect_status, http, json_items,
                                             records_of, register_query, status_answered, unregistered_refused)
 

@@ -45,7 +45,6 @@ def test_pipelined_requests_are_answered_in_order(target):
     client, topic = new_topic(target, stem="order")
     version = client.version(messages.PRODUCE)
     offsets_version = client.version(messages.FETCH_OFFSETS)
-    start = client.log_end(topic)
     sent = []
     data = b""
     for i in range(12):  # Produce, Produce, ApiVersions, FetchOffsets, ...: every kind has others behind it

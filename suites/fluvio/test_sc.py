@@ -157,7 +157,7 @@ def test_status_names_the_topic(target):
 @case("fluvio.sc.object.unknown-label", hostile=True)
 def test_unknown_object_label(target):
     client = ScClient(target)
-    correlation_id = client.request(sc.WATCH, "NoSuchKind", {"epoch": 0, "summary": False})
+    client.request(sc.WATCH, "NoSuchKind", {"epoch": 0, "summary": False})
     reply = client.session.recv(target.deadline)
     if reply.outcome is Outcome.FRAME:
         raise Divergence(C["fluvio.sc.object.unknown-label"], "the connection closed",

@@ -20,12 +20,6 @@ CLIENT_ID = "wirecheck"  # default when no case is known; cases stamp "wirecheck
 _DEFAULT = object()
 
 
-def top_level_error(body: dict) -> int | None:
-    """The body's top-level ErrorCode, if the message has one."""
-    code = body.get("ErrorCode")
-    return code if isinstance(code, int) else None
-
-
 def expect(clause_id: str, code: int, *allowed: int) -> None:
     """An ErrorCode that must be one of ``allowed``; any other breaks ``clause_id``."""
     if code not in allowed:
@@ -161,11 +155,6 @@ class Kafka(AdvertisedVersions, StrictClient):
     @staticmethod
     def our_versions(api_key: int) -> tuple[int, int]:
         return messages.versions(api_key)
-
-    def highest(self, api_key: int) -> int:
-        """The highest version both the target and the definitions know."""
-        return self.common_version(api_key)
-
 
 # -- data-path helpers -----------------------------------------------------------------------------------------
 # Produce v13 and Fetch v13+ name topics by id; the cases use the highest version that still names them, which

@@ -4,7 +4,6 @@ transcript, unique resource names, the protocol's options."""
 from __future__ import annotations
 
 import importlib
-import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -140,30 +139,6 @@ class Target:
         """A later request of the case answers a value the server chose that a replay cannot compute anew (a SCRAM
         proof of the server's nonce): a replay that differs after this says so, NOT REPLAYABLE, with ``why``."""
         self.transcript.note(f"{UNREPLAYABLE_NOTE} {why}")
-
-    def concurrently(self, jobs: list, timeout: float = 30) -> list[Exception]:
-        """Run the callables at once, each in its own thread; the exceptions they raised. Under --differential
-        they run one after another: two servers given racing connections order them differently, and every
-        answer that depends on the order (offsets) would differ without either server being wrong."""
-        errors: list[Exception] = []
-
-        def run(job):
-            try:
-                job()
-            except Exception as exc:  # the caller reports them, with the others
-                errors.append(exc)
-
-        if self.differential:
-            for job in jobs:
-                run(job)
-            return errors
-        self.races(f"{len(jobs)} jobs at once")
-        threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout)
-        return errors
 
     def endpoint_address(self, endpoint: str | None = None) -> tuple[str, int]:
         """Where an endpoint listens: the target's address for the primary, else a known address (reference

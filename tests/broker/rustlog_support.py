@@ -55,16 +55,6 @@ class Client(RawClient):
         self.send(obj)
         return self.recv()
 
-    def is_closed(self) -> bool:
-        """True if the peer has closed: EOF or reset before the deadline (skipping any frames still queued)."""
-        try:
-            while True:
-                self.recv_frame()
-        except Closed:
-            return True
-        except socket.timeout:
-            return False
-
     def exchange(self, data: bytes, wait: float = DEADLINE) -> tuple[dict | None, bool]:
         """Send raw bytes: (the first response frame or None, whether the connection is closed after it).
 

@@ -267,7 +267,7 @@ def test_stream_with_a_smartmodule_is_refused_with_one_response(c):
 
 def test_retention_moves_the_log_start_and_evicts_older_offsets():
     with ThreadBroker(retention_records=3) as b, b.client() as c:
-        for n in range(4):
+        for _n in range(4):
             c.produce("ret", batch([b"a", b"b"]))
         assert c.fetch_offsets("ret") == (0, 0, 4, 8)
         assert c.fetch("ret", 1)["error"] == (71, 1, 4)

@@ -76,7 +76,7 @@ def test_the_broker_default_is_described():
 
 def test_segments_roll_by_time_and_by_size():
     partition = Partition(0)
-    for offset, ts in enumerate([0, 1, SEGMENT_MS + 2, SEGMENT_MS + 3]):
+    for _offset, ts in enumerate([0, 1, SEGMENT_MS + 2, SEGMENT_MS + 3]):
         data = record_batch([b"x"], timestamps=[ts])
         partition.append(data, stored.parse_header(data))
     assert partition.expire_segments(before_ms=SEGMENT_MS) == 2  # the first segment (offsets 0-1) is closed

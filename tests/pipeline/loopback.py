@@ -70,33 +70,6 @@ def client_conversation(port: int) -> list[dict]:
     return answers
 
 
-def kafka_client_conversation(port: int) -> list:
-    """kafka-python (a client nobody here wrote): create a topic, produce 5 records, consume them back."""
-    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
-    from kafka.admin import NewTopic
-
-    bootstrap = f"127.0.0.1:{port}"
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
-    try:
-        admin.create_topics([NewTopic("captured", 1, 1)], timeout_ms=5000)
-    finally:
-        admin.close()
-    producer = KafkaProducer(bootstrap_servers=bootstrap, request_timeout_ms=5000, max_block_ms=10000)
-    try:
-        futures = [producer.send("captured", value=b"v%d" % i) for i in range(5)]
-        producer.flush(timeout=10)
-        offsets = [f.get(timeout=10).offset for f in futures]
-    finally:
-        producer.close(timeout=5)
-    consumer = KafkaConsumer("captured", bootstrap_servers=bootstrap, auto_offset_reset="earliest",
-                             enable_auto_commit=False, consumer_timeout_ms=5000, request_timeout_ms=10000)
-    try:
-        values = [m.value for _, m in zip(range(5), consumer)]
-    finally:
-        consumer.close()
-    return [offsets, values]
-
-
 def capture_broker_traffic(out: Path, faults: list[str] = (), protocol: str = "rustlog",
                            client=client_conversation) -> tuple[Path, int, list]:
     """(pcap path, broker port, what the client got back)."""
@@ -143,20 +116,3 @@ def _listening(dump: subprocess.Popen) -> bool:
     line = dump.stderr.readline()
     return "listening on" in (line or "")
 
-
-def kafka_hello_client(port: int) -> list:
-    """Two ApiVersions v0 requests on one connection (the suite's own probe frame), answers undecoded."""
-    from wirecheck.protocols.kafka import hello
-
-    answers = []
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-        sock.settimeout(5)
-        for _ in range(2):
-            sock.sendall(hello())
-            answers.append(_recv_frame(sock))
-        sock.shutdown(socket.SHUT_WR)
-        try:
-            sock.recv(1)
-        except OSError:
-            pass
-    return answers

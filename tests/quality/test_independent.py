@@ -115,5 +115,5 @@ def test_every_scope_names_an_expected_defect_and_a_suite_module():
     for (protocol, defect), module in SCOPES.items():
         assert defect in EXPECTED[protocol], (protocol, defect)
         assert (independent.ROOT / "suites" / protocol / f"{module}.py").exists(), (protocol, defect)
-    for protocol, (module, _, clause, _) in FUZZ_FINDINGS.items():
+    for protocol, (module, _, _clause, _) in FUZZ_FINDINGS.items():
         assert (independent.ROOT / "suites" / protocol / f"{module}.py").exists(), protocol

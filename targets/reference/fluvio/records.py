@@ -187,8 +187,3 @@ def read_record_set(r: Reader, clamp: bool = False) -> list[Batch]:
     r.pos = end
     return batches
 
-
-def parse_stored(data: bytes) -> tuple[int, int, int]:
-    """(base_offset, batch_len, last_offset_delta) of a stored batch."""
-    base, batch_len, _epoch, _magic, _crc, _attributes, lod = _FIELDS.unpack_from(data, 0)
-    return base, batch_len, lod

@@ -254,10 +254,6 @@ def _default(field: dict, version: int):
     return b""  # bytes
 
 
-class _Compiled:
-    __slots__ = ("read", "write", "default")
-
-
 def _compile_type(field: dict, version: int, flexible: bool, opts: Options):
     """(reader, writer) for the value of one field at one version."""
     ftype = field["type"]

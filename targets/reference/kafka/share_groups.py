@@ -227,10 +227,6 @@ class ShareGroups:
         if self.on_leave is not None:
             self.on_leave(group.group_id, member.member_id)
 
-    def is_member(self, group_id: str, member_id: str) -> bool:
-        group = self.groups.get(group_id)
-        return group is not None and member_id in group.members
-
     # ------------------------------------------------------------------------------------------ describe
 
     def describe(self, req: dict, version: int) -> dict:

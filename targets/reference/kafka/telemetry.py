@@ -62,7 +62,6 @@ class Telemetry:
         self.max_instances = max_instances
         self.clock = clock
         self.instances: collections.OrderedDict[bytes, Instance] = collections.OrderedDict()
-        self.pushes_accepted = 0
         # what the SubscriptionId sums up: a changed subscription gets new ids
         self._subscription = repr((self.metrics, push_interval_ms, max_bytes, ACCEPTED_COMPRESSION)).encode()
 
@@ -123,7 +122,6 @@ class Telemetry:
             return TELEMETRY_TOO_LARGE  # the bytes on the wire, compressed, as Kafka measures them
         if "telemetry-metrics-unread" not in self.variants and not _readable(codec, metrics):
             return INVALID_RECORD
-        self.pushes_accepted += 1
         return NONE
 
     def _push_due(self, instance: Instance, terminating: bool) -> bool:

@@ -599,7 +599,7 @@ class PravegaPersonality:
             return self._illegal(rid, target_name, "a segment cannot be merged into itself")
         if target.sealed:
             return self._w().i64(rid).utf(target_name).utf("").i64(-1).frame(IS_SEALED)
-        for attribute, kind, new, old in updates:  # 4 ReplaceIfEquals must match; 1 Replace always applies
+        for attribute, kind, _new, old in updates:  # 4 ReplaceIfEquals must match; 1 Replace always applies
             if kind == 4 and target.attributes.get(attribute, NULL_VALUE) != old:
                 return self._w().i64(rid).boolean(False).frame(ATTRIBUTE_UPDATED)
         if not source.sealed:

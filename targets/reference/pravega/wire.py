@@ -84,9 +84,6 @@ class Reader:
     def opt_i32(self, default: int) -> int:
         return self.i32() if self.left() >= 4 else default
 
-    def opt_utf(self) -> str:
-        return self.utf() if self.left() >= 2 else ""
-
     def opt_bool(self, default: bool = False) -> bool:
         return self.boolean() if self.left() >= 1 else default
 

@@ -11,7 +11,7 @@ import logging
 import uuid
 from http import HTTPStatus
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from typing import Callable
 from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
 
 import h11

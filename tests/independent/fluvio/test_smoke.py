@@ -6,7 +6,6 @@ The byte strings are the hand-derived vectors of spec §10.2 (A-F).
 from __future__ import annotations
 
 import json
-import os
 import socket
 import struct
 import subprocess

@@ -65,7 +65,7 @@ def read_uvarint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
     """Unsigned LEB128 varint (at most 5 bytes, i.e. 32 bits)."""
     result = 0
     shift = 0
-    for i in range(5):
+    for _i in range(5):
         if pos >= len(buf):
             raise DecodeError("truncated varint")
         b = buf[pos]

@@ -286,7 +286,7 @@ class Broker:
         limit = max(0, p["partition_max_bytes"])
         chunks = []
         size = 0
-        for base, batch in part.batches_from(offset):
+        for _base, batch in part.batches_from(offset):
             n = len(batch.raw)
             first_data = budget[1] == 0 and size == 0  # KIP-74: the first batch always goes out
             if not first_data and (size + n > limit or n > budget[0]):

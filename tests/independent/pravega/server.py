@@ -751,7 +751,7 @@ class Connection:
         live = sorted((e.version, k) for k, e in seg.entries.items() if e.version >= start)
         count = max(1, req.extra["count"])
         out, size = [], 0
-        for version, k in live:
+        for _version, k in live:
             e = seg.entries[k]
             out.append((k, e.version, e.value))
             size += 24 + len(k) + len(e.value)

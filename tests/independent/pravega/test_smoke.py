@@ -4,7 +4,6 @@ CreateSegment, SetupAppend + AppendBlock/AppendBlockEnd, ReadSegment over a real
 from __future__ import annotations
 
 import json
-import os
 import socket
 import struct
 import subprocess
