@@ -119,7 +119,8 @@ class ProtocolSpec:
     #: lists in an answer that name everything of a kind on the server (glob as above, of the list -> the entry's
     #: field that names it, "" for a list of names): a replay compares only the entries whose name the case itself
     #: sent, since what other cases of the failing run left on the server is not re-created; differential mode
-    #: compares none (the target also holds what unmirrored traffic, a real client's, created)
+    #: likewise compares the entries the case has named so far (the target also holds what unmirrored traffic, a
+    #: real client's or another run's, created)
     server_listings: Mapping[str, str] = field(default_factory=dict)
     #: differential mode: answer fields a clause covers (glob as above -> clause id); a difference in any other
     #: field is reported under "<name>.differential.same-answer" (SHOULD)
