@@ -276,8 +276,31 @@ CLAUSES = [
            "assignment and target assignment; an unknown group gets GROUP_ID_NOT_FOUND (69).",
            "KIP-848 'ConsumerGroupDescribe API'; ConsumerGroupDescribeResponse.json"),
     Clause("kafka.consumer-group.classic-coexistence",
-           "A classic JoinGroup naming a consumer group that has members gets INCONSISTENT_GROUP_PROTOCOL (23).",
-           "KIP-848 'Upgrade & Downgrade' (a group is either classic or consumer); Errors.INCONSISTENT_GROUP_PROTOCOL"),
+           "A classic JoinGroup whose ProtocolType is not \"consumer\", naming a consumer group that has members, gets "
+           "INCONSISTENT_GROUP_PROTOCOL (23): a consumer group takes classic members only of the consumer protocol "
+           "(and only where its migration policy allows a downgrade).",
+           "KIP-848 'Upgrade & Downgrade' (online migration; a mixed group's classic members use the consumer "
+           "embedded protocol); ConsumerGroup.supportsClassicProtocols; Errors.INCONSISTENT_GROUP_PROTOCOL"),
+    Clause("kafka.consumer-group.classic-upgrade",
+           "A ConsumerGroupHeartbeat join naming an Empty classic group converts it to a consumer group; one naming "
+           "a classic group that has members is either refused with GROUP_ID_NOT_FOUND (69) (online upgrade "
+           "disabled) or converts the group online (upgrade enabled), and either way the classic members stay: "
+           "their classic Heartbeat is still answered NONE or REBALANCE_IN_PROGRESS, and a converted group lists "
+           "them in ConsumerGroupDescribe.",
+           "KIP-848 'Upgrade & Downgrade' (an empty classic group is converted on the first heartbeat; online "
+           "migration under group.consumer.migration.policy, Kafka 4's default bidirectional); GroupMetadataManager "
+           "validateOnlineUpgrade (GROUP_ID_NOT_FOUND when the upgrade is disabled)"),
+    Clause("kafka.consumer-group.default-assignor",
+           "A member naming no ServerAssignor is assigned by one of the coordinator's server-side assignors: once "
+           "reconciled, every partition of the topic its group subscribes to is assigned to exactly one member, "
+           "each member's count within one of the others', and ConsumerGroupDescribe names the assignor.",
+           "KIP-848 'Assignors' (group.consumer.assignors: the first one is the default); GroupCoordinatorConfig "
+           "(group.consumer.assignors default [uniform, range])", SHOULD,
+           decision="SHOULD: KIP-848 leaves the server assignors to the operator's configuration and uses the "
+                    "first when a member names none. The reference broker takes Kafka's default, uniform; a broker "
+                    "configured with range first is as correct (variant kafka.consumer-group-range-default). The "
+                    "case checks only what both give alike on one topic: each partition to one member, balanced "
+                    "within one."),
     Clause("kafka.consumer-group.commit-member-epoch",
            "OffsetCommit v9+ from a consumer group member commits at its current member epoch "
            "(GenerationIdOrMemberEpoch) and gets STALE_MEMBER_EPOCH (113) at another one.",

@@ -17,6 +17,7 @@ FAULTS: dict[str, str] = {
     "kafka.consumer-group-describe-no-target": "kafka.consumer-group.describe",
     "kafka.consumer-group-classic-join-allowed": "kafka.consumer-group.classic-coexistence",
     "kafka.consumer-group-commit-epoch-unchecked": "kafka.consumer-group.commit-member-epoch",
+    "kafka.consumer-group-classic-members-dropped": "kafka.consumer-group.classic-upgrade",
     # KIP-714 client telemetry
     "kafka.telemetry-instance-id-not-assigned": "kafka.telemetry.instance-id",
     "kafka.telemetry-subscription-id-unstable": "kafka.telemetry.push-accepted",
@@ -164,6 +165,7 @@ FAULTS: dict[str, str] = {
 
 #: reference-broker variant -> the clause whose other permitted reading it takes (the whole suite passes against it)
 VARIANTS = {
+    "kafka.consumer-group-range-default": "kafka.consumer-group.default-assignor",
     "kafka.telemetry-push-unthrottled": "kafka.telemetry.push-interval",
     "kafka.telemetry-terminating-forgotten": "kafka.telemetry.terminated",
     "kafka.telemetry-metrics-unread": "kafka.telemetry.unreadable-metrics",

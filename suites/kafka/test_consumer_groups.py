@@ -108,6 +108,7 @@ def member(target, partitions: int = 1, group: str | None = None, topic: str | N
     with target.precondition("a topic for the group, its id and partitions described"):
         topic = topic or client.topic("cg", partitions, shared=True)
         layout = topic_layout(client, topic)
+    client.session.close()  # the member talks on its own connection; a model makes many members
     m = Member(target, group or target.unique("cg"), topic, instance_id)
     m.topic_id, m.partitions = layout
     return m
@@ -301,10 +302,11 @@ def test_a_classic_join_on_a_consumer_group_is_inconsistent(target):
     clause = "kafka.consumer-group.classic-coexistence"
     m = joined(target)
     version = m.client.version(JOIN_GROUP, 9)
+    # not "consumer": a broker allowing online downgrade would take a consumer-protocol classic member in
     answer = m.client.call(JOIN_GROUP, version, {
         "GroupId": m.group, "SessionTimeoutMs": 10000, "RebalanceTimeoutMs": 10000, "MemberId": "",
-        "GroupInstanceId": None, "ProtocolType": "consumer",
-        "Protocols": [{"Name": "range", "Metadata": b"\x00\x03wirecheck-subscription"}]}, clause)
+        "GroupInstanceId": None, "ProtocolType": "connect",
+        "Protocols": [{"Name": "sessioned", "Metadata": b"wirecheck"}]}, clause)
     expect(clause, answer["ErrorCode"], errors.INCONSISTENT_GROUP_PROTOCOL)
 
 

@@ -52,6 +52,7 @@ SCOPES.update({
         "epoch-before-revocation", "epoch-unchecked", "unknown-member-joins", "leave-ignored",
         "static-rejoin-rebalances", "assignor-unchecked", "fields-unchecked", "describe-no-target",
         "classic-join-allowed", "commit-epoch-unchecked")},
+    "kafka.consumer-group-classic-members-dropped": "test_consumer_group_choices",
     # KIP-714 client telemetry: every fault's clause has its cases in one module
     **{f"kafka.telemetry-{name}": "test_telemetry" for name in (
         "instance-id-not-assigned", "subscription-id-unstable", "subscription-unchecked", "compression-unchecked",

@@ -98,7 +98,8 @@ class Broker:
         self.storage = storage
         self.coordinator = coordinator
         self.consumer_groups = consumer_groups.ConsumerGroups(
-            coordinator, storage, faults, settings.consumer_heartbeat_ms, settings.consumer_session_ms)
+            coordinator, storage, faults, settings.consumer_heartbeat_ms, settings.consumer_session_ms,
+            default_assignor="range" if "consumer-group-range-default" in variants else "uniform")
         # KIP-932 share groups: membership (share_groups), in-flight records (share_partitions), ShareFetch and
         # ShareAcknowledge with their sessions (share_fetch); a member that leaves closes its session
         self.share_partitions = SharePartitions(storage, faults, variants, settings.share_lock_ms,

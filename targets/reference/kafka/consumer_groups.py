@@ -13,10 +13,13 @@ The protocol (KIP-848, Kafka's GroupMetadataManager and CurrentAssignmentBuilder
 * a heartbeat carries the member's assignment when it changed (and on joining); null means unchanged.
 
 Decisions: HeartbeatIntervalMs and the session timeout are the coordinator's configuration
-(group.consumer.heartbeat.interval.ms / session.timeout.ms, Kafka: 5 s / 45 s; here options); a non-empty
-classic group is not converted online (group.consumer.migration.policy=disabled): a heartbeat for it gets
-GROUP_ID_NOT_FOUND; an Empty classic group is taken over (its committed offsets stay). Membership is not
-journalled under --data-dir (members rejoin after a restart; committed offsets are kept as before).
+(group.consumer.heartbeat.interval.ms / session.timeout.ms, Kafka: 5 s / 45 s; here options); a member naming
+no ServerAssignor gets "uniform", the first of Kafka's group.consumer.assignors [uniform, range] (variant
+consumer-group-range-default: range first); a non-empty classic group is not converted online
+(group.consumer.migration.policy=disabled; Kafka 4's default, bidirectional, converts it and keeps the classic
+members): a heartbeat for it gets GROUP_ID_NOT_FOUND; an Empty classic group is taken over (its committed
+offsets stay). Membership is not journalled under --data-dir (members rejoin after a restart; committed
+offsets are kept as before).
 """
 
 from __future__ import annotations
@@ -98,10 +101,12 @@ class ConsumerGroup:
 
 class ConsumerGroups:
     def __init__(self, classic: groups.Coordinator, storage, faults: frozenset[str] = frozenset(),
-                 heartbeat_interval_ms: int = 1000, session_timeout_ms: int = 45000):
+                 heartbeat_interval_ms: int = 1000, session_timeout_ms: int = 45000,
+                 default_assignor: str = assignors.DEFAULT):
         self.classic = classic  # committed offsets live in the classic coordinator's group of the same id
         self.storage = storage
         self.faults = faults
+        self.default_assignor = default_assignor  # the first of group.consumer.assignors: a member naming none
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.session_timeout_ms = session_timeout_ms
         self.groups: dict[str, ConsumerGroup] = {}
@@ -153,10 +158,14 @@ class ConsumerGroups:
             return group
         classic = self.classic.groups.get(group_id)
         if classic is not None and classic.members:
-            raise Refused(GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+            if "consumer-group-classic-members-dropped" not in self.faults or not create:
+                raise Refused(GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+            for member_id in list(classic.members):  # fault: taken over as if Empty, its members forgotten
+                self.classic._remove(classic, member_id)
         if not create:
             raise Refused(GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
-        group = self.groups[group_id] = ConsumerGroup(group_id)  # an Empty classic group is taken over
+        # an Empty classic group is taken over (KIP-848), its committed offsets kept
+        group = self.groups[group_id] = ConsumerGroup(group_id, assignor=self.default_assignor)
         return group
 
     def _join(self, group: ConsumerGroup, req: dict, version: int, client_id: str, client_host: str) -> Member:
@@ -256,7 +265,7 @@ class ConsumerGroups:
         if "consumer-group-epoch-not-bumped" not in self.faults or group.epoch == 0:
             group.epoch += 1
         chosen = [m.assignor for m in group.members.values() if m.assignor in assignors.ASSIGNORS]
-        group.assignor = max(set(chosen), key=chosen.count) if chosen else assignors.DEFAULT  # most members' pick
+        group.assignor = max(set(chosen), key=chosen.count) if chosen else self.default_assignor  # most members' pick
         group.topics_seen = self._topic_counts(group)
         subscriptions = {m.member_id: self._subscribed_topics(m) for m in group.members.values()}
         group.target = assignors.ASSIGNORS[group.assignor](subscriptions, group.topics_seen, group.target)

@@ -36,8 +36,13 @@ FAULTS: dict[str, str] = {
         "ConsumerGroupDescribe lists each member's target assignment (ConsumerGroupDescribeResponse.json); this "
         "lists it empty",
     "kafka.consumer-group-classic-join-allowed":
-        "A classic JoinGroup on a consumer group with members gets INCONSISTENT_GROUP_PROTOCOL (23) (KIP-848); "
-        "this hands the group to the classic protocol, dropping its members",
+        "A classic JoinGroup of another ProtocolType than consumer on a consumer group with members gets "
+        "INCONSISTENT_GROUP_PROTOCOL (23) (KIP-848); this hands the group to the classic protocol, dropping its "
+        "members",
+    "kafka.consumer-group-classic-members-dropped":
+        "A heartbeat join naming a classic group with members leaves those members in place, refused with "
+        "GROUP_ID_NOT_FOUND (69) or converted online with them (KIP-848 'Upgrade & Downgrade'); this takes the "
+        "group over as if it were Empty, its classic members forgotten",
     "kafka.consumer-group-commit-epoch-unchecked":
         "OffsetCommit v9+ at a stale member epoch gets STALE_MEMBER_EPOCH (113) (KIP-848); this commits it",
     "kafka.telemetry-instance-id-not-assigned":
@@ -429,6 +434,8 @@ FAULTS: dict[str, str] = {
 
 #: Other readings the spec permits (``--variant``): the whole suite must pass against each.
 VARIANTS: dict[str, str] = {
+    "kafka.consumer-group-range-default": "a consumer-group member naming no ServerAssignor is assigned by range, "
+                                          "as a broker whose group.consumer.assignors lists range first (KIP-848)",
     "kafka.telemetry-push-unthrottled": "a PushTelemetry sooner than PushIntervalMs after the last one is accepted "
                                         "(no THROTTLING_QUOTA_EXCEEDED)",
     "kafka.telemetry-terminating-forgotten": "a push after the instance's terminating push is handled as any other",

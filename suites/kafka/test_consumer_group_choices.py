@@ -1,0 +1,128 @@
+"""KIP-848 where conforming brokers differ: the server assignor a member gets when it names none (the first of the
+operator's group.consumer.assignors), and what a ConsumerGroupHeartbeat does to a classic group of the same id
+(group.consumer.migration.policy). Each case checks only what every permitted reading gives alike.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from wirecheck.protocols.kafka import errors
+from wirecheck.reports.model import Divergence
+from wirecheck.suites.kafka.client import C, DataPath, expect, short
+from wirecheck.suites.kafka.test_consumer_groups import DESCRIBE, JOIN_GROUP, REBALANCE_TIMEOUT_MS, member
+from wirecheck.suites.kafka.test_topics_groups import (
+    commit,
+    fetch_committed,
+    find_coordinator,
+    heartbeat,
+    sync_single_member,
+)
+
+case = pytest.mark.case
+ROUNDS = 6  # heartbeats each until two members settle: revoke, then take over (three suffice)
+
+
+def text(value: str) -> bytes:
+    return struct.pack(">h", len(value)) + value.encode()
+
+
+def subscription(topic: str) -> bytes:
+    """ConsumerProtocolSubscription v0: version, topics, null user data (a broker converting the group reads it)."""
+    return struct.pack(">hi", 0, 1) + text(topic) + struct.pack(">i", -1)
+
+
+def assignment(topic: str, partitions: int) -> bytes:
+    """ConsumerProtocolAssignment v0: version, one topic with its partitions, null user data."""
+    return (struct.pack(">hi", 0, 1) + text(topic) + struct.pack(f">i{partitions}i", partitions, *range(partitions))
+            + struct.pack(">i", -1))
+
+
+def classic_group(target, topic: str, partitions: int) -> tuple[DataPath, str, str, int]:
+    """A fresh classic group whose one member (of the consumer protocol) joined and synced, owning the topic:
+    (its connection, the group, the member id, the generation). A precondition."""
+    client, group = DataPath(target), target.unique("cg-classic")
+    with target.precondition(f"classic group {group} joined and synced by its only member"):
+        find_coordinator(client, group)
+        version = client.version(JOIN_GROUP, 9)
+        client.session.deadline = max(client.session.deadline, 12.0)  # a broker may delay the first rebalance
+        member_id = ""
+        for _ in range(2):  # v4+: MEMBER_ID_REQUIRED first, then the join with the id given
+            joined = client.call(JOIN_GROUP, version, {
+                "GroupId": group, "SessionTimeoutMs": 10000, "RebalanceTimeoutMs": 10000, "MemberId": member_id,
+                "GroupInstanceId": None, "ProtocolType": "consumer",
+                "Protocols": [{"Name": "range", "Metadata": subscription(topic)}]}, "kafka.group.member-id-required")
+            member_id = joined["MemberId"]
+            if joined["ErrorCode"] != errors.MEMBER_ID_REQUIRED:
+                break
+        expect("kafka.group.member-id-required", joined["ErrorCode"], errors.NONE)
+        synced = sync_single_member(client, group, member_id, joined["GenerationId"], assignment(topic, partitions),
+                                    "kafka.group.leader-metadata")
+        expect("kafka.group.leader-metadata", synced["ErrorCode"], errors.NONE)
+    return client, group, member_id, joined["GenerationId"]
+
+
+def describe(client: DataPath, group: str, clause: str) -> dict:
+    body = client.call(DESCRIBE, client.version(DESCRIBE, 1), {"GroupIds": [group],
+                                                               "IncludeAuthorizedOperations": False}, clause)
+    return body["Groups"][0]
+
+
+@case("kafka.consumer-group.default-assignor")
+def test_a_member_naming_no_assignor_gets_a_valid_assignment(target):
+    clause = "kafka.consumer-group.default-assignor"
+    a = member(target, 3)
+    b = member(target, group=a.group, topic=a.topic)
+    with target.precondition(f"two members joined group {a.group}"):
+        a.join()
+        b.join()
+    everything = {(a.topic_id, p) for p in range(a.partitions)}
+    for _ in range(ROUNDS):  # each reports what it was last answered: revocations acknowledged, then taken over
+        a.heartbeat(clause)
+        b.heartbeat(clause)
+        if a.owned | b.owned == everything and not a.owned & b.owned:
+            break
+    counts = sorted((len(a.owned), len(b.owned)))
+    if a.owned | b.owned != everything or a.owned & b.owned or counts[1] - counts[0] > 1:
+        raise Divergence(C[clause], f"the {a.partitions} partitions split between the two members, each once, "
+                                    f"within one of each other, after {ROUNDS} heartbeats each",
+                         f"{sorted(a.owned)} and {sorted(b.owned)}")
+    group = describe(a.client, a.group, clause)
+    expect(clause, group["ErrorCode"], errors.NONE)
+    if not group["AssignorName"]:
+        raise Divergence(C[clause], "AssignorName naming the server assignor used", short(group))
+
+
+@case("kafka.consumer-group.classic-upgrade")
+def test_a_heartbeat_takes_over_an_empty_classic_group(target):
+    clause = "kafka.consumer-group.classic-upgrade"
+    m = member(target)
+    with target.precondition(f"an offset committed into group {m.group} (an Empty classic group)"):
+        expect("kafka.commit.round-trip", commit(m.client, m.group, m.topic, 7, "kafka.commit.round-trip"),
+               errors.NONE)
+    answer = m.send(clause, MemberEpoch=0, RebalanceTimeoutMs=REBALANCE_TIMEOUT_MS, SubscribedTopicNames=[m.topic],
+                    TopicPartitions=[])
+    expect(clause, answer["ErrorCode"], errors.NONE)
+    kept = fetch_committed(m.client, m.group, m.topic, clause)
+    if kept != 7:
+        raise Divergence(C[clause], "the committed offset 7 kept through the conversion", f"committed offset {kept}")
+
+
+@case("kafka.consumer-group.classic-upgrade")
+def test_a_heartbeat_leaves_a_classic_groups_members_in_place(target):
+    clause = "kafka.consumer-group.classic-upgrade"
+    m = member(target, 2)
+    classic, group, classic_member, generation = classic_group(target, m.topic, m.partitions)
+    m.group = group
+    answer = m.send(clause, MemberEpoch=0, RebalanceTimeoutMs=REBALANCE_TIMEOUT_MS, SubscribedTopicNames=[m.topic],
+                    TopicPartitions=[])
+    # refused (online upgrade disabled) or converted with its classic member (upgrade enabled)
+    expect(clause, answer["ErrorCode"], errors.NONE, errors.GROUP_ID_NOT_FOUND)
+    expect(clause, heartbeat(classic, group, generation, classic_member, clause), errors.NONE,
+           errors.REBALANCE_IN_PROGRESS)
+    if answer["ErrorCode"] == errors.NONE:
+        described = describe(m.client, group, clause)
+        if classic_member not in {x["MemberId"] for x in described["Members"]}:
+            raise Divergence(C[clause], f"the converted group listing its classic member {classic_member}",
+                             short(described))
