@@ -29,6 +29,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
+from wirecheck.targets.reference.kafka.member_sessions import MemberSessions
 from wirecheck.targets.reference.kafka import assignors, consumer_group_describe, groups
 from wirecheck.targets.reference.kafka.consumer_group_checks import (
     FENCED_INSTANCE_ID,
@@ -99,7 +100,7 @@ class ConsumerGroup:
         return "Stable"
 
 
-class ConsumerGroups:
+class ConsumerGroups(MemberSessions):
     def __init__(self, classic: groups.Coordinator, storage, faults: frozenset[str] = frozenset(),
                  heartbeat_interval_ms: int = 1000, session_timeout_ms: int = 45000,
                  default_assignor: str = assignors.DEFAULT):
@@ -310,18 +311,6 @@ class ConsumerGroups:
             self._bump(group)
 
     # ------------------------------------------------------------------------------------------ membership
-
-    def _touch(self, group: ConsumerGroup, member: Member) -> None:
-        if member.session_timer is not None:
-            member.session_timer.cancel()
-        member.session_timer = asyncio.get_running_loop().call_later(
-            self.session_timeout_ms / 1000, self._expire, group, member.member_id)
-
-    def _expire(self, group: ConsumerGroup, member_id: str) -> None:
-        member = group.members.get(member_id)
-        if member is not None:
-            self._remove(group, member)
-            self._bump(group)
 
     def _remove(self, group: ConsumerGroup, member: Member) -> None:
         self._drop(group, member)

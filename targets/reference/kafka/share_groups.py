@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from wirecheck.targets.reference.kafka.member_sessions import MemberSessions
 from wirecheck.targets.reference.kafka import assignors
 from wirecheck.targets.reference.kafka.consumer_group_checks import (
     FENCED_MEMBER_EPOCH,
@@ -89,7 +90,7 @@ def named(storage, partitions: set[Partition]) -> list[dict]:
             for entry in by_topic(partitions)]
 
 
-class ShareGroups:
+class ShareGroups(MemberSessions):
     def __init__(self, storage, consumer_groups, faults: frozenset[str], variants: frozenset[str],
                  heartbeat_interval_ms: int, session_timeout_ms: int, on_leave=None):
         self.storage = storage
@@ -206,18 +207,6 @@ class ShareGroups:
         group.assignment_epoch = group.epoch
 
     # ------------------------------------------------------------------------------------------ membership
-
-    def _touch(self, group: ShareGroup, member: ShareMember) -> None:
-        if member.session_timer is not None:
-            member.session_timer.cancel()
-        member.session_timer = asyncio.get_running_loop().call_later(
-            self.session_timeout_ms / 1000, self._expire, group, member.member_id)
-
-    def _expire(self, group: ShareGroup, member_id: str) -> None:
-        member = group.members.get(member_id)
-        if member is not None:
-            self._remove(group, member)
-            self._bump(group)
 
     def _remove(self, group: ShareGroup, member: ShareMember) -> None:
         if member.session_timer is not None:
