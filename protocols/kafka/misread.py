@@ -9,7 +9,7 @@ client and the bulk classifier raise that clause, so a case about something else
 
 from __future__ import annotations
 
-from wirecheck.protocols.kafka import messages
+from wirecheck.protocols.kafka import errors, messages
 
 HEADER_CLAUSES = frozenset({"kafka.header.response-v1-flexible", "kafka.header.api-versions-v0"})
 SHAPE_CLAUSE = "kafka.encoding.response-shape"
@@ -35,3 +35,19 @@ def clause_of(api_key: int, version: int, frame: bytes, refusable: bool = False)
     if any(_decodes(api_key, other, frame) for other in messages.encodable_versions(api_key) if other != version):
         return SHAPE_CLAUSE
     return REFUSAL_CLAUSE if refusable else None
+
+
+def header_misread(api_key: int, version: int, frame: bytes) -> str | None:
+    """For an answer that decodes at the version asked with an error code: the header clause when it also decodes
+    under the other response header version, as a success (every ErrorCode NONE). A header without its
+    tagged-field byte shifts the body by one, which a body of fixed-size fields may survive, read as an error
+    (ErrorCode 253 or 123 for 0); a correct answer that also decodes shifted, as a success, is not met in practice
+    (the shifted bytes would have to end exactly where the frame ends)."""
+    other = 1 - messages.response_header_version(api_key, version)
+    try:
+        decoded = messages.decode_response(api_key, version, frame, other)
+    except messages.DecodeError:
+        return None
+    if errors.error_codes(decoded["body"]) - {errors.NONE}:
+        return None
+    return "kafka.header.api-versions-v0" if api_key == messages.API_VERSIONS else "kafka.header.response-v1-flexible"

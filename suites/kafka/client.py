@@ -89,6 +89,13 @@ class Kafka(AdvertisedVersions, StrictClient):
         if got != correlation_id:
             raise Divergence(C["kafka.header.correlation-id"], f"correlation id {correlation_id}",
                              f"correlation id {got}")
+        codes = errors.error_codes(decoded["body"])
+        misread_header = misread.header_misread(api_key, version, frame) if codes - {errors.NONE} else None
+        if misread_header:  # an error that reads as a success under the other header version: the header's clause
+            raise Divergence(C[misread_header], f"a {messages.api_name(api_key)} v{version} response (response header "
+                             f"v{messages.response_header_version(api_key, version)})",
+                             f"an answer that reads right only under response header "
+                             f"v{1 - messages.response_header_version(api_key, version)}")
         # the capture check, live: a code outside Errors.java means nothing to a client, whatever the case expects.
         # Codes above the newest one in our table may be a newer Kafka's (Errors.java only grows): not judged here.
         undefined = sorted(c for c in errors.error_codes(decoded["body"])

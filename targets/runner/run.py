@@ -27,8 +27,7 @@ __all__ = ["Run", "RunOptions", "TargetInfo", "UsageProblem"]
 
 #: what every reference broker the suite starts runs with (before --reference-arg): retention keeps partitions
 #: small over a long run; a replay of a case against a fresh broker needs the same settings
-# a short share-group lock (Kafka's default is 30 s): the bundled broker lets the suite see a lock expire
-REFERENCE_ARGS = ("--retention-records", "5000", "--kafka-share-lock-ms", "1000")
+REFERENCE_ARGS = ("--retention-records", "5000")
 
 
 @dataclass

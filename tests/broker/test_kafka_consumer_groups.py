@@ -197,6 +197,20 @@ def _classic_join(w: Wire) -> int:
     return body["ErrorCode"]
 
 
+def _heartbeat_over_a_classic_member(w: Wire) -> int:
+    """A classic group with one joined member, then a KIP-848 join of the same group id: refused (69) unless
+    the group's classic member is dropped."""
+    group, topic = fresh(w)
+    member_id, error = "", 79
+    while error == 79:  # v4+: MEMBER_ID_REQUIRED first, then the join with the id given
+        body = call(w, 11, 9, {"GroupId": group, "SessionTimeoutMs": 10000, "RebalanceTimeoutMs": 10000,
+                               "MemberId": member_id, "GroupInstanceId": None, "ProtocolType": "consumer",
+                               "Reason": None, "Protocols": [{"Name": "range", "Metadata": b""}]})
+        member_id, error = body["MemberId"], body["ErrorCode"]
+    assert error == 0, error
+    return join(w, group, topic)["ErrorCode"]
+
+
 def _stale_commit(w: Wire) -> int:
     group, topic = fresh(w)
     m = join(w, group, topic)
@@ -243,6 +257,7 @@ CG_PROBES = {
     "kafka.consumer-group-describe-no-target": (_probe(_describe_target), 1),
     "kafka.consumer-group-classic-join-allowed": (_probe(_classic_join), 23),
     "kafka.consumer-group-commit-epoch-unchecked": (_probe(_stale_commit), 113),
+    "kafka.consumer-group-classic-members-dropped": (_probe(_heartbeat_over_a_classic_member), 69),
 }
 
 
