@@ -154,7 +154,8 @@ def _two_members(w: Wire, partitions: int = 2):
     return group, topic, first, second
 
 
-def _probe(fn):
+def wire_probe(fn):
+    """A probe for tests/broker/test_kafka_faults.py: ``fn`` over one wire to the broker."""
     def run(b: InProcessBroker):
         with b.wire() as w:
             return fn(w)
@@ -240,24 +241,24 @@ def _unknown_member(w: Wire) -> int:
 
 
 CG_PROBES = {
-    "kafka.consumer-group-join-epoch-zero": (_probe(lambda w: join(w, *fresh(w))["MemberEpoch"] > 0), True),
-    "kafka.consumer-group-member-id-ignored": (_probe(lambda w: join(w, *fresh(w), member_id="mine")["MemberId"]),
+    "kafka.consumer-group-join-epoch-zero": (wire_probe(lambda w: join(w, *fresh(w))["MemberEpoch"] > 0), True),
+    "kafka.consumer-group-member-id-ignored": (wire_probe(lambda w: join(w, *fresh(w), member_id="mine")["MemberId"]),
                                                "mine"),
-    "kafka.consumer-group-epoch-not-bumped": (_probe(_second_epoch_above_first), True),
-    "kafka.consumer-group-assignment-omitted": (_probe(lambda w: count(join(w, *fresh(w, 3)))), 3),
-    "kafka.consumer-group-reassigns-unrevoked": (_probe(lambda w: _revocation(w)[0]), 0),
-    "kafka.consumer-group-epoch-before-revocation": (_probe(lambda w: _revocation(w)[1]), True),
-    "kafka.consumer-group-epoch-unchecked": (_probe(_stale_heartbeat), 110),
-    "kafka.consumer-group-unknown-member-joins": (_probe(_unknown_member), 25),
-    "kafka.consumer-group-leave-ignored": (_probe(_leave_then_heartbeat), 25),
-    "kafka.consumer-group-static-rejoin-rebalances": (_probe(_static_rejoin), True),
+    "kafka.consumer-group-epoch-not-bumped": (wire_probe(_second_epoch_above_first), True),
+    "kafka.consumer-group-assignment-omitted": (wire_probe(lambda w: count(join(w, *fresh(w, 3)))), 3),
+    "kafka.consumer-group-reassigns-unrevoked": (wire_probe(lambda w: _revocation(w)[0]), 0),
+    "kafka.consumer-group-epoch-before-revocation": (wire_probe(lambda w: _revocation(w)[1]), True),
+    "kafka.consumer-group-epoch-unchecked": (wire_probe(_stale_heartbeat), 110),
+    "kafka.consumer-group-unknown-member-joins": (wire_probe(_unknown_member), 25),
+    "kafka.consumer-group-leave-ignored": (wire_probe(_leave_then_heartbeat), 25),
+    "kafka.consumer-group-static-rejoin-rebalances": (wire_probe(_static_rejoin), True),
     "kafka.consumer-group-assignor-unchecked":
-        (_probe(lambda w: join(w, *fresh(w), ServerAssignor="nope")["ErrorCode"]), 112),
-    "kafka.consumer-group-fields-unchecked": (_probe(lambda w: join(w, "", create_topic(w, 1))["ErrorCode"]), 42),
-    "kafka.consumer-group-describe-no-target": (_probe(_describe_target), 1),
-    "kafka.consumer-group-classic-join-allowed": (_probe(_classic_join), 23),
-    "kafka.consumer-group-commit-epoch-unchecked": (_probe(_stale_commit), 113),
-    "kafka.consumer-group-classic-members-dropped": (_probe(_heartbeat_over_a_classic_member), 69),
+        (wire_probe(lambda w: join(w, *fresh(w), ServerAssignor="nope")["ErrorCode"]), 112),
+    "kafka.consumer-group-fields-unchecked": (wire_probe(lambda w: join(w, "", create_topic(w, 1))["ErrorCode"]), 42),
+    "kafka.consumer-group-describe-no-target": (wire_probe(_describe_target), 1),
+    "kafka.consumer-group-classic-join-allowed": (wire_probe(_classic_join), 23),
+    "kafka.consumer-group-commit-epoch-unchecked": (wire_probe(_stale_commit), 113),
+    "kafka.consumer-group-classic-members-dropped": (wire_probe(_heartbeat_over_a_classic_member), 69),
 }
 
 

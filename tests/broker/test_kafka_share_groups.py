@@ -19,7 +19,7 @@ from wirecheck.targets.reference.kafka.share_partitions import (
     SharePartition,
 )
 
-from tests.broker.test_kafka_consumer_groups import call, create_topic
+from tests.broker.test_kafka_consumer_groups import call, create_topic, wire_probe
 from tests.interop.kafka_support import InProcessBroker, Wire, record_batch
 
 HEARTBEAT, DESCRIBE, SHARE_FETCH, SHARE_ACK = 76, 77, 78, 79
@@ -184,12 +184,6 @@ def test_a_huge_acknowledgement_range_is_refused_at_once(broker):
 
 # -- one probe per share-group fault, for test_kafka_faults.py -----------------------------------------------------
 
-def _probe(fn):
-    def run(b: InProcessBroker):
-        with b.wire() as w:
-            return fn(w)
-    return run
-
 
 def _after_ack(kind: int):
     def probe(w: Wire):
@@ -269,26 +263,26 @@ def _no_session(w: Wire) -> int:
 
 
 SHARE_PROBES = {
-    "kafka.share-group-join-epoch-zero": (_probe(lambda w: opened(w)[0].epoch > 0), True),
-    "kafka.share-group-assignment-omitted": (_probe(lambda w: Member(w, f"share{next(_names)}", create_topic(w, 1))
+    "kafka.share-group-join-epoch-zero": (wire_probe(lambda w: opened(w)[0].epoch > 0), True),
+    "kafka.share-group-assignment-omitted": (wire_probe(lambda w: Member(w, f"share{next(_names)}", create_topic(w, 1))
                                                     .join()["Assignment"] is not None), True),
-    "kafka.share-group-epoch-unchecked": (_probe(_stale_epoch), 110),
-    "kafka.share-group-unknown-member-joins": (_probe(_unknown_member), 25),
-    "kafka.share-group-leave-ignored": (_probe(_leave_then_heartbeat), 25),
-    "kafka.share-group-fields-unchecked": (_probe(_empty_group_id), 42),
-    "kafka.share-group-describe-no-assignment": (_probe(_describe), 1),
-    "kafka.share-fetch-acquired-records-omitted": (_probe(_acquired_count), 2),
-    "kafka.share-records-acquired-twice": (_probe(lambda w: acquired(holding(w, members=2)[1].fetch())), {}),
-    "kafka.share-accept-redelivers": (_probe(_after_ack(ACCEPT)), {}),
-    "kafka.share-release-ignored": (_probe(_after_ack(RELEASE)), {0: 2}),
-    "kafka.share-reject-redelivers": (_probe(_after_ack(REJECT)), {}),
-    "kafka.share-ack-state-unchecked": (_probe(_foreign_ack), 121),
-    "kafka.share-ack-batches-unchecked": (_probe(_overlapping_acks), 42),
-    "kafka.share-delivery-count-frozen": (_probe(_after_ack(RELEASE)), {0: 2}),
-    "kafka.share-delivery-limit-ignored": (_probe(_deliveries), 5),
-    "kafka.share-lock-never-expires": (_probe(_expired), {0: 2}),
-    "kafka.share-session-epoch-unchecked": (_probe(_wrong_session_epoch), 123),
-    "kafka.share-session-unknown-opens": (_probe(_no_session), 122),
+    "kafka.share-group-epoch-unchecked": (wire_probe(_stale_epoch), 110),
+    "kafka.share-group-unknown-member-joins": (wire_probe(_unknown_member), 25),
+    "kafka.share-group-leave-ignored": (wire_probe(_leave_then_heartbeat), 25),
+    "kafka.share-group-fields-unchecked": (wire_probe(_empty_group_id), 42),
+    "kafka.share-group-describe-no-assignment": (wire_probe(_describe), 1),
+    "kafka.share-fetch-acquired-records-omitted": (wire_probe(_acquired_count), 2),
+    "kafka.share-records-acquired-twice": (wire_probe(lambda w: acquired(holding(w, members=2)[1].fetch())), {}),
+    "kafka.share-accept-redelivers": (wire_probe(_after_ack(ACCEPT)), {}),
+    "kafka.share-release-ignored": (wire_probe(_after_ack(RELEASE)), {0: 2}),
+    "kafka.share-reject-redelivers": (wire_probe(_after_ack(REJECT)), {}),
+    "kafka.share-ack-state-unchecked": (wire_probe(_foreign_ack), 121),
+    "kafka.share-ack-batches-unchecked": (wire_probe(_overlapping_acks), 42),
+    "kafka.share-delivery-count-frozen": (wire_probe(_after_ack(RELEASE)), {0: 2}),
+    "kafka.share-delivery-limit-ignored": (wire_probe(_deliveries), 5),
+    "kafka.share-lock-never-expires": (wire_probe(_expired), {0: 2}),
+    "kafka.share-session-epoch-unchecked": (wire_probe(_wrong_session_epoch), 123),
+    "kafka.share-session-unknown-opens": (wire_probe(_no_session), 122),
 }
 
 

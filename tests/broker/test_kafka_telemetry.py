@@ -11,7 +11,7 @@ from wirecheck.protocols import compression
 from wirecheck.suites.kafka.test_telemetry import metrics_data
 from wirecheck.targets.reference.kafka import telemetry as t
 
-from tests.broker.test_kafka_consumer_groups import call
+from tests.broker.test_kafka_consumer_groups import call, wire_probe
 
 
 class Clock:
@@ -82,22 +82,16 @@ def _push(w, answer: dict | None = None, **fields) -> int:
     return call(w, 72, 0, body)["ErrorCode"]
 
 
-def _probe(fn):
-    def run(broker):
-        with broker.wire() as w:
-            return fn(w)
-    return run
-
 
 #: for tests/broker/test_kafka_faults.py: each telemetry fault changes what a probe over the wire answers
 TELEMETRY_PROBES = {
     "kafka.telemetry-instance-id-not-assigned":
-        (_probe(lambda w: _subscribe(w)["ClientInstanceId"] != uuid.UUID(int=0)), True),
-    "kafka.telemetry-subscription-id-unstable": (_probe(_push), t.NONE),
+        (wire_probe(lambda w: _subscribe(w)["ClientInstanceId"] != uuid.UUID(int=0)), True),
+    "kafka.telemetry-subscription-id-unstable": (wire_probe(_push), t.NONE),
     "kafka.telemetry-subscription-unchecked":
-        (_probe(lambda w: _push(w, SubscriptionId=_subscribe(w)["SubscriptionId"] ^ 1)), t.UNKNOWN_SUBSCRIPTION_ID),
-    "kafka.telemetry-compression-unchecked": (_probe(lambda w: _push(w, CompressionType=7)), 76),
-    "kafka.telemetry-size-unchecked": (_probe(lambda w: _push(w, Metrics=bytes(1024 * 1024 + 1))), 118),
+        (wire_probe(lambda w: _push(w, SubscriptionId=_subscribe(w)["SubscriptionId"] ^ 1)), t.UNKNOWN_SUBSCRIPTION_ID),
+    "kafka.telemetry-compression-unchecked": (wire_probe(lambda w: _push(w, CompressionType=7)), 76),
+    "kafka.telemetry-size-unchecked": (wire_probe(lambda w: _push(w, Metrics=bytes(1024 * 1024 + 1))), 118),
     "kafka.telemetry-null-instance-accepted":
-        (_probe(lambda w: _push(w, {**_subscribe(w), "ClientInstanceId": uuid.UUID(int=0)})), t.INVALID_REQUEST),
+        (wire_probe(lambda w: _push(w, {**_subscribe(w), "ClientInstanceId": uuid.UUID(int=0)})), t.INVALID_REQUEST),
 }

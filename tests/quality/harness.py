@@ -11,9 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.quality.warm_pytest import run_pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.quality.warm_pytest import ROOT, run_pytest
 
 
 @dataclass

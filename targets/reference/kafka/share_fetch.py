@@ -213,20 +213,17 @@ class ShareFetcher:
             batches = partition.read(first, min(max(max_bytes, 1), MAX_READ_BYTES), at_least_one=True)
             if not batches:
                 continue
-            for batch in batches:
-                header = records.parse_header(batch)
+            headers = [records.parse_header(batch) for batch in batches]
+            for header in headers:
                 if header.is_control:
                     share.skip_control(header.base_offset, header.base_offset + header.last_offset_delta)
-            last = records.parse_header(batches[-1])
-            ranges = share.acquire(member_id, first, last.base_offset + last.last_offset_delta + 1, budget)
+            ranges = share.acquire(member_id, first, headers[-1].base_offset + headers[-1].last_offset_delta + 1,
+                                   budget)
             if not ranges:
                 continue
             low, high = ranges[0][0], ranges[-1][1]
-            kept = []
-            for batch in batches:  # only the batches holding acquired records
-                header = records.parse_header(batch)
-                if header.base_offset + header.last_offset_delta >= low and header.base_offset <= high:
-                    kept.append(batch)
+            kept = [batch for batch, header in zip(batches, headers)  # only the batches holding acquired records
+                    if header.base_offset + header.last_offset_delta >= low and header.base_offset <= high]
             budget -= sum(r[1] - r[0] + 1 for r in ranges)
             entry["Records"] = b"".join(kept)
             if "share-fetch-acquired-records-omitted" not in self.faults:
