@@ -12,6 +12,8 @@ import uuid
 from wirecheck.targets.differential import Comparator
 from wirecheck.targets.session import Reply
 
+SHOWN = 3  # uncarried values named in a NOT REPLAYABLE line
+
 
 class ServerChosen:
     """Values one server chose (``old``: the failing run's, or the target's) and what the other chose for them
@@ -24,7 +26,9 @@ class ServerChosen:
     def __init__(self, reseal=None):
         self.reseal = reseal  # ProtocolSpec.reseal: fixes embedded checksums after an edit
         self.substitutions: dict[bytes, bytes] = {}
-        self.uncarried: list[str] = []  # "path: old -> new" that could not be substituted
+        #: the first "path: old -> new" that could not be substituted (a differential case of thousands of answers
+        #: keeps no more than it shows)
+        self.uncarried: list[str] = []
 
     def learn(self, comparator: Comparator, request: bytes | None, old_answer: Reply, new_answer: Reply) -> None:
         """Compare the server-chosen fields of two answers to one request."""
@@ -38,7 +42,8 @@ class ServerChosen:
                 continue
             pattern = _encoded(before, after)
             if pattern is None:
-                self.uncarried.append(f"{path}: {before!r} -> {after!r}")
+                if len(self.uncarried) < SHOWN:
+                    self.uncarried.append(f"{path}: {before!r} -> {after!r}")
             elif pattern[0] != pattern[1]:
                 self.substitutions[pattern[0]] = pattern[1]
 
@@ -55,7 +60,7 @@ class ServerChosen:
         """Why a difference may be the replay's own ("" when every server-chosen value was carried over)."""
         if not self.uncarried:
             return ""
-        return f"server-chosen values changed that later requests may carry: {', '.join(self.uncarried[:3])}"
+        return f"server-chosen values changed that later requests may carry: {', '.join(self.uncarried)}"
 
 
 def _encoded(before, after) -> tuple[bytes, bytes] | None:
