@@ -14,13 +14,15 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from wirecheck.targets.reference.batchlog import DEFAULT_CACHE_BYTES
+from wirecheck.targets.reference.switches import Switches
 
 log = logging.getLogger("wirecheck.broker")
 
 WRITE_CHUNK = 1 << 20
+S = TypeVar("S", bound=Switches)
 
 
 @dataclass
@@ -60,6 +62,14 @@ class BrokerConfig:
     def variants_of(self, personality: str, known: dict[str, str]) -> frozenset[str]:
         """This personality's active variants, without their namespace (as :meth:`faults_of`)."""
         return _active(self.variants, personality, known, "variant")
+
+    def faults_as(self, switches: type[S]) -> S:
+        """This personality's active faults as its typed object (switches.py)."""
+        return switches(self.faults_of(switches.personality, switches.catalogue()))
+
+    def variants_as(self, switches: type[S]) -> S:
+        """This personality's active variants as its typed object (switches.py)."""
+        return switches(self.variants_of(switches.personality, switches.catalogue()))
 
 
 def _active(names: frozenset[str], personality: str, known: dict[str, str], kind: str) -> frozenset[str]:
