@@ -95,7 +95,7 @@ class Broker:
     def __init__(self):
         from wirecheck.targets.reference.core import BrokerConfig
         from wirecheck.targets.reference.pravega import PravegaOptions, create
-        from wirecheck.targets.reference.pravega.server import ConnectionState
+        from wirecheck.targets.reference.pravega.connection import ConnectionState
 
         self.personality = create(BrokerConfig(), PravegaOptions())
         self.state = ConnectionState(None)

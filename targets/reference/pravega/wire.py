@@ -173,3 +173,16 @@ class Writer:
 
     def frame(self, code: int) -> bytes:
         return struct.pack(">ii", code, len(self.out)) + bytes(self.out)
+
+
+class LenientReader(Reader):
+    """Fault invalid-utf8-accepted: a string readUTF rejects is decoded anyway (U+FFFD for the bad bytes)."""
+
+    __slots__ = ()
+
+    def utf(self) -> str:
+        data = self._take(_U16.unpack(self._take(2))[0])
+        try:
+            return java_utf_decode(data)
+        except Malformed:
+            return bytes(data).decode("utf-8", "replace")
