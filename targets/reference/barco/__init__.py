@@ -32,9 +32,9 @@ class BarcoOptions:
 
 
 def create(config: BrokerConfig, options: BarcoOptions | None = None) -> BarcoPersonality:
-    return BarcoPersonality(config, options or BarcoOptions(), config.faults_of("barco", FAULTS),
-                            config.variants_of("barco", VARIANTS))
+    return BarcoPersonality(config, options or BarcoOptions())
 
 
 PERSONALITY = PersonalityInfo("barco", DEFAULT_PORT, FAULTS, BarcoOptions, create, endpoints=ENDPOINTS,
-                              variants=VARIANTS, storage=frozenset({"data_dir", "fsync", "retention_records", "cache_bytes"}))
+                              variants=VARIANTS,
+                              storage=frozenset({"data_dir", "fsync", "retention_records", "cache_bytes"}))

@@ -21,6 +21,7 @@ import h2.errors
 import h2.events
 import h2.exceptions
 
+from wirecheck.targets.reference.barco.faults import BarcoFaults
 from wirecheck.targets.reference.core import Connection, IdleTimeout
 
 log = logging.getLogger("wirecheck.broker.barco")
@@ -76,9 +77,9 @@ def _request(method: bytes, target: bytes, headers, body: bytes, chunked: bool, 
                    {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers}, body, chunked, ctx, http2)
 
 
-async def serve(conn: Connection, handle: Handler, max_body: int, allow_h2: bool = True,
-                faults: frozenset[str] = frozenset()) -> None:
-    """Serve one connection; ``faults`` are the personality's active faults (the HTTP ones apply here)."""
+async def serve(conn: Connection, handle: Handler, max_body: int, *, faults: BarcoFaults,
+                allow_h2: bool = True) -> None:
+    """Serve one connection; ``faults`` are the personality's (the HTTP ones apply here)."""
     ctx = ConnectionContext()
     try:
         first = await _read(conn)
@@ -105,7 +106,8 @@ def _head(response: Response) -> list[tuple[str, str]]:
     return headers
 
 
-async def _serve_h11(conn: Connection, handle: Handler, max_body: int, data: bytes, ctx, faults) -> None:
+async def _serve_h11(conn: Connection, handle: Handler, max_body: int, data: bytes, ctx,
+                     faults: BarcoFaults) -> None:
     http = h11.Connection(h11.SERVER, max_incomplete_event_size=16384)
     http.receive_data(data)
     while True:
@@ -132,7 +134,7 @@ async def _serve_h11(conn: Connection, handle: Handler, max_body: int, data: byt
                     break
         except h11.RemoteProtocolError as exc:
             if http.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-                status = 200 if "http-bad-request-200" in faults else exc.error_status_hint
+                status = 200 if faults.http_bad_request_200 else exc.error_status_hint
                 await _send11(conn, http, Response(status, f"Bad request: {exc}".encode()), close=True)
             return
         chunked = any(k.lower() == b"transfer-encoding" for k, _ in request.headers)
@@ -141,7 +143,7 @@ async def _serve_h11(conn: Connection, handle: Handler, max_body: int, data: byt
         await _send11(conn, http, response)
         if http.our_state is h11.MUST_CLOSE or http.their_state is h11.MUST_CLOSE:
             return
-        if "http-pipelining-dropped" in faults:  # a fresh parser: requests already received are lost
+        if faults.http_pipelining_dropped:  # a fresh parser: requests already received are lost
             http = h11.Connection(h11.SERVER, max_incomplete_event_size=16384)
             continue
         http.start_next_cycle()
@@ -158,7 +160,8 @@ async def _send11(conn: Connection, http: h11.Connection, response: Response, cl
     await conn.write(out)
 
 
-async def _serve_h2(conn: Connection, handle: Handler, max_body: int, data: bytes, ctx, faults) -> None:
+async def _serve_h2(conn: Connection, handle: Handler, max_body: int, data: bytes, ctx,
+                    faults: BarcoFaults) -> None:
     h2c = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding=None))
     h2c.initiate_connection()
     streams: dict[int, list] = {}  # stream id -> [headers, body]
@@ -185,7 +188,7 @@ async def _serve_h2(conn: Connection, handle: Handler, max_body: int, data: byte
                         _respond_h2(h2c, event.stream_id, Response(400, b"Request body too large"), outgoing)
             elif isinstance(event, h2.events.StreamEnded) and event.stream_id in streams:
                 headers, body = streams.pop(event.stream_id)
-                if "h2c-one-stream" in faults and answered:
+                if faults.h2c_one_stream and answered:
                     h2c.reset_stream(event.stream_id, h2.errors.ErrorCodes.REFUSED_STREAM)
                     continue
                 answered += 1
@@ -195,7 +198,7 @@ async def _serve_h2(conn: Connection, handle: Handler, max_body: int, data: byte
                                    True)
                 _respond_h2(h2c, event.stream_id, await handle(request), outgoing)
             elif isinstance(event, h2.events.StreamReset):
-                if "h2-reset-ends-connection" in faults:
+                if faults.h2_reset_ends_connection:
                     h2c.close_connection()
                     await conn.write(h2c.data_to_send())
                     return

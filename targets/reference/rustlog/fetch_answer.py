@@ -7,7 +7,7 @@ hold as many small objects at once, and the allocator keeps the arenas they fill
 (issue 31: the broker's memory must be bounded by its settings, not by what it served).
 
 The wrapper, with a 20-digit next_offset, plus one entry with two 20-digit numbers, costs 149 bytes besides the
-payload's base64; the largest record's base64 (server.MAX_RECORD: 10,485,336 bytes) leaves room in MAX_FRAME.
+payload's base64; the largest record's base64 (produce.MAX_RECORD: 10,485,336 bytes) leaves room in MAX_FRAME.
 
 Memory: the buffer (at most the frame) and, while a record is added, that record's base64; the allocator may keep
 one freed buffer's worth for the next answer, so the slack is bounded by ``--max-frame``, not by the data.

@@ -14,6 +14,8 @@ import json
 import re
 import struct
 
+from wirecheck.targets.reference.rustlog.faults import RustLogFaults, RustLogVariants
+
 MAX_FRAME = 10_485_760  # seed §Protocol constants; inclusive (read_frame rejects only length > MAX)
 MAX_DEPTH = 64  # deeper JSON is refused before json.loads could recurse into it
 
@@ -143,15 +145,13 @@ def parse_json(text: str, *, keep_open_on_malformed: bool = False) -> object:
 class Encoder:
     """Response frames. Faults that bend the framing or the Error shape live here, in one place."""
 
-    def __init__(self, faults: frozenset[str], empty_details: bool = False):
-        self.empty_details = empty_details  # variant details-empty-object: {} where the reference sends null
-        self.length_counts_header = "length-counts-header" in faults
-        self.details_missing = "error-details-missing" in faults
-        self.message_key = "error" if "error-message-key-wrong" in faults else "message"
+    def __init__(self, faults: RustLogFaults, variants: RustLogVariants):
+        self.faults = faults
+        self.variants = variants
 
     def header(self, payload: bytes) -> bytes:
         """The length prefix of a response frame (the payload is written separately: no 10 MB copy)."""
-        extra = LENGTH.size if self.length_counts_header else 0
+        extra = LENGTH.size if self.faults.length_counts_header else 0
         return LENGTH.pack(len(payload) + extra)
 
     def response(self, obj: dict) -> bytes:
@@ -160,8 +160,9 @@ class Encoder:
         return json.dumps(obj, separators=(",", ":")).encode("ascii")
 
     def error(self, code: int, message: str, details: dict | None = None) -> bytes:
-        obj = {"type": "Error", "code": code, self.message_key: message or "error"}
-        if not self.details_missing:
-            # D11: always present, null when there is nothing to add ({} under the variant)
-            obj["details"] = {} if details is None and self.empty_details else details
+        text_key = "error" if self.faults.error_message_key_wrong else "message"
+        obj = {"type": "Error", "code": code, text_key: message or "error"}
+        if not self.faults.error_details_missing:
+            # D11: always present, null when there is nothing to add ({} under the variant details-empty-object)
+            obj["details"] = {} if details is None and self.variants.details_empty_object else details
         return self.response(obj)
