@@ -4,8 +4,9 @@ It serves the SPU's public port: ApiVersions (18), Produce (0), Fetch (1), Fetch
 (1003) with UpdateOffsets (1005), the consumer offsets (1006-1008, unlisted as on the SPU), from the byte-level
 notes (specs/fluvio.md) and the seed (fluvio-protocol-reference.md); and the Streaming Controller (sc.py) on its
 "sc" endpoint. It mirrors the SPU's wire behaviour and takes a strict-but-safe path where the
-SPU is undefined or buggy (notes §12); every such decision is written next to its code (server.py D1-D7,
-records.py, messages.py, wire.py) and is implementation-defined for the suite.
+SPU is undefined or buggy (notes §12); every such decision is written next to its code (D1-D8 in server.py,
+produce.py and fetch.py; records.py, messages.py, wire.py) and is implementation-defined for the suite. The
+handlers live by API family (api.py), the faults and variants in one typed object each (faults.py).
 
 Topics (decision): the SPU has no CreateTopic API on its port, so a Produce to an unknown topic creates it, with
 one partition, if its name is a valid Fluvio topic name (storage.py). Produce to a partition the topic does not

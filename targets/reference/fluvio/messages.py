@@ -103,6 +103,13 @@ def read_invocations(r: Reader, version: int) -> list[Invocation]:
     return [read_invocation(r, version) for _ in range(r.count(3))]
 
 
+def smartmodule_error(invocation: Invocation) -> bytes:
+    """D3: no wasm runs here. A Predefined module is never found (6001); ad-hoc wasm is invalid (6002)."""
+    if invocation.predefined is not None:
+        return wire.ErrorCode.smartmodule_not_found(invocation.predefined)
+    return wire.ErrorCode.smartmodule_invalid("this server runs no SmartModules", invocation.name)
+
+
 # ------------------------------------------------------------------------------------------------ ApiVersions
 
 @dataclass
