@@ -6,7 +6,8 @@ import pytest
 from kafka.protocol.consumer.fetch import FetchResponse
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from wirecheck.targets.reference.kafka.codec import MalformedBody, Message, Options, read_uvarint, write_uvarint
+from wirecheck.targets.reference.kafka.codec import Message, Options
+from wirecheck.targets.reference.kafka.codec_primitives import MalformedBody, read_uvarint, write_uvarint
 from tests.interop.kafka_support import build
 
 

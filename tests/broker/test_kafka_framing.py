@@ -20,7 +20,7 @@ import kafka.protocol.producer.transaction as kp_txn
 import pytest
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 
-from wirecheck.targets.reference.kafka.server import APIS
+from wirecheck.targets.reference.kafka.api_table import APIS
 from tests.interop.kafka_support import Closed, InProcessBroker, build
 
 CLASSES = {
@@ -57,8 +57,8 @@ CLASSES = {
     61: (kp_admin.DescribeProducersRequest, kp_admin.DescribeProducersResponse, {}),
 }
 # kafka-python has no classes for the KIP-848 keys (68, 69): test_kafka_consumer_groups.py covers them
-ADVERTISED = [(key, v) for key, (_, low, high) in sorted(APIS.items()) if key in CLASSES
-              for v in range(low, high + 1)]
+ADVERTISED = [(key, v) for key, api in sorted(APIS.items()) if key in CLASSES
+              for v in range(api.low, api.high + 1)]
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def test_api_versions_lists_every_implemented_api(broker):
                           **({"client_software_name": "wc", "client_software_version": "1"} if version >= 3 else {}))
             ranges = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
             assert resp.error_code == 0
-            assert ranges == {key: (low, high) for key, (_, low, high) in APIS.items()}
+            assert ranges == {key: (api.low, api.high) for key, api in APIS.items()}
             assert ranges[71] == ranges[72] == (0, 0)  # KIP-714 telemetry (telemetry.py)
 
 

@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 from wirecheck.targets.reference.kafka import kip932_messages
+from wirecheck.targets.reference.kafka.faults import KafkaFaults
 from wirecheck.targets.reference.kafka.share_groups import simple
 from wirecheck.targets.reference.kafka.share_partitions import (
     ACCEPT,
@@ -157,7 +158,7 @@ def test_simple_assignor_shares_partitions_only_when_members_outnumber_them():
 
 
 def test_the_in_flight_window_is_bounded():
-    share = SharePartition(0, 30000, 5, 3, frozenset())
+    share = SharePartition(0, 30000, 5, 3, KafkaFaults())
     assert share.acquire("m", 0, 10, 100) == [(0, 2, 1)]
     assert share.first_acquirable(10) is None  # three records locked: the window is full
     share.acknowledge(0, 1, [ACCEPT])
@@ -165,7 +166,7 @@ def test_the_in_flight_window_is_bounded():
 
 
 def test_transaction_markers_are_archived_undelivered():
-    share = SharePartition(0, 30000, 5, 100, frozenset())
+    share = SharePartition(0, 30000, 5, 100, KafkaFaults())
     assert share.acquire("m", 0, 2, 10) == [(0, 1, 1)]
     share.skip_control(2, 2)  # a marker after the two records, and another past the in-flight end
     share.skip_control(5, 5)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import struct
 
-from wirecheck.targets.reference.kafka import groups
+from wirecheck.targets.reference.kafka import group_model, groups
+from wirecheck.targets.reference.kafka.faults import KafkaFaults
 
 NONE = 0
 OFFSET_OUT_OF_RANGE = 1
@@ -49,7 +50,7 @@ def subscribed_topics(protocol_type: str | None, metadata: bytes) -> set[str]:
 
 
 class Admin:
-    def __init__(self, storage, coordinator: groups.Coordinator, producers, faults: frozenset[str],
+    def __init__(self, storage, coordinator: groups.Coordinator, producers, faults: KafkaFaults,
                  max_partitions: int, cluster_id: str, node_id: int, topic_admin: bool = True):
         self.storage = storage
         self.topic_admin = topic_admin
@@ -68,7 +69,7 @@ class Admin:
             error, message = self._check_partitions(t)
             if not error and not req["ValidateOnly"]:
                 topic = self.storage.topics[t["Name"]]
-                count = len(topic.partitions) + 1 if "create-partitions-count-ignored" in self.faults else t["Count"]
+                count = len(topic.partitions) + 1 if self.faults.create_partitions_count_ignored else t["Count"]
                 self.storage.add_partitions(topic, count)
             results.append({"Name": t["Name"], "ErrorCode": error, "ErrorMessage": message})
         return {"ThrottleTimeMs": 0, "Results": results}
@@ -83,7 +84,7 @@ class Admin:
         if count < current:
             return INVALID_PARTITIONS, f"Topic currently has {current} partitions, which is higher than the " \
                                        f"requested {count}."
-        if count == current and "create-partitions-same-accepted" not in self.faults:  # fault: a no-op passes
+        if count == current and not self.faults.create_partitions_same_accepted:  # fault: a no-op passes
             return INVALID_PARTITIONS, f"Topic already has {current} partitions."
         if count > self.max_partitions or not self.storage.has_room(count - current):
             return INVALID_PARTITIONS, f"This broker keeps at most {self.max_partitions} partitions a topic."
@@ -109,12 +110,12 @@ class Admin:
                     out["ErrorCode"] = UNKNOWN_TOPIC_OR_PARTITION
                     continue
                 offset = partition.high_watermark if p["Offset"] == -1 else p["Offset"]  # -1: the high watermark
-                if offset > partition.high_watermark and "delete-records-clamps-to-hw" in self.faults:
+                if offset > partition.high_watermark and self.faults.delete_records_clamps_to_hw:
                     offset = partition.high_watermark  # fault: an offset beyond the HW deletes everything
                 if not 0 <= offset <= partition.high_watermark:
                     out["ErrorCode"] = OFFSET_OUT_OF_RANGE
                     continue
-                if "delete-records-start-not-moved" in self.faults:
+                if self.faults.delete_records_start_not_moved:
                     out["LowWatermark"] = offset  # fault: claims the move, keeps the records
                     continue
                 partition.delete_before(offset)
@@ -135,9 +136,9 @@ class Admin:
             return INVALID_GROUP_ID
         group = self.coordinator.groups.get(group_id)
         if group is None:  # fault delete-groups-unknown-ok: nothing to delete taken as success
-            return NONE if "delete-groups-unknown-ok" in self.faults else groups.GROUP_ID_NOT_FOUND
-        if group.members and "delete-groups-non-empty-accepted" not in self.faults:
-            return groups.NON_EMPTY_GROUP
+            return NONE if self.faults.delete_groups_unknown_ok else group_model.GROUP_ID_NOT_FOUND
+        if group.members and not self.faults.delete_groups_non_empty_accepted:
+            return group_model.NON_EMPTY_GROUP
         self.coordinator.delete(group_id)
         return NONE
 
@@ -145,8 +146,8 @@ class Admin:
         group_id = req["GroupId"]
         group = self.coordinator.groups.get(group_id) if group_id else None
         if group is None:
-            error = INVALID_GROUP_ID if not group_id else groups.GROUP_ID_NOT_FOUND
-            if group_id and "offset-delete-unknown-group-ok" in self.faults:
+            error = INVALID_GROUP_ID if not group_id else group_model.GROUP_ID_NOT_FOUND
+            if group_id and self.faults.offset_delete_unknown_group_ok:
                 error = NONE  # fault: nothing to delete taken as success
             return {"ErrorCode": error, "ThrottleTimeMs": 0, "Topics": []}
         subscribed: set[str] = set()
@@ -164,7 +165,7 @@ class Admin:
                     error = GROUP_SUBSCRIBED_TO_TOPIC  # a live consumer would commit it again
                 else:
                     error = NONE
-                    if "offset-delete-not-deleted" not in self.faults:
+                    if not self.faults.offset_delete_not_deleted:
                         group.offsets.pop((t["Name"], index), None)
                 parts.append({"PartitionIndex": index, "ErrorCode": error})
             topics.append({"Name": t["Name"], "Partitions": parts})
@@ -179,7 +180,7 @@ class Admin:
                     "ErrorMessage": "This broker only describes broker endpoints", "EndpointType": req["EndpointType"],
                     "ClusterId": self.cluster_id, "ControllerId": -1, "Brokers": [],
                     "ClusterAuthorizedOperations": -2147483648}
-        if "describe-cluster-port-wrong" in self.faults:
+        if self.faults.describe_cluster_port_wrong:
             port = port + 1
         return {"ThrottleTimeMs": 0, "ErrorCode": NONE, "ErrorMessage": None, "EndpointType": BROKERS_ENDPOINT,
                 "ClusterId": self.cluster_id, "ControllerId": self.node_id,
@@ -203,7 +204,7 @@ class Admin:
                     out["ErrorCode"] = FENCED_LEADER_EPOCH
                 elif p["LeaderEpoch"] == LEADER_EPOCH:
                     end = partition.high_watermark
-                    out.update(LeaderEpoch=LEADER_EPOCH, EndOffset=end + (1 if "leader-epoch-end-off" in self.faults
+                    out.update(LeaderEpoch=LEADER_EPOCH, EndOffset=end + (1 if self.faults.leader_epoch_end_off
                                                                           else 0))
                 # an epoch this leader never had: UNDEFINED_EPOCH (-1) and UNDEFINED_EPOCH_OFFSET (-1), error 0
             topics.append({"Topic": t["Topic"], "Partitions": parts})
@@ -223,7 +224,7 @@ class Admin:
                            "LastTimestamp": -1, "CoordinatorEpoch": -1,
                            "CurrentTxnStartOffset": partition.open_transactions.get(pid, -1)}
                           for pid, epoch, last_seq in self.producers.active(t["Name"], index)
-                          if "describe-producers-empty" not in self.faults]
+                          if not self.faults.describe_producers_empty]
                 parts.append({"PartitionIndex": index, "ErrorCode": NONE, "ErrorMessage": None,
                               "ActiveProducers": active})
             topics.append({"Name": t["Name"], "Partitions": parts})

@@ -1,8 +1,8 @@
 """A table-driven codec for Kafka request and response bodies.
 
-The tables are Apache Kafka's own message definitions (``*.json``, Apache-2.0), as shipped inside the
-kafka-python package as package data; the broker reads them, it does not use kafka-python's codec. Each
-(message, version) is compiled once into nested closures, so decoding is a walk over precomputed readers.
+The tables are Apache Kafka's own message definitions (message_definitions.py). Each (message, version) is
+compiled once into nested closures over the primitive readers and writers (codec_primitives.py), so decoding is a
+walk over precomputed readers.
 
 Values are plain Python: dicts keyed by the JSON field names, lists, ints, str, bytes (``bytes``, ``records``),
 16-byte ``bytes`` for ``uuid``. Decoding fills every field of the version, defaults for absent tagged fields;
@@ -16,16 +16,12 @@ their default are not written, as Kafka's generated writers do.
 
 from __future__ import annotations
 
-import functools
-import importlib.resources
-import json
-import re
 import struct
-import warnings
 
-from wirecheck.targets.reference.kafka import kip714_messages, kip848_messages, kip932_messages
-
-_COMMENTS = re.compile(r"^\s*//.*$", re.MULTILINE)
+from wirecheck.targets.reference.kafka.codec_primitives import (FIXED, I8, I32, MalformedBody, blob_reader,
+                                                                 fixed_reader, length_reader, read_bool, read_len32,
+                                                                 read_uuid, read_uvarint, write_blob, write_uvarint)
+from wirecheck.targets.reference.kafka.message_definitions import VersionRange, load_message
 
 
 # Decision: Kafka has no such limit, but this broker turns every decoded element into Python objects (~50x the
@@ -33,192 +29,6 @@ _COMMENTS = re.compile(r"^\s*//.*$", re.MULTILINE)
 # closed) instead of costing gigabytes. 200,000 elements is far beyond any request a client sends.
 MAX_ELEMENTS = 200_000
 _elements = [0]  # elements decoded in the current request (decoding is synchronous: one request at a time)
-
-
-class MalformedBody(ValueError):
-    """The bytes do not decode as the message they claim to be (truncated, lying length, bad count)."""
-
-
-class VersionRange:
-    """A JSON version spec: ``"3+"``, ``"0-4"``, ``"7"`` or ``"none"``."""
-
-    __slots__ = ("low", "high")
-
-    def __init__(self, spec: str | None):
-        if spec is None or spec == "none":
-            self.low, self.high = 1, 0  # empty
-        elif spec.endswith("+"):
-            self.low, self.high = int(spec[:-1]), 1 << 15
-        elif "-" in spec:
-            low, high = spec.split("-")
-            self.low, self.high = int(low), int(high)
-        else:
-            self.low = self.high = int(spec)
-
-    def __contains__(self, version: int) -> bool:
-        return self.low <= version <= self.high
-
-
-@functools.cache
-def _definitions() -> importlib.resources.abc.Traversable:
-    """kafka-python's folder of message definitions (the spec's data, shared with the suite; the code reading it
-    is our own). Importing its package warns once per file (legacy importlib.resources API): silenced here."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r".* is deprecated\. Use files\(\) instead", category=DeprecationWarning)
-        return importlib.resources.files("kafka.protocol.schemas.resources")
-
-
-def load_message(name: str) -> dict:
-    """One message definition, comments stripped and common structs inlined."""
-    data = kip848_messages.definition(name)  # the KIP-848 messages kafka-python's folder lacks
-    if data is None:
-        data = kip932_messages.definition(name)  # KIP-932's, likewise
-    if data is None:
-        data = kip714_messages.definition(name)  # likewise the KIP-714 telemetry messages
-    if data is None:
-        text = _definitions().joinpath(name + ".json").read_text(encoding="utf-8")
-        data = json.loads(_COMMENTS.sub("", text))
-    common = {s["name"]: s["fields"] for s in data.get("commonStructs", [])}
-
-    def inline(fields):
-        for f in fields:
-            inner = f["type"][2:] if f["type"].startswith("[]") else f["type"]
-            if "fields" not in f and inner in common:
-                f["fields"] = common[inner]
-            if "fields" in f:
-                inline(f["fields"])
-
-    inline(data["fields"])
-    return data
-
-
-# ---------------------------------------------------------------------------------------------- primitives
-
-_I8, _I16, _I32, _I64, _U16, _F64 = (struct.Struct(f) for f in (">b", ">h", ">i", ">q", ">H", ">d"))
-_FIXED = {"int8": _I8, "int16": _I16, "int32": _I32, "int64": _I64, "uint16": _U16, "float64": _F64}
-
-
-def read_uvarint(buf, pos: int) -> tuple[int, int]:
-    """An unsigned 32-bit varint (compact lengths, tags): at most 5 bytes, as Kafka's
-    ByteUtils.readUnsignedVarint; a longer one is a malformed body (the connection closes)."""
-    result = shift = 0
-    while True:
-        if pos >= len(buf):
-            raise MalformedBody("truncated varint")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-        if shift > 28:
-            raise MalformedBody("unsigned varint longer than 5 bytes")
-
-
-def write_uvarint(value: int, out: bytearray) -> None:
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-
-
-def _fixed_reader(st: struct.Struct):
-    size, unpack = st.size, st.unpack_from
-
-    def read(buf, pos):
-        if pos + size > len(buf):
-            raise MalformedBody("truncated")
-        return unpack(buf, pos)[0], pos + size
-
-    return read
-
-
-def _read_bool(buf, pos):
-    if pos >= len(buf):
-        raise MalformedBody("truncated")
-    return buf[pos] != 0, pos + 1
-
-
-def _read_uuid(buf, pos):
-    if pos + 16 > len(buf):
-        raise MalformedBody("truncated uuid")
-    return bytes(buf[pos:pos + 16]), pos + 16
-
-
-def _length_reader(compact: bool):
-    """Returns a reader of a length prefix giving -1 for null."""
-    if compact:
-        def read(buf, pos):
-            n, pos = read_uvarint(buf, pos)
-            return n - 1, pos
-        return read
-    unpack = _I16.unpack_from
-
-    def read16(buf, pos):
-        if pos + 2 > len(buf):
-            raise MalformedBody("truncated")
-        return unpack(buf, pos)[0], pos + 2
-
-    return read16
-
-
-def _read_len32(buf, pos):
-    if pos + 4 > len(buf):
-        raise MalformedBody("truncated")
-    return _I32.unpack_from(buf, pos)[0], pos + 4
-
-
-def _blob_reader(kind: str, compact: bool, nullable: bool, short_varint: bool = False):
-    """string/bytes/records: a length then that many bytes (never trusting the length beyond the buffer)."""
-    read_len = _length_reader(True) if compact else (_length_reader(False) if kind == "string" else _read_len32)
-    if compact and kind == "string" and short_varint:
-        def read_len(buf, pos):  # fault compact-string-length-two-bytes: a varint of at most two bytes
-            if pos + 2 > len(buf):  # the string's bytes (or a tagged-field section) always follow
-                raise MalformedBody("truncated")
-            n, pos = buf[pos] & 0x7F, pos + 1
-            if buf[pos - 1] & 0x80:
-                n, pos = n | (buf[pos] & 0x7F) << 7, pos + 1
-            return n - 1, pos
-
-    def read(buf, pos):
-        n, pos = read_len(buf, pos)
-        if n < 0:
-            if n == -1 and nullable:
-                return None, pos
-            raise MalformedBody(f"null or negative length {n} for a non-nullable {kind}")
-        end = pos + n
-        if end > len(buf):
-            raise MalformedBody(f"{kind} length {n} beyond the frame")
-        raw = bytes(buf[pos:end])
-        if kind == "string":
-            # Java's String(bytes, UTF_8) replaces malformed input rather than failing; so do we.
-            return raw.decode("utf-8", "replace"), end
-        return raw, end
-
-    return read
-
-
-def _write_blob(kind: str, compact: bool):
-    def write(value, out):
-        if value is None:
-            if compact:
-                out.append(0)
-            else:
-                out += b"\xff\xff" if kind == "string" else b"\xff\xff\xff\xff"
-            return
-        raw = value.encode("utf-8") if isinstance(value, str) else value
-        if compact:
-            write_uvarint(len(raw) + 1, out)
-        elif kind == "string":
-            out += _I16.pack(len(raw))
-        else:
-            out += _I32.pack(len(raw))
-        out += raw
-
-    return write
-
-
-# ---------------------------------------------------------------------------------------------- compiler
 
 
 class Options:
@@ -264,8 +74,8 @@ def _compile_type(field: dict, version: int, flexible: bool, opts: Options):
         inner = dict(field, type=ftype[2:])
         inner.pop("nullableVersions", None)
         read_item, write_item = _compile_type(inner, version, flexible, opts)
-        read_len = _length_reader(True) if flexible else _read_len32
-        fixed = _FIXED.get(inner["type"]) if "fields" not in inner else None
+        read_len = length_reader(True) if flexible else read_len32
+        fixed = FIXED.get(inner["type"]) if "fields" not in inner else None
 
         def read_array(buf, pos):
             n, pos = read_len(buf, pos)
@@ -298,7 +108,7 @@ def _compile_type(field: dict, version: int, flexible: bool, opts: Options):
             if flexible:
                 write_uvarint(len(value) + 1, out)
             else:
-                out += _I32.pack(len(value))
+                out += I32.pack(len(value))
             for item in value:
                 write_item(item, out)
 
@@ -308,22 +118,22 @@ def _compile_type(field: dict, version: int, flexible: bool, opts: Options):
         if not nullable:
             return read_struct, write_struct
         return _nullable_struct(read_struct, write_struct)
-    if ftype in _FIXED:
-        st = _FIXED[ftype]
+    if ftype in FIXED:
+        st = FIXED[ftype]
         pack = st.pack
 
         def write_fixed(value, out):
             out += pack(value)
 
-        return _fixed_reader(st), write_fixed
+        return fixed_reader(st), write_fixed
     if ftype == "bool":
-        return _read_bool, lambda value, out: out.append(1 if value else 0)
+        return read_bool, lambda value, out: out.append(1 if value else 0)
     if ftype == "uuid":
         def write_uuid(value, out):
             out += value if value else bytes(16)
-        return _read_uuid, write_uuid
+        return read_uuid, write_uuid
     if ftype in ("string", "bytes", "records"):
-        return _blob_reader(ftype, flexible, nullable, opts.short_string_varint), _write_blob(ftype, flexible)
+        return blob_reader(ftype, flexible, nullable, opts.short_string_varint), write_blob(ftype, flexible)
     raise ValueError(f"unsupported field type {ftype}")
 
 
@@ -337,15 +147,15 @@ def _nullable_struct(read_struct, write_struct):
 
     def write(value, out):
         if value is None:
-            out += _I8.pack(-1)
+            out += I8.pack(-1)
             return
-        out += _I8.pack(1)
+        out += I8.pack(1)
         write_struct(value, out)
 
     return read, write
 
 
-_read_i8 = _fixed_reader(_I8)
+_read_i8 = fixed_reader(I8)
 _ABSENT = object()
 
 
@@ -447,3 +257,4 @@ class Message:
         out = bytearray() if out is None else out
         self._get(version)[1](value, out)
         return out
+

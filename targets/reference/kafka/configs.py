@@ -13,6 +13,7 @@ the broker's defaults. Behaviour follows Kafka's ConfigAdminManager / DynamicBro
 from __future__ import annotations
 
 from dataclasses import dataclass
+from wirecheck.targets.reference.kafka.faults import KafkaFaults, KafkaVariants
 
 NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
@@ -93,18 +94,18 @@ def validate(name: str, value: str | None) -> str | None:
 class Configs:
     """The three config APIs over the broker's topics and settings."""
 
-    def __init__(self, storage, settings, faults: frozenset[str], variants: frozenset[str] = frozenset()):
+    def __init__(self, storage, settings, faults: KafkaFaults, variants: KafkaVariants | None = None):
         self.storage = storage
         self.settings = settings
         self.faults = faults
-        self.variants = variants
+        self.variants = KafkaVariants() if variants is None else variants
 
     # ------------------------------------------------------------------------------------------ describe
 
     def describe(self, req: dict, version: int) -> dict:
-        synonyms = (req.get("IncludeSynonyms", False) or "describe-configs-synonyms-always" in self.faults) \
+        synonyms = (req.get("IncludeSynonyms", False) or self.faults.describe_configs_synonyms_always) \
             and version >= 1
-        docs = req.get("IncludeDocumentation", False) or "describe-configs-docs-always" in self.faults
+        docs = req.get("IncludeDocumentation", False) or self.faults.describe_configs_docs_always
         results = []
         for resource in req["Resources"]:
             kind, name, keys = resource["ResourceType"], resource["ResourceName"], resource["ConfigurationKeys"]
@@ -112,20 +113,20 @@ class Configs:
                       "Configs": []}
             results.append(result)
             error, message = self._resource_error(kind, name)
-            if error == UNKNOWN_TOPIC_OR_PARTITION and "describe-configs-unknown-topic-empty" in self.faults:
+            if error == UNKNOWN_TOPIC_OR_PARTITION and self.faults.describe_configs_unknown_topic_empty:
                 continue  # fault: an unknown topic described as one with no configs, error 0
             if error:
                 result.update(ErrorCode=error, ErrorMessage=message)
                 continue
             entries = self._topic_entries(name, synonyms) if kind == TOPIC else self._broker_entries(synonyms)
-            if kind == BROKER and "describe-configs-broker-empty" in self.faults:
+            if kind == BROKER and self.faults.describe_configs_broker_empty:
                 entries = []  # fault: only dynamic broker configs are listed, and there are none
-            if kind == TOPIC and "describe-configs-defaults-null" in self.faults:
+            if kind == TOPIC and self.faults.describe_configs_defaults_null:
                 for e in entries:  # fault: only overrides carry a value
                     e["Value"] = e["Value"] if e["ConfigSource"] != DEFAULT_CONFIG else None
             if keys is not None:
                 entries = [e for e in entries if e["Name"] in keys]
-                if "describe-configs-drops-key" in self.faults and entries:
+                if self.faults.describe_configs_drops_key and entries:
                     entries = entries[1:]
             for entry in entries:
                 entry["Documentation"] = entry["Documentation"] if docs else None
@@ -181,7 +182,7 @@ class Configs:
         for resource in req["Resources"]:
             wanted = {c["Name"]: c["Value"] for c in resource["Configs"]}
             error, message = self._check_alter(resource, wanted)
-            if not error and (not req["ValidateOnly"] or "validate-only-applied" in self.faults):
+            if not error and (not req["ValidateOnly"] or self.faults.validate_only_applied):
                 self._apply(resource["ResourceName"], {k: v for k, v in wanted.items() if v is not None})
             responses.append(self._answer(resource, error, message))
         return {"ThrottleTimeMs": 0, "Responses": responses}
@@ -191,7 +192,7 @@ class Configs:
         responses = []
         for resource in req["Resources"]:
             error, message, result = self._incremental(resource, req["ValidateOnly"])
-            if not error and (not req["ValidateOnly"] or "validate-only-applied" in self.faults):
+            if not error and (not req["ValidateOnly"] or self.faults.validate_only_applied):
                 self._apply(resource["ResourceName"], result)
             responses.append(self._answer(resource, error, message))
         return {"ThrottleTimeMs": 0, "Responses": responses}
@@ -206,17 +207,17 @@ class Configs:
         if error:
             return error, message, {}
         if resource["ResourceType"] == BROKER:
-            if validate_only and "read-only-validate-passes" in self.faults:
+            if validate_only and self.faults.read_only_validate_passes:
                 return NONE, None, {}  # fault: validation skips the static-config check
             # variant read-only-invalid-config: the refusal as a config error (40) instead of Kafka's 42
-            code = INVALID_CONFIG if "read-only-invalid-config" in self.variants else INVALID_REQUEST
+            code = INVALID_CONFIG if self.variants.read_only_invalid_config else INVALID_REQUEST
             return code, f"Cannot update these configs dynamically: {sorted(names)}", {}
         current = dict(self.storage.topics[resource["ResourceName"]].configs)
         for c in resource["Configs"]:
             name, op, value = c["Name"], c["ConfigOperation"], c["Value"]
             spec = TOPIC_CONFIGS.get(name)
             if spec is None:
-                if "alter-configs-unknown-accepted" in self.faults:
+                if self.faults.alter_configs_unknown_accepted:
                     continue
                 return INVALID_CONFIG, f"Unknown topic config name: {name}", {}
             if op in (APPEND, SUBTRACT) and spec.kind != LIST:
@@ -228,7 +229,7 @@ class Configs:
             else:
                 items = [v for v in current.get(name, self._broker_default(name)).split(",") if v]
                 given = [v.strip() for v in (value or "").split(",") if v.strip()]
-                if op == APPEND and "incremental-append-replaces" in self.faults:
+                if op == APPEND and self.faults.incremental_append_replaces:
                     items = []  # fault: APPEND acts as SET
                 items = items + [v for v in given if v not in items] if op == APPEND else \
                     [v for v in items if v not in given]
@@ -250,13 +251,13 @@ class Configs:
             return INVALID_REQUEST, f"Cannot update these configs dynamically: {sorted(wanted)}"
         for config, value in wanted.items():
             reason = validate(config, value)
-            if reason and not ("alter-configs-unknown-accepted" in self.faults and config not in TOPIC_CONFIGS):
+            if reason and not (self.faults.alter_configs_unknown_accepted and config not in TOPIC_CONFIGS):
                 return INVALID_CONFIG, reason
         return NONE, None
 
     def _apply(self, topic_name: str, overrides: dict) -> None:
         topic = self.storage.topics[topic_name]
-        if "alter-configs-not-applied" in self.faults:
+        if self.faults.alter_configs_not_applied:
             return
         topic.configs = {k: v for k, v in overrides.items() if k in TOPIC_CONFIGS}
         topic.log_append_time = topic.configs.get("message.timestamp.type") == "LogAppendTime"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from wirecheck.targets.reference.kafka import assignors
+from wirecheck.targets.reference.kafka.faults import KafkaFaults
 
 NONE = 0
 UNKNOWN_MEMBER_ID = 25
@@ -32,13 +33,13 @@ class Refused(Exception):
         self.code, self.message = code, message
 
 
-def validate(req: dict, version: int, faults: frozenset[str]) -> None:
+def validate(req: dict, version: int, faults: KafkaFaults) -> None:
     name = req["ServerAssignor"]
     if name is not None and name not in assignors.ASSIGNORS \
-            and "consumer-group-assignor-unchecked" not in faults:
+            and not faults.consumer_group_assignor_unchecked:
         raise Refused(UNSUPPORTED_ASSIGNOR, f"ServerAssignor {name} is not supported. "
                                             f"Supported assignors: {', '.join(sorted(assignors.ASSIGNORS))}.")
-    if "consumer-group-fields-unchecked" in faults:
+    if faults.consumer_group_fields_unchecked:
         return
     epoch, member_id = req["MemberEpoch"], req["MemberId"]
     if not req["GroupId"]:

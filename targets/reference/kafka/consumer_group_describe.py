@@ -4,13 +4,14 @@ current and target assignment (ConsumerGroupDescribeResponse.json); and the wire
 """
 
 from __future__ import annotations
+from wirecheck.targets.reference.kafka.faults import KafkaFaults
 
 Partition = tuple[bytes, int]
 GROUP_ID_NOT_FOUND = 69
 MEMBER_TYPE_CONSUMER = 1  # MemberType (v1): 0 a classic-protocol member, 1 a consumer-protocol one
 
 
-def describe(groups: dict, classic_groups: dict, storage, faults: frozenset[str], req: dict) -> dict:
+def describe(groups: dict, classic_groups: dict, storage, faults: KafkaFaults, req: dict) -> dict:
     described = []
     for group_id in req["GroupIds"]:
         group = groups.get(group_id)
@@ -29,7 +30,7 @@ def describe(groups: dict, classic_groups: dict, storage, faults: frozenset[str]
                 "MemberEpoch": m.epoch, "ClientId": m.client_id, "ClientHost": m.client_host,
                 "SubscribedTopicNames": m.subscribed, "SubscribedTopicRegex": m.regex,
                 "Assignment": {"TopicPartitions": _named(storage, m.assigned)},
-                "TargetAssignment": {"TopicPartitions": [] if "consumer-group-describe-no-target" in faults
+                "TargetAssignment": {"TopicPartitions": [] if faults.consumer_group_describe_no_target
                                      else _named(storage, group.target.get(m.member_id, set()))},
                 "MemberType": MEMBER_TYPE_CONSUMER,
             } for m in group.members.values()]})

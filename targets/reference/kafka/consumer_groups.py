@@ -30,7 +30,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from wirecheck.targets.reference.kafka.member_sessions import MemberSessions
-from wirecheck.targets.reference.kafka import assignors, consumer_group_describe, groups
+from wirecheck.targets.reference.kafka import assignors, consumer_group_describe, group_model, groups
 from wirecheck.targets.reference.kafka.consumer_group_checks import (
     FENCED_INSTANCE_ID,
     FENCED_MEMBER_EPOCH,
@@ -46,6 +46,7 @@ from wirecheck.targets.reference.kafka.consumer_group_checks import (
     validate,
 )
 from wirecheck.targets.reference.kafka.consumer_group_describe import by_topic
+from wirecheck.targets.reference.kafka.faults import KafkaFaults
 
 STABLE, UNREVOKED, UNRELEASED = "stable", "unrevoked_partitions", "unreleased_partitions"
 
@@ -101,12 +102,12 @@ class ConsumerGroup:
 
 
 class ConsumerGroups(MemberSessions):
-    def __init__(self, classic: groups.Coordinator, storage, faults: frozenset[str] = frozenset(),
+    def __init__(self, classic: groups.Coordinator, storage, faults: KafkaFaults | None = None,
                  heartbeat_interval_ms: int = 1000, session_timeout_ms: int = 45000,
                  default_assignor: str = assignors.DEFAULT):
         self.classic = classic  # committed offsets live in the classic coordinator's group of the same id
         self.storage = storage
-        self.faults = faults
+        self.faults = KafkaFaults() if faults is None else faults
         self.default_assignor = default_assignor  # the first of group.consumer.assignors: a member naming none
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.session_timeout_ms = session_timeout_ms
@@ -123,9 +124,9 @@ class ConsumerGroups(MemberSessions):
         answer = {"ThrottleTimeMs": 0, "ErrorCode": NONE, "ErrorMessage": None, "MemberId": member.member_id,
                   "MemberEpoch": member.epoch, "HeartbeatIntervalMs": self.heartbeat_interval_ms,
                   "Assignment": None}
-        if "consumer-group-join-epoch-zero" in self.faults and req["MemberEpoch"] == 0:
+        if self.faults.consumer_group_join_epoch_zero and req["MemberEpoch"] == 0:
             answer["MemberEpoch"] = 0  # fault: the joining member is not given the group's epoch
-        if full and member.epoch >= 0 and "consumer-group-assignment-omitted" not in self.faults:
+        if full and member.epoch >= 0 and not self.faults.consumer_group_assignment_omitted:
             answer["Assignment"] = {"TopicPartitions": by_topic(member.assigned)}
         return answer
 
@@ -136,7 +137,7 @@ class ConsumerGroups(MemberSessions):
         if epoch == LEAVE or epoch == LEAVE_STATIC:
             return self._leave(group, req), False
         before = None
-        if epoch == 0 or ("consumer-group-unknown-member-joins" in self.faults
+        if epoch == 0 or (self.faults.consumer_group_unknown_member_joins
                           and req["MemberId"] not in group.members):  # fault: an unknown member joins
             member = self._join(group, req, version, client_id, client_host)
         else:
@@ -159,7 +160,7 @@ class ConsumerGroups(MemberSessions):
             return group
         classic = self.classic.groups.get(group_id)
         if classic is not None and classic.members:
-            if "consumer-group-classic-members-dropped" not in self.faults or not create:
+            if not self.faults.consumer_group_classic_members_dropped or not create:
                 raise Refused(GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
             for member_id in list(classic.members):  # fault: taken over as if Empty, its members forgotten
                 self.classic._remove(classic, member_id)
@@ -171,7 +172,7 @@ class ConsumerGroups(MemberSessions):
 
     def _join(self, group: ConsumerGroup, req: dict, version: int, client_id: str, client_host: str) -> Member:
         member_id = req["MemberId"] or str(uuid.uuid4())  # v0: the coordinator names the member
-        if "consumer-group-member-id-ignored" in self.faults and version >= 1:
+        if self.faults.consumer_group_member_id_ignored and version >= 1:
             member_id = str(uuid.uuid4())  # fault: the client's own id (v1) replaced
         instance = req["InstanceId"]
         if instance is not None:
@@ -179,7 +180,7 @@ class ConsumerGroups(MemberSessions):
             if holder is not None and holder.epoch != LEAVE_STATIC and holder.member_id != member_id:
                 raise Refused(UNRELEASED_INSTANCE_ID, f"Static member {instance} has not left the group.")
             if holder is not None and holder.epoch == LEAVE_STATIC \
-                    and "consumer-group-static-rejoin-rebalances" not in self.faults:
+                    and not self.faults.consumer_group_static_rejoin_rebalances:
                 # KIP-848: the new incarnation takes over the old one's epoch and assignment, no rebalance
                 self._drop(group, holder)
                 member = Member(member_id, instance, req["RackId"], client_id, client_host, req["RebalanceTimeoutMs"],
@@ -205,7 +206,7 @@ class ConsumerGroups(MemberSessions):
         if req["InstanceId"] is not None and member.instance_id != req["InstanceId"]:
             raise Refused(FENCED_INSTANCE_ID, f"Static member {req['InstanceId']} was replaced.")
         epoch = req["MemberEpoch"]
-        if epoch != member.epoch and "consumer-group-epoch-unchecked" not in self.faults:
+        if epoch != member.epoch and not self.faults.consumer_group_epoch_unchecked:
             owned = req["TopicPartitions"]
             resent = epoch == member.previous_epoch and owned is not None and \
                 {(t["TopicId"], p) for t in owned for p in t["Partitions"]} <= member.assigned
@@ -222,7 +223,7 @@ class ConsumerGroups(MemberSessions):
             member = next((m for m in group.members.values() if m.instance_id == req["InstanceId"]), None)
         if member is None:
             raise Refused(UNKNOWN_MEMBER_ID, f"Member {req['MemberId']} is not a member of group {group.group_id}.")
-        if "consumer-group-leave-ignored" in self.faults and req["MemberEpoch"] == LEAVE:
+        if self.faults.consumer_group_leave_ignored and req["MemberEpoch"] == LEAVE:
             return Member(member.member_id, None, None, "", "", 0, epoch=req["MemberEpoch"])
         if req["MemberEpoch"] == LEAVE_STATIC:
             # stays, holding its assignment, until its session ends or a new incarnation takes over
@@ -263,7 +264,7 @@ class ConsumerGroups(MemberSessions):
 
     def _bump(self, group: ConsumerGroup) -> None:
         """A new group epoch and the target assignment at it."""
-        if "consumer-group-epoch-not-bumped" not in self.faults or group.epoch == 0:
+        if not self.faults.consumer_group_epoch_not_bumped or group.epoch == 0:
             group.epoch += 1
         chosen = [m.assignor for m in group.members.values() if m.assignor in assignors.ASSIGNORS]
         group.assignor = max(set(chosen), key=chosen.count) if chosen else self.default_assignor  # most members' pick
@@ -285,7 +286,7 @@ class ConsumerGroups(MemberSessions):
             return
         target = group.target.get(member.member_id, set())
         revoke = member.assigned - target
-        if revoke and "consumer-group-epoch-before-revocation" not in self.faults:
+        if revoke and not self.faults.consumer_group_epoch_before_revocation:
             member.assigned -= revoke
             member.revoking = revoke
             member.state = UNREVOKED
@@ -294,7 +295,7 @@ class ConsumerGroups(MemberSessions):
             return
         member.assigned -= revoke
         others = set().union(*(m.owns() for m in group.members.values() if m is not member))
-        if "consumer-group-reassigns-unrevoked" in self.faults:
+        if self.faults.consumer_group_reassigns_unrevoked:
             others = set()
         wanted = target - member.assigned
         free = wanted - others
@@ -329,8 +330,8 @@ class ConsumerGroups(MemberSessions):
         group = self.groups.get(group_id)
         if group is None:
             return NONE
-        if group.members and "consumer-group-classic-join-allowed" not in self.faults:
-            return groups.INCONSISTENT_GROUP_PROTOCOL
+        if group.members and not self.faults.consumer_group_classic_join_allowed:
+            return group_model.INCONSISTENT_GROUP_PROTOCOL
         self.forget(group_id)
         return NONE
 
@@ -353,7 +354,7 @@ class ConsumerGroups(MemberSessions):
             return UNKNOWN_MEMBER_ID
         if version < 9:
             return UNSUPPORTED_VERSION  # members of the new protocol commit with v9+ (GenerationIdOrMemberEpoch)
-        if epoch != member.epoch and "consumer-group-commit-epoch-unchecked" not in self.faults:
+        if epoch != member.epoch and not self.faults.consumer_group_commit_epoch_unchecked:
             return STALE_MEMBER_EPOCH
         return NONE
 

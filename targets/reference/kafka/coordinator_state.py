@@ -9,12 +9,14 @@ is not kept: members rejoin after a restart, as they do after a coordinator move
 
 from __future__ import annotations
 
-from wirecheck.targets.reference.kafka import groups
+from wirecheck.targets.reference.kafka import group_model, groups
+from wirecheck.targets.reference.kafka.api_keys import ApiKey
 from wirecheck.targets.reference.kafka.transactions import Transaction, Transactions
 
-#: Requests after which the coordinator state is saved (OffsetCommit, DeleteTopics, InitProducerId,
-#: AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit, DeleteGroups, OffsetDelete).
-CHANGING_APIS = frozenset({8, 20, 22, 24, 25, 26, 28, 42, 47})
+#: Requests after which the coordinator state is saved.
+CHANGING_APIS = frozenset({ApiKey.OFFSET_COMMIT, ApiKey.DELETE_TOPICS, ApiKey.INIT_PRODUCER_ID,
+                           ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN,
+                           ApiKey.TXN_OFFSET_COMMIT, ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE})
 
 
 def snapshot(coordinator: groups.Coordinator, transactions: Transactions) -> dict:
@@ -41,7 +43,7 @@ def _transaction(txn: Transaction) -> dict:
 
 def restore(doc: dict, coordinator: groups.Coordinator, transactions: Transactions) -> None:
     for group_id, topic, partition, offset, leader_epoch, metadata in doc["offsets"]:
-        coordinator.commit(group_id, topic, partition, groups.CommittedOffset(offset, leader_epoch, metadata))
+        coordinator.commit(group_id, topic, partition, group_model.CommittedOffset(offset, leader_epoch, metadata))
     producers = transactions.producers
     producers.next_id = max(producers.next_id, doc["next_producer_id"])
     producers.transactional.update(doc["transactional_ids"])
@@ -51,7 +53,7 @@ def restore(doc: dict, coordinator: groups.Coordinator, transactions: Transactio
         txn = Transaction(entry["id"], entry["producer_id"], entry["epoch"], entry["timeout_ms"], entry["state"],
                           {tuple(tp) for tp in entry["partitions"]}, set(entry["groups"]))
         for group, topic, partition, offset, leader_epoch, metadata in entry["offsets"]:
-            txn.offsets.setdefault(group, {})[(topic, partition)] = groups.CommittedOffset(offset, leader_epoch,
+            txn.offsets.setdefault(group, {})[(topic, partition)] = group_model.CommittedOffset(offset, leader_epoch,
                                                                                            metadata)
         transactions.by_id[txn.transactional_id] = txn
         transactions.by_producer[txn.producer_id] = txn

@@ -19,107 +19,26 @@ old incarnation (fenced with FENCED_INSTANCE_ID, 82) without a rebalance when th
 metadata is unchanged; requests naming the instance id with a stale member id are fenced too.
 """
 
+
 from __future__ import annotations
 
 import asyncio
-import uuid
-from dataclasses import dataclass, field
 
-# Errors.java
-NONE = 0
-COORDINATOR_NOT_AVAILABLE = 15
-ILLEGAL_GENERATION = 22
-INCONSISTENT_GROUP_PROTOCOL = 23
-INVALID_GROUP_ID = 24
-UNKNOWN_MEMBER_ID = 25
-INVALID_SESSION_TIMEOUT = 26
-REBALANCE_IN_PROGRESS = 27
-MEMBER_ID_REQUIRED = 79
-FENCED_INSTANCE_ID = 82
-GROUP_ID_NOT_FOUND = 69
-NON_EMPTY_GROUP = 68
-
-EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
-
-
-def new_member_id(client_id: str) -> str:
-    """The client id and a UUID, as Kafka's coordinator makes them: unique, and as long for every member of one
-    client (a replay carries an id over only when the new one is as long)."""
-    return f"{client_id or 'member'}-{uuid.uuid4()}"
-
-
-@dataclass
-class JoinResult:
-    error: int
-    generation: int = -1
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader: str = ""
-    member_id: str = ""
-    members: list = field(default_factory=list)  # [(member_id, group_instance_id, metadata)]
-
-
-@dataclass
-class Member:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    protocol_type: str
-    protocols: list  # [(name, metadata bytes)] in the member's preference order
-    assignment: bytes = b""
-    join_waiter: asyncio.Future | None = None
-    sync_waiter: asyncio.Future | None = None
-    timer: asyncio.TimerHandle | None = None
-
-    def metadata_for(self, protocol: str) -> bytes:
-        return next(meta for name, meta in self.protocols if name == protocol)
-
-
-@dataclass
-class CommittedOffset:
-    offset: int
-    leader_epoch: int
-    metadata: str | None
-
-
-class Group:
-    def __init__(self, group_id: str):
-        self.group_id = group_id
-        self.state = EMPTY
-        self.generation = 0
-        self.protocol_type: str | None = None
-        self.protocol_name: str | None = None
-        self.leader: str | None = None
-        self.members: dict[str, Member] = {}
-        # member ids handed out with MEMBER_ID_REQUIRED and not joined yet -> expiry (loop time); like Kafka's
-        # pending members they lapse after the session timeout, so unanswered ids cannot pile up
-        self.pending: dict[str, float] = {}
-        self.static: dict[str, str] = {}  # group.instance.id -> its current member id (KIP-345)
-        self.offsets: dict[tuple[str, int], CommittedOffset] = {}
-        self.rebalance_timer: asyncio.TimerHandle | None = None
-
-    def supported_protocols(self) -> set[str]:
-        names = None
-        for m in self.members.values():
-            mine = {name for name, _ in m.protocols}
-            names = mine if names is None else names & mine
-        return names or set()
+from wirecheck.targets.reference.kafka.faults import KafkaFaults
+from wirecheck.targets.reference.kafka.group_model import (NONE, ILLEGAL_GENERATION, INCONSISTENT_GROUP_PROTOCOL,
+                                                           INVALID_GROUP_ID, UNKNOWN_MEMBER_ID,
+                                                           INVALID_SESSION_TIMEOUT, REBALANCE_IN_PROGRESS,
+                                                           MEMBER_ID_REQUIRED, FENCED_INSTANCE_ID, EMPTY, PREPARING,
+                                                           COMPLETING, STABLE, new_member_id, JoinResult, Member,
+                                                           CommittedOffset, Group)
 
 
 class Coordinator:
-    def __init__(self, min_session_ms: int = 6000, max_session_ms: int = 1800000,
-                 bump_generation: bool = True, leader_gets_metadata: bool = True,
-                 heartbeat_reports_rebalance: bool = True, heartbeat_faults: frozenset[str] = frozenset()):
+    def __init__(self, min_session_ms: int = 6000, max_session_ms: int = 1800000, faults: KafkaFaults | None = None):
         self.groups: dict[str, Group] = {}
         self.min_session_ms = min_session_ms
         self.max_session_ms = max_session_ms
-        self.bump_generation = bump_generation
-        self.leader_gets_metadata = leader_gets_metadata
-        self.heartbeat_reports_rebalance = heartbeat_reports_rebalance
-        self.heartbeat_faults = heartbeat_faults  # the heartbeat (and SyncGroup generation) checks a fault skips
+        self.faults = KafkaFaults() if faults is None else faults
 
     # ------------------------------------------------------------------------------------------ join
 
@@ -249,7 +168,7 @@ class Coordinator:
         if group.rebalance_timer:
             group.rebalance_timer.cancel()
             group.rebalance_timer = None
-        if self.bump_generation or group.generation == 0:
+        if not self.faults.generation_not_bumped or group.generation == 0:
             group.generation += 1
         if not group.members:
             group.state, group.protocol_name, group.protocol_type, group.leader = EMPTY, None, None, None
@@ -277,7 +196,7 @@ class Coordinator:
         members = []
         if member.member_id == group.leader:
             members = [(m.member_id, m.group_instance_id,
-                        m.metadata_for(group.protocol_name) if self.leader_gets_metadata else b"")
+                        m.metadata_for(group.protocol_name) if not self.faults.leader_gets_no_metadata else b"")
                        for m in group.members.values()]
         return JoinResult(NONE, group.generation, group.protocol_type, group.protocol_name, group.leader or "",
                           member.member_id, members)
@@ -289,7 +208,7 @@ class Coordinator:
         group = self.groups.get(group_id)
         if group is None or member_id not in group.members:
             return UNKNOWN_MEMBER_ID, None, None, b""
-        if generation != group.generation and "sync-generation-unchecked" not in self.heartbeat_faults:
+        if generation != group.generation and not self.faults.sync_generation_unchecked:
             return ILLEGAL_GENERATION, None, None, b""
         if (protocol_type is not None and protocol_type != group.protocol_type) or (
                 protocol_name is not None and protocol_name != group.protocol_name):
@@ -326,11 +245,11 @@ class Coordinator:
         group = self.groups.get(group_id)
         if group is None or member_id not in group.members:
             # fault heartbeat-unknown-member-ok: a group's unknown member is answered as alive
-            return NONE if group and "heartbeat-unknown-member-ok" in self.heartbeat_faults else UNKNOWN_MEMBER_ID
-        if generation != group.generation and "heartbeat-generation-unchecked" not in self.heartbeat_faults:
+            return NONE if group and self.faults.heartbeat_unknown_member_ok else UNKNOWN_MEMBER_ID
+        if generation != group.generation and not self.faults.heartbeat_generation_unchecked:
             return ILLEGAL_GENERATION
         self._touch(group, group.members[member_id])
-        if group.state == PREPARING and self.heartbeat_reports_rebalance:
+        if group.state == PREPARING and not self.faults.heartbeat_ignores_rebalance:
             return REBALANCE_IN_PROGRESS
         return NONE
 

@@ -2,7 +2,7 @@
 
 GetTelemetrySubscriptions (71) and PushTelemetry (72): GetTelemetrySubscriptionsRequest.json / Response.json and
 PushTelemetryRequest.json / Response.json (Kafka 3.7+: v0 only, flexible from v0), written as data so that
-:func:`codec.load_message` reads them like the others.
+:func:`message_definitions.load_message` reads them like the others.
 """
 
 from __future__ import annotations

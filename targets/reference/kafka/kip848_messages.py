@@ -3,7 +3,8 @@
 The broker's codec reads Apache Kafka's ``*.json`` message definitions as shipped by kafka-python, which stops
 before ConsumerGroupHeartbeat (68) and ConsumerGroupDescribe (69). These are the same facts
 (ConsumerGroupHeartbeatRequest.json / Response.json, ConsumerGroupDescribeRequest.json / Response.json, Kafka
-4.1: v0-v1, flexible from v0), written as data so that :func:`codec.load_message` reads them like the others.
+4.1: v0-v1, flexible from v0), written as data so that :func:`message_definitions.load_message` reads them like
+the others.
 """
 
 from __future__ import annotations

@@ -3,13 +3,15 @@
 ShareGroupHeartbeat (76), ShareGroupDescribe (77), ShareFetch (78) and ShareAcknowledge (79), as Kafka 4.1 defines
 them (ShareGroupHeartbeat/Describe v1, ShareFetch/ShareAcknowledge v1-v2, flexible throughout; v0 was the
 early-access format, removed): the facts of Share*Request.json / Share*Response.json, written as data so that
-:func:`codec.load_message` reads them like the others. tests/broker/test_kafka_share_groups.py checks them against
-the definitions kio generates from the same JSON.
+:func:`message_definitions.load_message` reads them like the others. tests/broker/test_kafka_share_groups.py
+checks them against the definitions kio generates from the same JSON.
 """
 
 from __future__ import annotations
 
-SHARE_KEYS = (76, 77, 78, 79)
+from wirecheck.targets.reference.kafka.api_keys import ApiKey
+
+SHARE_KEYS = (ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_GROUP_DESCRIBE, ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE)
 
 
 def _f(name: str, type_: str, versions: str, nullable: str | None = None, default=None, tag: int | None = None,

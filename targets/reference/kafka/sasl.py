@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scramp import ScramException, ScramMechanism
+from wirecheck.targets.reference.kafka.api_keys import ApiKey
+from wirecheck.targets.reference.kafka.faults import KafkaFaults
 
 NONE = 0
 UNSUPPORTED_SASL_MECHANISM = 33
 ILLEGAL_SASL_STATE = 34
 SASL_AUTHENTICATION_FAILED = 58
-SASL_HANDSHAKE, SASL_AUTHENTICATE, API_VERSIONS = 17, 36, 18
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 SCRAM_ITERATIONS = 4096  # Kafka's minimum for SCRAM credentials
 FAILED_MESSAGE = "Authentication failed: Invalid username or password"
@@ -48,7 +49,7 @@ def read_users(path: str) -> dict[str, str]:
 class Authenticator:
     """The broker-wide SASL settings: users and the SCRAM credentials derived from them."""
 
-    def __init__(self, users: dict[str, str], faults: frozenset[str]):
+    def __init__(self, users: dict[str, str], faults: KafkaFaults):
         self.users = users
         self.faults = faults
         self.scram = {name: ScramMechanism(name) for name in MECHANISMS if name.startswith("SCRAM")}
@@ -72,18 +73,18 @@ class SaslConnection:
     raw_tokens: bool = False  # SaslHandshake v0 chose the mechanism: tokens follow without Kafka framing
 
     def allows(self, api_key: int) -> bool:
-        if self.authenticated or api_key in (API_VERSIONS, SASL_HANDSHAKE):
+        if self.authenticated or api_key in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE):
             return True
-        if api_key == SASL_AUTHENTICATE and self.mechanism is not None:
+        if api_key == ApiKey.SASL_AUTHENTICATE and self.mechanism is not None:
             return True
-        return "sasl-unauthenticated-served" in self.auth.faults
+        return self.auth.faults.sasl_unauthenticated_served
 
     def handshake(self, req: dict, version: int) -> dict:
         enabled = list(MECHANISMS)
         if self.authenticated or self.mechanism is not None:
             self.closing = True
             return {"ErrorCode": ILLEGAL_SASL_STATE, "Mechanisms": enabled}
-        if req["Mechanism"] not in MECHANISMS and "sasl-unsupported-mechanism-accepted" not in self.auth.faults:
+        if req["Mechanism"] not in MECHANISMS and not self.auth.faults.sasl_unsupported_mechanism_accepted:
             self.closing = True
             return {"ErrorCode": UNSUPPORTED_SASL_MECHANISM, "Mechanisms": enabled}
         self.mechanism = req["Mechanism"] if req["Mechanism"] in MECHANISMS else "PLAIN"
@@ -115,10 +116,10 @@ class SaslConnection:
         known = self.auth.users.get(user)
         if known is None or (authzid and authzid != user):
             return None
-        if not authzid and "sasl-plain-authzid-required" in self.auth.faults:
+        if not authzid and self.auth.faults.sasl_plain_authzid_required:
             return None  # fault: RFC 4616's empty authzid (act as the authcid) refused
         if not hmac.compare_digest(known.encode(), password.encode()) and \
-                "sasl-wrong-password-accepted" not in self.auth.faults:
+                not self.auth.faults.sasl_wrong_password_accepted:
             return None
         self.authenticated = True
         return b""
@@ -139,10 +140,10 @@ class SaslConnection:
                 self.scram_server.set_client_final(token.decode("utf-8"))
                 final = self.scram_server.get_server_final()
             except ScramException:
-                if "sasl-scram-proof-unchecked" not in self.auth.faults:
+                if not self.auth.faults.sasl_scram_proof_unchecked:
                     raise
                 final = "v=" + "A" * 44  # fault: the proof is not checked, and the signature is made up
-            if "sasl-scram-signature-wrong" in self.auth.faults:
+            if self.auth.faults.sasl_scram_signature_wrong:
                 final = self._signed_with_stored_key(token.decode("utf-8"))
             self.authenticated = True
             return final.encode()

@@ -26,6 +26,7 @@ from wirecheck.targets.reference.kafka.share_partitions import (
     RENEW,
     SharePartitions,
 )
+from wirecheck.targets.reference.kafka.faults import KafkaFaults
 
 NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
@@ -49,7 +50,7 @@ class ShareSession:
 
 
 class ShareFetcher:
-    def __init__(self, storage, shares: SharePartitions, faults: frozenset[str], max_wait_s: float):
+    def __init__(self, storage, shares: SharePartitions, faults: KafkaFaults, max_wait_s: float):
         self.storage, self.shares, self.faults = storage, shares, faults
         self.max_wait_s = max_wait_s
         self.sessions: dict[tuple[str, str], ShareSession] = {}
@@ -76,13 +77,13 @@ class ShareFetcher:
             return NONE, session
         session = self.sessions.get(key)
         if session is None:
-            if "share-session-unknown-opens" in self.faults and epoch > 0:
+            if self.faults.share_session_unknown_opens and epoch > 0:
                 session = self.sessions[key] = ShareSession(next_epoch=epoch)  # fault: as if it had been opened
             else:
                 return SHARE_SESSION_NOT_FOUND, None
         if epoch == CLOSE:
             return NONE, session
-        if epoch != session.next_epoch and "share-session-epoch-unchecked" not in self.faults:
+        if epoch != session.next_epoch and not self.faults.share_session_epoch_unchecked:
             return INVALID_SHARE_SESSION_EPOCH, None
         session.next_epoch = epoch + 1 if epoch < 0x7FFFFFFF else 1
         session.touched = time.monotonic()
@@ -101,7 +102,7 @@ class ShareFetcher:
         partition = self._partition(topic_id, index)
         if partition is None:
             return UNKNOWN_TOPIC_ID if topic_id not in self.storage.by_id else UNKNOWN_TOPIC_OR_PARTITION
-        if "share-ack-batches-unchecked" not in self.faults:
+        if not self.faults.share_ack_batches_unchecked:
             previous = -1
             for batch in batches:
                 first, last, types = batch["FirstOffset"], batch["LastOffset"], batch["AcknowledgeTypes"]
@@ -226,7 +227,7 @@ class ShareFetcher:
                     if header.base_offset + header.last_offset_delta >= low and header.base_offset <= high]
             budget -= sum(r[1] - r[0] + 1 for r in ranges)
             entry["Records"] = b"".join(kept)
-            if "share-fetch-acquired-records-omitted" not in self.faults:
+            if not self.faults.share_fetch_acquired_records_omitted:
                 entry["AcquiredRecords"] = [{"FirstOffset": f, "LastOffset": la, "DeliveryCount": c}
                                             for f, la, c in ranges]
         return out

@@ -32,6 +32,7 @@ from wirecheck.targets.reference.kafka.consumer_group_checks import (
     Refused,
 )
 from wirecheck.targets.reference.kafka.consumer_group_describe import by_topic
+from wirecheck.targets.reference.kafka.faults import KafkaFaults, KafkaVariants
 
 Partition = tuple[bytes, int]
 ASSIGNOR = "simple"
@@ -91,7 +92,7 @@ def named(storage, partitions: set[Partition]) -> list[dict]:
 
 
 class ShareGroups(MemberSessions):
-    def __init__(self, storage, consumer_groups, faults: frozenset[str], variants: frozenset[str],
+    def __init__(self, storage, consumer_groups, faults: KafkaFaults, variants: KafkaVariants,
                  heartbeat_interval_ms: int, session_timeout_ms: int, on_leave=None):
         self.storage = storage
         self.consumer_groups = consumer_groups  # a group id is either a share group or not (KIP-932)
@@ -111,9 +112,9 @@ class ShareGroups(MemberSessions):
         answer = {"ThrottleTimeMs": 0, "ErrorCode": NONE, "ErrorMessage": None, "MemberId": member.member_id,
                   "MemberEpoch": member.epoch, "HeartbeatIntervalMs": self.heartbeat_interval_ms,
                   "Assignment": None}
-        if "share-group-join-epoch-zero" in self.faults and req["MemberEpoch"] == 0:
+        if self.faults.share_group_join_epoch_zero and req["MemberEpoch"] == 0:
             answer["MemberEpoch"] = 0  # fault: the joining member is not given the group's epoch
-        if full and member.epoch > 0 and "share-group-assignment-omitted" not in self.faults:
+        if full and member.epoch > 0 and not self.faults.share_group_assignment_omitted:
             answer["Assignment"] = {"TopicPartitions": by_topic(member.assigned)}
         return answer
 
@@ -124,7 +125,7 @@ class ShareGroups(MemberSessions):
         if epoch == LEAVE:
             return self._leave(group, req["MemberId"]), False
         member = group.members.get(req["MemberId"])
-        joining = epoch == 0 or (member is None and "share-group-unknown-member-joins" in self.faults)
+        joining = epoch == 0 or (member is None and self.faults.share_group_unknown_member_joins)
         if joining:
             if member is not None:  # rejoining: the old incarnation's records go back
                 self._remove(group, member)
@@ -134,7 +135,7 @@ class ShareGroups(MemberSessions):
             self._bump(group)
         elif member is None:
             raise Refused(UNKNOWN_MEMBER_ID, f"Member {req['MemberId']} is not a member of group {group.group_id}.")
-        elif epoch != member.epoch and "share-group-epoch-unchecked" not in self.faults:
+        elif epoch != member.epoch and not self.faults.share_group_epoch_unchecked:
             raise Refused(FENCED_MEMBER_EPOCH, f"The member epoch {epoch} is fenced; the current one is "
                                                f"{member.epoch}.")
         before = (member.epoch, frozenset(member.assigned))
@@ -153,7 +154,7 @@ class ShareGroups(MemberSessions):
 
     def _validate(self, req: dict) -> None:
         """ShareGroupHeartbeatRequest.json: what a request must carry (GroupMetadataManager's checks)."""
-        if "share-group-fields-unchecked" in self.faults:
+        if self.faults.share_group_fields_unchecked:
             return
         if not req["GroupId"]:
             raise Refused(INVALID_REQUEST, "GroupId can't be empty.")
@@ -182,7 +183,7 @@ class ShareGroups(MemberSessions):
         member = group.members.get(member_id)
         if member is None:
             raise Refused(UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}.")
-        if "share-group-leave-ignored" in self.faults:
+        if self.faults.share_group_leave_ignored:
             return ShareMember(member_id, None, "", "", epoch=LEAVE)  # fault: answered -1, still a member
         self._remove(group, member)
         self._bump(group)
@@ -203,7 +204,7 @@ class ShareGroups(MemberSessions):
         group.topics_seen = self._topic_counts(group)
         subscriptions = {m.member_id: self._subscribed_topics(m) for m in group.members.values()}
         group.target = simple(subscriptions, group.topics_seen, group.target,
-                              exclusive="share-group-exclusive-partitions" in self.variants)
+                              exclusive=self.variants.share_group_exclusive_partitions)
         group.assignment_epoch = group.epoch
 
     # ------------------------------------------------------------------------------------------ membership
@@ -228,7 +229,7 @@ class ShareGroups(MemberSessions):
                                   "GroupId": group_id, "GroupState": "Dead", "GroupEpoch": -1,
                                   "AssignmentEpoch": -1, "AssignorName": "", "Members": []})
                 continue
-            hide = "share-group-describe-no-assignment" in self.faults
+            hide = self.faults.share_group_describe_no_assignment
             described.append({
                 "ErrorCode": NONE, "ErrorMessage": None, "GroupId": group_id, "GroupState": group.state(),
                 "GroupEpoch": group.epoch, "AssignmentEpoch": group.assignment_epoch, "AssignorName": ASSIGNOR,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from wirecheck.targets.reference.kafka.faults import KafkaFaults, KafkaVariants
 
 AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = "available", "acquired", "acknowledged", "archived"
 GAP, ACCEPT, RELEASE, REJECT, RENEW = 0, 1, 2, 3, 4
@@ -38,7 +39,7 @@ class InFlight:
 
 
 class SharePartition:
-    def __init__(self, start: int, lock_ms: int, delivery_limit: int, max_locks: int, faults: frozenset[str]):
+    def __init__(self, start: int, lock_ms: int, delivery_limit: int, max_locks: int, faults: KafkaFaults):
         self.start = start  # SPSO
         self.end = start  # SPEO: offsets from here on were never acquired
         self.records: dict[int, InFlight] = {}  # every offset in [start, end)
@@ -49,7 +50,7 @@ class SharePartition:
 
     def expire(self, now: float | None = None) -> None:
         """Locks past their deadline give their records back (or archive them at the delivery limit)."""
-        if "share-lock-never-expires" in self.faults:
+        if self.faults.share_lock_never_expires:
             return
         now = time.monotonic() if now is None else now
         for record in self.records.values():
@@ -72,7 +73,7 @@ class SharePartition:
     def first_acquirable(self, high_watermark: int) -> int | None:
         """The first offset a member could acquire now (None: nothing is)."""
         self.expire()
-        twice = "share-records-acquired-twice" in self.faults  # fault: a locked record is acquirable too
+        twice = self.faults.share_records_acquired_twice  # fault: a locked record is acquirable too
         for offset in range(self.start, self.end):
             if self.records[offset].state == AVAILABLE or (twice and self.records[offset].state == ACQUIRED):
                 return offset
@@ -94,10 +95,10 @@ class SharePartition:
                     self.records[self.end] = InFlight()
                     self.end += 1
             record = self.records[offset]
-            if record.state != AVAILABLE and not (record.state == ACQUIRED and "share-records-acquired-twice"
-                                                  in self.faults):
+            if record.state != AVAILABLE and not (record.state == ACQUIRED
+                                                  and self.faults.share_records_acquired_twice):
                 continue
-            if "share-delivery-count-frozen" not in self.faults or record.delivery_count == 0:
+            if not self.faults.share_delivery_count_frozen or record.delivery_count == 0:
                 record.delivery_count += 1
             record.state, record.member = ACQUIRED, member
             record.deadline = time.monotonic() + self.lock_ms / 1000
@@ -130,7 +131,7 @@ class SharePartition:
     def check(self, member: str, first: int, last: int) -> bool:
         """May ``member`` acknowledge every offset in [first, last]? (Acquired by it, lock still held.)"""
         self.expire()
-        if "share-ack-state-unchecked" in self.faults:
+        if self.faults.share_ack_state_unchecked:
             return True
         if first < self.start or last >= self.end:
             return False  # never acquired (or long acknowledged): and the loop below stays within the window
@@ -147,14 +148,14 @@ class SharePartition:
             if record is None or record.state in (ACKNOWLEDGED, ARCHIVED):
                 continue  # only reachable under share-ack-state-unchecked
             kind = types[0] if len(types) == 1 else types[offset - first]
-            if kind == ACCEPT and "share-accept-redelivers" in self.faults:
+            if kind == ACCEPT and self.faults.share_accept_redelivers:
                 kind = RELEASE  # fault: an accepted record becomes available again
-            if kind == REJECT and "share-reject-redelivers" in self.faults:
+            if kind == REJECT and self.faults.share_reject_redelivers:
                 kind = RELEASE  # fault: a rejected record becomes available again
             if kind == RENEW:
                 record.deadline = time.monotonic() + self.lock_ms / 1000
             elif kind == RELEASE:
-                if "share-release-ignored" not in self.faults:
+                if not self.faults.share_release_ignored:
                     self._give_back(record)
             else:
                 record.state, record.member = (ACKNOWLEDGED if kind == ACCEPT else ARCHIVED), None
@@ -169,7 +170,7 @@ class SharePartition:
 
     def _give_back(self, record: InFlight) -> None:
         limit_reached = record.delivery_count >= self.delivery_limit
-        if limit_reached and "share-delivery-limit-ignored" not in self.faults:
+        if limit_reached and not self.faults.share_delivery_limit_ignored:
             record.state = ARCHIVED
         else:
             record.state = AVAILABLE
@@ -185,7 +186,7 @@ class SharePartition:
 class SharePartitions:
     """Every share partition of every share group: (group id, topic id, partition) -> SharePartition."""
 
-    def __init__(self, storage, faults: frozenset[str], variants: frozenset[str], lock_ms: int,
+    def __init__(self, storage, faults: KafkaFaults, variants: KafkaVariants, lock_ms: int,
                  delivery_limit: int, max_locks: int):
         self.storage, self.faults, self.variants = storage, faults, variants
         self.lock_ms, self.delivery_limit, self.max_locks = lock_ms, delivery_limit, max_locks
@@ -199,7 +200,7 @@ class SharePartitions:
         if share is None:
             if len(self.partitions) >= MAX_SHARE_PARTITIONS:
                 self._prune()
-            earliest = "share-auto-offset-earliest" in self.variants
+            earliest = self.variants.share_auto_offset_earliest
             start = partition.log_start if earliest else partition.high_watermark
             share = self.partitions[key] = SharePartition(start, self.lock_ms, self.delivery_limit,
                                                           self.max_locks, self.faults)

@@ -30,6 +30,7 @@ import zlib
 from dataclasses import dataclass
 
 from wirecheck.targets.reference.kafka import records
+from wirecheck.targets.reference.kafka.faults import KafkaFaults, KafkaVariants
 
 NONE, INVALID_REQUEST, UNSUPPORTED_COMPRESSION_TYPE, INVALID_RECORD = 0, 42, 76, 87
 THROTTLING_QUOTA_EXCEEDED, UNKNOWN_SUBSCRIPTION_ID, TELEMETRY_TOO_LARGE = 89, 117, 118
@@ -53,12 +54,13 @@ class Instance:
 
 class Telemetry:
     def __init__(self, push_interval_ms: int, max_bytes: int, metrics: list[str],
-                 faults: frozenset[str] = frozenset(), variants: frozenset[str] = frozenset(),
+                 faults: KafkaFaults | None = None, variants: KafkaVariants | None = None,
                  max_instances: int = MAX_INSTANCES, clock=time.monotonic):
         self.push_interval_ms = push_interval_ms
         self.max_bytes = max_bytes
         self.metrics = list(metrics)
-        self.faults, self.variants = faults, variants
+        self.faults = KafkaFaults() if faults is None else faults
+        self.variants = KafkaVariants() if variants is None else variants
         self.max_instances = max_instances
         self.clock = clock
         self.instances: collections.OrderedDict[bytes, Instance] = collections.OrderedDict()
@@ -88,9 +90,9 @@ class Telemetry:
         instance = self._instance(instance_id)
         instance.last_get = self.clock()
         answered_id = instance.subscription_id
-        if "telemetry-subscription-id-unstable" in self.faults:
+        if self.faults.telemetry_subscription_id_unstable:
             answered_id = self._subscription_id(uuid.uuid4().bytes)  # fault: not the id pushes are checked against
-        if "telemetry-instance-id-not-assigned" in self.faults and req["ClientInstanceId"] == ZERO_ID:
+        if self.faults.telemetry_instance_id_not_assigned and req["ClientInstanceId"] == ZERO_ID:
             instance_id = ZERO_ID  # fault: the zero id answered back, none assigned
         return {"ThrottleTimeMs": 0, "ErrorCode": NONE, "ClientInstanceId": instance_id,
                 "SubscriptionId": answered_id, "AcceptedCompressionTypes": list(ACCEPTED_COMPRESSION),
@@ -104,23 +106,23 @@ class Telemetry:
 
     def _push_error(self, req: dict) -> int:
         instance_id = req["ClientInstanceId"]
-        if instance_id == ZERO_ID and "telemetry-null-instance-accepted" not in self.faults:
+        if instance_id == ZERO_ID and not self.faults.telemetry_null_instance_accepted:
             return INVALID_REQUEST
         instance = self._instance(instance_id)
-        if instance.terminating and "telemetry-terminating-forgotten" not in self.variants:
+        if instance.terminating and not self.variants.telemetry_terminating_forgotten:
             return INVALID_REQUEST  # the instance said its last push was its last
         instance.terminating = instance.terminating or req["Terminating"]
-        if req["SubscriptionId"] != instance.subscription_id and "telemetry-subscription-unchecked" not in self.faults:
+        if req["SubscriptionId"] != instance.subscription_id and not self.faults.telemetry_subscription_unchecked:
             return UNKNOWN_SUBSCRIPTION_ID
         if not self._push_due(instance, req["Terminating"]):
             return THROTTLING_QUOTA_EXCEEDED
         codec = req["CompressionType"]
-        if codec != 0 and codec not in ACCEPTED_COMPRESSION and "telemetry-compression-unchecked" not in self.faults:
+        if codec != 0 and codec not in ACCEPTED_COMPRESSION and not self.faults.telemetry_compression_unchecked:
             return UNSUPPORTED_COMPRESSION_TYPE
         metrics = req["Metrics"] or b""
-        if len(metrics) > self.max_bytes and "telemetry-size-unchecked" not in self.faults:
+        if len(metrics) > self.max_bytes and not self.faults.telemetry_size_unchecked:
             return TELEMETRY_TOO_LARGE  # the bytes on the wire, compressed, as Kafka measures them
-        if "telemetry-metrics-unread" not in self.variants and not _readable(codec, metrics):
+        if not self.variants.telemetry_metrics_unread and not _readable(codec, metrics):
             return INVALID_RECORD
         return NONE
 
@@ -128,7 +130,7 @@ class Telemetry:
         """The push interval has passed since the later of the last get and the last push; the first push after a
         get is due at once (the client jitters its first push), and a terminating push always is."""
         now = self.clock()
-        if "telemetry-push-unthrottled" in self.variants or terminating or instance.last_get > instance.last_push:
+        if self.variants.telemetry_push_unthrottled or terminating or instance.last_get > instance.last_push:
             instance.last_push = now
             return True
         if now - max(instance.last_get, instance.last_push) < self.push_interval_ms / 1000:

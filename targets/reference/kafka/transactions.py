@@ -30,7 +30,8 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from wirecheck.targets.reference.kafka import groups, records, transactions_v2
+from wirecheck.targets.reference.kafka import group_model, groups, records, transactions_v2
+from wirecheck.targets.reference.kafka.faults import KafkaFaults, KafkaVariants
 
 NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE = 0, 3, 47, 48
 INVALID_TRANSACTION_TIMEOUT = 50
@@ -49,16 +50,16 @@ class Transaction:
     state: str = EMPTY
     partitions: set[tuple[str, int]] = field(default_factory=set)
     groups: set[str] = field(default_factory=set)
-    offsets: dict[str, dict[tuple[str, int], groups.CommittedOffset]] = field(default_factory=dict)
+    offsets: dict[str, dict[tuple[str, int], group_model.CommittedOffset]] = field(default_factory=dict)
     timer: asyncio.TimerHandle | None = None  # the transaction timeout while Ongoing
     v2_end: tuple | None = None  # ((pid, epoch) left, (pid, epoch) reached, committed) of the last EndTxn v5+
 
 
 class Transactions:
-    def __init__(self, producers, storage, coordinator: groups.Coordinator, faults: frozenset[str] = frozenset(),
-                 variants: frozenset[str] = frozenset()):
-        self.faults = faults
-        self.variants = variants
+    def __init__(self, producers, storage, coordinator: groups.Coordinator, faults: KafkaFaults | None = None,
+                 variants: KafkaVariants | None = None):
+        self.faults = KafkaFaults() if faults is None else faults
+        self.variants = KafkaVariants() if variants is None else variants
         self.producers = producers
         self.storage = storage
         self.coordinator = coordinator
@@ -71,20 +72,20 @@ class Transactions:
     def init_producer_id(self, transactional_id: str | None, timeout_ms: int, producer_id: int,
                          epoch: int) -> tuple[int, int, int]:
         # variant txn-max-timeout-int32: transaction.max.timeout.ms set to its top, so only <= 0 is refused
-        max_timeout = 2**31 - 1 if "txn-max-timeout-int32" in self.variants else MAX_TIMEOUT_MS
-        if transactional_id and not 0 < timeout_ms <= max_timeout and "txn-timeout-unchecked" not in self.faults:
+        max_timeout = 2**31 - 1 if self.variants.txn_max_timeout_int32 else MAX_TIMEOUT_MS
+        if transactional_id and not 0 < timeout_ms <= max_timeout and not self.faults.txn_timeout_unchecked:
             return INVALID_TRANSACTION_TIMEOUT, -1, -1
         txn = self.by_id.get(transactional_id) if transactional_id else None
-        if txn is not None and txn.state == ONGOING and "txn-init-keeps-ongoing" not in self.faults:
+        if txn is not None and txn.state == ONGOING and not self.faults.txn_init_keeps_ongoing:
             if producer_id == -1:
                 self._fence_and_abort(txn)
-                if "txn-init-aborts-at-once" not in self.variants:  # variant: the abort is done, answer now
+                if not self.variants.txn_init_aborts_at_once:  # variant: the abort is done, answer now
                     return CONCURRENT_TRANSACTIONS, -1, -1
             self._complete(txn, commit=False)
         error, pid, new_epoch = self.producers.init(transactional_id, producer_id, epoch)
         if error or not transactional_id:
             return error, pid, new_epoch
-        if txn is not None and "txn-epoch-not-bumped" in self.faults:
+        if txn is not None and self.faults.txn_epoch_not_bumped:
             self.producers.epochs[pid] = new_epoch = txn.epoch
         if txn is None:
             txn = self.by_id[transactional_id] = Transaction(transactional_id, pid, new_epoch, timeout_ms)
@@ -113,7 +114,7 @@ class Transactions:
         return NONE
 
     def commit_offsets(self, transactional_id: str, producer_id: int, epoch: int, version: int, group: str,
-                       offsets: dict[tuple[str, int], groups.CommittedOffset]) -> dict[tuple[str, int], int]:
+                       offsets: dict[tuple[str, int], group_model.CommittedOffset]) -> dict[tuple[str, int], int]:
         """TxnOffsetCommit: held until EndTxn. The group must have been added with AddOffsetsToTxn."""
         error, txn = self._current(transactional_id, producer_id, epoch, version)
         if not error and version >= transactions_v2.TXN_OFFSET_COMMIT_V2:
@@ -137,14 +138,14 @@ class Transactions:
             return NONE
         if txn.state == (COMPLETE_COMMIT if commit else COMPLETE_ABORT):
             return NONE  # a retry of the EndTxn that completed it
-        if txn.state == EMPTY and "txn-end-without-partitions-accepted" in self.faults:
+        if txn.state == EMPTY and self.faults.txn_end_without_partitions_accepted:
             return NONE
         return INVALID_TXN_STATE
 
     def check_produce(self, topic: str, partition: int, producer_id: int, epoch: int, version: int = 0) -> int:
         """A transactional batch is accepted only for a partition its producer's ongoing transaction added
         (KIP-890 part 1); from Produce v12 the batch adds it (TV2)."""
-        if version >= transactions_v2.PRODUCE_V2 or "txn-v2-implicit-add-any-version" in self.faults:
+        if version >= transactions_v2.PRODUCE_V2 or self.faults.txn_v2_implicit_add_any_version:
             return transactions_v2.produce_adds(self, topic, partition, producer_id, epoch)
         txn = self.by_producer.get(producer_id)
         if txn is None or epoch < txn.epoch:
@@ -160,8 +161,8 @@ class Transactions:
         txn = self.by_id.get(transactional_id)
         if txn is None or txn.producer_id != producer_id:
             return INVALID_PRODUCER_ID_MAPPING, None
-        if epoch != txn.epoch and not (epoch < txn.epoch and "txn-old-epoch-accepted" in self.faults):
-            modern = version >= 2 and "txn-fenced-invalid-epoch" not in self.variants  # variant: 47 at every version
+        if epoch != txn.epoch and not (epoch < txn.epoch and self.faults.txn_old_epoch_accepted):
+            modern = version >= 2 and not self.variants.txn_fenced_invalid_epoch  # variant: 47 at every version
             return (PRODUCER_FENCED if modern else INVALID_PRODUCER_EPOCH), None
         return NONE, txn
 
@@ -174,7 +175,7 @@ class Transactions:
             self._start_timer(txn)
 
     def _start_timer(self, txn: Transaction) -> None:
-        if "txn-timeout-ignored" not in self.faults:
+        if not self.faults.txn_timeout_ignored:
             txn.timer = asyncio.get_running_loop().call_later(txn.timeout_ms / 1000, self._time_out, txn)
 
     def resume_timers(self) -> None:
@@ -187,7 +188,7 @@ class Transactions:
         """The coordinator aborts a transaction past its timeout, bumping the epoch first to fence its producer."""
         if txn.state != ONGOING:
             return
-        if "txn-timeout-no-fence" in self.variants:  # variant: aborted under the same epoch, so a late commit gets 48
+        if self.variants.txn_timeout_no_fence:  # variant: aborted under the same epoch, so a late commit gets 48
             self._complete(txn, commit=False)
         else:
             self._fence_and_abort(txn)
@@ -209,12 +210,12 @@ class Transactions:
             if partition is None:
                 continue  # deleted since (every other added partition gets its marker, written to or not)
             data, batch = records.control_batch(txn.producer_id, txn.epoch, commit, now)
-            if "txn-marker-not-control" in self.faults:
+            if self.faults.txn_marker_not_control:
                 # fault: the marker's bytes lack the control bit; the broker still ends the transaction with it
                 data = records.control_batch(txn.producer_id, txn.epoch, commit, now, control=False)[0]
             first = partition.open_transactions.get(txn.producer_id)
             self.storage.append(topic, partition, data, batch, None)
-            if commit and first is not None and "txn-lso-not-advanced" in self.faults:
+            if commit and first is not None and self.faults.txn_lso_not_advanced:
                 partition.open_transactions[txn.producer_id] = first
         if commit:
             for group, offsets in txn.offsets.items():

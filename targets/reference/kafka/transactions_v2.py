@@ -30,10 +30,10 @@ def produce_adds(txns, topic: str, partition: int, producer_id: int, epoch: int)
     txn = txns.by_producer.get(producer_id)
     if txn is None:
         return INVALID_TXN_STATE  # a transactional batch from a producer id no transactional id holds
-    if epoch != txn.epoch and not (epoch < txn.epoch and "txn-v2-old-epoch-accepted" in txns.faults):
+    if epoch != txn.epoch and not (epoch < txn.epoch and txns.faults.txn_v2_old_epoch_accepted):
         # variant txn-v2-late-write-producer-fenced: the coordinator's own code, not the produce path's
-        return PRODUCER_FENCED if "txn-v2-late-write-producer-fenced" in txns.variants else INVALID_PRODUCER_EPOCH
-    if "txn-v2-implicit-add-missing" in txns.faults:  # fault: version-1 rules, the partition must be added first
+        return PRODUCER_FENCED if txns.variants.txn_v2_late_write_producer_fenced else INVALID_PRODUCER_EPOCH
+    if txns.faults.txn_v2_implicit_add_missing:  # fault: version-1 rules, the partition must be added first
         return NONE if txn.state == "Ongoing" and (topic, partition) in txn.partitions else INVALID_TXN_STATE
     if txn.state != "Ongoing" or (topic, partition) not in txn.partitions:
         txns._begin(txn)
@@ -44,7 +44,7 @@ def produce_adds(txns, topic: str, partition: int, producer_id: int, epoch: int)
 
 def offsets_add(txns, txn, group: str) -> None:
     """TxnOffsetCommit v5+: the group joins the transaction as AddOffsetsToTxn would have added it."""
-    if "txn-v2-offsets-add-missing" in txns.faults:  # fault: the group must have been added first (48)
+    if txns.faults.txn_v2_offsets_add_missing:  # fault: the group must have been added first (48)
         return
     txns._begin(txn)
     txn.groups.add(group)
@@ -54,7 +54,7 @@ def end(txns, transactional_id: str, producer_id: int, epoch: int, version: int,
         commit: bool) -> tuple[int, int, int]:
     """EndTxn v5+: (error, producer id, epoch) — the id and epoch the producer goes on with, -1 on an error."""
     txn = txns.by_id.get(transactional_id)
-    if txn is not None and txn.v2_end is not None and "txn-v2-end-retry-fenced" not in txns.faults:
+    if txn is not None and txn.v2_end is not None and not txns.faults.txn_v2_end_retry_fenced:
         left, reached, committed = txn.v2_end
         ended = txn.state == ("CompleteCommit" if committed else "CompleteAbort")
         if ended and left == (producer_id, epoch) and reached == (txn.producer_id, txn.epoch):
@@ -71,13 +71,13 @@ def end(txns, transactional_id: str, producer_id: int, epoch: int, version: int,
         error = txns.end(transactional_id, producer_id, epoch, version, commit)
         return (error, -1, -1) if error else (NONE, txn.producer_id, txn.epoch)
     left = (txn.producer_id, txn.epoch)
-    bumped = "txn-v2-epoch-not-bumped" not in txns.faults
+    bumped = not txns.faults.txn_v2_epoch_not_bumped
     new_epoch = min(txn.epoch + 1, 0x7FFF) if bumped else txn.epoch
     # the markers carry the new epoch (fault txn-v2-marker-old-epoch: the one the transaction ran under)
-    txn.epoch = txn.epoch if "txn-v2-marker-old-epoch" in txns.faults else new_epoch
+    txn.epoch = txn.epoch if txns.faults.txn_v2_marker_old_epoch else new_epoch
     txns._complete(txn, commit)
     txn.epoch = new_epoch
-    if "txn-v2-old-epoch-accepted" not in txns.faults:  # fault: the partitions never learn the new epoch
+    if not txns.faults.txn_v2_old_epoch_accepted:  # fault: the partitions never learn the new epoch
         txns.producers.epochs[txn.producer_id] = max(new_epoch, txns.producers.epochs.get(txn.producer_id, 0))
     if bumped and new_epoch > EXHAUSTED_EPOCH:
         _rotate(txns, txn)

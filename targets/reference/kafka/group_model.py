@@ -1,0 +1,91 @@
+"""The classic group protocol's data: group states, members, join results and committed offsets (GroupMetadata,
+MemberMetadata, OffsetAndMetadata), kept by the coordinator in groups.py."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass, field
+
+# Errors.java
+NONE = 0
+COORDINATOR_NOT_AVAILABLE = 15
+ILLEGAL_GENERATION = 22
+INCONSISTENT_GROUP_PROTOCOL = 23
+INVALID_GROUP_ID = 24
+UNKNOWN_MEMBER_ID = 25
+INVALID_SESSION_TIMEOUT = 26
+REBALANCE_IN_PROGRESS = 27
+MEMBER_ID_REQUIRED = 79
+FENCED_INSTANCE_ID = 82
+GROUP_ID_NOT_FOUND = 69
+NON_EMPTY_GROUP = 68
+
+EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
+
+
+def new_member_id(client_id: str) -> str:
+    """The client id and a UUID, as Kafka's coordinator makes them: unique, and as long for every member of one
+    client (a replay carries an id over only when the new one is as long)."""
+    return f"{client_id or 'member'}-{uuid.uuid4()}"
+
+
+@dataclass
+class JoinResult:
+    error: int
+    generation: int = -1
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str = ""
+    member_id: str = ""
+    members: list = field(default_factory=list)  # [(member_id, group_instance_id, metadata)]
+
+
+@dataclass
+class Member:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list  # [(name, metadata bytes)] in the member's preference order
+    assignment: bytes = b""
+    join_waiter: asyncio.Future | None = None
+    sync_waiter: asyncio.Future | None = None
+    timer: asyncio.TimerHandle | None = None
+
+    def metadata_for(self, protocol: str) -> bytes:
+        return next(meta for name, meta in self.protocols if name == protocol)
+
+
+@dataclass
+class CommittedOffset:
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+
+
+class Group:
+    def __init__(self, group_id: str):
+        self.group_id = group_id
+        self.state = EMPTY
+        self.generation = 0
+        self.protocol_type: str | None = None
+        self.protocol_name: str | None = None
+        self.leader: str | None = None
+        self.members: dict[str, Member] = {}
+        # member ids handed out with MEMBER_ID_REQUIRED and not joined yet -> expiry (loop time); like Kafka's
+        # pending members they lapse after the session timeout, so unanswered ids cannot pile up
+        self.pending: dict[str, float] = {}
+        self.static: dict[str, str] = {}  # group.instance.id -> its current member id (KIP-345)
+        self.offsets: dict[tuple[str, int], CommittedOffset] = {}
+        self.rebalance_timer: asyncio.TimerHandle | None = None
+
+    def supported_protocols(self) -> set[str]:
+        names = None
+        for m in self.members.values():
+            mine = {name for name, _ in m.protocols}
+            names = mine if names is None else names & mine
+        return names or set()

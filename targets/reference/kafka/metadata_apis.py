@@ -1,0 +1,89 @@
+"""Metadata and FindCoordinator: what the cluster is, which topics it has, where a group's coordinator is.
+
+Handlers of the Broker (broker.py), one mixin per API family: a decoded request dict in, a response dict out.
+"""
+
+from __future__ import annotations
+
+from wirecheck.targets.reference.kafka.errors import (INVALID_TOPIC_EXCEPTION, LEADER_NOT_AVAILABLE, NONE,
+                                                      UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION)
+from wirecheck.targets.reference.kafka.broker_parts import BrokerParts
+from wirecheck.targets.reference.kafka.settings import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_ID, NODE_ID
+from wirecheck.targets.reference.kafka.storage import valid_topic_name
+
+
+class MetadataApis(BrokerParts):
+    """A mixin of :class:`Broker` (broker.py)."""
+
+    def metadata(self, req: dict, version: int, host: str, port: int) -> dict:
+        requested = req["Topics"]
+        if requested is None or (version == 0 and requested == []):
+            names = sorted(self.storage.topics)  # null (v1+) or empty (v0): all topics
+        elif self.faults.metadata_empty_means_all and requested == []:
+            names = sorted(self.storage.topics)
+        else:
+            names = []
+            for t in requested:
+                name = t.get("Name")
+                if name is None and t.get("TopicId"):
+                    topic = self.storage.by_id.get(t["TopicId"])
+                    name = topic.name if topic else None
+                    if name is None:
+                        names.append((UNKNOWN_TOPIC_ID, None, t["TopicId"]))
+                        continue
+                if name not in names:  # Kafka collects the requested names into a set
+                    names.append(name)
+        allow_create = req.get("AllowAutoTopicCreation", True) if version >= 4 else True
+        allow_create = allow_create or self.faults.metadata_ignores_allow_create  # fault: v4+ flag ignored
+        topics = []
+        for entry in names:
+            if isinstance(entry, tuple):
+                topics.append({"ErrorCode": entry[0], "Name": None, "TopicId": entry[2], "Partitions": []})
+                continue
+            topics.append(self._topic_metadata(entry, allow_create))
+        return {
+            "ThrottleTimeMs": 0,
+            "Brokers": [{"NodeId": NODE_ID, "Host": host, "Port": port, "Rack": None}],
+            "ClusterId": CLUSTER_ID,
+            "ControllerId": NODE_ID,
+            "Topics": topics,
+            "ClusterAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED,
+            "ErrorCode": NONE,
+        }
+
+    def _topic_metadata(self, name: str, allow_create: bool) -> dict:
+        topic = self.storage.topics.get(name)
+        if topic is None:
+            if not valid_topic_name(name):
+                # variant invalid-topic-unknown: a name this broker cannot hold is simply not there (3)
+                unknown = self.variants.invalid_topic_unknown
+                code = UNKNOWN_TOPIC_OR_PARTITION if unknown else INVALID_TOPIC_EXCEPTION
+                return {"ErrorCode": code, "Name": name, "Partitions": [],
+                        "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
+            may_create = allow_create and self.settings.auto_create
+            if not (may_create and self.storage.has_room(self.settings.default_partitions)):
+                return {"ErrorCode": UNKNOWN_TOPIC_OR_PARTITION, "Name": name, "Partitions": [],
+                        "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
+            # Kafka answers LEADER_NOT_AVAILABLE for a topic it has just auto-created (AutoTopicCreationManager);
+            # clients retry, and the next Metadata lists the partitions.
+            topic = self.storage.create(name, self.settings.default_partitions)
+            return {"ErrorCode": LEADER_NOT_AVAILABLE, "Name": name, "TopicId": topic.topic_id, "Partitions": [],
+                    "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
+        leader = NODE_ID + 1 if self.faults.metadata_leader_not_a_broker else NODE_ID  # fault: no such node
+        return {
+            "ErrorCode": NONE, "Name": name, "TopicId": topic.topic_id, "IsInternal": False,
+            "Partitions": [{"ErrorCode": NONE, "PartitionIndex": p.index, "LeaderId": leader, "LeaderEpoch": 0,
+                            "ReplicaNodes": [NODE_ID], "IsrNodes": [NODE_ID], "OfflineReplicas": []}
+                           for p in topic.partitions],
+            "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED,
+        }
+
+    def find_coordinator(self, req: dict, version: int, host: str, port: int) -> dict:
+        if self.faults.coordinator_port_hardcoded:
+            port = 9092 if port != 9092 else 9093
+        if version < 4:
+            return {"ThrottleTimeMs": 0, "ErrorCode": NONE, "ErrorMessage": None, "NodeId": NODE_ID,
+                    "Host": host, "Port": port}
+        return {"ThrottleTimeMs": 0, "Coordinators": [
+            {"Key": key, "NodeId": NODE_ID, "Host": host, "Port": port, "ErrorCode": NONE, "ErrorMessage": None}
+            for key in req["CoordinatorKeys"]]}
