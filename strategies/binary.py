@@ -103,6 +103,3 @@ def reframe_i32(body: bytes) -> bytes:
     """Prefix ``body`` with its true INT32 length (the frame stays honest; the lie is inside)."""
     return struct.pack(">i", len(body)) + body
 
-
-def spans_of(spans, *kinds: str) -> list[Span]:
-    return [s for s in spans if s.kind in kinds]

@@ -1,7 +1,7 @@
 """The protocol-neutral bulk fuzz engine, its pure half: mutants, the per-protocol adapter, batch planning and
 bisection. No I/O: targets/fuzzing.py sends the batches this module plans and feeds back what happened.
 
-A protocol plugs in with a small :class:`Adapter` (in ``strategies/<name>/adapter.py``, or ``strategies/<name>.py`` for the protocols not yet split): seeded mutants of its seed
+A protocol plugs in with a small :class:`Adapter` (in ``strategies/<name>/adapter.py``): seeded mutants of its seed
 frames, each carrying the :class:`~protocols.reactions.Reaction` the spec permits; a cheap known-good
 *keepalive* request and its answer check; a classifier from a received frame to an
 :class:`~protocols.reactions.Observation`; and valid seed requests for the raw-replay baseline.

@@ -4,8 +4,10 @@ Operators work over the spans of a frame (``strategies.binary.Span``: where each
 is). Each takes a seeded ``random.Random``, the frame, one span and the protocol's *choices* (the values to set,
 the sizes to add, the bytes to insert; empty: the operator's own defaults), and returns new bytes; the protocol
 re-frames the result (fixing the outer length unless the outer length is the lie being told) and states the
-reaction the spec permits (``strategies.rules``). The byte-level pieces come from ``strategies.binary`` (and
-``strategies.mutations`` for JSON-level ones).
+reaction the spec permits (``strategies.rules``). The byte-level pieces come from ``strategies.binary``. Spans
+of binary fields come from the protocols' codecs, spans of JSON values from ``strategies.traced.trace_json``: the
+same operators break both (``set_field`` writes an integer in a binary field's width, or replaces a JSON value by
+the text given).
 
 Protocols also register the operators only they need, under their own names (an unknown message type, a
 compression flag), usually with one of the shared apply functions below: every mutant names a registered
@@ -16,7 +18,6 @@ covers. An operator registered with ``kinds=()`` applies to the span its protoco
 from __future__ import annotations
 
 import random
-import struct
 from dataclasses import dataclass
 from typing import Callable
 
@@ -144,18 +145,22 @@ def as_is(rng, frame, span, choices=()):
 
 
 def set_field(rng, frame, span, choices=()):
-    """The field set to one of ``choices`` (a type code, a length, an enum value), its width kept; without
+    """The field set to one of ``choices``: an integer (a type code, a length, an enum value) is written in the
+    field's width; bytes (a JSON value's text, say) replace the field's bytes, whatever their length. Without
     choices, a boundary of its width."""
     if not choices:
         return _boundary_int(rng, frame, span)
-    return binary.set_int(frame, span, pick(rng, choices))
+    value = pick(rng, choices)
+    if isinstance(value, bytes):
+        return frame[: span.start] + value + frame[span.end :]
+    return binary.set_int(frame, span, value)
 
 
 def append(rng, frame, span, choices=()):
-    """Random bytes right after the field (``choices``: their possible counts; default 1 to 8). The protocol's
-    re-framing makes the enclosing length cover them."""
-    extra = rng.randbytes(pick(rng, choices or (range(1, 9),)))
-    return binary.insert(frame, span.end, extra)
+    """Bytes right after the field: ``choices`` are counts of random bytes (default 1 to 8) or the byte strings
+    themselves (a second request). The protocol's re-framing makes the enclosing length cover them."""
+    extra = pick(rng, choices or (range(1, 9),))
+    return binary.insert(frame, span.end, extra if isinstance(extra, bytes) else rng.randbytes(extra))
 
 
 def insert(rng, frame, span, choices):
@@ -170,6 +175,12 @@ def overrun(rng, frame, span, choices=()):
     largest = 2 ** (8 * span.size) - 1
     extra = pick(rng, choices) if choices else rng.randint(1, max(1, largest - remaining))
     return binary.set_int(frame, span, min(remaining + extra, largest))
+
+
+def misstate(rng, frame, span, choices):
+    """A length field stating another count than the bytes after it: ``choices`` are functions from the true
+    count to the stated one (one less, half, double, the limit...)."""
+    return binary.set_int(frame, span, rng.choice(choices)(len(frame) - span.end))
 
 
 def replace_sized(rng, frame, span, choices):
@@ -196,19 +207,16 @@ register("duplicate-field", "duplicate-field", "a field's bytes repeated", ("fix
 register("drop-field", "drop-field", "a field's bytes removed", ("fixed", "data"), _drop)
 register("swap-fields", "swap-fields", "a field swapped with the bytes after it", ("fixed",), _swap_next)
 
-# -- whole-frame operators (the protocol supplies the frame) ---------------------------------------------------
+# -- whole-frame operators (the span a protocol's rule names: the outer length, the body, the whole frame) -------
 
-register("frame-length", "length-lie", "the outer length field lies (shorter, longer, negative, above the limit)")
-register("length-lie", "length-lie", "the outer length field lies about the body it carries")
+register("frame-length", "length-lie", "the outer length field lies (shorter, longer, negative, above the limit)",
+         apply=misstate)
+register("length-lie", "length-lie", "the outer length field lies about the body it carries", apply=misstate)
 register("oversize", "length-lie", "the outer length claims more than the frame limit", apply=set_field)
 register("negative-size", "length-lie", "the outer (signed) length is negative", apply=set_field)
-register("zero-length", "length-lie", "the outer length is zero")
+register("zero-length", "length-lie", "the outer length is zero (the body dropped, the frame re-fixed)", apply=_drop)
 register("trailing-bytes", "concatenation", "bytes after the body, inside the frame", apply=append)
-register("concatenated", "concatenation", "two request bodies under one length prefix")
+register("concatenated", "concatenation", "two request bodies under one length prefix (choices: the second one)",
+         apply=append)
 register("valid", "valid", "a valid request (the target must still answer it correctly)", apply=as_is)
 
-
-def concatenated(frame: bytes, other: bytes, header: int = 4, fmt: str = ">i") -> bytes:
-    """Two frames' bodies under the first one's length prefix, re-fixed to cover both."""
-    body = frame[header:] + other[header:]
-    return struct.pack(fmt, len(body)) + body

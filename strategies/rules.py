@@ -10,6 +10,7 @@ seed of a named group (with a fresh request id where the answer is matched to it
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 from typing import Callable, Union
@@ -35,7 +36,9 @@ class Rule:
     seeds: str  # the seed group the mutant starts from (the protocol's ``seed(group)``)
     field: str | Callable[[TracedSeed, random.Random], Span]  # the field the operator breaks: a path, or a chooser
     reaction: Permitted
-    choices: tuple = ()  # what the operator picks from: values to set, byte counts to add, byte strings to insert
+    # what the operator picks from (values to set, byte counts to add, byte strings to insert), or a function of
+    # (mutator, seed) giving them for this mutant (another seed's bytes, say)
+    choices: tuple | Callable[["RuleMutator", TracedSeed], tuple] = ()
     reframe: str = WHOLE
     incomplete: bool | Callable[[TracedSeed, Span, bytes], bool] = False  # the frame promises bytes never sent
 
@@ -46,18 +49,23 @@ class RuleMutator:
 
     RULES: dict[str, Rule] = {}
     OPERATORS: tuple[str, ...] = ()
+    WEIGHTS: dict[str, float] = {}  # an operator's share of the mutants (default 1); empty: all equal
 
     def __init__(self, rng: random.Random, enabled: tuple[str, ...] | None = None):
         self.rng = rng
         self.operators = tuple(self.OPERATORS if enabled is None else enabled)
         # each operator's apply function, looked up once (the registry is read on every mutant otherwise)
         self._apply = {name: operators.get(name).apply for name in self.RULES}
+        self._cumulative = (list(itertools.accumulate(self.WEIGHTS.get(name, 1) for name in self.operators))
+                            if self.WEIGHTS else None)
 
     def __iter__(self):
         return self
 
     def __next__(self) -> Mutant:
-        return self.mutant(self.rng.choice(self.operators))
+        if self._cumulative is None:
+            return self.mutant(self.rng.choice(self.operators))
+        return self.mutant(self.rng.choices(self.operators, cum_weights=self._cumulative)[0])
 
     # -- what the protocol supplies
 
@@ -73,9 +81,13 @@ class RuleMutator:
         rule = self.RULES.get(operator)
         if rule is None:
             raise ValueError(f"unknown operator {operator!r}")
-        seed = self.seed(rule.seeds)
+        return self.build(operator, rule, self.seed(rule.seeds))
+
+    def build(self, operator: str, rule: Rule, seed: TracedSeed) -> Mutant:
+        """The mutant of ``seed`` the rule makes (a protocol that picks the seed before the operator calls it)."""
         span = rule.field(seed, self.rng) if callable(rule.field) else seed.field(rule.field)
-        broken = self._apply[operator](self.rng, seed.frame, span, rule.choices)
+        choices = rule.choices(self, seed) if callable(rule.choices) else rule.choices
+        broken = self._apply[operator](self.rng, seed.frame, span, choices)
         reaction = rule.reaction if isinstance(rule.reaction, Reaction) else rule.reaction(seed, span, broken)
         incomplete = rule.incomplete(seed, span, broken) if callable(rule.incomplete) else rule.incomplete
         frame = broken if rule.reframe == AS_IS else self.reframe(seed, broken, rule.reframe)

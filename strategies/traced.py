@@ -8,6 +8,7 @@ shared operators (``strategies.operators``) break the field a protocol's rule na
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import dataclass
 
 from wirecheck.strategies.binary import Span
@@ -58,3 +59,64 @@ class TracedSeed:
         seed = TracedSeed(self.name, frame, self.spans, self.context if context is None else context)
         seed.__dict__["_by_path"] = self._by_path  # the layout is the same: share its index
         return seed
+
+
+# -- JSON values ----------------------------------------------------------------------------------------------
+
+#: the span kind of each JSON value, by its Python type (bool before int: a bool is an int in Python)
+_JSON_KINDS = ((bool, "bool"), (int, "integer"), (float, "number"), (str, "string"), (type(None), "null"))
+
+
+def trace_json(value, path: str, at: int = 0) -> tuple[bytes, list[Span]]:
+    """``value`` as compact JSON (the bytes ``json.dumps(value, separators=(",", ":"))`` gives) and where each
+    JSON value sits, ``at`` being the offset of the text in its frame.
+
+    Each value has a span of its JSON type ("object", "array", "string", "integer", "number", "bool", "null"),
+    first among its path's spans (a scalar's ``value``: the Python value); a string also has a "data" span over
+    the text between its quotes; an object member a "member" span over its key, its value and one comma beside
+    it, so that dropping the member leaves valid JSON. Paths: ``path`` for the value itself, ``path.key`` for a
+    member's value, ``path[i]`` for an item.
+    """
+    out = bytearray()
+    spans: list[Span] = []
+    _trace_value(value, path, out, spans, at)
+    return bytes(out), spans
+
+
+def _trace_value(value, path: str, out: bytearray, spans: list, at: int) -> None:
+    start = at + len(out)
+    if isinstance(value, dict):
+        slot = len(spans)
+        spans.append(None)  # the object's own span comes first: filled in once its end is known
+        out += b"{"
+        members = []
+        for index, (key, item) in enumerate(value.items()):
+            begin = at + len(out)  # a member after the first starts with its comma
+            if index:
+                out += b","
+            out += json.dumps(key).encode() + b":"
+            _trace_value(item, f"{path}.{key}", out, spans, at)
+            members.append((f"{path}.{key}", begin, at + len(out)))
+        if len(members) > 1:  # the first member takes the comma after it
+            first_path, first_start, first_end = members[0]
+            members[0] = (first_path, first_start, first_end + 1)
+        spans.extend(Span(member, "member", begin, end) for member, begin, end in members)
+        out += b"}"
+        spans[slot] = Span(path, "object", start, at + len(out))
+        return
+    if isinstance(value, list):
+        slot = len(spans)
+        spans.append(None)
+        out += b"["
+        for index, item in enumerate(value):
+            if index:
+                out += b","
+            _trace_value(item, f"{path}[{index}]", out, spans, at)
+        out += b"]"
+        spans[slot] = Span(path, "array", start, at + len(out))
+        return
+    kind = next(name for cls, name in _JSON_KINDS if isinstance(value, cls))
+    out += json.dumps(value).encode()
+    spans.append(Span(path, kind, start, at + len(out), value=value))
+    if kind == "string":
+        spans.append(Span(path, "data", start + 1, at + len(out) - 1))

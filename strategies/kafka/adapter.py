@@ -1,0 +1,168 @@
+"""Kafka for the bulk engine (``strategies/engine.py``): the adapter (structural mutants of read-only requests at
+the advertised versions, Metadata or ApiVersions v0 as the keepalive, answers decoded at the request's version),
+what keeps a mutant's valid part harmless, and the request that prepares a target for it."""
+
+from __future__ import annotations
+
+import random
+
+from wirecheck.protocols import reactions
+from wirecheck.protocols.framing import leading_correlation_id
+from wirecheck.protocols.kafka import HELLO_CORRELATION_ID, SPEC, errors, messages, misread
+from wirecheck.protocols.kafka.clauses import CATALOGUE
+from wirecheck.protocols.reactions import ANSWER, ERROR, MALFORMED as UNREADABLE, Lazy, Observation
+from wirecheck.strategies.engine import Mutant
+from wirecheck.strategies.kafka.mutants import BULK_OPERATORS, BulkMutator
+from wirecheck.strategies.kafka.seeds import KafkaRequest
+from wirecheck.strategies.kafka.values import random_value
+
+#: ApiVersions, Metadata, ListOffsets, Fetch, OffsetFetch, FindCoordinator, DescribeGroups, ListGroups,
+#: DescribeConfigs, DescribeCluster: reading APIs. Bulk mutants are drawn from these only (and Metadata without
+#: auto-creation), so that the valid-but-odd ones (unknown tags, trailing bytes) cannot change a live cluster.
+READ_ONLY = (18, 3, 2, 1, 9, 10, 15, 16, 32, 60)
+
+#: Error codes that mean "your request was not understood": an answer carrying one rejects the request.
+REJECTIONS = {errors.INVALID_REQUEST, errors.UNSUPPORTED_VERSION, errors.UNKNOWN_SERVER_ERROR}
+
+
+#: api key -> enum field -> its valid values, where Apache Kafka refuses others with INVALID_REQUEST (42)
+ENUMS = {1: {"IsolationLevel": (0, 1)}, 2: {"IsolationLevel": (0, 1)}, 10: {"KeyType": (0, 1)}}
+
+
+def harmless(api_key: int, body: dict) -> None:
+    """Keep the valid part of a mutant valid and quick: no topic auto-creation, no Fetch long-poll, a client
+    software name that passes ApiVersions v3+ validation (else 42 is the right answer), and enums Apache Kafka
+    checks (IsolationLevel, the coordinator KeyType) in range: a mutant's base must itself be a valid request."""
+    for enum, valid in ENUMS.get(api_key, {}).items():
+        if enum in body and body[enum] not in valid:
+            body[enum] = valid[0]
+    if api_key == 3:
+        body["AllowAutoTopicCreation"] = False
+    elif api_key == 1:
+        body["MaxWaitMs"], body["MinBytes"] = 0, 0
+    elif api_key == 18:
+        body["ClientSoftwareName"], body["ClientSoftwareVersion"] = "wirecheck", "0.1.0"
+    elif api_key == 32:  # topic resources: an unknown resource type is rightly refused with 42 (a rejection)
+        for resource in body.get("Resources") or []:
+            resource["ResourceType"] = 2
+    elif api_key == 60:
+        body["EndpointType"] = 1  # brokers: a broker may refuse the controllers' endpoints (KIP-919)
+
+
+def read_only_ranges(advertised: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """Advertised versions of the read-only APIs that the definitions also know."""
+    ranges = {}
+    for key in READ_ONLY:
+        if key in advertised:
+            low = max(advertised[key][0], messages.versions(key)[0])
+            high = min(advertised[key][1], messages.versions(key)[1])
+            if low <= high:
+                ranges[key] = (low, high)
+    return ranges
+
+
+def _short(obj, limit: int = 300) -> str:
+    text = repr(obj)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class KafkaFuzz:
+    """Kafka for strategies/engine.py: structural mutants of read-only requests at advertised versions,
+    ApiVersions v0 as the keepalive, answers decoded at the request's version."""
+
+    name = "kafka"
+    catalogue = CATALOGUE
+    pipelining_clause = "kafka.framing.pipelining"
+    answers_in_order = True  # one connection's answers leave in request order (protocol guide 'Network')
+    response_frame_clause = None  # an unframeable answer breaks the mutant's own clause
+
+    KEEPALIVE_CORRELATION_ID = 0x57C1
+
+    def __init__(self, ranges: dict[int, tuple[int, int]], operators=BULK_OPERATORS):
+        self.ranges = ranges
+        self.operators = operators
+        # Metadata v1+ for no topic: its answer is a fraction of ApiVersions' (the broker encodes it per batch)
+        if 3 in ranges and ranges[3][1] >= 1:
+            self._keepalive_version = max(1, ranges[3][0])
+            self.keepalive = messages.encode_request(3, self._keepalive_version, self.KEEPALIVE_CORRELATION_ID,
+                                                     "wirecheck", {"Topics": [], "AllowAutoTopicCreation": False})
+        else:
+            self._keepalive_version = None
+            self.keepalive = SPEC.hello()
+
+    def mutants(self, rng: random.Random) -> BulkMutator:
+        """Mutants of a growing corpus of valid, harmless seeds (a new seed for one mutant in four, up to CORPUS)."""
+        return BulkMutator(rng, list(self.ranges), self.ranges, self.operators, harmless)
+
+    answer_id = staticmethod(leading_correlation_id)
+    keepalive_clause = "kafka.encoding.response-shape"  # a Metadata or ApiVersions v0 answer that does not decode
+
+    @property
+    def keepalive_id(self) -> int:
+        return HELLO_CORRELATION_ID if self._keepalive_version is None else self.KEEPALIVE_CORRELATION_ID
+
+    @staticmethod
+    def request_id(mutant: Mutant) -> int:
+        return mutant.context.correlation_id
+
+    def is_keepalive_answer(self, frame: bytes) -> bool:
+        if self._keepalive_version is None:
+            return SPEC.is_hello_answer(frame)
+        try:
+            decoded = messages.decode_response(3, self._keepalive_version, frame)
+        except messages.DecodeError:
+            return False
+        return decoded["header"]["CorrelationId"] == self.KEEPALIVE_CORRELATION_ID
+
+    def classify(self, mutant: Mutant, frame: bytes) -> Observation:
+        request: KafkaRequest = mutant.context
+        try:
+            decoded = messages.decode_response(request.api_key, request.version, frame)
+        except messages.DecodeError as exc:
+            return Observation(UNREADABLE, detail=f"undecodable: {exc}", **self._misread(mutant, frame))
+        if decoded["header"]["CorrelationId"] != request.correlation_id:
+            return Observation(UNREADABLE, detail=f"correlation id {decoded['header']['CorrelationId']}, "
+                                                  f"sent {request.correlation_id}")
+        codes = errors.error_codes(decoded["body"]) - {errors.NONE}
+        if not codes:
+            return Observation(ANSWER, detail=Lazy(_short, decoded["body"]))
+        code = errors.INVALID_REQUEST if errors.INVALID_REQUEST in codes else min(codes)
+        return Observation(ERROR, code=code, detail=Lazy(_short, decoded["body"]), rejects=code in REJECTIONS)
+
+    @staticmethod
+    def _misread(mutant: Mutant, frame: bytes) -> dict:
+        """The clause an undecodable answer breaks when it is not the mutant's (misread.clause_of): a target
+        whose reaction may be a close may refuse the request, so an answer that is no response at all is a
+        refusal in a form the spec does not permit."""
+        request: KafkaRequest = mutant.context
+        clause = misread.clause_of(request.api_key, request.version, frame,
+                                   refusable=reactions.CLOSE in mutant.reaction.outcomes)
+        if clause == misread.REFUSAL_CLAUSE:
+            return {"clause": clause, "expected": "the connection closed or an INVALID_REQUEST (42) answer"}
+        return {"clause": clause}
+
+    def seeds(self) -> list[bytes]:
+        """One valid, harmless request per read-only API at its highest advertised version (raw replay)."""
+        frames = []
+        for key, (_, high) in sorted(self.ranges.items()):
+            body = random_value(random.Random(key), messages.request_codec(key, high))
+            harmless(key, body)
+            frames.append(messages.encode_request(key, high, key + 1, "wirecheck", body))
+        return frames
+
+
+def fuzz_setup(name: str) -> list[bytes]:
+    """Requests that prepare :func:`fuzz_adapter`: ApiVersions v0 (what the target advertises)."""
+    return [messages.encode_request(messages.API_VERSIONS, 0, 1, "wirecheck", {})]
+
+
+def fuzz_adapter(name: str, answers: list[bytes]) -> KafkaFuzz:
+    body = messages.decode_response(messages.API_VERSIONS, 0, answers[0])["body"]
+    advertised = {entry["ApiKey"]: (entry["MinVersion"], entry["MaxVersion"]) for entry in body["ApiKeys"]}
+    return KafkaFuzz(read_only_ranges(advertised))
+
+
+def offline_adapter() -> KafkaFuzz:
+    """An adapter built without a target: every read-only API at every version the definitions know."""
+    # READ_ONLY only: asking every key's versions would load the kio-only definitions for nothing
+    return KafkaFuzz(read_only_ranges({key: messages.versions(key) for key in READ_ONLY if key in messages.api_keys()}))
