@@ -109,7 +109,8 @@ def kafka_python_produce(bootstrap: str, topic: str, values: list[bytes]) -> flo
 
 
 def kafka_python_consume(bootstrap: str, topic: str, count: int) -> float:
-    from kafka import KafkaConsumer, TopicPartition
+    from kafka import KafkaConsumer
+    from kafka.structs import TopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=10000)
     consumer.assign([TopicPartition(topic, 0)])

@@ -19,7 +19,7 @@ class Framing:
     length_format: str  # struct format of the length field, e.g. ">I" or ">i"
     length_counts_header: bool = False  # True if the length includes the header itself
 
-    def body_length(self, header: bytes) -> int:
+    def body_length(self, header: bytes | bytearray) -> int:
         """The body length the header claims (may be negative for signed formats)."""
         (value,) = struct.unpack_from(self.length_format, header, self.length_offset)
         return value - self.header_size if self.length_counts_header else value

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from wirecheck.protocols.clauses import Level
 from wirecheck.protocols.clients import scenario_clauses
@@ -80,7 +81,7 @@ class ProtocolAudit:
 
 # -- counting the cases that name a clause ---------------------------------------------------------------------
 
-def _is_case_marker(decorator: ast.expr) -> bool:
+def _is_case_marker(decorator: ast.expr) -> TypeGuard[ast.Call]:
     """``case(...)`` (``case = pytest.mark.case``), ``mark.case(...)`` or ``pytest.mark.case(...)``."""
     if not isinstance(decorator, ast.Call):
         return False

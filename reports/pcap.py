@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
-from scapy.packet import Raw
+from scapy.packet import Packet, Raw
 from scapy.utils import PcapWriter
 
 LOOPBACK = "127.0.0.1"
@@ -48,7 +48,8 @@ class _Stream:
     client_fin: bool = False
     server_fin: bool = False
 
-    def packet(self, from_client: bool, flags: str, payload: bytes = b"") -> Ether:
+    def packet(self, from_client: bool, flags: str, payload: bytes = b"") -> Packet:
+        """One Ether/IP/TCP frame (scapy types a stacked ``a / b`` as a plain ``Packet``)."""
         if from_client:
             ether = Ether(src=CLIENT_MAC, dst=SERVER_MAC)
             tcp = TCP(sport=self.client_port, dport=self.server_port, flags=flags, seq=self.client_seq,
@@ -68,13 +69,13 @@ class _Stream:
         return packet
 
 
-def transcript_packets(transcript: dict, base_time: float) -> list[Ether]:
+def transcript_packets(transcript: dict, base_time: float) -> list[Packet]:
     """The packets of a ``wirecheck.transcript/1`` dict, each with its ``time`` set."""
     streams: dict[int, _Stream] = {}
-    packets: list[Ether] = []
+    packets: list[Packet] = []
     clock = base_time
 
-    def emit(packet: Ether, when: float) -> None:
+    def emit(packet: Packet, when: float) -> None:
         nonlocal clock
         clock = max(clock + STEP, when)  # strictly increasing, whatever the event times say
         packet.time = clock

@@ -15,13 +15,14 @@ import shlex
 import secrets
 import time
 from collections import Counter
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
 from wirecheck.reports.api_support import api_support, version_matrix
 from wirecheck.reports.replay import replay_document
 from wirecheck.reports.rootcause import by_clause
-from wirecheck.reports.transcript import Transcript
+from wirecheck.reports.transcript import Event, Transcript
 
 RUN_SCHEMA = "wirecheck.run/1"
 CASE_SCHEMA = "wirecheck.case/2"  # /2: protocol-neutral "message" and "version" (were "api", "api_version");
@@ -152,7 +153,7 @@ class RunWriter:
             out.write(json.dumps(line) + "\n")
 
     def write_transcript(self, case_id: str, nodeid: str, transcript: Transcript, pcap: bool = False,
-                         attempts: list = ()) -> str:
+                         attempts: Sequence[tuple[str, Sequence[Event]]] = ()) -> str:
         """Write the transcript (and, if asked, a pcap of it: ~0.1 s each with scapy); returns its relative path.
         ``attempts``: (outcome, events) of the earlier runs of a re-run case (--confirm), kept beside the last."""
         self._ensure_started()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from wirecheck.reports.model import Differs, Divergence
 
 
-def render_failure(state, div: Divergence, reproduce: str, notes: list[str] = ()) -> str:
+def render_failure(state, div: Divergence, reproduce: str, notes: Sequence[str] = ()) -> str:
     clause = div.clause
     verdict = "DIVERGENT" if isinstance(div, Differs) else "FAILED"
     lines = [

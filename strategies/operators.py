@@ -36,7 +36,7 @@ class Operator:
     family: str
     kinds: tuple[str, ...]  # span kinds it applies to; () for a whole frame or a protocol-specific builder
     doc: str
-    apply: Apply | None = None  # None: the protocol builds the mutant itself
+    apply: Apply  # (rng, frame, span, choices) -> the mutated frame
 
     def applicable(self, spans) -> list[binary.Span]:
         return [s for s in spans if s.kind in self.kinds and s.end > s.start]
@@ -48,14 +48,11 @@ REGISTRY: dict[str, Operator] = {}
 def register(name: str, family: str, doc: str, kinds: tuple[str, ...] = (), apply: Apply | None = None) -> Operator:
     if family not in FAMILIES:
         raise ValueError(f"operator {name!r}: unknown family {family!r}")
+    if apply is None:
+        raise ValueError(f"operator {name!r}: every operator applies through its function; none given")
     existing = REGISTRY.get(name)
-    if existing is not None:
-        if (existing.family, existing.kinds) != (family, kinds):
-            raise ValueError(f"operator {name!r} registered twice, differently")
-        if apply is None:  # another protocol builds it itself: the shared apply function stays
-            return existing
-        if existing.apply not in (None, apply):
-            raise ValueError(f"operator {name!r} registered with two apply functions")
+    if existing is not None and (existing.family, existing.kinds, existing.apply) != (family, kinds, apply):
+        raise ValueError(f"operator {name!r} registered twice, differently")
     REGISTRY[name] = op = Operator(name, family, kinds, doc, apply)
     return op
 
@@ -66,10 +63,7 @@ def get(name: str) -> Operator:
 
 
 def apply(name: str, rng: random.Random, frame: bytes, span: binary.Span, choices: tuple = ()) -> bytes:
-    op = get(name)
-    if op.apply is None:
-        raise ValueError(f"operator {name!r} is built by its protocol, not applied to a span")
-    return op.apply(rng, frame, span, choices)
+    return get(name).apply(rng, frame, span, choices)
 
 
 def pick(rng: random.Random, choices):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ssl
 import time
 from collections import deque
+from collections.abc import Sequence
 
 from scapy.data import MTU
 from scapy.packet import Packet, Raw
@@ -28,16 +29,16 @@ from scapy.supersocket import SuperSocket
 
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
 from wirecheck.reports.transcript import Transcript
-from wirecheck.targets.session import Reply, Session
+from wirecheck.targets.session import FramedSession, Reply, Session
 
 
 class TargetSocket(SuperSocket):
     desc = "a wirecheck session: layers out, dissected answer layers in"
 
-    def __init__(self, session: Session):
-        # SuperSocket.__init__ would open a socket of its own: this one reuses the session's, for fileno() only
+    def __init__(self, session: FramedSession):
+        # SuperSocket.__init__ would open a socket of its own: this one reuses the target's, for fileno() only
         self.session = session
-        self.ins = self.outs = session.sock
+        self.ins = self.outs = session.stream.sock
         self.basecls = Raw
         self.dissect = session.endpoint.dissect
         self.last_reply: Reply | None = None
@@ -93,11 +94,14 @@ class TargetSocket(SuperSocket):
         self.send(x)  # a failed send records the reset; recv then reports it
         return self.recv(deadline=timeout)
 
-    def sr(self, x: Packet | bytes | list, timeout: float | None = None, **kwargs) -> tuple[SndRcvList, PacketList]:
+    def sr(self, x: Packet | bytes | Sequence[Packet | bytes], timeout: float | None = None,
+           **kwargs) -> tuple[SndRcvList, PacketList]:
         """Pipeline every frame of ``x``, then read one answer each, in order. Returns (answered pairs,
-        unanswered requests) as scapy's ``sr`` does; reading stops at the first missing answer."""
-        packets = list(x) if isinstance(x, (list, tuple)) or (isinstance(x, Packet) and x.__iterlen__() > 1) \
+        unanswered requests) as scapy's ``sr`` does (a frame given as bytes is there as a Raw layer); reading
+        stops at the first missing answer."""
+        given = list(x) if isinstance(x, (list, tuple)) or (isinstance(x, Packet) and x.__iterlen__() > 1) \
             else [x]
+        packets = [packet if isinstance(packet, Packet) else Raw(packet) for packet in given]
         for packet in packets:
             self.send(packet)
         answered, unanswered = [], []

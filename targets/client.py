@@ -10,7 +10,7 @@ model (which error codes an answer frame carries). Protocols with versioned APIs
 from __future__ import annotations
 
 from wirecheck.reports.model import Divergence, Unimplemented
-from wirecheck.targets.session import Outcome, Reply, Session
+from wirecheck.targets.session import FramedSession, Outcome, Reply
 
 
 def short(obj, limit: int = 300) -> str:
@@ -29,10 +29,10 @@ class StrictClient:
 
     framing_clause: str = ""
 
-    def __init__(self, target, session: Session | None = None):
+    def __init__(self, target, session: FramedSession | None = None):
         self.target = target
         self.catalogue = target.catalogue
-        self.session = session or target.connect()
+        self.session: FramedSession = session or target.connect()
 
     # -- divergences ----------------------------------------------------------------------------------------
 
@@ -105,6 +105,7 @@ class AdvertisedVersions:
     ``our_versions(key) -> (min, max)`` (what our codec encodes).
     """
 
+    session: FramedSession  # the host class's connection (StrictClient's)
     _advertised: dict[int, tuple[int, int]] | None = None
     #: --differential: what the reference broker advertised in answer to the same request (None otherwise)
     _oracle_advertised: dict[int, tuple[int, int]] | None = None

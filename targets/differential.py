@@ -31,13 +31,17 @@ from fnmatch import fnmatchcase
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping
 
-from wirecheck.protocols.clauses import differential_clause_id
+from wirecheck.protocols.clauses import Clause, differential_clause_id
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
 from wirecheck.reports.model import Differs
-from wirecheck.targets.session import Outcome, Reply
+from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.session import Outcome, Reply, Session
+from wirecheck.targets.transport.stream import Stream
 
 if TYPE_CHECKING:
     from wirecheck.targets.server_chosen import ServerChosen
+    from wirecheck.targets.transport.h2c import H2Session
+    from wirecheck.targets.transport.http1 import Http1Session
 
 _INDEX = re.compile(r"\[\d+\]")
 MAX_SHOWN = 1500  # characters of each decoded answer in a divergence
@@ -83,7 +87,7 @@ def _leaves(value, key: str, out: dict[str, object], decoder: Decoders) -> None:
 _FIRST_INDEX = re.compile(r"^(.*?)\[(\d+)\](.*)$")
 
 
-def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: bytes) -> dict[str, object]:
+def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: bytes | bytearray) -> dict[str, object]:
     """``flat`` with each server-wide listing cut to the entries whose name occurs in ``sent``, renumbered."""
     def named(value) -> bool:
         return (value if isinstance(value, bytes) else str(value).encode()) in sent
@@ -140,7 +144,7 @@ def _outcome(reply: Reply) -> str:
 class Difference:
     """The first answer on one connection that the target and the oracle gave otherwise."""
 
-    clause: object  # the Clause that covers the field (or the protocol's differential.same-answer)
+    clause: Clause  # the clause that covers the field (or the protocol's differential.same-answer)
     path: str
     target: object
     reference: object
@@ -214,7 +218,7 @@ class Comparator:
                 return path, mine.get(path, "<absent>"), theirs.get(path, "<absent>")
         return None
 
-    def clause_for(self, path: str):
+    def clause_for(self, path: str) -> Clause:
         pattern = _first_match(path, self.spec.field_clauses)
         clause_id = self.spec.field_clauses[pattern] if pattern else differential_clause_id(self.spec.name)
         return self.spec.catalogue[clause_id]
@@ -267,7 +271,8 @@ class MirroredSession:
     """A framed session to the target whose every byte also goes to the oracle, and whose every answer is
     compared with the oracle's answer to the same bytes. Reads as a :class:`targets.session.Session`."""
 
-    def __init__(self, ours, oracle, comparator: Comparator, found: Callable[[Difference], None] = lambda d: None,
+    def __init__(self, ours: Session, oracle: Session, comparator: Comparator,
+                 found: Callable[[Difference], None] = lambda d: None,
                  chosen: "ServerChosen | None" = None, case_sent: bytearray | None = None):
         self._ours, self._oracle, self._comparator, self._found = ours, oracle, comparator, found
         self._case_sent = case_sent  # every byte the case sent on any connection (the comparator reads it)
@@ -284,6 +289,28 @@ class MirroredSession:
 
     def __getattr__(self, name):
         return getattr(self._ours, name)
+
+    # what every session offers (targets.session.FramedSession), the target's: as __getattr__ would find them
+    @property
+    def endpoint(self) -> Endpoint:
+        return self._ours.endpoint
+
+    @property
+    def transcript(self) -> Transcript:
+        return self._ours.transcript
+
+    @property
+    def deadline(self) -> float:
+        return self._ours.deadline
+
+    @deadline.setter
+    def deadline(self, seconds: float) -> None:
+        """A case's longer (or shorter) wait for this connection: the target's session waits so, and the oracle's."""
+        self._ours.deadline = self._oracle.deadline = seconds
+
+    @property
+    def stream(self) -> Stream:
+        return self._ours.stream
 
     def __enter__(self):
         return self
@@ -350,14 +377,16 @@ class MirroredSession:
         self._found(difference)
 
 
-def mirrored(ours, oracle, spec: ProtocolSpec, endpoint: Endpoint, found: Callable[[Difference], None],
-             chosen: "ServerChosen | None" = None, case_sent: bytearray | None = None):
+def mirrored(ours: Session | Http1Session | H2Session, oracle: Session | Http1Session | H2Session, spec: ProtocolSpec,
+             endpoint: Endpoint, found: Callable[[Difference], None], chosen: "ServerChosen | None" = None,
+             case_sent: bytearray | None = None) -> Session | Http1Session | H2Session | MirroredSession:
     """``ours`` mirrored to ``oracle`` when the endpoint is framed (HTTP endpoints are not compared yet); each
     connection's first difference goes to ``found``; ``chosen`` carries the values the servers chose, and
     ``case_sent`` collects what the case sent (both shared by the case's connections)."""
     if endpoint.transport != "framed":
         oracle.close()
         return ours
+    assert isinstance(ours, Session) and isinstance(oracle, Session)  # a framed endpoint's sessions
     case_sent = bytearray() if case_sent is None else case_sent
     comparator = Comparator(spec, endpoint, across_implementations=True, sent=case_sent)
     return MirroredSession(ours, oracle, comparator, found, chosen, case_sent)

@@ -16,13 +16,13 @@ from typing import Callable, Iterable
 from wirecheck.protocols.reactions import CLOSE, ERROR, MALFORMED, RESET, SILENCE, Observation
 from wirecheck.reports.model import Divergence, TargetDied, Verdict
 from wirecheck.strategies.engine import Adapter, Mutant, Progress, bisect, numbered, plan_batches, wants_keepalive
-from wirecheck.targets.session import Outcome, Reply, Session
+from wirecheck.targets.session import FramedSession, Outcome, Reply
 
 WINDOW = 16  # batches in flight at once, each on its own connection
-SENT_KEPT = 4096  # mutants remembered to name the first unjudged one when the target dies
+SUSPECTS_KEPT = 4096  # mutants of ended connections kept as suspects until the target proves it outlived them
 KNOWN_ANSWERS = 64  # keepalive answers remembered byte for byte (the check decodes only the first of each)
 
-Connect = Callable[[], Session]
+Connect = Callable[[], FramedSession]
 
 
 class TargetLost(Exception):
@@ -64,7 +64,7 @@ class _Judge:
         self.non_strict = non_strict
         self._known: set[bytes] = set()
 
-    def send(self, session: Session, batch: list[Mutant]) -> None:
+    def send(self, session: FramedSession, batch: list[Mutant]) -> None:
         data = b"".join(m.frame for m in batch)
         if wants_keepalive(batch):
             data += self.adapter.keepalive
@@ -72,7 +72,7 @@ class _Judge:
         if batch[-1].incomplete:  # the target must see the end of a frame that will never complete
             session.end_writing()
 
-    def receive(self, session: Session, batch: list[Mutant]) -> tuple[tuple[Mutant, Divergence] | None, bool,
+    def receive(self, session: FramedSession, batch: list[Mutant]) -> tuple[tuple[Mutant, Divergence] | None, bool,
                                                                         list[Mutant]]:
         """Judge a sent batch: (first MUST-level failure, connection still usable, mutants left unjudged).
 
@@ -110,7 +110,7 @@ class _Judge:
         failure, usable = self._keepalive(session, batch[-1], pending)
         return failure, usable, []
 
-    def _overtaken(self, session: Session, owners: "Owners", position: int, reaction) -> Divergence | None:
+    def _overtaken(self, session: FramedSession, owners: "Owners", position: int, reaction) -> Divergence | None:
         """Where answers must come in request order (``Adapter.answers_in_order``) and silence is no permitted
         reaction, an answer naming a later request may only have overtaken this one: the next frame tells. If it
         answers this request, the order is the defect (the pipelining clause), not a silence."""
@@ -143,7 +143,7 @@ class _Judge:
         self.non_strict.append((mutant, divergence))
         return None
 
-    def _keepalive(self, session: Session, last: Mutant, pending: Reply | None = None):
+    def _keepalive(self, session: FramedSession, last: Mutant, pending: Reply | None = None):
         """The keepalive after a batch: (failure, connection usable)."""
         reply = pending or session.recv()
         if reply.is_frame:
@@ -156,8 +156,10 @@ class _Judge:
                                      f"another answer ({len(reply.frame)} bytes): {reply.frame[:64].hex()}")), False
         reaction = last.reaction
         if reply.partial:  # the keepalive's answer began and never completed
-            return (last, Divergence(self.catalogue[self.adapter.response_frame_clause], "a complete frame",
-                                     str(reply))), False
+            # a protocol without a response-frame clause (None: the reaction's) blames the keepalive's own clause
+            clause = self.adapter.response_frame_clause or getattr(self.adapter, "keepalive_clause", None) \
+                or self.adapter.pipelining_clause
+            return (last, Divergence(self.catalogue[clause], "a complete frame", str(reply))), False
         if reaction.pipelines or reaction.keeps_open:
             divergence = reaction.judge_keepalive_lost(str(reply), self.catalogue)
             if divergence.verdict is Verdict.FAILED:
@@ -172,8 +174,12 @@ class Owners:
     keepalive. A protocol without them (answers in order only) makes every answer the current request's."""
 
     def __init__(self, adapter: Adapter, batch: list[Mutant]):
-        self._answer_id = getattr(adapter, "answer_id", None)
-        self._ids = [adapter.request_id(m) for m in batch] if self._answer_id else []
+        # optional Adapter members (strategies/engine.py): a protocol with answer_id has request_id too
+        self._answer_id: Callable[[bytes], int | None] | None = getattr(adapter, "answer_id", None)
+        request_id: Callable[[Mutant], int | None] | None = getattr(adapter, "request_id", None)
+        if self._answer_id and request_id is None:
+            raise TypeError(f"the {adapter.name} adapter has answer_id but no request_id")
+        self._ids = [request_id(m) for m in batch] if self._answer_id and request_id else []
         self._keepalive_id = getattr(adapter, "keepalive_id", None) if wants_keepalive(batch) else None
 
     def of(self, reply: Reply, position: int) -> int:
@@ -200,7 +206,7 @@ class Owners:
         return bool(self._answer_id) and reply.is_frame and self._answer_id(reply.frame) == self._ids[position]
 
 
-def _close(sessions: Iterable[Session]) -> None:
+def _close(sessions: Iterable[FramedSession]) -> None:
     for session in sessions:
         session.close()
 
@@ -212,7 +218,7 @@ def greeted(connect: Connect, adapter: Adapter) -> Connect:
     if not greeting:
         return connect
 
-    def opened() -> Session:
+    def opened() -> FramedSession:
         session = connect()
         session.request(greeting)
         return session
@@ -226,13 +232,25 @@ def run(connect: Connect, adapter: Adapter, mutants: Iterable[Mutant], count: in
 
     A sliding window: up to ``window`` batches are sent before the oldest is judged, each on a connection of its
     own (an open one from an earlier batch when there is one, else a new one).
+
+    A target that dies raises :class:`TargetLost` with every mutant that may have killed it: those in flight, and
+    those of batches whose connection ended (a close the spec permits looks the same as a death) before any later
+    batch's keepalive proved the target outlived them.
     """
     progress = progress or Progress()
     connect = greeted(connect, adapter)
     judge = _Judge(adapter, progress.non_strict)
     planned = plan_batches(numbered(mutants, count))
-    idle: list[Session] = []
-    flights: deque[tuple[Session, list[Mutant]]] = deque()
+    idle: list[FramedSession] = []
+    flights: deque[tuple[FramedSession, list[Mutant], int]] = deque()  # (session, batch, batches sent until it)
+    sends = 0
+    unproven: deque[tuple[int, Mutant]] = deque(maxlen=SUSPECTS_KEPT)  # (batches sent when its close was seen, mutant)
+
+    def suspects(*batches: list[Mutant]) -> list[Mutant]:
+        found = {m.index: m for _, m in unproven} | {m.index: m for b in batches for m in b}
+        found.update((m.index, m) for _, other, _ in flights for m in other)
+        return [found[index] for index in sorted(found)]
+
     started = time.perf_counter()
     try:
         while True:
@@ -248,28 +266,34 @@ def run(connect: Connect, adapter: Adapter, mutants: Iterable[Mutant], count: in
                     session = connect()
                     progress.connections += 1
                 judge.send(session, batch)
-                flights.append((session, batch))
+                sends += 1
+                flights.append((session, batch, sends))
             if not flights:
                 break
-            session, batch = flights.popleft()
+            session, batch, sent_at = flights.popleft()
             failure, usable, unjudged = judge.receive(session, batch)
             progress.batches += 1
             if failure is not None:
-                in_flight = batch + [m for _, other in flights for m in other]
+                in_flight = suspects(batch)
                 session.close()
-                _close(s for s, _ in flights)
+                _close(s for s, _, _ in flights)
                 flights.clear()
                 raise MutantFailed(*_pin(connect, judge, batch, failure, progress, in_flight))
-            if usable:
+            if usable:  # its keepalive answered: the target outlived every close seen before this batch was sent
+                while unproven and unproven[0][0] < sent_at:
+                    unproven.popleft()
                 idle.append(session)
             else:
                 session.close()
+                unproven.extend((sends, mutant) for mutant in batch)
             for mutant in unjudged:  # the connection ended early without a MUST-level divergence
                 _replay_alone(connect, judge, mutant, progress)
             progress.count(batch)
+    except Divergence as lost:  # no new connection: the target died with these in flight or unproven
+        raise TargetLost(lost, suspects()) from None
     finally:
         _close(idle)
-        _close(s for s, _ in flights)
+        _close(s for s, _, _ in flights)
         progress.seconds += time.perf_counter() - started
     return progress
 
@@ -281,7 +305,7 @@ def _replay_alone(connect: Connect, judge: _Judge, mutant: Mutant, progress: Pro
         raise MutantFailed(*failure)
 
 
-def _probe(connect: Connect, judge: _Judge, batch: list[Mutant]):
+def _probe(connect: Connect, judge: _Judge, batch: list[Mutant]) -> tuple[Mutant, Divergence] | None:
     """Replay a batch on a fresh connection: its first MUST-level failure, or None."""
     session = connect()
     try:
@@ -306,8 +330,8 @@ def _alive(connect: Connect, judge: _Judge) -> bool:
         session.close()
 
 
-def _pin(connect: Connect, judge: _Judge, batch: list[Mutant], failure, progress: Progress,
-         in_flight: list[Mutant]):
+def _pin(connect: Connect, judge: _Judge, batch: list[Mutant], failure: tuple[Mutant, Divergence],
+         progress: Progress, in_flight: list[Mutant]) -> tuple[Mutant, Divergence]:
     """The culprit of a failing batch: bisect it on fresh connections. A target that died is :class:`TargetLost`
     with every mutant that was in flight as a suspect: the batches on other connections were being processed too,
     and the failing batch may only have seen its connection go down with the target."""
@@ -337,7 +361,7 @@ def _pin(connect: Connect, judge: _Judge, batch: list[Mutant], failure, progress
         f"{failure[1].actual}")
 
 
-def judge_one(session: Session, adapter: Adapter, mutant: Mutant) -> None:
+def judge_one(session: FramedSession, adapter: Adapter, mutant: Mutant) -> None:
     """Send one mutant on ``session`` and raise the divergence of its reaction, whatever its level (property
     cases: the plugin maps a SHOULD-level divergence to NON-STRICT)."""
     non_strict: list = []
@@ -350,7 +374,7 @@ def judge_one(session: Session, adapter: Adapter, mutant: Mutant) -> None:
         raise non_strict[0][1]
 
 
-def judge_example(target, session: Session, adapter: Adapter, mutant: Mutant) -> None:
+def judge_example(target, session: FramedSession, adapter: Adapter, mutant: Mutant) -> None:
     """One example of a hostile property: the mutant's reaction judged on ``session`` (closed afterwards), then
     whether the target still answers at all, so that Hypothesis shrinks a death to the example that caused it
     and the failure names that example (the liveness probe after the case would name only the last one)."""
@@ -367,36 +391,24 @@ def _raise_if_dead(target, mutant: Mutant) -> None:
         raise TargetDied(target.survives_clause, mutant.label(), what, note=mutant.label())
 
 
-def _remembered(mutants: Iterable[Mutant], sent: deque) -> Iterable[Mutant]:
-    for mutant in mutants:
-        sent.append(mutant)
-        yield mutant
-
-
 def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, connect: Connect | None = None,
               window: int = WINDOW) -> Progress:
     """A bulk case: run the mutants, turn the first failure into the case's divergence (naming the mutant and
     the seed), note the statistics in the transcript, and report SHOULD-level divergences as NON-STRICT."""
     seed = getattr(getattr(target, "fuzz", None), "seed", None)
-    sent: deque[Mutant] = deque(maxlen=SENT_KEPT)
     progress = Progress()
     try:
         if getattr(target, "differential", False):  # one batch at a time: both servers see the same order
             window = 1
-        run(connect or target.connect, adapter, _remembered(mutants, sent), count, progress=progress, window=window)
+        run(connect or target.connect, adapter, mutants, count, progress=progress, window=window)
     except MutantFailed as failed:
         div = failed.divergence
         note = f"{failed.mutant.label()}; --fuzz-seed={seed}" + (f"; {div.note}" if div.note else "")
         raise div.with_note(note[:2000]) from None
     except TargetLost as lost:
+        if not lost.suspects:  # no mutant had been sent: the target was gone before the case began
+            raise lost.divergence from None
         raise _died(target, adapter, lost.divergence, lost.suspects, seed, connect) from None
-    except Divergence as lost:  # no new connection: the target died while batches were in flight
-        if not sent:
-            raise
-        # Batches are judged in order: every mutant before the first unjudged one drew a permitted reaction, so
-        # the culprit is among those in flight.
-        suspects = [m for m in sent if m.index >= progress.cases] or [sent[-1]]
-        raise _died(target, adapter, lost, suspects, seed, connect) from None
     target.transcript.note(progress.summary())
     if progress.non_strict:
         mutant, first = progress.non_strict[0]
@@ -407,21 +419,24 @@ def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, c
 
 
 def _died(target, adapter: Adapter, lost: Divergence, suspects: list[Mutant], seed,
-          connect: Connect | None = None) -> Divergence:
-    """The divergence of a target that died on one of ``suspects``: naming the killer when a restartable target
-    can be asked which one it is, else their range and the first of them."""
+          connect: Connect | None = None) -> TargetDied:
+    """The failure of a target that died on one of ``suspects``, under its survives clause whichever batch saw
+    the death first: naming the killer when a restartable target can be asked which one it is, else their
+    range and the first of them."""
     killer = pin_killer(target, adapter, suspects, connect) if len(suspects) > 1 else None
     if killer is not None:
-        note = (f"{killer.label()}; pinned by replaying the {len(suspects)} suspect mutant(s) on the restarted "
+        step = killer.label()
+        note = (f"{step}; pinned by replaying the {len(suspects)} suspect mutant(s) on the restarted "
                 f"target; --fuzz-seed={seed}")
     elif len(suspects) == 1:
-        note = f"{suspects[0].label()}; --fuzz-seed={seed}"
+        step = suspects[0].label()
+        note = f"{step}; --fuzz-seed={seed}"
     else:
+        step = f"mutants #{suspects[0].index}-#{suspects[-1].index} were in flight, the first {suspects[0].label()}"
         note = (f"no single mutant was shown to kill it (--target-restart lets the engine replay them one by one); "
-                f"mutants #{suspects[0].index}-#{suspects[-1].index} were in flight, the first {suspects[0].label()}; "
-                f"--fuzz-seed={seed}")
+                f"{step}; --fuzz-seed={seed}")
     target.transcript.note(f"the target died: {note}"[:2000])
-    return Divergence(lost.clause, lost.expected, lost.actual, note=note[:2000])
+    return TargetDied(target.survives_clause, step[:300], lost.actual, note=note[:2000])
 
 
 def pin_killer(target, adapter: Adapter, suspects: list[Mutant], connect: Connect | None = None) -> Mutant | None:

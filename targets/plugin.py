@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from wirecheck.reports.transcript import Transcript
 from wirecheck.targets.corpus import ReplayCase, ReplayFile, in_corpus, replay_command
 from wirecheck.targets.fuzz import FuzzBudget, register_hypothesis_profiles, shrink_budget
 from wirecheck.targets.runner.case import CaseState, Target
-from wirecheck.reports.events import CaseStarted, Exchange, RunFinished, VerdictReached
+from wirecheck.reports.events import CaseStarted, Exchange, RunFinished, Subscriber, VerdictReached
 from wirecheck.targets.runner.run import Run, RunOptions, UsageProblem
 from wirecheck.targets.runner.validate import validate, writable_dir
 from wirecheck.targets.runner.verdicts import NOT_RUN, TARGET_DOWN, apply_baseline, classify, flaky, unwrap
@@ -133,12 +134,13 @@ def pytest_configure(config):
             run.survey_targets(workerinput.get("wirecheck_surveys") if workerinput else None)
     except UsageProblem as exc:
         raise pytest.UsageError(str(exc)) from None
-    run.writer = RunWriter(Path(run.options.report_dir), run.run_id, run.worker, run.metadata(),
-                           pcap=run.options.pcap)
-    run.writer.replay_context = {"nonce": run.nonce, "deadline": run.deadline}
-    run.summary = TerminalSummary()
+    writer = RunWriter(Path(run.options.report_dir), run.run_id, run.worker, run.metadata(), pcap=run.options.pcap)
+    writer.replay_context = {"nonce": run.nonce, "deadline": run.deadline}
+    summary = TerminalSummary()
+    run.writer, run.summary = writer, summary
     run.say = lambda line: _say(config, line)
-    for reporter in (run.writer, SummaryPage(run.writer), run.summary, AllureReporter()):
+    reporters: tuple[Subscriber, ...] = (writer, SummaryPage(writer), summary, AllureReporter())
+    for reporter in reporters:
         run.events.subscribe(reporter)
     config.wirecheck = run
     for corpus in config.getoption("corpus"):
@@ -194,36 +196,39 @@ def pytest_configure_node(node):
 def pytest_sessionfinish(session, exitstatus):
     run: Run = session.config.wirecheck
     run.finish()
-    if not run.is_controller or run.writer is None:
+    writer, summary = run.writer, run.summary
+    if not run.is_controller or writer is None:
         run.events.emit(RunFinished(controller=run.is_controller))
         return
-    if _carry_blocked(run) and session.exitstatus == 0:
+    assert summary is not None  # set with the writer (pytest_configure)
+    if _carry_blocked(run, writer) and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    totals = run.writer.totals()
+    totals = writer.totals()
     if totals.get(Verdict.TARGET_DOWN.value) and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # cases that could not run are not passes
     ran = set(totals) - {Verdict.NOT_RUN.value, Verdict.TARGET_DOWN.value}
     if run.options.targets and totals and not ran and session.exitstatus == 0:
-        run.summary.nothing_ran = True
-        run.summary.target_lines = run.target_lines
-        run.summary.collected_protocols = {r["protocol"] for r in run.writer.records()}
+        summary.nothing_ran = True
+        summary.target_lines = run.target_lines
+        summary.collected_protocols = {r["protocol"] for r in writer.records()}
         session.exitstatus = pytest.ExitCode.USAGE_ERROR  # as for a named target that speaks another protocol
     # last: run.json and summary.html carry the exit code the run ends with
     run.events.emit(RunFinished(controller=True, exit_status=int(session.exitstatus)))
 
 
-def _carry_blocked(run: Run) -> bool:
+def _carry_blocked(run: Run, writer: RunWriter) -> bool:
     """Every clause that blocked a case gets a failure of its own (reports.rootcause.carry); True when a MUST
     clause (or any, under --strict) had to be carried, i.e. the run failed on it."""
-    records = list(run.writer.records())
+    records = list(writer.records())
     carried = carry(records, run.strict)
     if carried:
-        run.writer.rewrite(records)
+        writer.rewrite(records)
     return any(record["verdict"] == "FAILED" for record in carried)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     run: Run = config.wirecheck
+    assert run.summary is not None  # set with the writer (pytest_configure)
     run.summary.write(terminalreporter, run.writer, run.is_controller)
 
 
@@ -235,7 +240,7 @@ def _case_state(item) -> CaseState | None:
 
 
 @pytest.fixture
-def target(request) -> Target:
+def target(request) -> Iterator[Target]:
     """The server under test for this case's protocol; NOT-RUN when none speaks it."""
     tgt = resolve_target(request.node)
     yield tgt
@@ -311,6 +316,7 @@ def _case_repr_failure(item, default):
         exc = unwrap(excinfo.value)
         if isinstance(exc, Divergence):
             state = _case_state(item)
+            assert state is not None  # installed on case items only (pytest_collection_modifyitems)
             run: Run = item.config.wirecheck
             notes = list(getattr(excinfo.value, "__notes__", [])) + list(getattr(exc, "__notes__", []))
             if exc is not excinfo.value:
@@ -407,7 +413,7 @@ def case_selector(item) -> list[str]:
     except ValueError:
         pass
     suites = importlib.util.find_spec("wirecheck.suites")
-    for location in suites.submodule_search_locations if suites else ():
+    for location in (suites.submodule_search_locations or []) if suites else ():
         if path.is_relative_to(location):
             module = ".".join(["wirecheck.suites", *path.relative_to(location).with_suffix("").parts])
             return ["--pyargs", f"{module}::{name}"]

@@ -13,7 +13,9 @@ import ssl
 
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
 from wirecheck.reports.transcript import Transcript
+from wirecheck.targets.session import Reply, Session
 from wirecheck.targets.transport import endpoint_of, open_session
+from wirecheck.targets.transport.http import HttpReply
 
 
 def hello_answered(address: tuple[str, int], spec: ProtocolSpec | Endpoint, deadline: float,
@@ -22,7 +24,8 @@ def hello_answered(address: tuple[str, int], spec: ProtocolSpec | Endpoint, dead
     """(True, "") when the endpoint's hello gets a correct answer on a new connection; else (False, what
     happened). A spec means its primary endpoint."""
     endpoint = endpoint_of(spec)
-    if endpoint.hello is None:
+    hello, is_hello_answer = endpoint.hello, endpoint.is_hello_answer
+    if hello is None or is_hello_answer is None:  # the two go together (Endpoint.__post_init__)
         return False, f"endpoint {endpoint.name} has no hello to probe with"
     transcript = transcript or Transcript(spec.name, endpoint.describe, endpoint.describe_answer)
     try:
@@ -30,14 +33,16 @@ def hello_answered(address: tuple[str, int], spec: ProtocolSpec | Endpoint, dead
                                server_hostname=server_hostname)
     except OSError as exc:  # refused, unreachable, or a TLS handshake that failed
         return False, f"cannot connect: {exc}"
+    reply: Reply | HttpReply
     with session:
-        if endpoint.transport == "framed":
-            reply = session.request(endpoint.hello())
+        if isinstance(session, Session):  # a framed endpoint
+            reply = session.request(hello())
             answer = reply.frame if reply.is_frame else None
         else:
-            reply = session.request("GET", endpoint.hello().decode("latin-1"))
-            answer = reply.body if reply.complete and 200 <= reply.status < 300 else None
-    if answer is not None and endpoint.is_hello_answer(answer):
+            reply = session.request("GET", hello().decode("latin-1"))
+            ok = reply.complete and reply.status is not None and 200 <= reply.status < 300
+            answer = reply.body if ok else None
+    if answer is not None and is_hello_answer(answer):
         return True, ""
     if answer is not None:
         return False, f"wrong answer to the liveness request: {(endpoint.describe_answer or endpoint.describe)(answer)}"

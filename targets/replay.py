@@ -142,6 +142,9 @@ def replay(document: dict, addresses: dict[str, tuple[str, int]], deadline: floa
             session.close()
     if document["clause"].endswith(".robustness.survives"):  # the failure was the target's death
         primary = addresses.get("") or addresses.get(spec.primary.name)
+        if primary is None:
+            raise ReplayError(f"no address for the {spec.name} endpoint {spec.primary.name!r}, whose liveness the "
+                              f"replay checks")
         alive, what = probe.hello_answered(primary, spec, deadline)
         if alive:
             return Replayed(False, f"all {reactions} reactions match, and the target still answers", document)
@@ -175,7 +178,7 @@ def replay_files(path: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="wirecheck replay", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="wirecheck replay", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("path", type=Path, help="a replay file, or a directory of them")
     parser.add_argument("--target", required=True, metavar="[PROTOCOL=]HOST:PORT",
                         help="the server to replay against (its primary endpoint)")

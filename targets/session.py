@@ -13,11 +13,13 @@ import socket
 import ssl
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
+from wirecheck.protocols.framing import Framing
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
 from wirecheck.reports.transcript import Transcript
 from wirecheck.targets.transport import endpoint_of
-from wirecheck.targets.transport.stream import PeerGone, StreamSession
+from wirecheck.targets.transport.stream import PeerGone, Stream, StreamSession
 
 LOOPBACK_PREFIXES = ("127.", "::1", "localhost")
 
@@ -66,6 +68,34 @@ def check_loopback(host: str) -> None:
         raise ValueError(f"{host} is not a loopback address")
 
 
+class FramedSession(Protocol):
+    """What a case and the fuzz engine use of a framed connection: a :class:`Session`, or one mirrored to the
+    reference broker under --differential (:class:`targets.differential.MirroredSession`)."""
+
+    @property
+    def endpoint(self) -> Endpoint: ...
+
+    @property
+    def transcript(self) -> Transcript: ...
+
+    deadline: float  # a case may change its connection's default wait
+
+    @property
+    def stream(self) -> Stream: ...  # the target's connection
+
+    def send(self, data: bytes, decode: bool = True) -> bool: ...
+
+    def recv(self, deadline: float | None = None) -> Reply: ...
+
+    def request(self, data: bytes, deadline: float | None = None) -> Reply: ...
+
+    def expect_end(self, deadline: float | None = None) -> Reply: ...
+
+    def end_writing(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class Session(StreamSession):
     """A framed endpoint's connection (a ``ProtocolSpec`` means its primary endpoint)."""
 
@@ -77,9 +107,10 @@ class Session(StreamSession):
             raise ValueError(f"endpoint {endpoint.name} speaks {endpoint.transport}, not framed TCP: "
                              "use targets.transport.open_session")
         super().__init__(address, endpoint, transcript, deadline, connect_timeout, tls, server_hostname)
+        assert endpoint.framing is not None  # a framed endpoint has one (Endpoint.__post_init__)
         self.address = address
         self.spec = spec
-        self.framing = endpoint.framing
+        self.framing: Framing = endpoint.framing
         self.max_body = endpoint.max_body
         self._buffer = bytearray()
         self._ended: Reply | None = None
@@ -159,6 +190,7 @@ class Session(StreamSession):
 
     def request(self, data: bytes, deadline: float | None = None) -> Reply:
         if not self.send(data):
+            assert self._ended is not None  # send() fails only once the peer has gone, and says how
             return self._finish(self._ended)
         return self.recv(deadline)
 

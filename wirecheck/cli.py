@@ -65,7 +65,9 @@ def clause_tables(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
-        print(__doc__.strip(), file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+        # __doc__ is None under python -OO: the usage line alone then
+        usage = __doc__ or f"usage: wirecheck {{{','.join(COMMANDS)}}} ..."
+        print(usage.strip(), file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
         return 0 if argv and argv[0] in ("-h", "--help") else 4
     command, rest = argv[0], argv[1:]
     if command == "run":
@@ -73,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     if command == "broker":
         from wirecheck.targets.reference.__main__ import main as broker
 
-        return broker(rest)
+        broker(rest)
+        return 0
     if command == "clauses":
         return clause_tables(rest)
     if command == "replay":

@@ -79,7 +79,15 @@ LAYERS: dict[str, type[Packet]] = {}
 for _command in commands.COMMANDS.values():
     LAYERS[_command.name] = _cls = _layer(_command)
     bind_layers(PravegaFrame, _cls, type=_command.code)
-    globals()[_command.name] = _cls
+
+
+def __getattr__(name: str) -> type[Packet]:
+    """``from ...layers import Hello``: each command's layer by its name (the layers are built from the codec
+    table above, so a module attribute lookup that finds nothing else comes here)."""
+    try:
+        return LAYERS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 def message_layers() -> dict[str, type[Packet]]:

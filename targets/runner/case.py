@@ -7,15 +7,15 @@ import importlib
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from wirecheck.protocols.clauses import Clause
 from wirecheck.protocols.spec import ProtocolSpec
 from wirecheck.protocols.clients import AREA as CLIENTS_AREA
 from wirecheck.reports.model import Blocked, Divergence, HarnessError, Verdict
 from wirecheck.reports.replay import RACED_NOTE, SETUP_END_NOTE, SETUP_NOTE, UNREPLAYABLE_NOTE
-from wirecheck.reports.transcript import Transcript
-from wirecheck.targets.differential import mirrored
+from wirecheck.reports.transcript import Event, Transcript
+from wirecheck.targets.differential import MirroredSession, mirrored
 from wirecheck.targets.server_chosen import ServerChosen
 from wirecheck.targets.runner.validate import parse_topics
 from wirecheck.targets.session import Session
@@ -23,6 +23,12 @@ from wirecheck.targets.transport import open_session
 
 if TYPE_CHECKING:
     from wirecheck.targets.runner.run import Run, TargetInfo
+    from wirecheck.targets.transport.h2c import H2Session
+    from wirecheck.targets.transport.http1 import Http1Session
+
+#: what ``target.connect`` returns: a session of the endpoint's transport (framed, http1, h2c), a framed one
+#: mirrored to the reference broker under --differential
+CaseSession: TypeAlias = "Session | MirroredSession | Http1Session | H2Session"
 
 
 @dataclass
@@ -37,10 +43,18 @@ class CaseState:
     started: float = field(default_factory=time.monotonic)
     verdict: Verdict | None = None
     recorded: bool = False
-    attempts: list = field(default_factory=list)  # (outcome, transcript events) of earlier runs (--confirm)
+    #: (outcome, transcript events) of earlier runs (--confirm)
+    attempts: list[tuple[str, list[Event]]] = field(default_factory=list)
     confirmed: tuple | None = None  # (the first failure, the attempt that passed): FLAKY
     differences: list = field(default_factory=list)  # --differential: each connection's first difference
     facts: dict = field(default_factory=dict)  # what the case learnt about its setting (a client's version)
+
+    @property
+    def target_info(self) -> "TargetInfo":
+        """The case's target, once resolved (``plugin.resolve_target`` sets ``info`` before the case runs)."""
+        if self.info is None:
+            raise HarnessError(f"{self.case_id}: no target was resolved for the case")
+        return self.info
 
 
 def survives_clause(spec: ProtocolSpec) -> Clause:
@@ -54,16 +68,16 @@ class Target:
     def __init__(self, run: "Run", state: CaseState):
         self._run = run
         self._state = state
-        self.info = state.info
+        self.info = state.target_info
         self.case_id = state.case_id  # protocols with a client id field stamp it into requests
         self.spec = state.spec
-        self.address = state.info.address
+        self.address = self.info.address
         self.deadline = run.deadline
         self.fuzz = run.budget
         self.options = run.target_options(state.spec.name)
         self.transcript = state.transcript
         self.catalogue = state.spec.catalogue
-        self._sessions: list[Session] = []
+        self._sessions: list[CaseSession] = []
         #: --differential: sessions are mirrored to the reference broker
         self.differential = run.options.differential
         self._comparing = True  # False once the case's answers depend on the servers' own timers
@@ -72,10 +86,11 @@ class Target:
         if state.case_id.split(".")[1:2] == [CLIENTS_AREA]:
             self._stop_comparing("a real client's traffic goes to the target alone, so the servers' states differ")
 
-    def connect(self, deadline: float | None = None, endpoint: str | None = None, login: bool = True) -> Session:
+    def connect(self, deadline: float | None = None, endpoint: str | None = None, login: bool = True) -> CaseSession:
         """A session to the primary endpoint, or to the named one (of its transport: framed, http1, h2c); the
         protocol's login step (``ProtocolSpec.login``) runs on it first unless ``login`` is False."""
         address = self.endpoint_address(endpoint)
+        session: CaseSession
         try:
             session = open_session(address, self.spec.endpoint(endpoint), self.transcript, deadline or self.deadline,
                                    tls=self._run.tls_for(self.info))
@@ -85,7 +100,7 @@ class Target:
         oracle = self._run.oracle(self.spec.name)
         if oracle is not None:  # --differential: the same bytes to the reference broker, answers compared
             session = self._mirrored(session, oracle, endpoint, deadline)
-            if hasattr(session, "comparing"):
+            if isinstance(session, MirroredSession):
                 session.comparing = self._comparing
         self._sessions.append(session)
         if login and self.spec.login:
@@ -93,7 +108,8 @@ class Target:
             getattr(importlib.import_module(module), function)(self, session)
         return session
 
-    def _mirrored(self, session, oracle: "TargetInfo", endpoint: str | None, deadline: float | None):
+    def _mirrored(self, session: Session | Http1Session | H2Session, oracle: "TargetInfo", endpoint: str | None,
+                  deadline: float | None) -> CaseSession:
         name = endpoint if endpoint is not None and endpoint != self.spec.primary.name else None
         shared = self.spec.endpoint(name).shares_port_with if name else ""
         address = oracle.address if name is None else oracle.endpoints.get(shared or name)
@@ -119,7 +135,7 @@ class Target:
             return
         self._comparing = False
         for session in self._sessions:
-            if hasattr(session, "comparing"):
+            if isinstance(session, MirroredSession):
                 session.comparing = False
         self.transcript.note(f"differential: answers no longer compared: {why}")
 

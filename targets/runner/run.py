@@ -7,9 +7,11 @@ from __future__ import annotations
 import itertools
 import secrets
 import shlex
-from collections.abc import Callable
+import ssl
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wirecheck.protocols.spec import ProtocolSpec
 from wirecheck.reports.baseline import Baseline
@@ -22,6 +24,10 @@ from wirecheck.targets.runner.case import CaseState, survives_clause
 from wirecheck.targets.runner.survey import survey
 from wirecheck.targets.runner.validate import UsageProblem, parse_target
 from wirecheck.reports.events import EventStream
+
+if TYPE_CHECKING:
+    from wirecheck.reports.records import RunWriter
+    from wirecheck.reports.terminal import TerminalSummary
 
 __all__ = ["Run", "RunOptions", "TargetInfo", "UsageProblem"]
 
@@ -94,8 +100,8 @@ class Run:
         self.is_controller = run_id is None
         self.run_id = run_id or new_run_id()
         self.events = EventStream()
-        self.writer = None  # reports.records.RunWriter, subscribed by the plugin
-        self.summary = None  # reports.terminal.TerminalSummary, subscribed by the plugin
+        self.writer: RunWriter | None = None  # subscribed by the plugin
+        self.summary: TerminalSummary | None = None  # subscribed by the plugin
         self.nonce = secrets.token_hex(3)
         self._counter = itertools.count()
         self._targets: dict[str, TargetInfo] | None = None
@@ -188,6 +194,7 @@ class Run:
     def _given_targets(self) -> dict[str, TargetInfo]:
         if self.surveys is None:
             self.survey_targets()
+        assert self.surveys is not None  # survey_targets sets it: this runs only with --target
         found: dict[str, TargetInfo] = {}
         for entry in self.surveys:
             named = entry["named"]
@@ -210,7 +217,7 @@ class Run:
                     raise UsageProblem(f"--target-option {protocol}.{key}={value}: {exc}") from None
         return found
 
-    def tls_for(self, info: TargetInfo):
+    def tls_for(self, info: TargetInfo) -> ssl.SSLContext | None:
         """The TLS context for a target: given targets use --target-tls; the launched reference speaks TCP."""
         return None if info.reference else self.tls
 
@@ -218,7 +225,7 @@ class Run:
         self.broker = self._launch(self.options.reference_faults, "broker", self.options.reference_variants)
         return self._reference_targets(self.broker)
 
-    def _launch(self, faults: list[str], stem: str, variants: list[str] = ()):
+    def _launch(self, faults: list[str], stem: str, variants: Sequence[str] = ()):
         from wirecheck.targets.launcher import launch
 
         workdir = self.report_dir / f"{stem}-{self.worker}-{next(self._counter)}"
@@ -265,22 +272,23 @@ class Run:
 
         A dead reference broker is restarted for the cases that follow (this case still fails).
         """
+        info = state.target_info
         state.transcript.note("liveness probe: a known-good request on a new connection")
-        ok, what = probe.hello_answered(state.info.address, state.spec, self.deadline, state.transcript,
-                                        tls=self.tls_for(state.info))
+        ok, what = probe.hello_answered(info.address, state.spec, self.deadline, state.transcript,
+                                        tls=self.tls_for(info))
         where = ""
-        for name, address in state.info.endpoints.items():  # every other endpoint whose address we know
+        for name, address in info.endpoints.items():  # every other endpoint whose address we know
             if ok and state.spec.endpoint(name).hello is not None:
                 ok, what = probe.hello_answered(address, state.spec.endpoint(name), self.deadline, state.transcript,
-                                                tls=self.tls_for(state.info))
+                                                tls=self.tls_for(info))
                 where = f"endpoint {name}: "
         if ok:
             return True, False, ""
         dead = health.stopped_answering(what)  # one endpoint that stopped answering is a death too
-        if state.info.hello_failed:  # its hello never got a right answer: only a refused connection is a death
+        if info.hello_failed:  # its hello never got a right answer: only a refused connection is a death
             dead = what.startswith("cannot connect")
         what = where + what
-        if self.broker is not None and state.info.reference and not self.broker.alive:
+        if self.broker is not None and info.reference and not self.broker.alive:
             what += f"; the reference broker {self.broker.exit_status()}"
             self.broker.stop()
             self._targets = self._launch_reference()
@@ -299,23 +307,24 @@ class Run:
         clause = survives_clause(state.spec)
         note = f"the case had raised: {failure}"[:1000] if failure is not None else ""
         died = TargetDied(clause, step, what, note=note)
-        if not state.info.reference:
+        if not state.target_info.reference:
             self.board.mark(state.spec.name, f"target died at case {state.case_id} after {step}")
         return died
 
     def answers(self, state: CaseState) -> bool:
-        info = state.info
+        info = state.target_info
         ok, _ = probe.hello_answered(info.address, state.spec, self.deadline, state.transcript, tls=self.tls_for(info))
         return ok
 
     def revive(self, state: CaseState) -> bool:
         """``--target-restart`` within a case, its output appended to the run's restart log."""
-        if not self.options.target_restart or state.info.reference:
+        if not self.options.target_restart or state.target_info.reference:
             return False
+        info = state.target_info
         state.transcript.note("restarting the target (--target-restart)")
         ok, what = health.restart(self.options.target_restart, self.report_dir,
-                                  lambda: probe.hello_answered(state.info.address, state.spec, self.deadline,
-                                                               tls=self.tls_for(state.info)))
+                                  lambda: probe.hello_answered(info.address, state.spec, self.deadline,
+                                                               tls=self.tls_for(info)))
         if not ok:
             state.transcript.note(what)
             self.say(f"wirecheck: {what}")

@@ -12,6 +12,7 @@ from the reference broker's (``--differential``, :class:`Differs`) is DIVERGENT.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from wirecheck.reports.baseline import Baseline
 from wirecheck.protocols.clauses import Level
@@ -67,7 +68,7 @@ def classify(exc: BaseException | None, when: str, skip_reason: str | None, stri
     return Classified(Verdict.ERROR, text.splitlines()[0][:500] if text else "")
 
 
-def _met_on_the_way(exc: BaseException, case_clause: str | None, strict: bool) -> bool:
+def _met_on_the_way(exc: BaseException, case_clause: str | None, strict: bool) -> TypeGuard[Divergence]:
     """A divergence of another clause than the case's that fails the run: it BLOCKs the case. A SHOULD-level one
     outside --strict stays NON-STRICT (a warning under its own clause, the case having passed), a dead target
     fails the case that killed it, and a --differential --strict difference is the case's own (it passed its
@@ -98,7 +99,7 @@ def flaky(first: Classified, attempts: int, strict: bool) -> Classified:
 def apply_baseline(baseline: Baseline | None, case_id: str, result: Classified) -> Classified:
     """XFAIL for a listed case that fails; XPASS (a failure: the baseline is stale) for one that passes."""
     entry = baseline.entry_for(case_id) if baseline is not None else None
-    if entry is None:
+    if baseline is None or entry is None:
         return result
     if result.verdict in (Verdict.FAILED, Verdict.ERROR):
         return Classified(Verdict.XFAIL, result.message, result.divergence, outcome="xfail",

@@ -8,10 +8,16 @@ An endpoint's ``transport`` picks the session class (:func:`open_session`): ``fr
 from __future__ import annotations
 
 import ssl
+from typing import TYPE_CHECKING
 
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
 from wirecheck.reports.transcript import Transcript
 from wirecheck.targets.transport.tls import client_context
+
+if TYPE_CHECKING:  # the session modules import this one
+    from wirecheck.targets.session import Session
+    from wirecheck.targets.transport.h2c import H2Session
+    from wirecheck.targets.transport.http1 import Http1Session
 
 __all__ = ["client_context", "endpoint_of", "open_session"]
 
@@ -25,9 +31,10 @@ def endpoint_of(spec_or_endpoint: ProtocolSpec | Endpoint) -> Endpoint:
 
 def open_session(address: tuple[str, int], spec_or_endpoint: ProtocolSpec | Endpoint, transcript: Transcript,
                  deadline: float = 2.0, connect_timeout: float = 3.0, tls: ssl.SSLContext | None = None,
-                 server_hostname: str | None = None):
-    """A connected session of the endpoint's transport."""
+                 server_hostname: str | None = None) -> Session | Http1Session | H2Session:
+    """A connected session of the endpoint's transport (a caller narrows it with ``isinstance``)."""
     endpoint = endpoint_of(spec_or_endpoint)
+    cls: type[Session | Http1Session | H2Session]
     if endpoint.transport == "framed":
         from wirecheck.targets.session import Session as cls
     elif endpoint.transport == "http1":

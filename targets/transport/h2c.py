@@ -20,7 +20,8 @@ import h2.exceptions
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
 from wirecheck.reports.transcript import Transcript
 from wirecheck.targets.session import Outcome
-from wirecheck.targets.transport.http import Headers, HttpReply, as_bytes, record_reply, record_request
+from wirecheck.targets.transport.http import (Headers, HttpReply, RequestHeaders, as_bytes, record_reply,
+                                              record_request)
 from wirecheck.targets.transport.stream import PeerGone, StreamSession
 
 
@@ -48,7 +49,7 @@ class H2Session(StreamSession):
 
     # -- requests ---------------------------------------------------------------------------------------
 
-    def request(self, method: str, path: str, headers: Headers | list[tuple[str, str]] = (), body: bytes = b"",
+    def request(self, method: str, path: str, headers: RequestHeaders = (), body: bytes = b"",
                 deadline: float | None = None) -> HttpReply:
         """One request on a new stream, and its reply within ``deadline`` seconds (the default when None)."""
         return self.response(self.start(method, path, headers, body), deadline)
@@ -60,7 +61,7 @@ class H2Session(StreamSession):
         stream_ids = [self.start(*request) for request in requests]
         return [self.response(stream_id, max(0.0, end - time.monotonic())) for stream_id in stream_ids]
 
-    def start(self, method: str, path: str, headers: Headers | list[tuple[str, str]] = (), body: bytes = b"") -> int:
+    def start(self, method: str, path: str, headers: RequestHeaders = (), body: bytes = b"") -> int:
         """Open a stream and send the request on it without waiting for the reply; its stream id."""
         stream_id = self.h2.get_next_available_stream_id()
         while stream_id in self._streams:  # on a connection already over nothing is sent, so h2's count stands still
@@ -137,15 +138,19 @@ class H2Session(StreamSession):
     def _preface_ok(self, chunk: bytes) -> bool:
         """h2 waits for a whole frame before judging it, and an HTTP/1.1 answer reads as a 4 MB frame header:
         judge the server preface's first frame header here instead (type 4, SETTINGS)."""
-        self._preface += chunk
-        if len(self._preface) < 9:
+        preface = self._preface
+        if preface is None:  # judged already
             return True
-        ok = self._preface[3] == 0x4
+        preface += chunk
+        if len(preface) < 9:
+            return True
+        ok = preface[3] == 0x4
         self._preface = None
         return ok
 
     def _apply(self, event) -> None:
-        pending = self._streams.get(getattr(event, "stream_id", None))
+        stream_id: int | None = getattr(event, "stream_id", None)  # connection-level events have none
+        pending = self._streams.get(stream_id) if stream_id is not None else None
         if isinstance(event, h2.events.ConnectionTerminated):
             code = getattr(event.error_code, "name", event.error_code)
             self._end_all(Outcome.CLOSED, f"GOAWAY {code} (last stream {event.last_stream_id})")

@@ -7,12 +7,15 @@ headers, the partial body), as a framed session keeps a partial frame.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from wirecheck.reports.transcript import Transcript
 from wirecheck.targets.session import Outcome
 
 Headers = list[tuple[bytes, bytes]]
+#: the headers a caller gives a request: names and values as bytes or text (latin-1)
+RequestHeaders = Sequence[tuple[bytes | str, bytes | str]]
 HEADER_PREVIEW = 6  # headers shown on a transcript line
 
 

@@ -15,7 +15,8 @@ import h11
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
 from wirecheck.reports.transcript import Transcript
 from wirecheck.targets.session import Outcome
-from wirecheck.targets.transport.http import Headers, HttpReply, as_bytes, record_reply, record_request
+from wirecheck.targets.transport.http import (Headers, HttpReply, RequestHeaders, as_bytes, record_reply,
+                                              record_request)
 from wirecheck.targets.transport.stream import CLOSED, PeerGone, StreamSession
 
 
@@ -28,30 +29,30 @@ class Http1Session(StreamSession):
         self.h11 = h11.Connection(h11.CLIENT)
         self._ended: HttpReply | None = None  # set once the connection can carry no more requests
 
-    def request(self, method: str, path: str, headers: Headers | list[tuple[str, str]] = (), body: bytes = b"",
+    def request(self, method: str, path: str, headers: RequestHeaders = (), body: bytes = b"",
                 deadline: float | None = None) -> HttpReply:
         """Send one request and wait up to ``deadline`` seconds (the session's default when None) for its
         whole response."""
         if not self.send_request(method, path, headers, body):
+            assert self._ended is not None  # send_request fails only on a connection that is over
             return self._ended
         return self.read_response(deadline)
 
-    def send_request(self, method: str, path: str, headers: Headers | list[tuple[str, str]] = (),
-                     body: bytes = b"") -> bool:
+    def send_request(self, method: str, path: str, headers: RequestHeaders = (), body: bytes = b"") -> bool:
         """Send a request (Host and Content-Length added unless given); False if the connection is over."""
         if self._ended is not None:
             return False
-        headers = [(as_bytes(k), as_bytes(v)) for k, v in headers]
-        names = {k.lower() for k, _ in headers}
+        sent: Headers = [(as_bytes(k), as_bytes(v)) for k, v in headers]
+        names = {k.lower() for k, _ in sent}
         if b"host" not in names:
-            headers.insert(0, (b"host", self.host.encode()))
+            sent.insert(0, (b"host", self.host.encode()))
         if body and b"content-length" not in names and b"transfer-encoding" not in names:
-            headers.append((b"content-length", str(len(body)).encode()))
-        data = self.h11.send(h11.Request(method=method, target=path, headers=headers))
+            sent.append((b"content-length", str(len(body)).encode()))
+        data = self.h11.send(h11.Request(method=method, target=path, headers=sent))
         if body:
             data += self.h11.send(h11.Data(data=body))
         data += self.h11.send(h11.EndOfMessage())
-        record_request(self.transcript, self.conn, method, path, "HTTP/1.1", headers, body)
+        record_request(self.transcript, self.conn, method, path, "HTTP/1.1", sent, body)
         self.transcript.add(self.conn, "send", data, decode=False)
         try:
             self.stream.sendall(data)

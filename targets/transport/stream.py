@@ -36,8 +36,8 @@ class Stream:
             except BaseException:
                 sock.close()
                 raise
-            alpn = sock.selected_alpn_protocol()
-            detail = f"{sock.version()} {sock.cipher()[0]}" + (f" alpn={alpn}" if alpn else "")
+            alpn, cipher = sock.selected_alpn_protocol(), sock.cipher()  # cipher: None only before a handshake
+            detail = f"{sock.version()} {cipher[0] if cipher else '?'}" + (f" alpn={alpn}" if alpn else "")
         self.sock = sock
         local, peer = sock.getsockname(), sock.getpeername()
         transcript.add(self.conn, "connect", detail=detail, local=f"{local[0]}:{local[1]}",

@@ -10,7 +10,8 @@ import struct
 from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
 from kafka.protocol.consumer.fetch import FetchRequest, FetchResponse
 from kafka.protocol.consumer.offsets import ListOffsetsRequest, ListOffsetsResponse
-from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
+from kafka.protocol.metadata.api_versions import ApiVersionsRequest
+from kafka.protocol.metadata import MetadataRequest
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 
 from tests.broker.kafka_admin_probes import with_wire

@@ -12,12 +12,8 @@ import kafka.protocol.admin as kp_admin
 import kafka.protocol.consumer as kp_consumer
 from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
 from kafka.protocol.consumer.group import OffsetFetchRequest, OffsetFetchResponse
-from kafka.protocol.metadata import (
-    ApiVersionsRequest,
-    ApiVersionsResponse,
-    MetadataRequest,
-    MetadataResponse,
-)
+from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 
 from tests.broker.kafka_admin_probes import (

@@ -10,7 +10,8 @@ import pytest
 import kafka.protocol.admin as kp_admin
 from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
 from kafka.protocol.consumer.offsets import ListOffsetsRequest, ListOffsetsResponse
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
                                  SaslHandshakeResponse)
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse

@@ -17,7 +17,8 @@ from kafka.protocol.consumer.group import (HeartbeatRequest, HeartbeatResponse,
                                            OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
                                            OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse)
 from kafka.protocol.consumer.offsets import ListOffsetsRequest, ListOffsetsResponse
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProducerIdResponse

@@ -18,7 +18,8 @@ import kafka.protocol.metadata.find_coordinator as kp_coord
 import kafka.protocol.producer.produce as kp_produce
 import kafka.protocol.producer.transaction as kp_txn
 import pytest
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
 from wirecheck.targets.reference.kafka.api_table import APIS
 from tests.interop.kafka_support import Closed, InProcessBroker, build

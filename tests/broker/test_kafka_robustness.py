@@ -13,7 +13,7 @@ import socket
 import struct
 
 import pytest
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
+from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
 
 from tests.broker.test_kafka_framing import ADVERTISED, CLASSES
 from tests.interop.kafka_support import InProcessBroker, build

@@ -12,7 +12,7 @@ pytest.importorskip("confluent_kafka", reason="confluent_kafka is in the interop
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer
-from kafka import TopicPartition as KpTopicPartition
+from kafka.structs import TopicPartition as KpTopicPartition
 
 from tests.interop.kafka_support import InProcessBroker
 

@@ -13,7 +13,7 @@ from wirecheck.protocols.rustlog.layers import encode_frame
 
 from wirecheck.reports.pcap import write_pcap
 from tests.pipeline.kafka_frames import record_batch, response, transcript
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
+from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from tests.pipeline.kafka_frames import request
 

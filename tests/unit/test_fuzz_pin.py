@@ -10,10 +10,11 @@ import threading
 import pytest
 
 from tests.unit.test_fuzz_engine import ANSWERED, CATALOGUE, SPEC, ToyAdapter, frame
+from wirecheck.protocols import reactions
 from wirecheck.reports.model import Divergence
 from wirecheck.reports.transcript import Transcript
 from wirecheck.strategies.engine import Mutant, Progress, numbered
-from wirecheck.targets.fuzzing import TargetLost, _Judge, _pin, pin_killer
+from wirecheck.targets.fuzzing import TargetLost, _Judge, _pin, pin_killer, run
 from wirecheck.targets.session import Session
 
 
@@ -137,5 +138,21 @@ def test_a_batch_that_only_saw_the_target_die_is_not_blamed():
         assert [m.index for m in lost.value.suspects] == list(range(8)) and lost.value.divergence is reset
         killer = pin_killer(target, ToyAdapter([]), lost.value.suspects)
         assert killer is not None and killer.index == 6
+    finally:
+        target.stop()
+
+
+def test_a_permitted_close_that_was_the_death_keeps_its_mutant_a_suspect():
+    """A mutant the spec lets the target answer or close on is judged as soon as its connection ends; when that
+    end was the target dying, the death shows only on the next batch's connection. The killer stays a suspect until
+    a later keepalive proves the target outlived it, so the death is pinned on it, not on the next batch."""
+    target = RestartableTarget()
+    may_close = reactions.answer_or_close("toy.answer")
+    mutants = [Mutant(frame(b"die"), "valid", "frame", may_close), *(
+        Mutant(frame(b"ok"), "valid", "frame", ANSWERED) for _ in range(3))]
+    try:
+        with pytest.raises(TargetLost) as lost:
+            run(target.connect, ToyAdapter([]), mutants, len(mutants), window=1)
+        assert [m.index for m in lost.value.suspects] == [0]
     finally:
         target.stop()

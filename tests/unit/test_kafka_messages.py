@@ -139,7 +139,8 @@ def test_nullable_struct_marker():
 
 def test_encoding_matches_kafka_python():
     """kafka-python builds its classes from the same JSON with its own code: an independent encoder."""
-    from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
+    from kafka.protocol.metadata.api_versions import ApiVersionsRequest
+    from kafka.protocol.metadata import MetadataRequest
 
     request = ApiVersionsRequest[4](client_software_name="wc", client_software_version="1")
     request.with_header(correlation_id=5, client_id="x")

@@ -364,7 +364,7 @@ class KafkaPythonMember:
         return [(m.partition, m.offset, m.value) for messages in batches.values() for m in messages]
 
     def commit(self, partition: int, offset: int) -> None:
-        from kafka import TopicPartition
+        from kafka.structs import TopicPartition
         from kafka.structs import OffsetAndMetadata
         self.consumer.commit({TopicPartition(self.topic, partition): OffsetAndMetadata(offset, None, -1)})
 
@@ -515,7 +515,8 @@ def read_destination(job: dict, read_batch, close) -> list:
 
 
 def kafka_python_transactions(job: dict) -> dict:
-    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka import KafkaConsumer, KafkaProducer
+    from kafka.structs import TopicPartition
     from kafka.structs import OffsetAndMetadata
 
     values = [raw(v) for v in job["values"]]
@@ -739,7 +740,8 @@ async def _aiokafka_admin(job: dict) -> dict:
 
 
 def kafka_python_cluster_admin(job: dict) -> dict:
-    from kafka import KafkaAdminClient, TopicPartition
+    from kafka import KafkaAdminClient
+    from kafka.structs import TopicPartition
     from kafka.admin import NewPartitions
 
     kafka_python_produce(job)([(0, raw(v)) for v in job["values"]])
@@ -800,7 +802,8 @@ def known_offset(offset: int | None) -> int | None:
 
 
 def kafka_python_group_admin(job: dict) -> dict:
-    from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+    from kafka import KafkaAdminClient, KafkaConsumer
+    from kafka.structs import TopicPartition
     from kafka.structs import OffsetAndMetadata
 
     partition, group = TopicPartition(job["topic"], 0), job["group"]
