@@ -89,13 +89,14 @@ def scram_login(client: Kafka, mechanism: str, user: str, password: str, clause_
 
 
 def tampered(message: str, prefix: str) -> str:
-    """The client-final message with the last character of one attribute changed."""
+    """The client-final message with the first character of one attribute changed: in a base64 proof all six
+    bits of the first digit are data, while the last digit's low bits may be padding a decoder ignores, and the
+    last character may be the padding itself."""
     parts = message.split(",")
     for i, part in enumerate(parts):
         if part.startswith(prefix):
             value = part[len(prefix):]
-            last = "A" if value[-1] != "A" else "B"
-            parts[i] = prefix + value[:-1] + last
+            parts[i] = prefix + ("A" if value[0] != "A" else "B") + value[1:]
     return ",".join(parts)
 
 

@@ -162,7 +162,10 @@ def scram_tampered_proof(w: Wire) -> int:
     first = w.call(SaslAuthenticateRequest, SaslAuthenticateResponse, 2, auth_bytes=scram.get_client_first().encode())
     scram.set_server_first(first.auth_bytes.decode())
     final = scram.get_client_final()
-    tampered = final[:-2] + ("A" if final[-2] != "A" else "B") + final[-1]  # the proof's last base64 digit
+    # the proof's first base64 digit: each of its six bits is data (the last digit's low bits are padding, which
+    # a decoder may ignore, so changing only those would leave the proof as it was)
+    at = final.index(",p=") + 3
+    tampered = final[:at] + ("A" if final[at] != "A" else "B") + final[at + 1:]
     return w.call(SaslAuthenticateRequest, SaslAuthenticateResponse, 2, auth_bytes=tampered.encode()).error_code
 
 
