@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from machine import machine_info  # noqa: E402
 from wirecheck.protocols.registry import spec_for  # noqa: E402
-from wirecheck.reports.transcript import Transcript  # noqa: E402
+from wirecheck.protocols.transcript import Transcript  # noqa: E402
 from wirecheck.targets.adapter import TargetSocket  # noqa: E402
 from wirecheck.targets.launcher import launch  # noqa: E402
 from wirecheck.targets.session import Session  # noqa: E402

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from wirecheck.protocols.registry import all_specs  # noqa: E402
-from wirecheck.reports.transcript import Transcript  # noqa: E402
+from wirecheck.protocols.transcript import Transcript  # noqa: E402
 from wirecheck.targets.fuzzing import WINDOW, MutantFailed, run  # noqa: E402
 from wirecheck.targets.launcher import launch  # noqa: E402
 from wirecheck.targets.session import Session  # noqa: E402

@@ -7,7 +7,7 @@ permitted only at SHOULD level (NON-STRICT). It names the clause a wrong reactio
 
 What the target did is an :class:`Observation`, classified protocol-neutrally by the protocol's own decoder
 (answer, error with code, close, reset, silence, malformed). :meth:`Reaction.judge` turns the pair into a
-:class:`reports.model.Divergence` (which carries the verdict through its clause's level) or None.
+:class:`protocols.verdicts.Divergence` (which carries the verdict through its clause's level) or None.
 
 The bulk engine (strategies/engine.py, targets/fuzzing.py), the property cases and the reports all use this one
 model; a reaction renders as one readable "expected" string.
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from wirecheck.protocols.clauses import Catalogue
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 
 ANSWER, ERROR, CLOSE, RESET, SILENCE, MALFORMED = "answer", "error", "close", "reset", "silence", "malformed"
 OUTCOMES = (ANSWER, ERROR, CLOSE, SILENCE)  # what a reaction may permit (a reset counts as a close)

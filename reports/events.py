@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from wirecheck.reports.model import Divergence, Verdict
+from wirecheck.protocols.verdicts import Divergence, Verdict
 
 if TYPE_CHECKING:
     from wirecheck.targets.runner.case import CaseState
@@ -29,7 +29,7 @@ class CaseStarted:
 @dataclass(frozen=True)
 class Exchange:
     case: "CaseState"
-    event: Any  # reports.transcript.Event: connect, send, recv, partial, closed, reset, silent, close, note
+    event: Any  # protocols.transcript.Event: connect, send, recv, partial, closed, reset, silent, close, note
 
 
 @dataclass(frozen=True)

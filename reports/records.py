@@ -22,7 +22,7 @@ from pathlib import Path
 from wirecheck.reports.api_support import api_support, version_matrix
 from wirecheck.reports.replay import replay_document
 from wirecheck.reports.rootcause import by_clause
-from wirecheck.reports.transcript import Event, Transcript
+from wirecheck.protocols.transcript import Event, Transcript
 
 RUN_SCHEMA = "wirecheck.run/1"
 CASE_SCHEMA = "wirecheck.case/2"  # /2: protocol-neutral "message" and "version" (were "api", "api_version");

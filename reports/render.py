@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from wirecheck.reports.model import Differs, Divergence
+from wirecheck.protocols.verdicts import Differs, Divergence
 
 
 def render_failure(state, div: Divergence, reproduce: str, notes: Sequence[str] = ()) -> str:
@@ -17,7 +17,7 @@ def render_failure(state, div: Divergence, reproduce: str, notes: Sequence[str] 
     ]
     if isinstance(div, Differs):
         lines.append(f"  differs   at {div.path} (target vs the reference broker on the same conversation)")
-    if getattr(div, "step", None):  # reports.model.TargetDied
+    if getattr(div, "step", None):  # protocols.verdicts.TargetDied
         lines.append(f"  died      {div}")
     if clause.decision:
         lines.append(f"  decision  {clause.decision}")

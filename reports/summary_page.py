@@ -10,7 +10,7 @@ from html import escape
 from wirecheck.reports.api_support import ranges
 from wirecheck.reports.events import RunFinished
 from wirecheck.reports.rootcause import by_clause
-from wirecheck.reports.transcript import hexdump
+from wirecheck.protocols.transcript import hexdump
 
 PASSING = {"OK", "NON-STRICT", "NOT-RUN", "UNIMPLEMENTED", "XFAIL"}
 STYLE = """body{font-family:sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse}

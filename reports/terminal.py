@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from wirecheck.reports.api_support import api_support, ranges
 from wirecheck.reports.events import VerdictReached
-from wirecheck.reports.model import ANSWERED_OTHERWISE
+from wirecheck.protocols.verdicts import ANSWERED_OTHERWISE
 from wirecheck.reports.records import client_matrix
 from wirecheck.reports.rootcause import by_clause
 

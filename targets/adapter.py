@@ -28,7 +28,7 @@ from scapy.plist import PacketList, QueryAnswer, SndRcvList
 from scapy.supersocket import SuperSocket
 
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.session import FramedSession, Reply, Session
 
 

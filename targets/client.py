@@ -9,7 +9,7 @@ model (which error codes an answer frame carries). Protocols with versioned APIs
 
 from __future__ import annotations
 
-from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.targets.session import FramedSession, Outcome, Reply
 
 

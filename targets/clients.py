@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pytest
 
 from wirecheck.protocols.clients import scenario_clauses
-from wirecheck.reports.model import Divergence, HarnessError
+from wirecheck.protocols.verdicts import Divergence, HarnessError
 from wirecheck.targets.runner.verdicts import NOT_RUN
 
 LOG_LINES = 25  # of the client's own log, kept with a failing verdict

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from wirecheck.reports.model import Divergence, HarnessError
+from wirecheck.protocols.verdicts import Divergence, HarnessError
 from wirecheck.targets.replay import ReplayError, load, replay
 
 

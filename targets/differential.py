@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 from wirecheck.protocols.clauses import Clause, differential_clause_id
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
-from wirecheck.reports.model import Differs
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.verdicts import Differs
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.session import Outcome, Reply, Session
 from wirecheck.targets.transport.stream import Stream
 

@@ -14,7 +14,7 @@ from collections import deque
 from typing import Callable, Iterable
 
 from wirecheck.protocols.reactions import CLOSE, ERROR, MALFORMED, RESET, SILENCE, Observation
-from wirecheck.reports.model import Divergence, TargetDied, Verdict
+from wirecheck.protocols.verdicts import Divergence, TargetDied, Verdict
 from wirecheck.strategies.engine import Adapter, Mutant, Progress, bisect, numbered, plan_batches, wants_keepalive
 from wirecheck.targets.session import FramedSession, Outcome, Reply
 

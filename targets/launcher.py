@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wirecheck.reports.model import HarnessError
+from wirecheck.protocols.verdicts import HarnessError
 
 
 @dataclass

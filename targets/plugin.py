@@ -22,13 +22,13 @@ from _pytest.outcomes import OutcomeException
 
 from wirecheck.protocols.registry import all_specs
 from wirecheck.reports.allure import AllureReporter
-from wirecheck.reports.model import ANSWERED_OTHERWISE, Divergence, HarnessError, TargetDied, Unimplemented, Verdict
+from wirecheck.protocols.verdicts import ANSWERED_OTHERWISE, Divergence, HarnessError, TargetDied, Unimplemented, Verdict
 from wirecheck.reports.records import RunWriter
 from wirecheck.reports.render import render_failure
 from wirecheck.reports.rootcause import carry
 from wirecheck.reports.summary_page import SummaryPage
 from wirecheck.reports.terminal import TerminalSummary
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.corpus import ReplayCase, ReplayFile, in_corpus, replay_command
 from wirecheck.targets.fuzz import FuzzBudget, register_hypothesis_profiles, shrink_budget
 from wirecheck.targets.runner.case import CaseState, Target

@@ -12,7 +12,7 @@ import socket
 import ssl
 
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.session import Reply, Session
 from wirecheck.targets.transport import endpoint_of, open_session
 from wirecheck.targets.transport.http import HttpReply

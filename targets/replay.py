@@ -24,7 +24,7 @@ from pathlib import Path
 
 from wirecheck.protocols.registry import all_specs
 from wirecheck.reports.replay import REPLAY_SCHEMA
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets import probe
 from wirecheck.targets.differential import Comparator, RequestQueue
 from wirecheck.targets.server_chosen import ServerChosen

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from wirecheck.protocols.framing import Framing
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.transport import endpoint_of
 from wirecheck.targets.transport.stream import PeerGone, Stream, StreamSession
 

@@ -13,7 +13,7 @@ import json
 
 from wirecheck.protocols.barco import wire
 from wirecheck.protocols.barco.clauses import CATALOGUE
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.targets.client import StrictClient, short
 from wirecheck.targets.session import Outcome
 

@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 
 from wirecheck.protocols.barco import SPEC, wire
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.barco.client import resolve
 from wirecheck.suites.barco.clients.steps import Answer, run_steps
 from wirecheck.targets.clients import ClientRun, clients_case, not_installed, run_client

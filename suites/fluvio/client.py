@@ -20,7 +20,7 @@ import time
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.fluvio import errors, messages, records
 from wirecheck.protocols.fluvio.clauses import CATALOGUE, undecodable_response_clause
-from wirecheck.reports.model import Blocked, Divergence, Unimplemented
+from wirecheck.protocols.verdicts import Blocked, Divergence, Unimplemented
 from wirecheck.targets.client import AdvertisedVersions, StrictClient, short
 from wirecheck.targets.runner.validate import parse_topics
 from wirecheck.targets.session import Reply

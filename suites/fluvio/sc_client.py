@@ -6,7 +6,7 @@ from __future__ import annotations
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.fluvio import messages, sc
 from wirecheck.protocols.fluvio.clauses import CATALOGUE as C
-from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.suites.fluvio.client import Fluvio
 
 

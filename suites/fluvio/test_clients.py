@@ -21,7 +21,7 @@ from importlib import metadata
 
 from wirecheck.protocols.fluvio import SPEC
 from wirecheck.protocols.fluvio.clients import SCENARIO_SC_APIS, SCENARIO_SPU_APIS
-from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.suites.fluvio.client import Fluvio, new_topic
 from wirecheck.suites.fluvio.sc_client import ScClient
 from wirecheck.targets.clients import ClientRun, clients_case, not_installed

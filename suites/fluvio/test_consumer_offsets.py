@@ -5,7 +5,7 @@ of its own and looks only at those."""
 
 import pytest
 
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.fluvio.client import C, Fluvio, batch_of, new_topic
 
 case = pytest.mark.case

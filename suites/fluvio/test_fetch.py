@@ -3,7 +3,7 @@
 import pytest
 
 from wirecheck.protocols.fluvio import errors, messages, records
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.fluvio.client import C, INVALID_TOPIC, NO_SUCH_PARTITION, Fluvio, batch_of, new_topic
 
 case = pytest.mark.case

@@ -8,7 +8,7 @@ import pytest
 from wirecheck.protocols.fluvio import messages
 from wirecheck.protocols.fluvio.clauses import MAX_FRAME
 from wirecheck.protocols.framing import leading_correlation_id
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.fluvio.client import C, Fluvio, frame_with_size, new_topic, record_set, batch_of
 
 case = pytest.mark.case

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wirecheck.protocols.fluvio import messages, records
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.strategies.binary import overlong_uvarint
 from wirecheck.strategies.fluvio import BulkMutator, FluvioFuzz
 from wirecheck.suites.fluvio.client import C, Fluvio, new_topic

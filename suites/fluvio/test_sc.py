@@ -8,7 +8,7 @@ import pytest
 
 from wirecheck.protocols.fluvio import HELLO_BODY, messages, sc
 from wirecheck.protocols.fluvio.clauses import CATALOGUE as C
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.fluvio.sc_client import ScClient
 from wirecheck.targets.session import Outcome
 

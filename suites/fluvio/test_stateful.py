@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from wirecheck.protocols.fluvio import errors, records
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.strategies.fluvio import batches
 from wirecheck.suites.fluvio.client import C, Fluvio, new_topic
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wirecheck.protocols.fluvio import messages
-from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.strategies.fluvio import request_frames
 from wirecheck.suites.fluvio.client import C, Fluvio, batch_of, new_topic
 

@@ -12,7 +12,7 @@ import time
 
 from wirecheck.protocols.kafka import errors, messages, misread, records
 from wirecheck.protocols.kafka.clauses import CATALOGUE
-from wirecheck.reports.model import Blocked, Divergence
+from wirecheck.protocols.verdicts import Blocked, Divergence
 from wirecheck.targets.client import AdvertisedVersions, StrictClient, short
 
 C = CATALOGUE

@@ -11,7 +11,7 @@ from __future__ import annotations
 from scramp import ScramClient, ScramException
 
 from wirecheck.protocols.kafka import errors
-from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.suites.kafka.client import C, Kafka, expect, short
 
 HANDSHAKE, AUTHENTICATE = 17, 36

@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 
 from wirecheck.protocols.kafka import errors, records
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, DataPath, expect, short
 from wirecheck.suites.kafka.test_consumer_groups import partitions_of, topic_layout
 

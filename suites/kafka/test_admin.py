@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from wirecheck.protocols.kafka import errors, records
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short
 from wirecheck.suites.kafka.test_topics_groups import (committed, fetch_committed, find_coordinator, idempotent_batch,
                                                        init_producer, join_single_member)

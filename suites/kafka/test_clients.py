@@ -25,7 +25,7 @@ import pytest
 from wirecheck.protocols.kafka import SPEC
 from wirecheck.protocols.kafka import records as batches
 from wirecheck.protocols.kafka.clients import CLIENT_APIS, CLIENT_SCENARIO_APIS, SCENARIO_APIS
-from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.suites.kafka.client import DataPath
 from wirecheck.suites.kafka.login import SCRAM, credentials, handshake, sasl_client
 from wirecheck.targets.clients import ClientRun, clients_case, run_client

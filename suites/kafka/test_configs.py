@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from wirecheck.protocols.kafka import errors, records
-from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short
 
 case = pytest.mark.case

@@ -9,7 +9,7 @@ import struct
 
 import pytest
 from wirecheck.protocols.kafka import errors
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, DataPath, expect, short
 from wirecheck.suites.kafka.test_consumer_groups import DESCRIBE, JOIN_GROUP, REBALANCE_TIMEOUT_MS, member
 from wirecheck.suites.kafka.test_topics_groups import (

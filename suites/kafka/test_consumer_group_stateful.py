@@ -25,7 +25,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 from wirecheck.protocols.kafka import errors
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, expect, short
 from wirecheck.suites.kafka.test_consumer_groups import (
     FENCED_MEMBER_EPOCH,

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 from wirecheck.protocols.kafka import errors
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, DataPath, expect, short
 
 case = pytest.mark.case

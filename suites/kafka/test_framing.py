@@ -8,7 +8,7 @@ import time
 import pytest
 
 from wirecheck.protocols.kafka import errors, messages
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, Kafka, short
 
 case = pytest.mark.case

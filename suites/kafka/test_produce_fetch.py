@@ -13,7 +13,7 @@ import pytest
 
 from wirecheck.protocols import compression
 from wirecheck.protocols.kafka import errors, records
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.strategies import kafka as kafka_strategies
 from wirecheck.suites.kafka.client import (NAMED_FETCH_MAX, NAMED_PRODUCE_MAX, C, DataPath, expect, expect_produced,
                                            short)

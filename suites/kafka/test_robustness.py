@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 
 from wirecheck.protocols.kafka import messages
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.strategies import kafka as kafka_strategies
 from wirecheck.suites.kafka.client import C, Kafka
 from wirecheck.targets.fuzzing import fuzz_case, judge_example

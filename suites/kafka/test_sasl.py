@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from wirecheck.protocols.kafka import errors
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, Kafka, expect, short
 from wirecheck.suites.kafka.login import (SCRAM, authenticate, credentials, handshake, plain, sasl_client, scram_login,
                                           start)

@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 from wirecheck.protocols.kafka import errors
-from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.suites.kafka.client import C, expect, short
 from wirecheck.suites.kafka.share_members import (
     ACCEPT,

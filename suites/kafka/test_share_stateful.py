@@ -25,7 +25,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, expect
 from wirecheck.suites.kafka.share_members import (
     ACCEPT,

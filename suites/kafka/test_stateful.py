@@ -14,7 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from wirecheck.protocols import compression
 from wirecheck.protocols.kafka import errors, records
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, DataPath, expect_produced, short
 from wirecheck.suites.kafka.test_topics_groups import commit, fetch_committed, find_coordinator
 

@@ -16,7 +16,7 @@ import uuid
 import pytest
 from wirecheck.protocols import compression
 from wirecheck.protocols.kafka import errors
-from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.suites.kafka.client import C, Kafka, expect, short
 
 case = pytest.mark.case

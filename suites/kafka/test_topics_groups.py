@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from wirecheck.protocols.kafka import errors, records
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short
 
 case = pytest.mark.case

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from wirecheck.protocols.kafka import errors, records
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, expect, expect_produced, short
 from wirecheck.suites.kafka.test_transactions import (COMMIT, END_TXN, PRODUCE, READ_COMMITTED, READ_UNCOMMITTED,
                                                       TIMESTAMP, TV1_PRODUCE_MAX, Producer, batches, fetch,

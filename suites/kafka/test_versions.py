@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from wirecheck.protocols.kafka import errors, messages, records
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, Kafka, short
 
 case = pytest.mark.case

@@ -27,7 +27,7 @@ import uuid
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.pravega import commands as cmd
 from wirecheck.protocols.pravega.clauses import CATALOGUE
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.targets.client import StrictClient, short
 from wirecheck.targets.session import Outcome, Reply
 

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from wirecheck.reports.model import Unimplemented
+from wirecheck.protocols.verdicts import Unimplemented
 from wirecheck.suites.pravega.client import Pravega, new_segment, segment_name
 
 case = pytest.mark.case

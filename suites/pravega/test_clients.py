@@ -20,7 +20,7 @@ from importlib import metadata
 
 
 from wirecheck.protocols.pravega import SPEC
-from wirecheck.reports.model import Divergence, HarnessError, Unimplemented
+from wirecheck.protocols.verdicts import Divergence, HarnessError, Unimplemented
 from wirecheck.suites.pravega.client import token_of
 from wirecheck.targets.clients import ClientRun, clients_case, not_installed
 from wirecheck.targets.clients import drive as drive_client

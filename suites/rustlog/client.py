@@ -11,7 +11,7 @@ import re
 
 from wirecheck.protocols.rustlog.clauses import CATALOGUE
 from wirecheck.protocols.rustlog.layers import ANSWERS, FrameDecodeError, decode_frame, encode_frame, schema_problems
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.targets.client import StrictClient
 from wirecheck.targets.session import Reply
 

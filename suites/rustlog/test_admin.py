@@ -3,7 +3,7 @@
 import pytest
 
 from wirecheck.protocols.rustlog.clauses import MAX_PARTITIONS, MAX_TOPIC_NAME
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.rustlog.client import C, RustLog, new_topic, short
 
 case = pytest.mark.case

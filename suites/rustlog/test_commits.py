@@ -2,7 +2,7 @@
 
 import pytest
 
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.rustlog.client import C, new_topic, partition_count, short
 
 case = pytest.mark.case

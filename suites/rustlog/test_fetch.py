@@ -6,7 +6,7 @@ import pytest
 
 from wirecheck.protocols.rustlog.clauses import MAX_FRAME
 from wirecheck.protocols.rustlog.layers import encode_frame
-from wirecheck.reports.model import Divergence, Unimplemented
+from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.suites.rustlog.client import C, RustLog, new_topic, partition_count, produced, short
 from wirecheck.targets.session import Outcome
 

@@ -7,7 +7,7 @@ import pytest
 
 from wirecheck.protocols.rustlog.clauses import MAX_FRAME
 from wirecheck.protocols.rustlog.layers import encode_frame
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.rustlog.client import C, RustLog, answer_clause, b64, short
 
 case = pytest.mark.case

@@ -4,7 +4,7 @@ import pytest
 
 from wirecheck.protocols.rustlog.clauses import MAX_RECORD, MAX_RECORDS
 from wirecheck.protocols.rustlog.layers import encode_frame
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.rustlog.client import C, RustLog, b64, new_topic, partition_count, produced, short
 
 case = pytest.mark.case

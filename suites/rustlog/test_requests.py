@@ -5,7 +5,7 @@ import pytest
 
 from wirecheck.protocols.rustlog.clauses import MAX_RECORDS
 from wirecheck.protocols.rustlog.layers import U64_MAX, encode_frame
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.strategies.rustlog import (NAME_CLAUSES, NOT_OBJECTS, PROCESSED_CODES, UNKNOWN_TYPES,
                                           invalid_field_variants)
 from wirecheck.suites.rustlog.client import C, RustLog, new_topic, short

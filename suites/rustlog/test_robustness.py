@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 
 from wirecheck.protocols.rustlog.layers import encode_frame
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.strategies.rustlog import RustLogFuzz, hostile_frame
 from wirecheck.suites.rustlog.client import C, RustLog, new_topic, short
 from wirecheck.targets.fuzzing import fuzz_case, judge_example

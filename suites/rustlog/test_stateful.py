@@ -4,7 +4,7 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
 
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.rustlog.client import C, RustLog, b64, short
 
 case = pytest.mark.case

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, TypeAlias
 from wirecheck.protocols.clauses import Clause
 from wirecheck.protocols.spec import ProtocolSpec
 from wirecheck.protocols.clients import AREA as CLIENTS_AREA
-from wirecheck.reports.model import Blocked, Divergence, HarnessError, Verdict
+from wirecheck.protocols.verdicts import Blocked, Divergence, HarnessError, Verdict
 from wirecheck.reports.replay import RACED_NOTE, SETUP_END_NOTE, SETUP_NOTE, UNREPLAYABLE_NOTE
-from wirecheck.reports.transcript import Event, Transcript
+from wirecheck.protocols.transcript import Event, Transcript
 from wirecheck.targets.differential import MirroredSession, mirrored
 from wirecheck.targets.server_chosen import ServerChosen
 from wirecheck.targets.runner.validate import parse_topics

@@ -15,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 
 DOWN_PREFIX = "TARGET-DOWN"
 RESTART_TIMEOUT = 120.0  # from starting --target-restart until the target answers the liveness probe

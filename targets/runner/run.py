@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from wirecheck.protocols.spec import ProtocolSpec
 from wirecheck.reports.baseline import Baseline
-from wirecheck.reports.model import Divergence, TargetDied
+from wirecheck.protocols.verdicts import Divergence, TargetDied
 from wirecheck.targets import probe
 from wirecheck.targets.fuzz import FuzzBudget
 from wirecheck.targets.transport import client_context

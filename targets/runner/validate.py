@@ -9,7 +9,7 @@ import socket
 from pathlib import Path
 
 from wirecheck.protocols.spec import ProtocolSpec
-from wirecheck.reports.model import HarnessError
+from wirecheck.protocols.verdicts import HarnessError
 
 TARGET_FORM = "[PROTOCOL=]HOST:PORT"
 

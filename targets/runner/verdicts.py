@@ -16,7 +16,7 @@ from typing import TypeGuard
 
 from wirecheck.reports.baseline import Baseline
 from wirecheck.protocols.clauses import Level
-from wirecheck.reports.model import Blocked, Differs, Divergence, HarnessError, TargetDied, Unimplemented, Verdict
+from wirecheck.protocols.verdicts import Blocked, Differs, Divergence, HarnessError, TargetDied, Unimplemented, Verdict
 
 NOT_RUN = "NOT-RUN"
 TARGET_DOWN = "TARGET-DOWN"

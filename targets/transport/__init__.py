@@ -11,7 +11,7 @@ import ssl
 from typing import TYPE_CHECKING
 
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.transport.tls import client_context
 
 if TYPE_CHECKING:  # the session modules import this one

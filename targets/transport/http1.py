@@ -13,7 +13,7 @@ import time
 import h11
 
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.session import Outcome
 from wirecheck.targets.transport.http import (Headers, HttpReply, RequestHeaders, as_bytes, record_reply,
                                               record_request)

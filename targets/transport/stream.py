@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 import ssl
 
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 
 CLOSED, RESET = "closed", "reset"  # the same words as Outcome.CLOSED / Outcome.RESET values
 

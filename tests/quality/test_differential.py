@@ -24,7 +24,7 @@ from tests.quality.expected import EXPECTED
 from tests.quality.harness import ROOT, run_suite
 from tests.quality.independent_expected import EXPECTED as INDEPENDENT
 from wirecheck.protocols.registry import all_specs
-from wirecheck.reports.model import ANSWERED_OTHERWISE
+from wirecheck.protocols.verdicts import ANSWERED_OTHERWISE
 
 #: protocol -> a fault the differential mode runs against (the reference broker faulted as the target) and the
 #: suite module it runs: the case's own check reports the fault under its clause, and the difference is noted

@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import strategies as st
 
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from tests.toy.spec import PING, PONG, ToyFrame
 
 

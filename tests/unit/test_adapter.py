@@ -9,7 +9,7 @@ from wirecheck.protocols.kafka import layers as kafka
 from wirecheck.protocols.kafka import records as kafka_records
 from wirecheck.protocols.registry import spec_for
 from wirecheck.protocols.rustlog import layers as rustlog
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.adapter import TargetSocket
 from wirecheck.targets.launcher import launch
 from wirecheck.targets.session import Outcome

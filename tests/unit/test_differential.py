@@ -8,7 +8,7 @@ from __future__ import annotations
 from wirecheck.protocols.clauses import Level
 from wirecheck.protocols.registry import all_specs
 from wirecheck.protocols.rustlog.layers import encode_frame
-from wirecheck.reports.model import Differs, Verdict
+from wirecheck.protocols.verdicts import Differs, Verdict
 from wirecheck.targets.differential import Comparator, MirroredSession, flatten, own_entries
 from wirecheck.targets.runner.verdicts import classify
 from wirecheck.targets.session import Outcome, Reply

@@ -16,10 +16,10 @@ from wirecheck.protocols.clauses import Catalogue, Clause, Level
 from wirecheck.protocols.framing import U32_PREFIX
 from wirecheck.protocols.reactions import ANSWER, ERROR, Observation
 from wirecheck.protocols.registry import Endpoint, ProtocolSpec
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.strategies import engine, operators
 from wirecheck.strategies.engine import Mutant, bisect, plan_batches
-from wirecheck.reports.model import TargetDied
+from wirecheck.protocols.verdicts import TargetDied
 from wirecheck.targets.fuzzing import MutantFailed, judge_example, judge_one, run
 from wirecheck.targets.session import Session
 

@@ -11,8 +11,8 @@ import pytest
 
 from tests.unit.test_fuzz_engine import ANSWERED, CATALOGUE, SPEC, ToyAdapter, frame
 from wirecheck.protocols import reactions
-from wirecheck.reports.model import Divergence
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.verdicts import Divergence
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.strategies.engine import Mutant, Progress, numbered
 from wirecheck.targets.fuzzing import TargetLost, _Judge, _pin, pin_killer, run
 from wirecheck.targets.session import Session

@@ -3,8 +3,8 @@ named, the down board every worker shares, and the verdicts of a blocked, dead o
 
 from __future__ import annotations
 
-from wirecheck.reports.model import Blocked, Divergence, TargetDied, Verdict
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.verdicts import Blocked, Divergence, TargetDied, Verdict
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.runner.health import DownBoard, last_step, stopped_answering
 from wirecheck.targets.runner.verdicts import classify, flaky
 from tests.verdicts.spec import CATALOGUE, frame

@@ -173,7 +173,7 @@ def test_a_response_that_parses_as_a_request_is_shown_as_a_response():
     # request (api key 18, version 0, correlation id 0, empty client id): transcripts must label it by its
     # direction, not by what it parses as.
     import wirecheck.protocols.kafka as kafka
-    from wirecheck.reports.transcript import Transcript
+    from wirecheck.protocols.transcript import Transcript
 
     correlation = 18 << 16
     request = messages.encode_request(18, 0, correlation, "c", {})

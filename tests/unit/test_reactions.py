@@ -8,7 +8,7 @@ import pytest
 from wirecheck.protocols import reactions
 from wirecheck.protocols.clauses import Catalogue, Clause, Level
 from wirecheck.protocols.reactions import ANSWER, CLOSE, ERROR, MALFORMED, RESET, SILENCE, Observation, Reaction
-from wirecheck.reports.model import Verdict
+from wirecheck.protocols.verdicts import Verdict
 
 CAT = Catalogue("toy", [
     Clause("toy.must", "must", "here"), Clause("toy.should", "should", "here", Level.SHOULD),

@@ -13,7 +13,7 @@ import pytest
 
 from wirecheck.protocols.registry import all_specs
 from wirecheck.reports.replay import SETUP_END_NOTE, SETUP_NOTE, replay_document
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.replay import replay
 
 SPEC = all_specs()["rustlog"]

@@ -4,7 +4,7 @@ cases without a reported case of its own is carried by the first case it blocked
 from __future__ import annotations
 
 from wirecheck.protocols.clauses import Clause, Level
-from wirecheck.reports.model import Blocked, Divergence, TargetDied, Verdict
+from wirecheck.protocols.verdicts import Blocked, Divergence, TargetDied, Verdict
 from wirecheck.reports.rootcause import by_clause, carry
 from wirecheck.targets.runner.verdicts import classify
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from wirecheck.protocols.rustlog import SPEC
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.session import Outcome, Session
 
 

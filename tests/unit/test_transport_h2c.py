@@ -6,7 +6,7 @@ import time
 import pytest
 
 from wirecheck.protocols.spec import Endpoint
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.session import Outcome
 from wirecheck.targets.transport import open_session
 from wirecheck.targets.transport.h2c import H2Session

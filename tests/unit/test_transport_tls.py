@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from wirecheck.protocols.rustlog import SPEC
-from wirecheck.reports.transcript import Transcript
+from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.session import Outcome, Session
 from wirecheck.targets.transport import client_context
 from tests.tls_support import make_certificates

@@ -3,7 +3,7 @@ pings again. Run by tests/unit/test_verdicts.py with the protocol registered."""
 
 import pytest
 
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 from tests.verdicts.spec import PING, PONG, frame
 
 

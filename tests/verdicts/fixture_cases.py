@@ -4,7 +4,7 @@ fixture's value missing), and the verdict is the divergence's. Run by tests/unit
 import pytest
 
 from wirecheck.protocols.clauses import Clause, Level
-from wirecheck.reports.model import Divergence
+from wirecheck.protocols.verdicts import Divergence
 
 POLITE = Clause("vtoy.echo.same", "ECHO is answered politely.", "tests/verdicts/fixture_cases.py", Level.SHOULD)
 
