@@ -24,9 +24,11 @@ class Switch:
 
     def __init__(self, says: str):
         self.says = says
-        self.name = ""  # set by __set_name__: the attribute name with underscores as dashes
+        self.attribute = ""  # set by __set_name__
+        self.name = ""  # the attribute name with underscores as dashes
 
     def __set_name__(self, owner: type, attribute: str) -> None:
+        self.attribute = attribute
         self.name = attribute.replace("_", "-")
 
     @overload
@@ -51,16 +53,19 @@ class Switches:
         unknown = self.on - set(self.declared())
         if unknown:
             raise ValueError(f"{type(self).__name__}: no such switch: {', '.join(sorted(unknown))}")
+        # Handlers read switches on every request: each becomes a plain attribute of this object, which Python
+        # finds before the (non-data) descriptor, so a read costs a dict lookup and no call.
+        for switch in self._switches():
+            vars(self)[switch.attribute] = switch.name in self.on
+
+    @classmethod
+    def _switches(cls) -> list[Switch]:
+        return [value for klass in reversed(cls.__mro__) for value in vars(klass).values() if isinstance(value, Switch)]
 
     @classmethod
     def declared(cls) -> dict[str, str]:
         """Every declared switch, short name -> what it says, in declaration order (mixins first)."""
-        found: dict[str, str] = {}
-        for klass in reversed(cls.__mro__):
-            for value in vars(klass).values():
-                if isinstance(value, Switch):
-                    found[value.name] = value.says
-        return found
+        return {switch.name: switch.says for switch in cls._switches()}
 
     @classmethod
     def catalogue(cls) -> dict[str, str]:
