@@ -103,7 +103,8 @@ class ProtocolSpec:
     layers: str = ""
     #: "module:function" run on every session a case opens (``target.connect``, unless ``login=False``) before the
     #: case uses it: ``login(target, session)``, e.g. an authentication the target requires. It does nothing when
-    #: the run gave no credentials. Empty: sessions are used as opened.
+    #: the run gave no credentials. Empty: sessions are used as opened. A name, not the function: the login step
+    #: drives the suite's own client (suites/<name>/), and protocols/ imports no other layer.
     login: str = ""
     #: differential mode: answer fields two conforming servers may fill differently (generated ids, hosts, ports,
     #: timestamps, throttle times, messages), as globs over the dotted field path of the decoded answer without
@@ -125,9 +126,9 @@ class ProtocolSpec:
     #: differential mode: answer fields a clause covers (glob as above -> clause id); a difference in any other
     #: field is reported under "<name>.differential.same-answer" (SHOULD)
     field_clauses: Mapping[str, str] = field(default_factory=dict)
-    #: differential mode: fields the layers leave as bytes that hold structure of their own (glob as above ->
-    #: "module:function" turning the bytes into plain values), e.g. Kafka's record batches
-    field_decoders: Mapping[str, str] = field(default_factory=dict)
+    #: differential mode: fields the layers leave as bytes that hold structure of their own (glob as above -> the
+    #: function turning the bytes into plain values), e.g. Kafka's record batches
+    field_decoders: Mapping[str, Callable[[bytes], object]] = field(default_factory=dict)
     #: replay: (request as recorded, the same request with server-chosen values carried over) -> the edited
     #: request with the checksums the protocol embeds (e.g. record batch CRCs) made valid again; None: none to fix
     reseal: Callable[[bytes, bytes], bytes] | None = None

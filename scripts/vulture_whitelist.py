@@ -88,9 +88,6 @@ latest_version_unstable  # unused variable (protocols/kafka/schema.py:99)
 scale_type  # unused variable (targets/reference/pravega/store.py:73)
 since  # unused variable (protocols/pravega/commands.py:255)
 
-# reached through a "module:function" string (ProtocolSpec.field_decoders)
-batches_as_fields  # unused function (protocols/kafka/records.py:264)
-
 # Python calls a module's __getattr__ for a name the module does not define (from ...pravega.layers import Hello)
 __getattr__  # unused function (protocols/pravega/layers.py)
 

@@ -24,7 +24,6 @@ mirrored, so that both servers hold the same state, and only its outcomes are co
 
 from __future__ import annotations
 
-import importlib
 import re
 import socket
 from fnmatch import fnmatchcase
@@ -121,11 +120,6 @@ def _entry_name(fields: dict[str, object], name: str):
                 b"\0")
 
 
-def _function(name: str):
-    module, _, attribute = name.partition(":")
-    return getattr(importlib.import_module(module), attribute)
-
-
 def _first_match(path: str, patterns):
     """The first glob among ``patterns`` that ``path`` matches without its list indices, or None."""
     bare = _INDEX.sub("", path)
@@ -178,7 +172,7 @@ class Comparator:
         self.ignored = spec.volatile_fields + spec.derived_fields + \
             (spec.implementation_fields if across_implementations else ())
         self.describe = endpoint.describe_answer or endpoint.describe
-        self._decoders = {pattern: _function(name) for pattern, name in spec.field_decoders.items()}
+        self._decoders = dict(spec.field_decoders)
 
     def decoder(self, path: str):
         pattern = _first_match(path, self._decoders)

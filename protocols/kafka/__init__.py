@@ -10,7 +10,7 @@ batch v2, legacy message sets), ``errors``, ``clauses``.
 from __future__ import annotations
 
 from wirecheck.protocols.framing import I32_PREFIX
-from wirecheck.protocols.kafka import layers, messages
+from wirecheck.protocols.kafka import layers, messages, records
 from wirecheck.protocols.batches import reseal_edited
 from wirecheck.protocols.clients import all_client_clauses as client_clauses
 from wirecheck.protocols.kafka.faults import FAULTS, VARIANTS
@@ -118,7 +118,7 @@ SPEC = ProtocolSpec(
                                "AcceptedCompressionTypes*", "PushIntervalMs", "TelemetryMaxBytes",
                                "DeltaTemporality", "RequestedMetrics*"))),
     derived_fields=("*ResponseFrame*.length",),  # follows from what the frame carries, which is compared
-    field_decoders={"*.Records": "wirecheck.protocols.kafka.records:batches_as_fields"},
+    field_decoders={"*.Records": records.batches_as_fields},
     reseal=reseal_edited,
     clients=CLIENTS,
     # producers that report offsets are told the wrong ones; kcat reads to the high watermark, which is never reached;
