@@ -1,5 +1,5 @@
 """Contract tests: parametrized over the protocol registry, so a protocol is checked the moment it registers
-(also one registered through WIRECHECK_PROTOCOLS, as tests/unit/test_new_protocol.py shows)."""
+(also one registered through WIRECHECK_PROTOCOLS, as tests/integration/test_new_protocol.py shows)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The toy protocol's conformance cases (run by tests/unit/test_new_protocol.py with the toy registered)."""
+"""The toy protocol's conformance cases (run by tests/integration/test_new_protocol.py with the toy registered)."""
 
 import pytest
 from hypothesis import strategies as st

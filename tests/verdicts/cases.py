@@ -1,5 +1,5 @@
 """vtoy's conformance cases, in this order: pings, the setup step's own case, reads that need it, echoes,
-pings again. Run by tests/unit/test_verdicts.py with the protocol registered."""
+pings again. Run by tests/integration/test_verdicts.py with the protocol registered."""
 
 import pytest
 

@@ -1,5 +1,5 @@
 """A vtoy case whose fixture meets a SHOULD-level divergence: the case body must not run (it would find its
-fixture's value missing), and the verdict is the divergence's. Run by tests/unit/test_verdicts.py."""
+fixture's value missing), and the verdict is the divergence's. Run by tests/integration/test_verdicts.py."""
 
 import pytest
 

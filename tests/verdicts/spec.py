@@ -2,7 +2,7 @@
 
 PING -> PONG (the hello); MAKE <name> -> MADE <name> (the setup step cases declare as a precondition);
 READ <name> -> DATA <name> once made; ECHO <text> -> ECHO <text>. Registered only through WIRECHECK_PROTOCOLS
-by tests/unit/test_verdicts.py; its server (server.py) can die, break its setup step or answer every other
+by tests/integration/test_verdicts.py; its server (server.py) can die, break its setup step or answer every other
 ECHO wrongly.
 """
 
