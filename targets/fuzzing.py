@@ -419,10 +419,11 @@ def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, c
 
 
 def _died(target, adapter: Adapter, lost: Divergence, suspects: list[Mutant], seed,
-          connect: Connect | None = None) -> TargetDied:
-    """The failure of a target that died on one of ``suspects``, under its survives clause whichever batch saw
-    the death first: naming the killer when a restartable target can be asked which one it is, else their
-    range and the first of them."""
+          connect: Connect | None = None) -> Divergence:
+    """The failure of a run cut short while ``suspects`` were unproven: naming the killer when a restartable target
+    can be asked which one it is, else their range and the first of them. When a replay proved the death, or the
+    target does not answer now, it is the survives clause's failure (``TargetDied``), whichever batch saw it; else
+    it stays the divergence that ended the run (a wrong answer to a greeting is not a death)."""
     killer = pin_killer(target, adapter, suspects, connect) if len(suspects) > 1 else None
     if killer is not None:
         step = killer.label()
@@ -436,7 +437,9 @@ def _died(target, adapter: Adapter, lost: Divergence, suspects: list[Mutant], se
         note = (f"no single mutant was shown to kill it (--target-restart lets the engine replay them one by one); "
                 f"{step}; --fuzz-seed={seed}")
     target.transcript.note(f"the target died: {note}"[:2000])
-    return TargetDied(target.survives_clause, step[:300], lost.actual, note=note[:2000])
+    if killer is not None or target.stopped_answering() is not None:
+        return TargetDied(target.survives_clause, step[:300], lost.actual, note=note[:2000])
+    return Divergence(lost.clause, lost.expected, lost.actual, note=note[:2000])
 
 
 def pin_killer(target, adapter: Adapter, suspects: list[Mutant], connect: Connect | None = None) -> Mutant | None:
