@@ -4,6 +4,7 @@
     wirecheck broker [BROKER OPTIONS]            the reference broker (same as ``wirecheck-broker``)
     wirecheck pipeline JOB [OPTIONS]             the Spark pipeline: ingest, report, gate, captures
     wirecheck replay FILE|DIR --target HOST:PORT  play a failing case's replay file (or a corpus) against a target
+    wirecheck upstream PROTOCOL [--version V] [--install]  start the real server a suite describes (Apache Kafka)
     wirecheck clauses [--protocol P] [--format md|json] [--output DIR]  the clause audit tables (docs/clauses/)
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-COMMANDS = ("run", "broker", "pipeline", "replay", "clauses")
+COMMANDS = ("run", "broker", "pipeline", "replay", "clauses", "upstream")
 
 
 def run_suites(argv: list[str]) -> int:
@@ -79,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if command == "clauses":
         return clause_tables(rest)
+    if command == "upstream":
+        from wirecheck.targets.upstream.command import main as upstream
+
+        return upstream(rest)
     if command == "replay":
         from wirecheck.targets.replay import main as replay
 

@@ -1,0 +1,164 @@
+"""Apache Kafka itself as a target: one KRaft node in combined mode (broker and controller) on loopback.
+
+The broker's jars come from Maven Central through a checked-in build file per version (builds/kafka-<V>.pom.xml,
+exact versions) and are kept in wirecheck's cache (``install``); ``start`` formats a fresh log directory in the
+given work directory and starts ``kafka.Kafka`` there, with its log beside it. The configuration is Kafka's own
+defaults but for what one node needs (replication factors of the internal topics 1) and the initial rebalance
+delay, which only slows a group's first join (Kafka's own tests set it to 0 too).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+from pathlib import Path
+
+from wirecheck.protocols.verdicts import HarnessError
+from wirecheck.targets.upstream.process import HOST, UpstreamProcess, cache_root, free_port, spawn, wait_ready
+
+#: the newest 4.x line Maven Central serves here, and the 3.x line's last release (3.9: still patched after 4.0,
+#: and the line most users upgrade from); the first is the default
+VERSIONS = ("4.4.0", "3.9.2")
+BUILDS = Path(__file__).resolve().parent / "builds"
+START_TIMEOUT = 90.0  # seconds: a JVM's start on a loaded 2-core machine
+STARTED = "Kafka Server started"  # KafkaRaftServer's last start-up line, 3.x and 4.x alike
+HEAP = "-Xmx768m"
+
+# Kafka 4 logs through log4j 2, 3.9 through reload4j: one configuration each, the server's INFO lines to stdout
+_LOG4J2 = """Configuration:
+  Appenders:
+    Console:
+      name: STDOUT
+      PatternLayout:
+        pattern: "[%d] %p %m (%c)%n"
+  Loggers:
+    Root:
+      level: INFO
+      AppenderRef:
+        - ref: STDOUT
+"""
+_LOG4J1 = """log4j.rootLogger=INFO, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+"""
+
+
+def check_version(version: str) -> str:
+    if version not in VERSIONS:
+        raise HarnessError(f"Apache Kafka {version} has no build file here; known: {', '.join(VERSIONS)}")
+    return version
+
+
+def lib_dir(version: str) -> Path:
+    return cache_root() / f"kafka-{check_version(version)}" / "lib"
+
+
+def install_line(version: str) -> str:
+    return f"wirecheck upstream kafka --version {version} --install"
+
+
+def install(version: str) -> Path:
+    """Resolve the broker's runtime jars with Maven into the cache (once: a complete copy is kept as it is). The
+    copy is made beside the cache entry and renamed into place, so an interrupted install leaves nothing half-made."""
+    target = lib_dir(version)
+    if target.is_dir() and any(target.glob("kafka_2.13-*.jar")):
+        return target
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise HarnessError("Maven (mvn) is not on PATH: it resolves Apache Kafka from Maven Central")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="lib-", dir=target.parent))
+    done = subprocess.run([mvn, "-q", "-B", "-f", str(BUILDS / f"kafka-{version}.pom.xml"),
+                           "dependency:copy-dependencies", f"-DoutputDirectory={staging}", "-DincludeScope=runtime"],
+                          capture_output=True, text=True)
+    if done.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
+        shutil.rmtree(staging, ignore_errors=True)
+        raise HarnessError(f"Maven could not resolve Apache Kafka {version} (exit {done.returncode}):\n"
+                           f"{(done.stdout + done.stderr)[-3000:]}")
+    try:
+        staging.rename(target)
+    except OSError:  # another process installed it meanwhile: theirs is as good
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def installed(version: str) -> Path:
+    target = lib_dir(version)
+    if not any(target.glob("kafka_2.13-*.jar")):
+        raise HarnessError(f"Apache Kafka {version} is not installed here ({install_line(version)})")
+    return target
+
+
+def _java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not java or not Path(java).exists():
+        raise HarnessError("no Java runtime (java on PATH or JAVA_HOME): Apache Kafka needs Java 17 or newer")
+    return java
+
+
+def cluster_id() -> str:
+    """A cluster id as Kafka's storage tool makes one: a random UUID in URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def properties(node_id: int, port: int, controller_port: int, data: Path) -> str:
+    settings = {
+        "process.roles": "broker,controller",
+        "node.id": str(node_id),
+        "controller.quorum.voters": f"{node_id}@{HOST}:{controller_port}",
+        "listeners": f"PLAINTEXT://{HOST}:{port},CONTROLLER://{HOST}:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://{HOST}:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "log.dirs": str(data),
+        # one node: the internal topics cannot have more replicas than it
+        "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+    }
+    return "".join(f"{key}={value}\n" for key, value in settings.items())
+
+
+def start(workdir: Path, version: str = VERSIONS[0], node_id: int = 1) -> UpstreamProcess:
+    """Format a fresh node in ``workdir`` and start it; returns once it answers ApiVersions and says it started."""
+    from wirecheck.protocols.kafka import SPEC
+    from wirecheck.targets import probe
+
+    lib = installed(version)
+    java = _java()
+    workdir.mkdir(parents=True, exist_ok=True)
+    port, controller_port = free_port(), free_port()
+    config = workdir / "server.properties"
+    config.write_text(properties(node_id, port, controller_port, workdir / "data"))
+    classpath = str(lib / "*")
+    if version.startswith("3."):
+        (workdir / "log4j.properties").write_text(_LOG4J1)
+        logging = f"-Dlog4j.configuration=file:{workdir / 'log4j.properties'}"
+    else:
+        (workdir / "log4j2.yaml").write_text(_LOG4J2)
+        logging = f"-Dlog4j2.configurationFile={workdir / 'log4j2.yaml'}"
+    jvm = [java, HEAP, "-XX:+UseG1GC", "-Djava.awt.headless=true", logging, "-cp", classpath]
+    formatted = subprocess.run([*jvm, "kafka.tools.StorageTool", "format", "-t", cluster_id(), "-c", str(config)],
+                               capture_output=True, text=True, cwd=workdir)
+    if formatted.returncode != 0:
+        raise HarnessError(f"Apache Kafka {version}'s storage tool failed (exit {formatted.returncode}):\n"
+                           f"{(formatted.stdout + formatted.stderr)[-3000:]}")
+    server = spawn(f"Apache Kafka {version}", [*jvm, "kafka.Kafka", str(config)], workdir,
+                   {"primary": port, "controller": controller_port})
+
+    def ready() -> bool:
+        return STARTED in server.log_path.read_text(errors="replace") and \
+            probe.hello_answered(server.address, SPEC, 2.0)[0]
+
+    wait_ready(server, ready, START_TIMEOUT)
+    return server
