@@ -103,8 +103,13 @@ def _java() -> str:
 
 
 def cluster_id() -> str:
-    """A cluster id as Kafka's storage tool makes one: a random UUID in URL-safe base64 without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A cluster id as Kafka's storage tool makes one: a random UUID in URL-safe base64 without padding, never one
+    starting with '-', which the tool's argument parser would take for an option (Uuid.randomUuid skips those too:
+    clients/src/main/java/org/apache/kafka/common/Uuid.java, randomUuid)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def properties(node_id: int, port: int, controller_port: int, data: Path) -> str:
