@@ -4,14 +4,23 @@ A protocol declares the real clients its ``clients`` cases drive and the scenari
 data); each pair becomes a MUST clause of its catalogue: a server that a widely used client cannot work with is
 not compatible with it, whatever the wire-level clauses say. Which reference-broker faults must break which
 scenarios is declared beside (``ProtocolSpec.client_faults``), so that every such clause is shown able to fail.
+
+A scenario also declares the protocol clauses it depends on (``ProtocolSpec.client_depends_on``: scenario -> clause
+ids, what the clients do in it that the server must get right): when one of them FAILED in the same run, a scenario
+that failed is BLOCKED by it instead of reported as a second defect (``reports.rootcause.reattribute``); a scenario
+failing with every dependency holding stays FAILED under its own clause.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from wirecheck.protocols.clauses import Clause, Level
+
+if TYPE_CHECKING:
+    from wirecheck.protocols.spec import ProtocolSpec
 
 AREA = "clients"
 
@@ -46,3 +55,27 @@ def client_clauses(protocol: str, clients: Mapping[str, RealClient], scenarios: 
 def all_client_clauses(protocol: str, clients: Mapping[str, RealClient], scenarios: Mapping[str, str]) -> list[str]:
     """Every client scenario clause id of a protocol."""
     return [clause.id for clause in client_clauses(protocol, clients, scenarios)]
+
+
+def scenario_dependencies(protocol: str, clients: Mapping[str, RealClient],
+                          depends_on: Mapping[str | tuple[str, str], Sequence[str]]) -> dict[str, tuple[str, ...]]:
+    """Each client scenario clause -> the protocol clauses it depends on. ``depends_on``: scenario -> clause ids,
+    and (client, scenario) -> clause ids where one client does the scenario another way; a scenario the table does
+    not name depends on nothing."""
+    found = {}
+    for client in clients.values():
+        for scenario in client.scenarios:
+            clauses = depends_on.get((client.name, scenario), depends_on.get(scenario, ()))
+            if clauses:
+                found[clause_id(protocol, client.name, scenario)] = tuple(clauses)
+    return found
+
+
+def dependencies(specs: Iterable[ProtocolSpec]) -> dict[str, tuple[str, ...]]:
+    """Every registered protocol's client scenario clause -> the clauses it depends on (``ProtocolSpec.clients`` and
+    ``client_depends_on``), for the run's end."""
+    found: dict[str, tuple[str, ...]] = {}
+    for spec in specs:
+        clients = cast("Mapping[str, RealClient]", spec.clients)
+        found.update(scenario_dependencies(spec.name, clients, spec.client_depends_on))
+    return found

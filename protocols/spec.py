@@ -91,6 +91,10 @@ class ProtocolSpec:
     client_faults: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: the real clients the suite's ``clients`` cases drive (name -> protocols.clients.RealClient)
     clients: Mapping[str, object] = field(default_factory=dict)
+    #: client scenario (or (client, scenario)) -> the clauses of this catalogue it depends on: a scenario that fails
+    #: in a run where one of them FAILED is BLOCKED by it, not a second defect (protocols.clients.dependencies,
+    #: reports.rootcause.reattribute)
+    client_depends_on: Mapping[str | tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     capture: CaptureSupport | None = None
     #: fields of a case's parameters that name the message and its version in records (e.g. "api", "api_version")
     message_param: str = "message"

@@ -5,12 +5,18 @@ A divergence FAILs only the case whose own clause it is; in any other case it BL
 So that a divergence is never only BLOCKED, :func:`carry` runs once every case is recorded: each clause that
 blocked a case and has no reported case of its own (none ran, or its own cases did not meet the defect) is
 carried by the first case it blocked, which takes that clause's verdict (FAILED for a MUST, NON-STRICT for a
-SHOULD outside --strict). :func:`by_clause` is what the summaries show: each clause that broke, its failed
-cases (parametrized cases of one case ID collapsed into one entry) and how many cases it blocked.
+SHOULD outside --strict). :func:`reattribute` then applies the rule to what a case only depends on: a case that
+declares the clauses it depends on (a real client's scenario: ``protocols.clients``) and FAILED under its own clause
+in a run where one of those clauses FAILED is BLOCKED by that clause, its own failure kept as evidence
+(``own_failure``); with no failed dependency it stays FAILED. Both run once every case is recorded, because the
+case of the clause may run after the scenario (random order, xdist workers). :func:`by_clause` is what the
+summaries show: each clause that broke, its failed cases (parametrized cases of one case ID collapsed into one
+entry), the client scenarios it broke and how many other cases it blocked.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 #: verdicts that report a clause's divergence (the clause needs no carrier)
@@ -40,6 +46,42 @@ def carry(records: list[dict], strict: bool) -> list[dict]:
     return list(firsts.values())
 
 
+def _blocker(record: dict) -> dict:
+    """A FAILED record's clause and divergence, as ``blocked_by`` holds them."""
+    return {key: record.get(key) for key in ("clause", "requirement", "source", "level", "expected", "actual")}
+
+
+def reattribute(records: list[dict], depends_on: Mapping[str, Sequence[str]]) -> list[dict]:
+    """Make each case FAILED under its own clause BLOCKED by a clause it depends on (``depends_on``: the case's
+    clause -> the clauses it needs, most telling first) when that clause FAILED in this run (``records`` is changed
+    in place, after :func:`carry`); the re-attributed cases.
+
+    The evidence is a FAILED record of the dependency, never a guess: a case whose dependencies all held (or did
+    not run) keeps its failure. A dependency only counts through a case of its own, so a case that itself depends
+    on others never stands as evidence. A SHOULD-level divergence outside --strict (NON-STRICT) re-attributes
+    nothing: the run would pass while a case failed."""
+    failed: dict[str, dict] = {}
+    for record in sorted(records, key=lambda r: r.get("finished_at") or ""):
+        if record["verdict"] == "FAILED" and record["clause"] not in depends_on:
+            failed.setdefault(record["clause"], record)
+    moved = []
+    for record in records:
+        broken = [clause for clause in depends_on.get(record["clause"], ()) if clause in failed]
+        if record["verdict"] != "FAILED" or record["case"] != record["clause"] or not broken:
+            continue  # a carrier (its clause is another's) keeps what it carries
+        evidence = failed[broken[0]]
+        also = f"; {', '.join(broken[1:])} failed too" if broken[1:] else ""
+        record["own_failure"] = {key: record.get(key) for key in ("clause", "requirement", "source", "level",
+                                                                   "expected", "actual", "message")}
+        record.update(verdict="BLOCKED", blocked_by=_blocker(evidence), expected=None, actual=None,
+                      message=f"{broken[0]} FAILED in this run ({evidence['case']}: expected "
+                              f"{evidence.get('expected')}; got {evidence.get('actual')}){also}, and "
+                              f"{record['case']} depends on it; its own failure: {record.get('message') or ''}"
+                              [:2000])
+        moved.append(record)
+    return moved
+
+
 @dataclass
 class Group:
     """One clause that broke: its listed cases and the cases it blocked."""
@@ -49,22 +91,33 @@ class Group:
     requirement: str
     verdicts: dict[str, int] = field(default_factory=dict)  # FAILED / NON-STRICT / ... -> cases
     cases: dict[str, list[str]] = field(default_factory=dict)  # case id -> its parametrizations that failed
-    blocked: int = 0
+    blocked: int = 0  # cases BLOCKED by it, the client scenarios it broke left out
     blocked_cases: list[str] = field(default_factory=list)  # the first few, for the reader
+    #: cases that failed in their own right and depend on it (``reattribute``): real clients' scenarios
+    client_scenarios: list[str] = field(default_factory=list)
     example: dict | None = None  # the first listed record: expected, actual, reproducer
 
+    def consequences(self) -> str:
+        """``14 client scenarios broken by it; 20 cases BLOCKED by it`` (empty when it broke nothing else)."""
+        parts = []
+        if self.client_scenarios:
+            count = len(self.client_scenarios)
+            parts.append(f"{count} client scenario{'s' if count != 1 else ''} broken by it")
+        if self.blocked:
+            parts.append(f"{self.blocked} case{'s' if self.blocked != 1 else ''} BLOCKED by it")
+        return "; ".join(parts)
+
     def line(self) -> str:
-        """``kafka.fetch.max-wait: FAILED (1 case); 20 cases BLOCKED by it``."""
+        """``kafka.commit.round-trip: FAILED (1 case); 14 client scenarios broken by it; 20 cases BLOCKED by it``."""
         verdicts = ", ".join(f"{v} ({n} case{'s' if n != 1 else ''})" for v, n in sorted(self.verdicts.items()))
         text = f"{self.clause}: {verdicts or 'no case of its own'}"
-        if self.blocked:
-            text += f"; {self.blocked} case{'s' if self.blocked != 1 else ''} BLOCKED by it"
-        return text
+        consequences = self.consequences()
+        return f"{text}; {consequences}" if consequences else text
 
     def to_dict(self) -> dict:
         return {"clause": self.clause, "level": self.level, "requirement": self.requirement,
                 "verdicts": self.verdicts, "cases": self.cases, "blocked": self.blocked,
-                "blocked_cases": self.blocked_cases,
+                "blocked_cases": self.blocked_cases, "client_scenarios": self.client_scenarios,
                 "expected": (self.example or {}).get("expected"), "actual": (self.example or {}).get("actual"),
                 "reproduce": (self.example or {}).get("reproduce")}
 
@@ -89,11 +142,15 @@ def by_clause(records: list[dict]) -> list[Group]:
         elif verdict == "BLOCKED" and record.get("blocked_by"):
             blocker = record["blocked_by"]
             found = group(blocker["clause"], blocker.get("level", ""), blocker.get("requirement", ""))
+            if record.get("own_failure"):
+                found.client_scenarios.append(record["case"])
+                continue
             found.blocked += 1
             if len(found.blocked_cases) < BLOCKED_CASES_SHOWN:
                 found.blocked_cases.append(record["case"])
     return sorted(groups.values(), key=lambda g: ("FAILED" not in g.verdicts and "ERROR" not in g.verdicts,
-                                                  -(sum(g.verdicts.values()) + g.blocked), g.clause))
+                                                  -(sum(g.verdicts.values()) + g.blocked + len(g.client_scenarios)),
+                                                  g.clause))
 
 
 def _parameters(nodeid: str) -> str:

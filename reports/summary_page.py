@@ -64,8 +64,10 @@ def _banner(exit_status: int | None, groups: list) -> str:
         word, detail, style = "PASS", "every case that ran passed", "pass"
     elif exit_status == 1:
         blocked = sum(g.blocked for g in groups)
+        clients = sum(len(g.client_scenarios) for g in groups)
         word, style = "FAIL", "fail"
         detail = (f"{len(broke)} clause{'s' if len(broke) != 1 else ''} broke"
+                  + (f", {clients} client scenario{'s' if clients != 1 else ''} broken by them" if clients else "")
                   + (f", {blocked} case{'s' if blocked != 1 else ''} BLOCKED by them" if blocked else ""))
     else:
         word, detail, style = "NOT RUN", "no case could be judged", "notrun"
@@ -143,9 +145,9 @@ def _by_clause(groups: list) -> str:
         f"<tr><td class='{'bad' if 'FAILED' in g.verdicts or 'ERROR' in g.verdicts else ''}'>{escape(g.clause)}</td>"
         f"<td>{escape(', '.join(f'{v} {n}' for v, n in sorted(g.verdicts.items())) or 'none of its own')}</td>"
         f"<td>{escape('; '.join(f'{case} [{len(params)}]' if len(params) > 1 else case for case, params in g.cases.items()))}</td>"
-        f"<td>{g.blocked}</td></tr>" for g in groups)
+        f"<td>{escape(g.consequences() or 'nothing else')}</td></tr>" for g in groups)
     return ("<h2>Failures by clause</h2><table><tr><th>clause</th><th>cases</th><th>case IDs</th>"
-            f"<th>cases BLOCKED by it</th></tr>{rows}</table>")
+            f"<th>what else it broke</th></tr>{rows}</table>")
 
 
 def _case(run_dir, record: dict, replay: str | None = None) -> str:

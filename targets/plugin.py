@@ -20,16 +20,18 @@ from pathlib import Path
 import pytest
 from _pytest.outcomes import OutcomeException
 
+from wirecheck.protocols.clients import dependencies
 from wirecheck.protocols.registry import all_specs
 from wirecheck.reports.allure import AllureReporter
 from wirecheck.protocols.verdicts import ANSWERED_OTHERWISE, Divergence, HarnessError, TargetDied, Unimplemented, Verdict
 from wirecheck.reports.records import RunWriter
 from wirecheck.reports.render import render_failure
-from wirecheck.reports.rootcause import carry
+from wirecheck.reports.rootcause import carry, reattribute
 from wirecheck.reports.summary_page import SummaryPage
 from wirecheck.reports.terminal import TerminalSummary
 from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.corpus import ReplayCase, ReplayFile, in_corpus, replay_command
+from wirecheck.targets.rejudged import show_blocked
 from wirecheck.targets.fuzz import FuzzBudget, register_hypothesis_profiles, shrink_budget
 from wirecheck.targets.runner.case import CaseState, Target
 from wirecheck.reports.events import CaseStarted, Exchange, RunFinished, Subscriber, VerdictReached
@@ -193,6 +195,7 @@ def pytest_configure_node(node):
     node.workerinput["wirecheck_surveys"] = node.config.wirecheck.surveys
 
 
+@pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: a re-judged case is shown as the records hold it
 def pytest_sessionfinish(session, exitstatus):
     run: Run = session.config.wirecheck
     run.finish()
@@ -201,7 +204,7 @@ def pytest_sessionfinish(session, exitstatus):
         run.events.emit(RunFinished(controller=run.is_controller))
         return
     assert summary is not None  # set with the writer (pytest_configure)
-    if _carry_blocked(run, writer) and session.exitstatus == 0:
+    if _carry_blocked(run, writer, session.config) and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     totals = writer.totals()
     if totals.get(Verdict.TARGET_DOWN.value) and session.exitstatus == 0:
@@ -216,13 +219,17 @@ def pytest_sessionfinish(session, exitstatus):
     run.events.emit(RunFinished(controller=True, exit_status=int(session.exitstatus)))
 
 
-def _carry_blocked(run: Run, writer: RunWriter) -> bool:
-    """Every clause that blocked a case gets a failure of its own (reports.rootcause.carry); True when a MUST
-    clause (or any, under --strict) had to be carried, i.e. the run failed on it."""
+def _carry_blocked(run: Run, writer: RunWriter, config) -> bool:
+    """Every clause that blocked a case gets a failure of its own (reports.rootcause.carry), then a client scenario
+    that failed beside a failed clause it depends on is BLOCKED by it (reports.rootcause.reattribute, shown so in
+    pytest's own reports too); True when a MUST clause (or any, under --strict) had to be carried, i.e. the run
+    failed on it."""
     records = list(writer.records())
     carried = carry(records, run.strict)
-    if carried:
+    moved = reattribute(records, dependencies(run.specs.values()))
+    if carried or moved:
         writer.rewrite(records)
+    show_blocked(config, moved)
     return any(record["verdict"] == "FAILED" for record in carried)
 
 

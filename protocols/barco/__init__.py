@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from wirecheck.protocols.barco import layers, wire
 from wirecheck.protocols.barco.clauses import CATALOGUE
-from wirecheck.protocols.barco.clients import CLIENTS
+from wirecheck.protocols.barco.clients import CLIENTS, SCENARIO_DEPENDS_ON
 from wirecheck.protocols.barco.faults import FAULTS, VARIANTS
 from wirecheck.protocols.framing import Framing
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
@@ -91,6 +91,7 @@ SPEC = ProtocolSpec(
     implementation_fields=("BarcoFrame.body_length", "BarcoFrame.crc"),  # both follow from what the body carries
     field_clauses={"*.stream_id": "barco.framing.stream-id-echo"},
     clients=CLIENTS,
+    client_depends_on=SCENARIO_DEPENDS_ON,
     # each breaks its scenarios within seconds: curl produces x-ndjson (one record per line), httpx a 70000-byte
     # message; the second consumer of the group is served the first one's records again; JSON items lack the
     # start offset; a second HTTP/2 stream is refused

@@ -31,3 +31,25 @@ CLIENTS = {client.name: client for client in (
     RealClient("httpx", "httpx with HTTP/2 (h2) to the consumer API, one connection per endpoint,",
                ("produce-consume", "group-resume", "json-poll")),
 )}
+
+# -- what each scenario depends on (protocols/clients.py: a scenario failing in a run where one of these FAILED is
+# BLOCKED by it). The requests the drivers send (suites/barco/test_clients.py) and the answers they judge; the h2c
+# clients reach the consumer API over HTTP/2.
+_CONNECTS = ("barco.discovery.brokers", "barco.http.keep-alive")
+_PRODUCES = ("barco.http-producer.produce", "barco.http-producer.content-types")
+#: register, poll (binary), commit, goodbye, and the 409 a poll after goodbye gets
+_CONSUMES = ("barco.consumer.register", "barco.consumer.poll-binary", "barco.consumer.records",
+             "barco.consumer.payload-zstd", "barco.consumer.offsets-continuous", "barco.consumer.commit",
+             "barco.consumer.goodbye", "barco.consumer.unregistered")
+_SCENARIOS = {
+    "produce-consume": (*_CONNECTS, *_PRODUCES, *_CONSUMES),
+    # the second consumer of the group starts at the first one's commit
+    "group-resume": (*_CONNECTS, *_PRODUCES, *_CONSUMES, "barco.consumer.at-least-once"),
+    "json-poll": (*_CONNECTS, *_PRODUCES, "barco.consumer.register", "barco.consumer.poll-json",
+                  "barco.consumer.goodbye"),
+}
+SCENARIO_DEPENDS_ON: dict[str | tuple[str, str], tuple[str, ...]] = {
+    **_SCENARIOS,
+    **{(client, scenario): (*clauses, "barco.consumer.h2c") for client in ("curl-h2c", "httpx")
+       for scenario, clauses in _SCENARIOS.items()},
+}

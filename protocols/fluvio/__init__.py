@@ -12,7 +12,7 @@ from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.fluvio import layers, messages, sc
 from wirecheck.protocols.fluvio.faults import FAULTS, VARIANTS
 from wirecheck.protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
-from wirecheck.protocols.fluvio.clients import CLIENTS
+from wirecheck.protocols.fluvio.clients import CLIENTS, SCENARIO_DEPENDS_ON
 from wirecheck.protocols.framing import I32_PREFIX
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
@@ -70,6 +70,7 @@ SPEC = ProtocolSpec(
     field_clauses={"ProduceResponse*.base_offset": "fluvio.produce.offsets",
                    "FetchResponse*.high_watermark": "fluvio.fetch.high-watermark"},
     clients=CLIENTS,
+    client_depends_on=SCENARIO_DEPENDS_ON,
     # the producer is told offsets the records are not consumed at; the committed offset is not listed (and the
     # resumed consumer starts over); a second creation of a topic succeeds
     client_faults={"fluvio.produce-base-offset-wrong": ("fluvio.clients.fluvio-python.produce-consume",),

@@ -15,7 +15,7 @@ from wirecheck.protocols.batches import reseal_edited
 from wirecheck.protocols.clients import all_client_clauses as client_clauses
 from wirecheck.protocols.kafka.faults import FAULTS, VARIANTS
 from wirecheck.protocols.kafka.clauses import CATALOGUE
-from wirecheck.protocols.kafka.clients import CLIENTS, SCENARIOS
+from wirecheck.protocols.kafka.clients import CLIENTS, SCENARIO_DEPENDS_ON, SCENARIOS
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 9092
@@ -121,6 +121,7 @@ SPEC = ProtocolSpec(
     field_decoders={"*.Records": records.batches_as_fields},
     reseal=reseal_edited,
     clients=CLIENTS,
+    client_depends_on=SCENARIO_DEPENDS_ON,  # a scenario failing beside a failed clause it needs: BLOCKED by it
     # producers that report offsets are told the wrong ones; kcat reads to the high watermark, which is never reached;
     # each other scenario by a fault that breaks it within seconds (kcat: True for kcat's clauses only, False for the
     # others', None for all)

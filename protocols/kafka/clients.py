@@ -104,3 +104,69 @@ CLIENT_SCENARIO_APIS = {("kafka-python", "admin"): (frozenset({44}), frozenset({
                         ("confluent-kafka", "cluster-admin"): (frozenset({60}),),
                         **{(client, "group-admin"): (frozenset({42}),)
                            for client in ("kafka-python", "confluent-kafka", "kafkajs")}}
+
+# -- what each scenario depends on -----------------------------------------------------------------------------
+# The protocol clauses a scenario's clients rely on on their ordinary path (protocols/clients.py): a scenario that
+# fails in a run where one of them FAILED is BLOCKED by it, not reported as a defect of its own. Only requests every
+# client of the scenario sends, and answers it cannot do without, are listed (the path is the drivers' in
+# suites/kafka/clients/ and the clients' own, e.g. Apache Kafka's ConsumerCoordinator); the error answers a
+# well-behaved client never provokes (CRC mismatches, unknown topics, fenced epochs) are left out, so that an
+# unrelated failure is never taken for the cause. The most basic come first: with several failed, the first names
+# the cause.
+
+#: every client: frames and headers, versions from ApiVersions, the brokers and leaders from Metadata
+_CONNECTS = ("kafka.framing.size-prefix", "kafka.framing.pipelining", "kafka.header.correlation-id",
+             "kafka.header.request-v2-flexible", "kafka.header.client-id-classic",
+             "kafka.header.response-v1-flexible", "kafka.header.api-versions-v0", "kafka.encoding.flexible",
+             "kafka.encoding.response-shape", "kafka.api-versions.advertised",
+             "kafka.api-versions.advertised-implemented", "kafka.metadata.brokers")
+#: producing and consuming records: the offsets Produce assigns, Fetch's records, batches, high watermark and log
+#: start, ListOffsets for where a consumer starts
+_RECORDS = ("kafka.produce.base-offset", "kafka.fetch.records", "kafka.fetch.batch-crc",
+            "kafka.fetch.high-watermark", "kafka.fetch.log-start-offset", "kafka.list-offsets.earliest-latest")
+#: a classic group member (FindCoordinator, JoinGroup with KIP-394's member id round, SyncGroup), which asks
+#: OffsetFetch where to start (-1: none committed, auto.offset.reset applies)
+_MEMBER = ("kafka.group.find-coordinator", "kafka.group.member-id-required", "kafka.group.leader-metadata",
+           "kafka.group.generation", "kafka.commit.no-offset")
+#: a group resuming at committed offsets (OffsetCommit, then OffsetFetch by the member that takes over)
+_COMMITS = ("kafka.commit.round-trip",)
+#: two members, one leaving: the other learns of the rebalance from its Heartbeat and joins the next generation
+_REBALANCE = ("kafka.group.rebalance-in-progress",)
+_CONSUMES = (*_CONNECTS, *_RECORDS, *_MEMBER)
+
+SCENARIO_DEPENDS_ON: dict[str | tuple[str, str], tuple[str, ...]] = {
+    # the consumers read as a group's member without committing (kcat: below)
+    "produce-consume": _CONSUMES, "compression": _CONSUMES,
+    "group-rebalance": (*_CONSUMES, *_COMMITS, *_REBALANCE), "mixed-group": (*_CONSUMES, *_COMMITS, *_REBALANCE),
+    "group-consume": (*_CONSUMES, *_COMMITS),
+    "idempotent": (*_CONSUMES, "kafka.idempotence.init-producer-id"),
+    # the transaction coordinator is found with FindCoordinator (key type 1); clients of Kafka 4 take KIP-890's
+    # transactions v2 where the broker offers them; the group's offset is read back with OffsetFetch
+    "transactions": (*_CONSUMES, *_COMMITS, "kafka.idempotence.init-producer-id", "kafka.txn.commit", "kafka.txn.abort",
+                     "kafka.txn.control-batch", "kafka.txn.last-stable-offset", "kafka.txn-v2.implicit-add",
+                     "kafka.txn-v2.implicit-offsets", "kafka.txn-v2.epoch-bump", "kafka.txn-v2.marker-epoch"),
+    # CreateTopics, DescribeConfigs, AlterConfigs or IncrementalAlterConfigs (CLIENT_SCENARIO_APIS)
+    "admin": (*_CONNECTS, "kafka.topics.create", "kafka.configs.describe-topic", "kafka.configs.alter-round-trip",
+              "kafka.configs.incremental"),
+    "sasl": (*_CONNECTS, "kafka.sasl.plain", "kafka.sasl.scram", *_RECORDS, *_MEMBER),
+    "cluster-admin": (*_CONNECTS, *_RECORDS, "kafka.admin.create-partitions", "kafka.admin.delete-records",
+                      "kafka.admin.describe-cluster"),
+    "group-admin": (*_CONNECTS, "kafka.group.find-coordinator", "kafka.commit.no-offset", *_COMMITS,
+                    "kafka.admin.delete-groups"),
+    # KIP-848: ConsumerGroupHeartbeat joins, assigns (the server's assignor: the clients name none), revokes and
+    # leaves; OffsetCommit v9 at the member epoch
+    "consumer-group-protocol": (*_CONNECTS, *_RECORDS, "kafka.group.find-coordinator", "kafka.consumer-group.join",
+                                "kafka.consumer-group.group-epoch", "kafka.consumer-group.assignment",
+                                "kafka.consumer-group.revocation-first", "kafka.consumer-group.epoch-after-revocation",
+                                "kafka.consumer-group.leave", "kafka.consumer-group.default-assignor",
+                                "kafka.consumer-group.commit-member-epoch", "kafka.commit.no-offset", *_COMMITS),
+    # KIP-932: ShareGroupHeartbeat, ShareFetch in a share session, ShareAcknowledge ACCEPT
+    "share-group": (*_CONNECTS, "kafka.produce.base-offset", "kafka.group.find-coordinator", "kafka.share-group.join",
+                    "kafka.share-group.assignment", "kafka.share-fetch.acquire", "kafka.share-fetch.exclusive",
+                    "kafka.share-ack.accept", "kafka.share-session.epoch"),
+    # KIP-714: GetTelemetrySubscriptions, then pushes at the interval it answered
+    "telemetry": (*_CONSUMES, "kafka.telemetry.instance-id", "kafka.telemetry.push-accepted",
+                  "kafka.telemetry.push-interval"),
+    # kcat reads a topic by assignment from the beginning, no group (its group-consume is the group)
+    ("kcat", "produce-consume"): (*_CONNECTS, *_RECORDS), ("kcat", "compression"): (*_CONNECTS, *_RECORDS),
+}

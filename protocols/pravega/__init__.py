@@ -11,7 +11,7 @@ from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.framing import Framing
 from wirecheck.protocols.pravega import commands, layers
 from wirecheck.protocols.pravega.clauses import CATALOGUE
-from wirecheck.protocols.pravega.clients import CLIENTS
+from wirecheck.protocols.pravega.clients import CLIENTS, SCENARIO_DEPENDS_ON
 from wirecheck.protocols.pravega.faults import FAULTS, VARIANTS
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
@@ -54,6 +54,7 @@ SPEC = ProtocolSpec(
                            "ErrorMessage.message"),
     field_clauses={"*.request_id": "pravega.request-id.echo"},
     clients=CLIENTS,
+    client_depends_on=SCENARIO_DEPENDS_ON,
     # events lose their headers, so the reader cannot parse them; a byte stream reads back shifted by a byte; a
     # sealed stream still takes writes
     client_faults={"pravega.event-headers-stripped": ("pravega.clients.pravega-python.write-read",),

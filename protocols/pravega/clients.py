@@ -19,3 +19,20 @@ CLIENTS = {client.name: client for client in (
     RealClient("pravega-python", "pravega, the Python binding of the Rust client (controller and segment store),",
                ("write-read", "byte-stream", "stream-lifecycle")),
 )}
+
+# -- what each scenario depends on (protocols/clients.py: a scenario failing in a run where one of these FAILED is
+# BLOCKED by it). The segment store's side of what the Rust client does (the controller is gRPC, no clause here):
+# Hello, SetupAppend and standalone AppendBlockEnd appends (its only shape), reads; no error it never provokes.
+_CONNECTS = ("pravega.framing.reply", "pravega.framing.pipelined", "pravega.strings.modified-utf8",
+             "pravega.hello.reply", "pravega.hello.versions", "pravega.request-id.echo")
+_APPENDS = ("pravega.append.setup", "pravega.append.ack", "pravega.append.ack-previous",
+            "pravega.append.write-offset", "pravega.append.stored-verbatim", "pravega.append.standalone-block-end")
+SCENARIO_DEPENDS_ON: dict[str | tuple[str, str], tuple[str, ...]] = {
+    "write-read": (*_CONNECTS, *_APPENDS, "pravega.read.in-range", "pravega.read.long-poll"),
+    # the tail offset is GetStreamSegmentInfo's write offset
+    "byte-stream": (*_CONNECTS, *_APPENDS, "pravega.read.in-range", "pravega.segment.info"),
+    # the controller creates, seals and deletes the segments through these commands; a write after the seal must be
+    # refused
+    "stream-lifecycle": (*_CONNECTS, *_APPENDS, "pravega.segment.create", "pravega.segment.create-exists",
+                         "pravega.segment.seal", "pravega.append.sealed", "pravega.segment.delete"),
+}

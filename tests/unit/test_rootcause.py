@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from wirecheck.protocols.clauses import Clause, Level
 from wirecheck.protocols.verdicts import Blocked, Divergence, TargetDied, Verdict
-from wirecheck.reports.rootcause import by_clause, carry
+from wirecheck.reports.rootcause import by_clause, carry, reattribute
 from wirecheck.targets.runner.verdicts import classify
 
 MUST = Clause("p.fetch.max-wait", "Fetch waits up to MaxWaitMs.", "spec", Level.MUST)
@@ -70,3 +70,70 @@ def test_failures_are_grouped_by_clause_with_parameters_collapsed():
     (group,) = by_clause(records)
     assert group.line() == "p.fetch.max-wait: FAILED (2 cases); 20 cases BLOCKED by it"
     assert group.cases == {"p.fetch.max-wait": ["v4", "v5"]}
+
+
+# -- a case that depends on other clauses (a real client's scenario): reattribute -------------------------------
+
+NEEDS = {"p.clients.c.group": ("p.framing.size", "p.commit.round-trip")}
+
+
+def scenario(verdict="FAILED", at="1"):
+    out = record("p.clients.c.group", verdict, at=at, nodeid="t.py::test_group[c]")
+    out.update(expected="each record once", actual="record 3 twice", message="p.clients.c.group: record 3 twice")
+    return out
+
+
+def failed(clause, at="2"):
+    out = record(clause, "FAILED", at=at)
+    out.update(expected="offset 5", actual="offset -1")
+    return out
+
+
+def test_a_scenario_that_failed_beside_a_failed_dependency_is_blocked_by_it_with_its_own_failure_kept():
+    records = [scenario(at="1"), failed("p.commit.round-trip", at="9")]  # the clause's case ran after the scenario
+    (moved,) = reattribute(records, NEEDS)
+    assert moved is records[0] and moved["verdict"] == "BLOCKED" and moved["clause"] == "p.clients.c.group"
+    assert moved["blocked_by"]["clause"] == "p.commit.round-trip" and moved["blocked_by"]["actual"] == "offset -1"
+    assert moved["own_failure"]["actual"] == "record 3 twice" and moved["expected"] is None
+    assert "p.commit.round-trip FAILED in this run" in moved["message"] and "record 3 twice" in moved["message"]
+    (group,) = by_clause(records)
+    assert group.line() == "p.commit.round-trip: FAILED (1 case); 1 client scenario broken by it"
+    assert group.to_dict()["client_scenarios"] == ["p.clients.c.group"] and group.blocked == 0
+
+
+def test_a_scenario_with_no_failed_dependency_stays_failed():
+    # its dependency passed, another clause it does not depend on failed, a dependency only blocked a case
+    records = [scenario(), record("p.commit.round-trip", "OK"), failed("p.fetch.max-wait"),
+               record("p.txn.commit", "BLOCKED", blocked_by="p.framing.size")]
+    assert reattribute(records, NEEDS) == [] and records[0]["verdict"] == "FAILED"
+    assert "own_failure" not in records[0]
+    assert reattribute([scenario()], {}) == []  # a scenario declaring no dependency
+
+
+def test_only_a_failure_counts_as_evidence():
+    # a SHOULD divergence outside --strict, a baseline's known failure, a flaky one: the scenario keeps its failure
+    for verdict in ("NON-STRICT", "XFAIL", "FLAKY", "ERROR"):
+        records = [scenario(), record("p.commit.round-trip", verdict)]
+        assert reattribute(records, NEEDS) == [] and records[0]["verdict"] == "FAILED", verdict
+    # and only a FAILED scenario moves (an ERROR is the harness's, a FLAKY one passed once)
+    records = [scenario("ERROR"), failed("p.commit.round-trip")]
+    assert reattribute(records, NEEDS) == [] and records[0]["verdict"] == "ERROR"
+
+
+def test_a_clause_carried_into_a_blocked_case_is_evidence_too():
+    records = [scenario(at="1"), record("p.txn.commit", "BLOCKED", blocked_by="p.commit.round-trip", at="2")]
+    carry(records, strict=False)
+    (moved,) = reattribute(records, NEEDS)
+    assert moved["blocked_by"]["clause"] == "p.commit.round-trip" and records[1]["verdict"] == "FAILED"
+
+
+def test_the_first_declared_dependency_that_failed_names_the_cause_and_the_others_are_said():
+    records = [scenario(), failed("p.commit.round-trip"), failed("p.framing.size")]
+    (moved,) = reattribute(records, NEEDS)
+    assert moved["blocked_by"]["clause"] == "p.framing.size" and "p.commit.round-trip failed too" in moved["message"]
+
+
+def test_a_dependent_case_is_never_evidence_for_another():
+    needs = {"p.clients.c.group": ("p.clients.d.group",), "p.clients.d.group": ("p.commit.round-trip",)}
+    records = [scenario(), record("p.clients.d.group", "FAILED")]
+    assert reattribute(records, needs) == [] and records[0]["verdict"] == "FAILED"
