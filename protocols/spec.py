@@ -49,6 +49,10 @@ class Endpoint:
     dissect: Callable[[bytes, bytes | None], Packet] | None = None
     #: another endpoint of the same protocol whose port this one shares (e.g. HTTP/1.1 and h2c on one port)
     shares_port_with: str = ""
+    #: (answer frame, request frame) -> does the answer answer that request (Kafka: the same correlation id)? Lets
+    #: differential mode skip a request the server rightly left unanswered (a Produce with acks=0); None: answers
+    #: come in request order, one each
+    answers_request: Callable[[bytes, bytes], bool] | None = None
 
     def __post_init__(self):
         if self.transport not in TRANSPORTS:
@@ -136,6 +140,17 @@ class ProtocolSpec:
     #: replay: (request as recorded, the same request with server-chosen values carried over) -> the edited
     #: request with the checksums the protocol embeds (e.g. record batch CRCs) made valid again; None: none to fix
     reseal: Callable[[bytes, bytes], bytes] | None = None
+    #: differential mode: answer fields holding a value the server chooses that means one thing wherever it
+    #: appears (glob as above -> its kind, e.g. "broker-id"). Two servers choose differently (broker 0, broker 111),
+    #: so such a field is never a difference by itself: the target's value is mapped one to one onto the oracle's
+    #: at its first sighting, and every later sighting must keep to that mapping
+    chosen_fields: Mapping[str, str] = field(default_factory=dict)
+    #: request fields that carry such a value back (glob over "<Message>.<path>" without indices -> its kind): the
+    #: oracle receives its own value there, as its own client would have sent it
+    chosen_request_fields: Mapping[str, str] = field(default_factory=dict)
+    #: (request frame, rewrite(path, value) -> value) -> the frame with every field rewritten (the same bytes when
+    #: nothing changed); needed by ``chosen_request_fields``
+    map_request: Callable[[bytes, Callable[[str, object], object]], bytes] | None = None
 
     def __post_init__(self):
         if not self.endpoints:

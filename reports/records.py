@@ -107,6 +107,8 @@ class RunWriter:
             record["blocked_by"] = blocked_by(event.blocking)
         if state.facts:
             record["facts"] = dict(state.facts)
+        if getattr(state, "tally", None) is not None:  # --differential: answers compared of answers exchanged
+            record["differential"] = state.tally.as_dict()
         if transcript_path is not None and event.verdict.value not in NO_REPLAY:
             record["replay"] = self.write_replay(record, state.transcript, transcript_path)
         return record
@@ -139,6 +141,9 @@ class RunWriter:
         self._run.update(finished_at=_now(), exit_status=exit_status, totals=self.totals(), headline=self.headline(),
                          failures_by_clause=[group.to_dict() for group in by_clause(records)],
                          clients=client_matrix(records), api_support=api_support(records))
+        compared = differential_totals(records)
+        if compared is not None:
+            self._run["differential"] = compared
         self._write_run()
 
     def _write_run(self) -> None:
@@ -215,6 +220,18 @@ class RunWriter:
     def version_matrix(self) -> dict[tuple[str, str], dict[int, str]]:
         """(protocol, message) -> {version: verdict} for the per-version cases of versioned protocols."""
         return version_matrix(self.records())
+
+
+def differential_totals(records) -> dict | None:
+    """--differential: answers compared against answers exchanged over the run, and the cases that compared only
+    part of theirs; None when no case was mirrored."""
+    tallies = [(record["case"], record["differential"]) for record in records if record.get("differential")]
+    if not tallies:
+        return None
+    compared, exchanged = (sum(tally[key] for _, tally in tallies) for key in ("compared", "exchanged"))
+    return {"compared": compared, "exchanged": exchanged,
+            "percent": round(100 * compared / exchanged, 1) if exchanged else 100.0,
+            "cases": len(tallies), "cases_compared_in_part": sum(t["compared"] < t["exchanged"] for _, t in tallies)}
 
 
 def client_matrix(records) -> list[dict]:

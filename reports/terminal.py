@@ -7,7 +7,7 @@ from __future__ import annotations
 from wirecheck.reports.api_support import api_support, ranges
 from wirecheck.reports.events import VerdictReached
 from wirecheck.protocols.verdicts import ANSWERED_OTHERWISE
-from wirecheck.reports.records import client_matrix
+from wirecheck.reports.records import client_matrix, differential_totals
 from wirecheck.reports.rootcause import by_clause
 
 GROUPS_SHOWN = 40
@@ -80,11 +80,22 @@ class TerminalSummary:
                     terminal.line(f"    replay:    {replay}")
             if len(groups) > GROUPS_SHOWN:
                 terminal.line(f"... and {len(groups) - GROUPS_SHOWN} more clauses (run.json: failures_by_clause)")
+        expected = [r for r in records if r.get("verdict") == "XFAIL"]
+        if expected:
+            terminal.section("wirecheck expected divergences (XFAIL: the baseline's, or the upstream server's own)")
+            for record in expected:
+                terminal.line(f"{record['case']} ({record['nodeid']}): {record.get('message', '')}"[:600])
         otherwise = [r for r in records if r.get("verdict") == "OK"
                      and str(r.get("message", "")).startswith(ANSWERED_OTHERWISE)]
         if otherwise:
             terminal.write_line(f"wirecheck differential: {len(otherwise)} case(s) passed but {ANSWERED_OTHERWISE} "
                                 f"(their records say where; --strict fails them as DIVERGENT)", yellow=True)
+        compared = differential_totals(records)
+        if compared is not None:
+            terminal.write_line(f"wirecheck differential: compared {compared['compared']} of {compared['exchanged']} "
+                                f"answers ({compared['percent']}%); {compared['cases_compared_in_part']} of "
+                                f"{compared['cases']} case(s) compared only part of theirs (their records say why)",
+                                yellow=compared["compared"] < compared["exchanged"])
         totals = writer.totals()
         if totals:
             terminal.write_line("wirecheck verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(totals.items())))

@@ -5,8 +5,13 @@ Both answers are decoded with the protocol's scapy layers (``Endpoint.dissect``)
 paths (``MetadataResponse.brokers[0].port``). Fields that two conforming servers may fill differently are
 declared per protocol, never decided here: ``ProtocolSpec.volatile_fields`` (ids, hosts, ports, timestamps,
 throttle times: chosen anew on every run) and ``implementation_fields`` (advertised version lists, lengths and
-checksums that follow from them, layout-chosen versions: the same on every run of one server). Where the protocol negotiates
+checksums that follow from them, layout-chosen versions: the same on every run of one server). Values a server
+chooses that mean one thing wherever they appear (``chosen_fields``: Kafka's broker ids, 0 here and 111 there) are
+compared through a one-to-one mapping learnt at their first sighting, and written back into the requests that
+carry them (``targets.server_chosen``): a different choice is never a difference. Where the protocol negotiates
 versions, the cases pick a version both servers advertise (``targets.client.AdvertisedVersions``).
+
+The oracle is a clean bundled reference broker, or any server given with ``--oracle PROTOCOL=HOST:PORT``.
 
 A difference is evidence, not a verdict: the reference broker is one conforming reading of the spec, and a
 correct server may read it otherwise wherever the spec permits (the broker's variants prove the suite accepts
@@ -15,9 +20,10 @@ and the first difference on each connection is recorded beside the verdict (the 
 transcript, the terminal summary), named by its field path and by the clause that covers the field
 (``ProtocolSpec.field_clauses``, else ``<name>.differential.same-answer``). Only ``--strict`` makes a case that
 passed its checks but answered otherwise DIVERGENT, failing the run. After the first difference on a connection
-the two servers' states may differ, so that connection's later answers are not compared. Values the target chose
-that later requests carry (a member id) go to the oracle as the values it chose itself (``targets.server_chosen``).
-What ended a
+the two servers' states may differ, so that connection's later answers are not compared; every case counts the
+answers it compared against the answers exchanged (:class:`Tally`), and a case that compared fewer says so in its
+record ("compared 3 of 9 answers"), never a silent OK. Values the target chose that later requests carry (a member
+id) go to the oracle as the values it chose itself (``targets.server_chosen``). What ended a
 connection (closed or reset) counts as the same outcome. An endpoint without layers (e.g. Fluvio's SC) is still
 mirrored, so that both servers hold the same state, and only its outcomes are compared.
 """
@@ -83,19 +89,24 @@ def _leaves(value, key: str, out: dict[str, object], decoder: Decoders) -> None:
         out[key] = value
 
 
-_FIRST_INDEX = re.compile(r"^(.*?)\[(\d+)\](.*)$")
+_ANY_INDEX = re.compile(r"\[(\d+)\]")
 
 
 def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: bytes | bytearray) -> dict[str, object]:
-    """``flat`` with each server-wide listing cut to the entries whose name occurs in ``sent``, renumbered."""
+    """``flat`` with each server-wide listing cut to the entries whose name occurs in ``sent``, renumbered in the
+    order of their names (the order a server lists everything it has in is its own); a listing may sit inside
+    another list (each DescribeConfigs result lists every config of its resource)."""
     def named(value) -> bool:
         return (value if isinstance(value, bytes) else str(value).encode()) in sent
 
     out, entries = {}, {}
     for path, value in flat.items():
-        entry = _FIRST_INDEX.match(path)
-        if entry and (pattern := _first_match(entry.group(1), listings)) is not None:
-            entries.setdefault((entry.group(1), pattern), {}).setdefault(int(entry.group(2)), {})[entry.group(3)] = value
+        entry = next(((path[:index.start()], int(index.group(1)), path[index.end():], pattern)
+                      for index in _ANY_INDEX.finditer(path)
+                      if (pattern := _first_match(path[:index.start()], listings)) is not None), None)
+        if entry is not None:
+            base, number, rest, pattern = entry
+            entries.setdefault((base, pattern), {}).setdefault(number, {})[rest] = value
         elif path.endswith(".count") and _first_match(path[:-len(".count")], listings) is not None:
             continue  # counted again below
         elif isinstance(value, list) and (pattern := _first_match(path, listings)) is not None:
@@ -106,7 +117,9 @@ def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: byte
         else:
             out[path] = value
     for (base, pattern), by_index in entries.items():
-        own = [fields for _, fields in sorted(by_index.items()) if named(_entry_name(fields, listings[pattern]))]
+        own = sorted((fields for _, fields in sorted(by_index.items())
+                      if named(_entry_name(fields, listings[pattern]))),
+                     key=lambda fields: str(_entry_name(fields, listings[pattern])))
         for number, fields in enumerate(own):
             out.update({f"{base}[{number}]{rest}": value for rest, value in fields.items()})
         out[f"{base}.count"] = len(own)
@@ -132,6 +145,32 @@ def _outcome(reply: Reply) -> str:
     if reply.ended:
         return "the connection ended"
     return str(reply.outcome.value)
+
+
+@dataclass
+class Tally:
+    """One case's answers on mirrored connections: how many the target gave (or connections it ended) and how many
+    of them were compared with the oracle's, and why comparing stopped before the last (the first reason)."""
+
+    exchanged: int = 0
+    compared: int = 0
+    stopped: str = ""
+
+    def stop(self, why: str) -> None:
+        self.stopped = self.stopped or why
+
+    @property
+    def complete(self) -> bool:
+        return self.compared == self.exchanged
+
+    def text(self) -> str:
+        """"compared 3 of 9 answers (why it stopped)"; "" when every answer was compared."""
+        if self.complete:
+            return ""
+        return f"compared {self.compared} of {self.exchanged} answers" + (f" ({self.stopped})" if self.stopped else "")
+
+    def as_dict(self) -> dict:
+        return {"compared": self.compared, "exchanged": self.exchanged, "stopped": self.stopped or None}
 
 
 @dataclass(frozen=True)
@@ -195,8 +234,16 @@ class Comparator:
             return {path: value for path, value in flat.items() if _first_match(path, self.spec.volatile_fields)}
         return {path: value for path, value in flat.items() if _first_match(path, patterns) is None}
 
-    def difference(self, request: bytes | None, ours: Reply, oracle: Reply) -> tuple[str, object, object] | None:
-        """(first differing field path, target's value, oracle's value), or None when they agree."""
+    def chosen_kind(self, path: str) -> str | None:
+        """The kind of server-chosen value a field holds (``ProtocolSpec.chosen_fields``), or None."""
+        pattern = _first_match(path, self.spec.chosen_fields)
+        return None if pattern is None else self.spec.chosen_fields[pattern]
+
+    def difference(self, request: bytes | None, ours: Reply, oracle: Reply,
+                   chosen: "ServerChosen | None" = None) -> tuple[str, object, object] | None:
+        """(first differing field path, target's value, oracle's value), or None when they agree. With ``chosen``,
+        the protocol's chosen fields agree when they keep to its one-to-one mapping (learnt here at first sight);
+        without, they must be equal (a replay: the same server)."""
         if _outcome(ours) != _outcome(oracle):
             return "outcome", _outcome(ours), _outcome(oracle)
         if not ours.is_frame or self.endpoint.dissect is None:  # without layers, only the outcome is compared
@@ -208,8 +255,10 @@ class Comparator:
             return "decoding", "decodes" if mine is not None else "does not decode", \
                 "decodes" if theirs is not None else "does not decode"
         for path in list(mine) + [p for p in theirs if p not in mine]:
-            if mine.get(path, "<absent>") != theirs.get(path, "<absent>"):
-                return path, mine.get(path, "<absent>"), theirs.get(path, "<absent>")
+            a, b = mine.get(path, "<absent>"), theirs.get(path, "<absent>")
+            kind = self.chosen_kind(path) if chosen is not None and path in mine and path in theirs else None
+            if not (chosen.same(kind, a, b) if kind is not None and chosen is not None else a == b):
+                return path, a, b
         return None
 
     def clause_for(self, path: str) -> Clause:
@@ -226,8 +275,9 @@ class RequestQueue:
     """The request frames sent on one connection, in order: servers answer in request order, so an answer is
     decoded with the oldest request not yet answered."""
 
-    def __init__(self, framing):
+    def __init__(self, framing, answers_request: Callable[[bytes, bytes], bool] | None = None):
         self._framing = framing
+        self._answers_request = answers_request  # Endpoint.answers_request
         self._unsplit = bytearray()  # sent bytes not yet a whole frame
         self._frames: list[bytes] = []
 
@@ -237,10 +287,16 @@ class RequestQueue:
         self._frames += frames
         del self._unsplit[:len(self._unsplit) if problem else used]  # an unframeable request never gets a frame
 
-    def answered(self) -> bytes | None:
-        """The request an answer frame answers (None when none is waiting). A request that got no answer (e.g.
-        Kafka's acks=0) pairs later answers with the wrong request; both sides are decoded with the same one,
-        so equal answers still compare equal."""
+    def answered(self, answer: bytes | None = None) -> bytes | None:
+        """The request an answer frame answers (None when none is waiting). Where the endpoint tells which request
+        an answer answers, requests left unanswered before it (Kafka's acks=0) are skipped; otherwise such a
+        request pairs later answers with the wrong request, and both sides are decoded with the same one, so
+        equal answers still compare equal."""
+        if answer is not None and self._answers_request is not None:
+            for number, request in enumerate(self._frames):
+                if self._answers_request(answer, request):
+                    del self._frames[:number + 1]
+                    return request
         return self._frames.pop(0) if self._frames else None
 
 
@@ -267,14 +323,16 @@ class MirroredSession:
 
     def __init__(self, ours: Session, oracle: Session, comparator: Comparator,
                  found: Callable[[Difference], None] = lambda d: None,
-                 chosen: "ServerChosen | None" = None, case_sent: bytearray | None = None):
+                 chosen: "ServerChosen | None" = None, case_sent: bytearray | None = None,
+                 tally: Tally | None = None):
         self._ours, self._oracle, self._comparator, self._found = ours, oracle, comparator, found
+        self.tally = tally if tally is not None else Tally()  # the case's (shared by its connections)
         self._case_sent = case_sent  # every byte the case sent on any connection (the comparator reads it)
         #: the case's values the target chose and what the oracle chose for them: a request carrying the target's
         #: (the member id it handed out) goes to the oracle with the oracle's, as its own client would send it
         self._chosen = chosen
         self._sent: list[bytes] = []  # this connection's requests so far: the conversation a difference shows
-        self._requests = RequestQueue(ours.framing)
+        self._requests = RequestQueue(ours.framing, ours.endpoint.answers_request)
         self.sock = _Sockets(ours.sock, oracle.sock)
         #: False once the answers depend on when each server's own timers fire (Target.depends_on_server_timers),
         #: and after this connection's first difference
@@ -347,15 +405,21 @@ class MirroredSession:
     def expect_end(self, deadline: float | None = None) -> Reply:
         ours = self._ours.expect_end(deadline)
         oracle = self._oracle.expect_end(deadline)
+        self._count()
         if self.comparing and _outcome(ours) != _outcome(oracle) and (ours.ended or oracle.ended):
             self._differs("outcome", _outcome(ours), _outcome(oracle), ours, oracle)
         return ours
 
+    def _count(self) -> None:
+        self.tally.exchanged += 1
+        self.tally.compared += self.comparing
+
     def _check(self, ours: Reply, oracle: Reply) -> bytes | None:
         """Compare the two answers (while comparing); the request they answer."""
-        request = self._requests.answered() if ours.is_frame else None
+        request = self._requests.answered(ours.frame) if ours.is_frame else None
+        self._count()
         if self.comparing:
-            found = self._comparator.difference(request, ours, oracle)
+            found = self._comparator.difference(request, ours, oracle, self._chosen)
             if found is not None:
                 self._differs(*found, ours, oracle)
         return request
@@ -366,6 +430,7 @@ class MirroredSession:
                                 (comparator.shown(ours), comparator.shown(oracle)),
                                 " | ".join(frame.hex()[:200] for frame in self._sent[-8:]))
         self.comparing = False  # the servers' states may differ from here on
+        self.tally.stop(f"stopped at a difference in {path}, request {len(self._sent)} of its connection")
         self._ours.transcript.note(f"differential: {difference.summary()} (later answers on this connection not "
                                    f"compared)")
         self._found(difference)
@@ -373,7 +438,8 @@ class MirroredSession:
 
 def mirrored(ours: Session | Http1Session | H2Session, oracle: Session | Http1Session | H2Session, spec: ProtocolSpec,
              endpoint: Endpoint, found: Callable[[Difference], None], chosen: "ServerChosen | None" = None,
-             case_sent: bytearray | None = None) -> Session | Http1Session | H2Session | MirroredSession:
+             case_sent: bytearray | None = None,
+             tally: Tally | None = None) -> Session | Http1Session | H2Session | MirroredSession:
     """``ours`` mirrored to ``oracle`` when the endpoint is framed (HTTP endpoints are not compared yet); each
     connection's first difference goes to ``found``; ``chosen`` carries the values the servers chose, and
     ``case_sent`` collects what the case sent (both shared by the case's connections)."""
@@ -383,4 +449,4 @@ def mirrored(ours: Session | Http1Session | H2Session, oracle: Session | Http1Se
     assert isinstance(ours, Session) and isinstance(oracle, Session)  # a framed endpoint's sessions
     case_sent = bytearray() if case_sent is None else case_sent
     comparator = Comparator(spec, endpoint, across_implementations=True, sent=case_sent)
-    return MirroredSession(ours, oracle, comparator, found, chosen, case_sent)
+    return MirroredSession(ours, oracle, comparator, found, chosen, case_sent, tally)

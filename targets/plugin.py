@@ -90,10 +90,16 @@ def pytest_addoption(parser):
     group.addoption("--confirm", type=int, default=None, metavar="N",
                     help="re-run a failed case N times; FLAKY when a re-run passes (fails the run only with "
                          "--strict). Default 0, 2 with --fuzz=nightly")
+    group.addoption("--upstream", action="append", default=[], metavar="PROTOCOL[@VERSION]",
+                    help="start the real server the protocol's suite describes (kafka: Apache Kafka, installed by "
+                         "'wirecheck upstream kafka --install') on loopback and test it as the target")
     group.addoption("--differential", action="store_true",
                     help="also send every conversation to a clean bundled reference broker and report where the "
                          "answers differ, beside each case's own verdict (with --strict, a case that passed but "
                          "answered otherwise is DIVERGENT and fails the run)")
+    group.addoption("--oracle", action="append", default=[], metavar="PROTOCOL=HOST:PORT",
+                    help="--differential against this server instead of the bundled reference broker, for that "
+                         "protocol (repeatable; implies --differential)")
     group.addoption("--corpus", action="append", default=[], metavar="DIR",
                     help="replay files (written for every case that did not pass, replays/ in a run directory) to "
                          "play against the target before the generated cases: FAILED where a failure reproduces")
@@ -117,7 +123,8 @@ def _options(config) -> RunOptions:
         hypothesis_seed=config.getoption("hypothesis_seed", default=None),
         argv=list(config.invocation_params.args),
         target_restart=config.getoption("target_restart"), confirm=config.getoption("confirm"),
-        differential=config.getoption("differential"))
+        differential=config.getoption("differential") or bool(config.getoption("oracle")),
+        oracles=config.getoption("oracle"), upstream=config.getoption("upstream"))
 
 
 def pytest_configure(config):
@@ -133,6 +140,7 @@ def pytest_configure(config):
         run = Run(options, budget, specs, worker=workerinput["workerid"] if workerinput else "main",
                   run_id=workerinput["wirecheck_run_id"] if workerinput else None)
         if not config.option.help:
+            run.start_upstreams(workerinput.get("wirecheck_upstream") if workerinput else None)
             run.survey_targets(workerinput.get("wirecheck_surveys") if workerinput else None)
     except UsageProblem as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -193,6 +201,7 @@ def pytest_configure_node(node):
     controller found them (each target is probed once per run)."""
     node.workerinput["wirecheck_run_id"] = node.config.wirecheck.run_id
     node.workerinput["wirecheck_surveys"] = node.config.wirecheck.surveys
+    node.workerinput["wirecheck_upstream"] = node.config.wirecheck.upstream_targets
 
 
 @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: a re-judged case is shown as the records hold it
@@ -449,8 +458,8 @@ def pytest_runtest_makereport(item, call):
     _set_pytest_outcome(item, rep, result)
     if call.when == "setup" and rep.passed:  # a fixture's SHOULD-level divergence: the case body cannot run
         rep.outcome, rep.longrepr = "skipped", (str(item.path), item.location[1] or 0, result.message)
-    if result.verdict is Verdict.OK and state.differences:  # --differential: evidence beside the verdict
-        result = replace(result, message=_differences_note(state.differences))
+    if result.verdict is Verdict.OK and (state.differences or (state.tally and not state.tally.complete)):
+        result = replace(result, message=_differences_note(state))  # --differential: evidence beside the verdict
     if result.divergence is not None:
         _note_example(run, state, exc)
     state.verdict = result.verdict
@@ -470,11 +479,15 @@ def pytest_runtest_makereport(item, call):
     return rep
 
 
-def _differences_note(differences: list) -> str:
-    first = differences[0]
-    more = f"; {len(differences) - 1} more connection(s) differed" if len(differences) > 1 else ""
+def _differences_note(state) -> str:
+    """An OK case's message under --differential: where it answered otherwise, and how much was compared."""
+    partly = f"differential: {state.tally.text()}" if state.tally and not state.tally.complete else ""
+    if not state.differences:
+        return partly
+    first = state.differences[0]
+    more = f"; {len(state.differences) - 1} more connection(s) differed" if len(state.differences) > 1 else ""
     return (f"{ANSWERED_OTHERWISE} (not judged a failure: the case's checks passed; "
-            f"{first.clause.id}): {first.summary()}{more}")[:1000]
+            f"{first.clause.id}): {first.summary()}{more}" + (f"; {partly}" if partly else ""))[:1000]
 
 
 def _note_example(run: Run, state: CaseState, exc: BaseException | None) -> None:

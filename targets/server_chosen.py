@@ -1,16 +1,27 @@
-"""Values a server chose (a producer id, a member id: the protocol's volatile fields) that later requests carry.
+"""Values a server chose (a producer id, a member id: the protocol's volatile fields; a broker id: its chosen
+fields) that later requests carry.
 
 Two servers, or one server on two runs, choose them differently: a replay learns what the target chose where the
 failing run's server chose another value, and ``--differential`` learns what the oracle chose where the target
 chose another; later requests get the learnt value substituted, as a client of that server would have sent them.
+
+Volatile values are carried by their bytes, so only values unlikely to occur by chance. Chosen fields
+(``ProtocolSpec.chosen_fields``: small integers such as broker ids 0 and 111) are mapped by what the field means
+instead: one-to-one per kind, learnt where an answer first shows one, written into the request fields that carry
+that kind (``ProtocolSpec.chosen_request_fields``) by the protocol's own codec.
 """
 
 from __future__ import annotations
 
 import uuid
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING
 
 from wirecheck.targets.differential import Comparator
 from wirecheck.targets.session import Reply
+
+if TYPE_CHECKING:
+    from wirecheck.protocols.spec import ProtocolSpec
 
 SHOWN = 3  # uncarried values named in a NOT REPLAYABLE line
 
@@ -23,9 +34,13 @@ class ServerChosen:
     Only values that are unlikely to occur by chance are carried over: integers of at least 256 as 8-byte
     big-endian (the width of Kafka's ids), strings of at least 4 bytes whose new value has the same length."""
 
-    def __init__(self, reseal=None):
+    def __init__(self, reseal=None, request_fields=None, map_request=None):
         self.reseal = reseal  # ProtocolSpec.reseal: fixes embedded checksums after an edit
         self.substitutions: dict[bytes, bytes] = {}
+        self.request_fields = dict(request_fields or {})  # ProtocolSpec.chosen_request_fields
+        self.map_request = map_request  # ProtocolSpec.map_request
+        #: kind -> (old value -> new value, new value -> old value): the chosen fields' one-to-one mappings
+        self.mapped: dict[str, tuple[dict, dict]] = {}
         #: the first "path: old -> new" that could not be substituted (a differential case of thousands of answers
         #: keeps no more than it shows)
         self.uncarried: list[str] = []
@@ -47,20 +62,66 @@ class ServerChosen:
             elif pattern[0] != pattern[1]:
                 self.substitutions[pattern[0]] = pattern[1]
 
+    @classmethod
+    def for_spec(cls, spec: "ProtocolSpec") -> "ServerChosen":
+        return cls(spec.reseal, spec.chosen_request_fields, spec.map_request)
+
+    def same(self, kind: str, old, new) -> bool:
+        """Do two values of a chosen field agree under the kind's mapping (lists element by element, in order)?
+        The first sighting of a value learns its counterpart; a negative value (Kafka's -1: no leader, no
+        coordinator) is no choice and must be equal."""
+        if isinstance(old, list) and isinstance(new, list):
+            return len(old) == len(new) and all(self.same(kind, a, b) for a, b in zip(old, new))
+        old, new = _number(old), _number(new)
+        if not (_plain_int(old) and _plain_int(new)) or old < 0 or new < 0:
+            return old == new
+        forward, backward = self.mapped.setdefault(kind, ({}, {}))
+        if old in forward or new in backward:
+            return forward.get(old) == new
+        forward[old], backward[new] = new, old
+        return True
+
+    def mapped_value(self, kind: str, value):
+        """``value`` (or each element of a list) as the other server chose it; unknown values unchanged."""
+        forward = self.mapped.get(kind, ({}, {}))[0]
+        if isinstance(value, list):
+            return [self.mapped_value(kind, item) for item in value]
+        if isinstance(value, str) and _plain_int(_number(value)):  # a broker id written as text (a config resource)
+            return str(forward.get(int(value), int(value)))
+        return forward.get(value, value) if _plain_int(value) else value
+
     def apply(self, data: bytes, before: bytes | None = None) -> bytes:
         """``data`` with the learnt values substituted, its checksums fixed against ``before`` (the bytes as
-        recorded, when ``data`` already carries other same-length edits, such as renamed resources)."""
+        recorded, when ``data`` already carries other same-length edits, such as renamed resources), then the
+        chosen fields' mapped values written into the request fields that carry them."""
         before = data if before is None else before
         edited = data
         for old, new in self.substitutions.items():
             edited = edited.replace(old, new)
-        return self.reseal(before, edited) if self.reseal is not None and edited != before else edited
+        edited = self.reseal(before, edited) if self.reseal is not None and edited != before else edited
+        if self.map_request is not None and self.request_fields and any(
+                old != new for forward, _ in self.mapped.values() for old, new in forward.items()):
+            edited = self.map_request(edited, self._rewrite)
+        return edited
+
+    def _rewrite(self, path: str, value):
+        kind = next((kind for pattern, kind in self.request_fields.items() if fnmatchcase(path, pattern)), None)
+        return value if kind is None else self.mapped_value(kind, value)
 
     def uncarried_text(self) -> str:
         """Why a difference may be the replay's own ("" when every server-chosen value was carried over)."""
         if not self.uncarried:
             return ""
         return f"server-chosen values changed that later requests may carry: {', '.join(self.uncarried)}"
+
+
+def _number(value):
+    """A decimal string as the integer it writes (Kafka names a broker's config resource "0"); else as given."""
+    return int(value) if isinstance(value, str) and value.isdigit() and len(value) < 10 else value
+
+
+def _plain_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _encoded(before, after) -> tuple[bytes, bytes] | None:

@@ -14,6 +14,7 @@ from wirecheck.protocols.kafka import layers, messages, records
 from wirecheck.protocols.batches import reseal_edited
 from wirecheck.protocols.clients import all_client_clauses as client_clauses
 from wirecheck.protocols.kafka.faults import FAULTS, VARIANTS
+from wirecheck.protocols.kafka.request_fields import map_request
 from wirecheck.protocols.kafka.clauses import CATALOGUE
 from wirecheck.protocols.kafka.clients import CLIENTS, SCENARIO_DEPENDS_ON, SCENARIOS
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
@@ -59,6 +60,12 @@ def describe(frame: bytes) -> str:
             f"client={header.get('ClientId')!r} {decoded['body']!r}")[:2000]
 
 
+def answers_request(answer: bytes, request: bytes) -> bool:
+    """A response carries its request's correlation id (response header: after the length; request header: after
+    the length, api key and version)."""
+    return len(answer) >= 8 and len(request) >= 12 and answer[4:8] == request[8:12]
+
+
 def describe_answer(frame: bytes) -> str:
     """A response (target -> suite), decoded as the request with its correlation id asked for. Never read as a
     request: a response's correlation id can parse as an api key and version."""
@@ -86,7 +93,7 @@ SPEC = ProtocolSpec(
     catalogue=CATALOGUE,
     endpoints=(Endpoint("broker", default_port=DEFAULT_PORT, framing=I32_PREFIX, max_body=MAX_BODY, hello=hello, hello_clause="kafka.header.api-versions-v0",
                         is_hello_answer=is_hello_answer, describe=describe, describe_answer=describe_answer,
-                        dissect=layers.dissect),),
+                        dissect=layers.dissect, answers_request=answers_request),),
     message_param="api",
     version_param="api_version",
     capture=CaptureSupport("wirecheck.protocols.kafka.capture", unframeable_clause="kafka.framing.size-prefix"),
@@ -109,10 +116,19 @@ SPEC = ProtocolSpec(
     # every group on the server, whoever made it (a real client's traffic is not mirrored)
     server_listings={"ListGroupsResponse*.Groups": "GroupId",
                      # a Metadata request for every topic (null) lists every topic on the server
-                     "MetadataResponse*.Topics": "Name"},
+                     "MetadataResponse*.Topics": "Name",
+                     # describing a resource's configs lists every config the server has (each has its own set):
+                     # compared in the configs the case named
+                     "DescribeConfigsResponse*.Configs": "Name"},
     # each server advertises its own versions and features (the cases judge the lists, and pick a version both
     # servers speak)
     implementation_fields=("ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*",
+                           # a created topic's effective configs (KIP-525): which topic configs a server has, and
+                           # their defaults, are its own (Apache Kafka 4.4 lists 37, with its tiered-storage ones)
+                           "CreateTopicsResponse*.Configs*",
+                           # a config's synonyms are the server's own broker config names and precedence (Kafka's
+                           # retention.ms has log.retention.{ms,minutes,hours}), its documentation free text
+                           "DescribeConfigsResponse*.Synonyms*", "DescribeConfigsResponse*.Documentation",
                            # an operator's telemetry subscription (metrics, interval, size limit, codecs)
                            *(f"GetTelemetrySubscriptionsResponse*.{name}" for name in (
                                "AcceptedCompressionTypes*", "PushIntervalMs", "TelemetryMaxBytes",
@@ -144,6 +160,32 @@ SPEC = ProtocolSpec(
                        # (librdkafka before 2.6.1: PLAIN only) sends the empty PLAIN authzid that fault refuses
                        ("kafka.sasl-scram-signature-wrong", ("sasl",), False),
                        ("kafka.sasl-plain-authzid-required", ("sasl",), True))},  # a replay's carried-over producer id sits inside a record batch's CRC
+    # the broker ids a cluster gave its nodes (node.id: 0 on the reference broker, any number on another): every
+    # field Apache Kafka's message JSON marks "entityType": "brokerId" (clients/src/main/resources/common/message/,
+    # e.g. MetadataResponse.json Brokers.NodeId), plus the Kafka 4 share APIs' leader and endpoint ids (kio's
+    # classes carry no entity types); tests/unit/test_differential_chosen.py keeps this list level with the JSON
+    chosen_fields={pattern: "broker-id" for pattern in (
+        *(f"MetadataResponse*.{name}" for name in ("NodeId", "ControllerId", "LeaderId", "ReplicaNodes", "IsrNodes",
+                                                   "OfflineReplicas")),
+        "FindCoordinatorResponse*.NodeId", "DescribeClusterResponse*.ControllerId", "DescribeClusterResponse*.BrokerId",
+        *(f"DescribeQuorumResponse*.{name}" for name in ("LeaderId", "NodeId", "ReplicaId")),
+        *(f"DescribeTopicPartitionsResponse*.{name}" for name in (
+            "LeaderId", "ReplicaNodes", "IsrNodes", "EligibleLeaderReplicas", "LastKnownElr", "OfflineReplicas")),
+        *(f"FetchResponse*.{name}" for name in ("LeaderId", "PreferredReadReplica", "NodeId")),
+        *(f"ListPartitionReassignmentsResponse*.{name}" for name in ("Replicas", "AddingReplicas", "RemovingReplicas")),
+        *(f"{api}Response*.{name}" for api in ("Produce", "ShareFetch", "ShareAcknowledge")
+          for name in ("LeaderId", "NodeId")),
+        # a broker's config resource is named by its id as text ("0"); a topic's name is compared as it is
+        *(f"{api}Response*.ResourceName" for api in ("DescribeConfigs", "AlterConfigs", "IncrementalAlterConfigs")))},
+    # requests that name a broker (a replica assignment; a follower's ReplicaId, -1 from a client, stays as sent)
+    chosen_request_fields={pattern: "broker-id" for pattern in (
+        "CreateTopicsRequest.*.BrokerIds", "CreatePartitionsRequest.*.BrokerIds",
+        "AlterPartitionReassignmentsRequest.*.Replicas",
+        "FetchRequest*ReplicaId", "ListOffsetsRequest.ReplicaId", "OffsetForLeaderEpochRequest.ReplicaId",
+        # a BROKER or BROKER_LOGGER config resource's name (request_fields.BROKER_RESOURCES; other names stay)
+        *(f"{api}Request.Resources.ResourceName" for api in ("DescribeConfigs", "AlterConfigs",
+                                                               "IncrementalAlterConfigs")))},
+    map_request=map_request,
     field_clauses={"ProduceResponse*.BaseOffset": "kafka.produce.base-offset",
                    "FetchResponse*.HighWatermark": "kafka.fetch.high-watermark"},
 )

@@ -15,7 +15,7 @@ from wirecheck.protocols.clients import AREA as CLIENTS_AREA
 from wirecheck.protocols.verdicts import Blocked, Divergence, HarnessError, Verdict
 from wirecheck.reports.replay import RACED_NOTE, SETUP_END_NOTE, SETUP_NOTE, UNREPLAYABLE_NOTE
 from wirecheck.protocols.transcript import Event, Transcript
-from wirecheck.targets.differential import MirroredSession, mirrored
+from wirecheck.targets.differential import MirroredSession, Tally, mirrored
 from wirecheck.targets.server_chosen import ServerChosen
 from wirecheck.targets.runner.validate import parse_topics
 from wirecheck.targets.session import Session
@@ -47,6 +47,7 @@ class CaseState:
     attempts: list[tuple[str, list[Event]]] = field(default_factory=list)
     confirmed: tuple | None = None  # (the first failure, the attempt that passed): FLAKY
     differences: list = field(default_factory=list)  # --differential: each connection's first difference
+    tally: Tally | None = None  # --differential: answers compared of answers exchanged
     facts: dict = field(default_factory=dict)  # what the case learnt about its setting (a client's version)
 
     @property
@@ -81,7 +82,9 @@ class Target:
         #: --differential: sessions are mirrored to the reference broker
         self.differential = run.options.differential
         self._comparing = True  # False once the case's answers depend on the servers' own timers
-        self._chosen = ServerChosen(self.spec.reseal)  # --differential: the values each server chose
+        self._chosen = ServerChosen.for_spec(self.spec)  # --differential: the values each server chose
+        if self.differential:
+            state.tally = state.tally or Tally()
         self._sent = bytearray()  # --differential: what the case sent (the entries of a server-wide listing it names)
         if state.case_id.split(".")[1:2] == [CLIENTS_AREA]:
             self._stop_comparing("a real client's traffic goes to the target alone, so the servers' states differ")
@@ -120,9 +123,10 @@ class Target:
                                 deadline or self.deadline)
         except OSError as exc:
             session.close()
-            raise HarnessError(f"--differential: the reference broker does not accept a connection: {exc}") from None
+            raise HarnessError(f"--differential: the oracle ({address[0]}:{address[1]}) does not accept a connection: "
+                              f"{exc}") from None
         return mirrored(session, twin, self.spec, self.spec.endpoint(endpoint), self._state.differences.append,
-                        self._chosen, self._sent)
+                        self._chosen, self._sent, self._state.tally)
 
     def depends_on_server_timers(self, why: str) -> None:
         """From here on the case's answers depend on when the server's own timers fire (a transaction timeout, a
@@ -134,6 +138,8 @@ class Target:
         if not self.differential or not self._comparing:
             return
         self._comparing = False
+        if self._state.tally is not None:
+            self._state.tally.stop(f"stopped: {why}")
         for session in self._sessions:
             if isinstance(session, MirroredSession):
                 session.comparing = False

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING
 
 from wirecheck.protocols.spec import ProtocolSpec
 from wirecheck.reports.baseline import Baseline
-from wirecheck.protocols.verdicts import Divergence, TargetDied
+from wirecheck.protocols.verdicts import Divergence, HarnessError, TargetDied
 from wirecheck.targets import probe
 from wirecheck.targets.fuzz import FuzzBudget
 from wirecheck.targets.transport import client_context
 from wirecheck.targets.runner import health
 from wirecheck.targets.runner.case import CaseState, survives_clause
 from wirecheck.targets.runner.survey import survey
+from wirecheck.targets.upstream import title as upstream_title
 from wirecheck.targets.runner.validate import UsageProblem, parse_target
 from wirecheck.reports.events import EventStream
 
@@ -81,6 +82,8 @@ class RunOptions:
     target_restart: str | None = None  # a shell command that (re)starts the given target(s)
     confirm: int | None = None  # re-runs of a failed case (None: the fuzz profile's default)
     differential: bool = False  # also send every conversation to a clean reference broker and compare the answers
+    oracles: list[str] = field(default_factory=list)  # --oracle "PROTOCOL=HOST:PORT": that server as the oracle
+    upstream: list[str] = field(default_factory=list)  # "PROTOCOL[@VERSION]": the real server, started as the target
 
 
 class Run:
@@ -107,6 +110,8 @@ class Run:
         self._targets: dict[str, TargetInfo] | None = None
         self.broker = None  # BrokerProcess when we launched the reference
         self.oracle_broker = None  # --differential: the clean reference broker answers are compared with
+        self.upstreams: list = []  # UpstreamProcess: the real servers this run started (--upstream, controller only)
+        self.upstream_targets: dict[str, str] = {}  # the --target each became -> the server and version (to workers)
         self._oracles: dict[str, TargetInfo] | None = None
         self.collected_protocols: set[str] = set()  # the reference broker runs only these personalities
         self.report_dir = Path(options.report_dir).resolve() / self.run_id
@@ -122,7 +127,8 @@ class Run:
         """The run's description in run.json: each given target with the protocol it was probed as."""
         targets = {}
         for found in self.surveys or []:
-            entry = {"address": found["address"], "reference": False, "faults": [], "found": found["found"]}
+            entry = {"address": found["address"], "reference": False, "faults": [], "found": found["found"],
+                     "upstream": upstream_title(self.upstream_targets.get(found["target"]))}
             for name in found["protocols"] or [found["named"] or "probe"]:
                 targets[name] = dict(entry, probed_as=name if found["protocols"] else None)
         return {
@@ -140,10 +146,37 @@ class Run:
         for broker in (self.broker, self.oracle_broker):
             if broker is not None:
                 broker.stop()
+        for server in self.upstreams:
+            server.stop()
         if self.is_controller:  # once every worker is done: what --target-restart started ends with the run
             health.stop_restarted(self.report_dir)
 
     # -- targets
+
+    def start_upstreams(self, given: dict[str, str] | None = None) -> None:
+        """``--upstream PROTOCOL[@VERSION]``: the controller starts each real server (its log and data in the
+        report directory) and tests it as a ``--target``; an xdist worker receives the controller's targets. The
+        server's expected divergences (targets/upstream/expectations/) join the run's baseline: each is XFAIL with
+        its source, and one that no longer fails is XPASS."""
+        from wirecheck.targets import upstream
+
+        if given is None:
+            for text in self.options.upstream:
+                try:
+                    name, version = upstream.parse(text)
+                    server = upstream.SERVERS[name].start(self.report_dir / f"upstream-{name}-{version}", version)
+                except HarnessError as exc:  # not installed, or did not start: the run cannot begin
+                    raise UsageProblem(f"--upstream {text}: {exc}") from None
+                self.upstreams.append(server)
+                host, port = server.address
+                self.upstream_targets[f"{name}={host}:{port}"] = f"{name}@{version}"
+        else:
+            self.upstream_targets = dict(given)
+        self.options.targets.extend(self.upstream_targets)
+        for server in self.upstream_targets.values():
+            expected = upstream.expectations(server)
+            if expected is not None:
+                self.baseline = expected if self.baseline is None else self.baseline.merged(expected)
 
     def survey_targets(self, given: list[dict] | None = None) -> list[str]:
         """Probe every ``--target`` once (an xdist worker receives its controller's ``given`` surveys instead) and
@@ -241,10 +274,15 @@ class Run:
                 for name, port in broker.ports.items() if name in self.specs}
 
     def oracle(self, protocol: str) -> TargetInfo | None:
-        """--differential: the clean reference broker's listener for ``protocol`` (launched on first use, with
-        --reference-arg but never --reference-fault); None without --differential."""
+        """--differential: the server ``--oracle PROTOCOL=HOST:PORT`` names for ``protocol``, else the clean
+        reference broker's listener (launched on first use, with --reference-arg but never --reference-fault);
+        None without --differential."""
         if not self.options.differential:
             return None
+        for text in self.options.oracles:  # the form is checked at the start (validate.py)
+            name, address = parse_target(text, self.specs)
+            if name == protocol:
+                return TargetInfo(name, address, reference=False, found="--oracle")
         if self._oracles is None:
             self.oracle_broker = self._launch([], "oracle")
             self._oracles = self._reference_targets(self.oracle_broker)
@@ -378,6 +416,8 @@ class Run:
             args.append("--strict")
         if self.options.differential:
             args.append("--differential")
+        for oracle in self.options.oracles:
+            args += ["--oracle", oracle]
         if self.tls is not None and info is not None and not info.reference:
             args += ["--target-tls"] + (["--target-ca", self.options.tls_ca] if self.options.tls_ca else []) + \
                 (["--target-insecure"] if not self.options.tls_verify else [])

@@ -12,27 +12,29 @@ from wirecheck.protocols.spec import ProtocolSpec
 from wirecheck.protocols.verdicts import HarnessError
 
 TARGET_FORM = "[PROTOCOL=]HOST:PORT"
+ORACLE_FORM = "PROTOCOL=HOST:PORT"
 
 
 class UsageProblem(HarnessError):
     """A bad option or target given by the user."""
 
 
-def parse_target(text: str, specs: dict[str, ProtocolSpec]) -> tuple[str, tuple[str, int]]:
+def parse_target(text: str, specs: dict[str, ProtocolSpec], option: str = "--target",
+                 form: str = TARGET_FORM) -> tuple[str, tuple[str, int]]:
     """``[PROTOCOL=]HOST:PORT`` -> (protocol or "", (host, port)); the host must resolve."""
     name, _, address = text.rpartition("=")
     if name and name not in specs:
-        raise UsageProblem(f"--target {text}: unknown protocol {name!r}; known: {', '.join(sorted(specs))}")
+        raise UsageProblem(f"{option} {text}: unknown protocol {name!r}; known: {', '.join(sorted(specs))}")
     host, sep, port = address.rpartition(":")
     host = host.strip("[]")
     if not sep or not host or not port.isdigit():
-        raise UsageProblem(f"--target {text}: expected {TARGET_FORM}, e.g. rustlog=127.0.0.1:7070")
+        raise UsageProblem(f"{option} {text}: expected {form}, e.g. rustlog=127.0.0.1:7070")
     if not 1 <= int(port) <= 65535:
-        raise UsageProblem(f"--target {text}: port {port} is out of range (1-65535)")
+        raise UsageProblem(f"{option} {text}: port {port} is out of range (1-65535)")
     try:
         socket.getaddrinfo(host, int(port))
     except (socket.gaierror, UnicodeError) as exc:
-        raise UsageProblem(f"--target {text}: cannot resolve host {host!r} ({getattr(exc, 'strerror', exc)})") from None
+        raise UsageProblem(f"{option} {text}: cannot resolve host {host!r} ({getattr(exc, 'strerror', exc)})") from None
     return name, (host, int(port))
 
 
@@ -85,6 +87,17 @@ def validate(options, specs: dict[str, ProtocolSpec]) -> None:
         raise UsageProblem(f"--confirm {options.confirm}: expected a count of re-runs >= 0")
     if options.target_restart is not None and not options.target_restart.strip():
         raise UsageProblem("--target-restart: expected a shell command that starts the target")
+    oracles: set[str] = set()
+    for text in options.oracles:
+        name, address = parse_target(text, specs, option="--oracle", form=ORACLE_FORM)
+        if not name or name in oracles:
+            raise UsageProblem(f"--oracle {text}: expected {ORACLE_FORM}, one per protocol, e.g. "
+                               f"kafka=127.0.0.1:9092" + (f" ({name} is given twice)" if name else ""))
+        oracles.add(name)
+        try:  # the oracle answers every case: one that is not there is a usage error now, not an ERROR per case
+            socket.create_connection(address, timeout=options.deadline).close()
+        except OSError as exc:
+            raise UsageProblem(f"--oracle {text}: no server accepts a connection there ({exc})") from None
     writable_dir("--report-dir", options.report_dir)
     if options.baseline is not None and not Path(options.baseline).is_file():
         raise UsageProblem(f"--baseline {options.baseline}: no such file (a wirecheck.baseline/1 JSON file)")

@@ -4,12 +4,18 @@ checks judge the target); --strict turns a recorded difference into DIVERGENT.""
 
 from __future__ import annotations
 
+import socket
+
+import pytest
 
 from wirecheck.protocols.clauses import Level
 from wirecheck.protocols.registry import all_specs
 from wirecheck.protocols.rustlog.layers import encode_frame
 from wirecheck.protocols.verdicts import Differs, Verdict
-from wirecheck.targets.differential import Comparator, MirroredSession, flatten, own_entries
+from wirecheck.reports.records import differential_totals
+from wirecheck.targets.differential import Comparator, MirroredSession, RequestQueue, Tally, flatten, own_entries
+from wirecheck.targets.runner.run import RunOptions
+from wirecheck.targets.runner.validate import UsageProblem, validate
 from wirecheck.targets.runner.verdicts import classify
 from wirecheck.targets.session import Outcome, Reply
 
@@ -69,6 +75,7 @@ class _Answering:
 
     def __init__(self, reply: Reply):
         self.reply, self.framing, self.sock, self.deadline = reply, RUSTLOG.primary.framing, None, 1.0
+        self.endpoint = RUSTLOG.primary
         self.transcript = type("T", (), {"note": lambda self, text: None})()
 
     def send(self, data, decode=True):
@@ -113,3 +120,56 @@ def test_a_replay_compares_a_server_wide_listing_in_the_entries_the_case_named()
                    "R.consumers.count": 1, "R.names": ["wc-mine"]}
     gone = own_entries({**flat, "R.consumers[1].consumer_id": "someone"}, listings, sent=b"...wc-mine...")
     assert gone["R.consumers.count"] == 0
+
+
+def test_a_case_counts_the_answers_it_compared_against_those_exchanged():
+    """After a difference the connection's later answers are exchanged but not compared: "compared 1 of 3"."""
+    tally = Tally()
+    session = MirroredSession(_Answering(fetched(2, 1)), _Answering(fetched(1, 1)), COMPARE, lambda d: None,
+                              tally=tally)
+    for _ in range(3):
+        session.request(b"{}\n")
+    assert (tally.compared, tally.exchanged) == (1, 3) and not tally.complete
+    assert tally.text().startswith("compared 1 of 3 answers (stopped at a difference in FetchResponse.next_offset")
+    agreeing = Tally()
+    session = MirroredSession(_Answering(fetched(1, 1)), _Answering(fetched(1, 1)), COMPARE, lambda d: None,
+                              tally=agreeing)
+    session.request(b"{}\n")
+    session.request(b"{}\n")
+    assert (agreeing.compared, agreeing.exchanged, agreeing.text()) == (2, 2, "")
+
+
+def test_the_run_sums_compared_and_exchanged_answers():
+    records = [{"case": "a", "differential": {"compared": 3, "exchanged": 9, "stopped": "x"}},
+               {"case": "b", "differential": {"compared": 5, "exchanged": 5, "stopped": None}},
+               {"case": "c"}]
+    assert differential_totals(records) == {"compared": 8, "exchanged": 14, "percent": 57.1, "cases": 2,
+                                            "cases_compared_in_part": 1}
+    assert differential_totals([{"case": "c"}]) is None
+
+
+def test_an_answer_is_paired_with_the_request_it_answers():
+    """Kafka's acks=0 Produce gets no answer: the next answer is paired by its correlation id, not by order."""
+    kafka = all_specs()["kafka"].primary
+    queue = RequestQueue(kafka.framing, kafka.answers_request)
+    silent = b"\x00\x00\x00\x08\x00\x00\x00\x03\x00\x00\x00\x01"  # api 0 v3, correlation 1
+    probe = b"\x00\x00\x00\x08\x00\x12\x00\x00\x00\x00\x00\x02"  # api 18 v0, correlation 2
+    queue.sent(silent + probe)
+    assert queue.answered(b"\x00\x00\x00\x04\x00\x00\x00\x02") == probe
+    assert queue.answered(b"\x00\x00\x00\x04\x00\x00\x00\x09") is None  # nothing left waiting
+
+
+def test_oracle_misuse_is_one_usage_line(tmp_path):
+    specs = all_specs()
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        validate(RunOptions(oracles=[f"kafka=127.0.0.1:{port}"], report_dir=str(tmp_path)), specs)
+        for given, expected in ([f"127.0.0.1:{port}"], "expected PROTOCOL=HOST:PORT"), \
+                ([f"nosuch=127.0.0.1:{port}"], "unknown protocol"), \
+                ([f"kafka=127.0.0.1:{port}"] * 2, "kafka is given twice"):
+            with pytest.raises(UsageProblem, match=expected):
+                validate(RunOptions(oracles=given, report_dir=str(tmp_path)), specs)
+    with pytest.raises(UsageProblem, match="no server accepts a connection"):
+        validate(RunOptions(oracles=[f"kafka=127.0.0.1:{port}"], report_dir=str(tmp_path)), specs)

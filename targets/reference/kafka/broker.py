@@ -15,7 +15,7 @@ from wirecheck.targets.reference.kafka.group_apis import GroupApis
 from wirecheck.targets.reference.kafka.metadata_apis import MetadataApis
 from wirecheck.targets.reference.kafka.produce_apis import ProduceApis
 from wirecheck.targets.reference.kafka.producers import Producers
-from wirecheck.targets.reference.kafka.settings import CLUSTER_ID, MAX_PARTITIONS, NODE_ID, Settings
+from wirecheck.targets.reference.kafka.settings import CLUSTER_ID, MAX_PARTITIONS, Settings
 from wirecheck.targets.reference.kafka.share_fetch import ShareFetcher
 from wirecheck.targets.reference.kafka.share_groups import ShareGroups
 from wirecheck.targets.reference.kafka.share_partitions import SharePartitions
@@ -43,14 +43,15 @@ class Broker(MetadataApis, ProduceApis, FetchApis, TopicApis, TransactionApis, G
         # ShareAcknowledge with their sessions (share_fetch); a member that leaves closes its session
         self.share_partitions = SharePartitions(storage, faults, variants, settings.share_lock_ms,
                                                 settings.share_delivery_limit, settings.share_max_record_locks)
-        self.share_fetcher = ShareFetcher(storage, self.share_partitions, faults, settings.max_fetch_wait_s)
+        self.share_fetcher = ShareFetcher(storage, self.share_partitions, faults, settings.max_fetch_wait_s,
+                                          settings.node_id)
         self.share_groups = ShareGroups(storage, self.consumer_groups, faults, variants,
                                         settings.consumer_heartbeat_ms, settings.consumer_session_ms,
                                         on_leave=self.share_fetcher.close_member)
         self.producers = producers
         self.transactions = Transactions(producers, storage, coordinator, faults, variants)
         self.configs = configs.Configs(storage, settings, faults, variants)
-        self.admin = admin.Admin(storage, coordinator, producers, faults, MAX_PARTITIONS, CLUSTER_ID, NODE_ID,
+        self.admin = admin.Admin(storage, coordinator, producers, faults, MAX_PARTITIONS, CLUSTER_ID, settings.node_id,
                                  topic_admin=settings.topic_admin)
 
     def maintain_logs(self) -> None:

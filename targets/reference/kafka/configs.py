@@ -139,13 +139,18 @@ class Configs:
                 return UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist"
             return NONE, None
         if kind == BROKER:
-            if name not in ("", "0"):
-                return INVALID_REQUEST, f"Unexpected broker id, expected 0 or empty string, but received {name}"
+            if name not in ("", str(self.settings.node_id)):
+                return INVALID_REQUEST, (f"Unexpected broker id, expected {self.settings.node_id} or empty string, "
+                                         f"but received {name}")
             return NONE, None
         return INVALID_REQUEST, f"Unsupported resource type {kind}"
 
     def _topic_entries(self, topic_name: str, with_synonyms: bool) -> list[dict]:
-        overrides = self.storage.topics[topic_name].configs
+        return self.effective_topic_configs(self.storage.topics[topic_name].configs, with_synonyms)
+
+    def effective_topic_configs(self, overrides: dict[str, str], with_synonyms: bool = False) -> list[dict]:
+        """Every topic config with its value and source, ``overrides`` applied (DescribeConfigs; CreateTopics v5+
+        answers the same, KIP-525)."""
         entries = []
         for name, spec in TOPIC_CONFIGS.items():
             broker_default = self._broker_default(name)

@@ -72,4 +72,4 @@ def rebuild_producers(storage, producers) -> None:
                                                               producers.epochs.get(batch.producer_id, -1))
                     continue
                 producers.record(topic.name, partition.index, batch.producer_id, batch.producer_epoch,
-                                 batch.base_sequence, batch.last_sequence, batch.base_offset)
+                                 batch.base_sequence, batch.last_sequence, batch.base_offset, batch.max_timestamp)

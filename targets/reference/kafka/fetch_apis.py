@@ -69,15 +69,20 @@ class FetchApis(BrokerParts):
                        "AbortedTransactions": [] if read_committed else None, "PreferredReadReplica": -1,
                        "Records": b""}
                 parts.append(out)
+                # A partition Kafka does not know is answered before any read by FetchResponse.partitionResponse
+                # (KafkaApis.handleFetchRequest's "erroneous" partitions), whose AbortedTransactions keeps the
+                # generated default, an empty list (clients/.../common/requests/FetchResponse.java; the field has no
+                # "default" in FetchResponse.json), whatever the isolation level
                 if name is None:
-                    out["ErrorCode"] = UNKNOWN_TOPIC_ID if by_id else UNKNOWN_TOPIC_OR_PARTITION
+                    out.update(ErrorCode=UNKNOWN_TOPIC_ID if by_id else UNKNOWN_TOPIC_OR_PARTITION,
+                               AbortedTransactions=[])
                     has_error = True
                     continue
                 error = self._partition_error(name, p["Partition"])
                 if error and self.faults.fetch_unknown_partition_no_error:
                     continue  # fault: an empty partition with error 0
                 if error:
-                    out["ErrorCode"] = error
+                    out.update(ErrorCode=error, AbortedTransactions=[])
                     has_error = True
                     continue
                 partition = self.storage.partition(name, p["Partition"])
@@ -91,7 +96,12 @@ class FetchApis(BrokerParts):
                     offset = partition.log_start  # fault: reads from the log start instead of refusing
                 if offset < partition.log_start or offset > partition.high_watermark:
                     if not self.faults.fetch_beyond_hw_empty or offset < partition.log_start:
-                        out["ErrorCode"] = OFFSET_OUT_OF_RANGE
+                        # Kafka's read fails with OffsetOutOfRangeException, answered from ReplicaManager's
+                        # createLogReadResult(e): HighWatermark, LogStartOffset and LastStableOffset unknown (-1),
+                        # no aborted transactions (null) (core/src/main/scala/kafka/server/ReplicaManager.scala;
+                        # KafkaApis.handleFetchRequest: abortedTransactions.orElse(null))
+                        out.update(ErrorCode=OFFSET_OUT_OF_RANGE, HighWatermark=-1, LastStableOffset=-1,
+                                   LogStartOffset=-1, AbortedTransactions=None)
                         has_error = True
                     continue
                 if self.faults.fetch_ignores_offset:

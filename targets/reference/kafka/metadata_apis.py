@@ -8,7 +8,7 @@ from __future__ import annotations
 from wirecheck.targets.reference.kafka.errors import (INVALID_TOPIC_EXCEPTION, LEADER_NOT_AVAILABLE, NONE,
                                                       UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION)
 from wirecheck.targets.reference.kafka.broker_parts import BrokerParts
-from wirecheck.targets.reference.kafka.settings import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_ID, NODE_ID
+from wirecheck.targets.reference.kafka.settings import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_ID
 from wirecheck.targets.reference.kafka.storage import valid_topic_name
 
 
@@ -43,9 +43,9 @@ class MetadataApis(BrokerParts):
             topics.append(self._topic_metadata(entry, allow_create))
         return {
             "ThrottleTimeMs": 0,
-            "Brokers": [{"NodeId": NODE_ID, "Host": host, "Port": port, "Rack": None}],
+            "Brokers": [{"NodeId": self.settings.node_id, "Host": host, "Port": port, "Rack": None}],
             "ClusterId": CLUSTER_ID,
-            "ControllerId": NODE_ID,
+            "ControllerId": self.settings.node_id,
             "Topics": topics,
             "ClusterAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED,
             "ErrorCode": NONE,
@@ -69,11 +69,12 @@ class MetadataApis(BrokerParts):
             topic = self.storage.create(name, self.settings.default_partitions)
             return {"ErrorCode": LEADER_NOT_AVAILABLE, "Name": name, "TopicId": topic.topic_id, "Partitions": [],
                     "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
-        leader = NODE_ID + 1 if self.faults.metadata_leader_not_a_broker else NODE_ID  # fault: no such node
+        node = self.settings.node_id
+        leader = node + 1 if self.faults.metadata_leader_not_a_broker else node  # fault: no such node
         return {
             "ErrorCode": NONE, "Name": name, "TopicId": topic.topic_id, "IsInternal": False,
             "Partitions": [{"ErrorCode": NONE, "PartitionIndex": p.index, "LeaderId": leader, "LeaderEpoch": 0,
-                            "ReplicaNodes": [NODE_ID], "IsrNodes": [NODE_ID], "OfflineReplicas": []}
+                            "ReplicaNodes": [node], "IsrNodes": [node], "OfflineReplicas": []}
                            for p in topic.partitions],
             "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED,
         }
@@ -82,8 +83,8 @@ class MetadataApis(BrokerParts):
         if self.faults.coordinator_port_hardcoded:
             port = 9092 if port != 9092 else 9093
         if version < 4:
-            return {"ThrottleTimeMs": 0, "ErrorCode": NONE, "ErrorMessage": None, "NodeId": NODE_ID,
+            return {"ThrottleTimeMs": 0, "ErrorCode": NONE, "ErrorMessage": None, "NodeId": self.settings.node_id,
                     "Host": host, "Port": port}
         return {"ThrottleTimeMs": 0, "Coordinators": [
-            {"Key": key, "NodeId": NODE_ID, "Host": host, "Port": port, "ErrorCode": NONE, "ErrorMessage": None}
+            {"Key": key, "NodeId": self.settings.node_id, "Host": host, "Port": port, "ErrorCode": NONE, "ErrorMessage": None}
             for key in req["CoordinatorKeys"]]}

@@ -12,6 +12,9 @@ class KafkaOptions:
     topic_admin: bool = field(default=True, metadata={
         "help": "answer CreateTopics, DeleteTopics and CreatePartitions; --no-kafka-topic-admin refuses them with "
                 "TOPIC_AUTHORIZATION_FAILED, as a cluster whose ACLs keep topic administration to its operator"})
+    node_id: int = field(default=0, metadata={
+        "help": "this broker's node.id (Kafka's is the operator's choice; a second broker with another id shows "
+                "whether a client or a --differential run maps ids instead of expecting 0)"})
     auto_create: bool = field(default=True, metadata={
         "help": "create topics on Metadata (Produce never creates, as in Kafka)"})
     default_partitions: int = field(default=1, metadata={

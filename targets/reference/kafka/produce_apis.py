@@ -31,6 +31,12 @@ class Appended:
     append_time_ms: int = -1  # -1 unless the topic uses LogAppendTime
     message: str | None = None
     close: bool = False  # the broker closes the connection instead of answering
+    #: the log refused or deduplicated the batch, so the answer carries the partition's log start offset: Apache
+    #: Kafka's ReplicaManager.appendToLocalLog answers a failed append with processFailedRecord's
+    #: onlinePartition(...).logStartOffset and UnifiedLog.append a duplicate with setLogStartOffset(logStartOffset)
+    #: (core/src/main/scala/kafka/server/ReplicaManager.scala; storage/.../log/UnifiedLog.java); a request refused
+    #: before the log (unknown partition, invalid acks, ProduceRequest.validateRecords) keeps -1
+    at_the_log: bool = False
 
 
 class ProduceApis(BrokerParts):
@@ -54,8 +60,9 @@ class ProduceApis(BrokerParts):
                     result.base_offset = struct.unpack_from(">q", p["Records"])[0]  # fault: the producer's own field
                 parts.append({"Index": p["Index"], "ErrorCode": result.error, "BaseOffset": result.base_offset,
                               "LogAppendTimeMs": result.append_time_ms,
-                              "LogStartOffset": partition.log_start if partition and not result.error
-                              and not self.faults.log_start_offset_unset else -1,
+                              "LogStartOffset": partition.log_start if partition and (
+                                  not result.error or result.at_the_log) and not self.faults.log_start_offset_unset
+                              else -1,
                               "RecordErrors": [], "ErrorMessage": result.message})
             responses.append({"Name": t["Name"], "PartitionResponses": parts})
         return {"Responses": responses, "ThrottleTimeMs": 0, **({CLOSE: True} if close else {})}
@@ -96,19 +103,22 @@ class ProduceApis(BrokerParts):
                                                     version)  # v12+: the batch adds its partition (KIP-890)
             if error:
                 return Appended(error, message="the partition is not in the producer's ongoing transaction"
-                                if error == INVALID_TXN_STATE else None)
+                                if error == INVALID_TXN_STATE else None, at_the_log=True)
         idempotent = batch.producer_id >= 0
         if idempotent:
             check = not self.faults.sequence_not_checked
-            error, duplicate_base = self.producers.check(
+            error, duplicate = self.producers.check(
                 topic_name, index, batch.producer_id, batch.producer_epoch, batch.base_sequence,
                 batch.last_sequence, check_sequences=check)
             if error:
-                return Appended(error)
-            if duplicate_base is not None:
+                return Appended(error, at_the_log=True)
+            if duplicate is not None:
                 if self.faults.retry_out_of_order:  # fault: only the next sequence is accepted, no retry
-                    return Appended(OUT_OF_ORDER_SEQUENCE_NUMBER)
-                return Appended(NONE, duplicate_base)
+                    return Appended(OUT_OF_ORDER_SEQUENCE_NUMBER, at_the_log=True)
+                # Kafka's UnifiedLog.append answers a duplicate with its BatchMetadata: the first offset, and as
+                # LogAppendTime the batch's timestamp (appendInfo.setLogAppendTime(duplicate.timestamp)), even
+                # under CreateTime
+                return Appended(NONE, duplicate[0], duplicate[1], at_the_log=True)
         append_time = int(time.time() * 1000) if topic.log_append_time else None
         try:
             base = self.storage.append(topic, partition, data, batch, append_time)
@@ -121,7 +131,8 @@ class ProduceApis(BrokerParts):
             partition.expire(int(time.time() * 1000) - retention_ms)
         if idempotent:
             self.producers.record(topic_name, index, batch.producer_id, batch.producer_epoch,
-                                  batch.base_sequence, batch.last_sequence, base)
+                                  batch.base_sequence, batch.last_sequence, base,
+                                  batch.max_timestamp if append_time is None else append_time)
         self.storage.notify_append()
         return Appended(NONE, base, -1 if append_time is None else append_time)
 

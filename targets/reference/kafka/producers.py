@@ -24,7 +24,9 @@ MAX_CACHED_BATCHES = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 class _PartitionState:
     epoch: int
     last_seq: int = -1
-    recent: deque = field(default_factory=lambda: deque(maxlen=MAX_CACHED_BATCHES))  # (first, last, base)
+    #: (first, last, base, timestamp): Kafka's BatchMetadata, the timestamp the batch's max (its append time
+    #: under LogAppendTime), which a duplicate's answer repeats
+    recent: deque = field(default_factory=lambda: deque(maxlen=MAX_CACHED_BATCHES))
 
 
 class Producers:
@@ -66,17 +68,17 @@ class Producers:
         return pid
 
     def check(self, topic: str, partition: int, pid: int, epoch: int, first_seq: int, last_seq: int,
-              check_sequences: bool = True) -> tuple[int, int | None]:
-        """Before an append: (error, base offset of a duplicate or None)."""
+              check_sequences: bool = True) -> tuple[int, tuple[int, int] | None]:
+        """Before an append: (error, (base offset, timestamp) of a duplicate or None)."""
         if pid not in self.epochs:
             return UNKNOWN_PRODUCER_ID, None
         if epoch < self.epochs[pid]:
             return INVALID_PRODUCER_EPOCH, None
         state = self._state.get((topic, partition, pid))
         if state is not None and state.epoch == epoch:
-            for first, last, base in state.recent:
+            for first, last, base, timestamp in state.recent:
                 if first == first_seq and last == last_seq:
-                    return NONE, base
+                    return NONE, (base, timestamp)
             expected = 0 if state.last_seq == 0x7FFFFFFF else state.last_seq + 1
         else:
             expected = 0
@@ -85,7 +87,7 @@ class Producers:
         return NONE, None
 
     def record(self, topic: str, partition: int, pid: int, epoch: int, first_seq: int, last_seq: int,
-               base: int) -> None:
+               base: int, timestamp: int = -1) -> None:
         if epoch > self.epochs.get(pid, -1):
             self.epochs[pid] = epoch
         key = (topic, partition, pid)
@@ -93,7 +95,7 @@ class Producers:
         if state is None or state.epoch != epoch:
             state = self._state[key] = _PartitionState(epoch)
         state.last_seq = last_seq
-        state.recent.append((first_seq, last_seq, base))
+        state.recent.append((first_seq, last_seq, base, timestamp))
 
     def forget_topic(self, topic: str) -> None:
         for key in [k for k in self._state if k[0] == topic]:

@@ -101,6 +101,12 @@ def validate(data: bytes, max_message_bytes: int, crc_ieee: bool = False,
     error, first = _frame_batch(data)
     if error:
         return error, None, "record batch size field below the minimum", b""
+    # A magic byte no format has (above 2, or negative) is Kafka's CorruptRecordException (2), raised while the
+    # batch is sized, before it is known complete: ByteBufferLogInputStream.nextBatchSize, "Invalid magic found in
+    # record" (clients/src/main/java/org/apache/kafka/common/record/ByteBufferLogInputStream.java); magic 0 and 1
+    # are legacy batches, which ProduceRequest.validateRecords refuses with 87 below
+    if len(data) > 16 and not 0 <= int.from_bytes(data[16:17], "big", signed=True) <= 2:
+        return CORRUPT_MESSAGE, None, f"invalid magic {data[16]}", b""
     if not first:
         return INVALID_RECORD, None, "no complete record batch", b""
     if data[16] != 2:

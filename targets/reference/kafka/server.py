@@ -88,6 +88,7 @@ class KafkaPersonality(ResponseFrames):
                                       max_length=max_length)
         settings = Settings(
             auto_create=options.auto_create,
+            node_id=options.node_id,
             topic_admin=options.topic_admin,
             default_partitions=options.default_partitions,
             # variant segment-below-max-message: message.max.bytes 2 MiB over 1 MiB segments

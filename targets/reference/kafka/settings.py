@@ -8,7 +8,7 @@ from dataclasses import dataclass
 # unchecked; more than this is refused with INVALID_PARTITIONS (37).
 MAX_PARTITIONS = 10_000
 
-NODE_ID = 0
+NODE_ID = 0  # node.id unless --kafka-node-id says otherwise (Settings.node_id)
 CLUSTER_ID = "wirecheck-reference"
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
@@ -19,6 +19,7 @@ CLOSE = "_close"
 @dataclass
 class Settings:
     auto_create: bool = True
+    node_id: int = NODE_ID  # this broker's node.id: in Metadata, FindCoordinator, DescribeCluster, its config resource
     topic_admin: bool = True  # False: topic administration is denied (TOPIC_AUTHORIZATION_FAILED), as by ACLs
     default_partitions: int = 1
     max_message_bytes: int = 1048588  # max.message.bytes default

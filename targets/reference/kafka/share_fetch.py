@@ -50,8 +50,10 @@ class ShareSession:
 
 
 class ShareFetcher:
-    def __init__(self, storage, shares: SharePartitions, faults: KafkaFaults, max_wait_s: float):
+    def __init__(self, storage, shares: SharePartitions, faults: KafkaFaults, max_wait_s: float,
+                 node_id: int = NODE_ID):
         self.storage, self.shares, self.faults = storage, shares, faults
+        self.node_id = node_id  # the leader a CurrentLeader names
         self.max_wait_s = max_wait_s
         self.sessions: dict[tuple[str, str], ShareSession] = {}
 
@@ -142,7 +144,7 @@ class ShareFetcher:
                 code = self._acknowledge(group_id, member_id, t["TopicId"], p["PartitionIndex"],
                                          p["AcknowledgementBatches"])
                 parts.append({"PartitionIndex": p["PartitionIndex"], "ErrorCode": code, "ErrorMessage": None,
-                              "CurrentLeader": {"LeaderId": NODE_ID, "LeaderEpoch": 0}})
+                              "CurrentLeader": {"LeaderId": self.node_id, "LeaderEpoch": 0}})
             responses.append({"TopicId": t["TopicId"], "Partitions": parts})
         if req["ShareSessionEpoch"] == CLOSE:
             self._close(group_id, member_id)
@@ -232,10 +234,9 @@ class ShareFetcher:
                                             for f, la, c in ranges]
         return out
 
-    @staticmethod
-    def _empty(key: tuple[bytes, int], ack_error: int) -> dict:
+    def _empty(self, key: tuple[bytes, int], ack_error: int) -> dict:
         return {"PartitionIndex": key[1], "ErrorCode": NONE, "ErrorMessage": None, "AcknowledgeErrorCode": ack_error,
-                "AcknowledgeErrorMessage": None, "CurrentLeader": {"LeaderId": NODE_ID, "LeaderEpoch": 0},
+                "AcknowledgeErrorMessage": None, "CurrentLeader": {"LeaderId": self.node_id, "LeaderEpoch": 0},
                 "Records": b"", "AcquiredRecords": [], "_topic": key[0]}
 
     def _answer(self, partitions: dict) -> dict:

@@ -43,6 +43,16 @@ class TopicApis(BrokerParts):
                                                 configs={k: v for k, v in honoured.items() if v is not None})
                 result.update(NumPartitions=count, ReplicationFactor=rf,
                               TopicId=topic.topic_id if topic else bytes(16))
+                # KIP-525: v5+ answers the created (or, validateOnly, would-be) topic's effective configs, sorted by
+                # name, as Apache Kafka's ReplicationControlManager.createTopic does (metadata/src/main/java/org/
+                # apache/kafka/controller/ReplicationControlManager.java: computeEffectiveTopicConfigs(creation
+                # Configs), configNames.sort, one CreatableTopicConfigs per entry); which configs a server has is its
+                # own (protocols/kafka/__init__.py declares the list an implementation field)
+                overrides = {k: v for k, v in honoured.items() if v is not None}
+                result["Configs"] = [{key: entry[key] for key in ("Name", "Value", "ReadOnly", "ConfigSource",
+                                                                  "IsSensitive")}
+                                     for entry in sorted(self.configs.effective_topic_configs(overrides),
+                                                         key=lambda entry: entry["Name"])] if version >= 5 else []
             results.append(result)
         return {"ThrottleTimeMs": 0, "Topics": results}
 
