@@ -118,6 +118,21 @@ UNSUPPORTED = [("max+1-v0-body", 1, 0), ("max+1-v3-body", 1, 3), ("max+50-v3-bod
                ("negative-v0-body", -1, 0), ("int16-min-v3-body", -(2**15), 3)]
 
 
+def unsupported_api_versions_frame(version: int, shape: int, correlation_id: int) -> bytes:
+    """An ApiVersions request at ``version`` with the body of version ``shape`` (v0: none). The header is the one
+    ``version`` itself takes: a broker reads the header before it knows the version is unsupported, and derives
+    its version from the api version (RequestHeader.parse, RequestHeader.java:115-125 at apache/kafka 1eb7644, via the generated
+    ApiMessageType.requestHeaderVersion: ApiVersions >= 3 is flexible, header v2; below, v1; KIP-482). Above
+    the maximum, every ApiVersions version is flexible ("flexibleVersions": "3+", ApiVersionsRequest.json), so
+    header v2; a header v1 there is a truncated header, which Apache Kafka refuses by closing."""
+    out = bytearray()
+    messages.request_header_codec(2 if version >= 3 else 1).write(out, {
+        "RequestApiKey": API_VERSIONS, "RequestApiVersion": version, "CorrelationId": correlation_id,
+        "ClientId": "wirecheck"})
+    messages.request_codec(API_VERSIONS, shape).write(out, SOFTWARE if shape else {})
+    return struct.pack(">i", len(out)) + bytes(out)
+
+
 @case("kafka.api-versions.unsupported-version")
 @pytest.mark.parametrize(("offset", "shape"), [(o, b) for _, o, b in UNSUPPORTED], ids=[i for i, _, _ in UNSUPPORTED])
 def test_unsupported_api_versions_version_gets_v0_error_35(target, offset, shape):
@@ -126,8 +141,7 @@ def test_unsupported_api_versions_version_gets_v0_error_35(target, offset, shape
     low, high = client.require(API_VERSIONS)
     version = high + offset if offset > 0 else offset
     correlation_id = client.next_correlation_id()
-    frame = messages.encode_request(API_VERSIONS, shape, correlation_id, "wirecheck", SOFTWARE if shape else {})
-    client.session.send(frame[:6] + struct.pack(">h", version) + frame[8:])
+    client.session.send(unsupported_api_versions_frame(version, shape, correlation_id))
     # Strict v0 decoding: an answer in another shape (the request's, the broker's highest) or cut short diverges.
     body = client.receive(API_VERSIONS, 0, correlation_id, clause)
     if body["ErrorCode"] != errors.UNSUPPORTED_VERSION:
