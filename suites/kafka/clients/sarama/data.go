@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// rounds: the job's records split into its rounds, in order (each sent before the next, so that later batches
+// start at offsets above 0)
+func rounds(j *job) [][]record {
+	count := max(j.Rounds, 1)
+	size := (len(j.Records) + count - 1) / count
+	var parts [][]record
+	for start := 0; start < len(j.Records); start += size {
+		parts = append(parts, j.Records[start:min(start+size, len(j.Records))])
+	}
+	return parts
+}
+
+// producer: a SyncProducer whose records go to the partition each names, with the job's codec; an idempotent one
+// needs acks from all replicas and one request in flight (Sarama's Config.Validate)
+func producer(j *job, codec string, idempotent bool) (sarama.SyncProducer, error) {
+	conf := config(j)
+	compression, known := codecs[codec]
+	if !known {
+		return nil, fmt.Errorf("unknown codec %s", codec)
+	}
+	conf.Producer.Compression = compression
+	conf.Producer.Partitioner = sarama.NewManualPartitioner
+	conf.Producer.Return.Successes = true
+	if idempotent {
+		conf.Producer.Idempotent = true
+		conf.Producer.RequiredAcks = sarama.WaitForAll
+		conf.Net.MaxOpenRequests = 1
+	}
+	return sarama.NewSyncProducer(brokers(j), conf)
+}
+
+func message(topic string, r record) *sarama.ProducerMessage {
+	msg := &sarama.ProducerMessage{Topic: topic, Partition: r.Partition, Key: rawKey(r.Key),
+		Value: sarama.ByteEncoder(raw(r.Value)), Timestamp: time.UnixMilli(r.Timestamp)}
+	for _, h := range r.Headers {
+		msg.Headers = append(msg.Headers, sarama.RecordHeader{Key: []byte(h[0]), Value: raw(h[1])})
+	}
+	return msg
+}
+
+// produce: each round's records in one SendMessages; [partition, offset] per record, in job order
+func produce(p sarama.SyncProducer, topic string, parts [][]record) ([][2]int64, error) {
+	var produced [][2]int64
+	for _, part := range parts {
+		msgs := make([]*sarama.ProducerMessage, len(part))
+		for i, r := range part {
+			msgs[i] = message(topic, r)
+		}
+		if err := p.SendMessages(msgs); err != nil {
+			return nil, fmt.Errorf("produce: %w", err)
+		}
+		for _, msg := range msgs {
+			produced = append(produced, [2]int64{int64(msg.Partition), msg.Offset})
+		}
+	}
+	return produced, nil
+}
+
+// produceValues: values to a topic's partitions in turn (value i to partition first+i % partitions)
+func produceValues(j *job, topic string, values []string, first int, partitions int32) error {
+	parts := make([]record, len(values))
+	for i, value := range values {
+		parts[i] = record{Partition: int32(first+i) % partitions, Value: value, Timestamp: time.Now().UnixMilli()}
+	}
+	p, err := producer(j, "none", false)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	_, err = produce(p, topic, [][]record{parts})
+	return err
+}
+
+func consumedRecord(msg *sarama.ConsumerMessage) record {
+	headers := [][2]string{}
+	for _, h := range msg.Headers {
+		headers = append(headers, [2]string{string(h.Key), b64(h.Value)})
+	}
+	return record{Partition: msg.Partition, Offset: msg.Offset, Key: b64Key(msg.Key), Value: b64(msg.Value),
+		Headers: headers, Timestamp: msg.Timestamp.UnixMilli()}
+}
+
+// reader: a consumer group handler that keeps the first count records, marking and committing each when commit
+// is set (a commit of a session whose auto-commit is off is synchronous)
+type reader struct {
+	mu       sync.Mutex
+	count    int
+	commit   bool
+	consumed []record
+	full     chan struct{}
+	errs     []error
+}
+
+func (r *reader) Setup(sarama.ConsumerGroupSession) error   { return nil }
+func (r *reader) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+
+func (r *reader) ConsumeClaim(session sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
+	for {
+		select {
+		case msg, ok := <-claim.Messages():
+			if !ok {
+				return nil
+			}
+			r.mu.Lock()
+			if len(r.consumed) < r.count {
+				r.consumed = append(r.consumed, consumedRecord(msg))
+				if r.commit {
+					session.MarkMessage(msg, "")
+					session.Commit()
+				}
+				if len(r.consumed) == r.count {
+					close(r.full)
+				}
+			}
+			r.mu.Unlock()
+		case <-session.Context().Done():
+			return nil
+		}
+	}
+}
+
+// consume: a member of the job's group reads count records (from the earliest offset where the group has none),
+// committing them when commit is set (and nothing otherwise); the member leaves the group on return
+func consume(j *job, count int, commit bool) ([]record, error) {
+	conf := config(j)
+	conf.Consumer.Offsets.Initial = sarama.OffsetOldest
+	conf.Consumer.Offsets.AutoCommit.Enable = false
+	conf.Consumer.Return.Errors = true
+	group, err := sarama.NewConsumerGroup(brokers(j), j.Group, conf)
+	if err != nil {
+		return nil, err
+	}
+	r := &reader{count: count, commit: commit, full: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	failed := make(chan error, 2)
+	go func() {
+		for ctx.Err() == nil {
+			if err := group.Consume(ctx, []string{j.Topic}, r); err != nil && ctx.Err() == nil {
+				failed <- err
+				return
+			}
+		}
+	}()
+	go func() {
+		for err := range group.Errors() {
+			if err != nil && ctx.Err() == nil {
+				failed <- err
+			}
+		}
+	}()
+	select {
+	case <-r.full:
+	case err = <-failed:
+	case <-time.After(consumeLimit):
+		r.mu.Lock()
+		err = waiting{fmt.Sprintf("records (%d of %d consumed)", len(r.consumed), count)}
+		r.mu.Unlock()
+	}
+	cancel()
+	if closing := group.Close(); err == nil && closing != nil {
+		err = closing
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.consumed, err
+}
+
+// produce-consume (also idempotent, compression, sasl): the records produced in rounds, then consumed back by a
+// group member that commits nothing
+func produceConsume(j *job, result map[string]any) error {
+	p, err := producer(j, j.Codec, j.Idempotent)
+	if err != nil {
+		return err
+	}
+	produced, err := produce(p, j.Topic, rounds(j))
+	p.Close()
+	if err != nil {
+		return err
+	}
+	result["produced"] = produced
+	consumed, err := consume(j, len(j.Records), false)
+	result["consumed"] = consumed
+	return err
+}
+
+// group-consume: the job's records produced, then read by the group's only member, which commits each record it
+// reads and leaves; a second run of the group reads on from there
+func groupConsume(j *job, result map[string]any) error {
+	p, err := producer(j, "none", false)
+	if err != nil {
+		return err
+	}
+	produced, err := produce(p, j.Topic, [][]record{j.Records})
+	p.Close()
+	if err != nil {
+		return err
+	}
+	result["produced"] = produced
+	consumed, err := consume(j, len(j.Records), true)
+	result["consumed"] = consumed
+	return err
+}
