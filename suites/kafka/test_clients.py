@@ -16,6 +16,7 @@ import json
 import re
 import shutil
 import sys
+import time
 from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
@@ -39,7 +40,11 @@ KAFKAJS = Path(__file__).resolve().parent / "clients" / "kafkajs"
 # @platformatic/kafka needs Node.js >= 22.22: its driver folder pins that Node (the npm package "node") beside it
 PLATFORMATIC = Path(__file__).resolve().parent / "clients" / "platformatic"
 PLATFORMATIC_NODE = PLATFORMATIC / "node_modules" / ".bin" / "node"
-TIMESTAMP = 1_700_000_000_000  # CreateTime of the first record (ms), the others follow
+# CreateTime of the first record (ms), the others follow: the run's hour, not a fixed date, because a broker's
+# time retention deletes a segment whose newest timestamp is older than retention.ms (Kafka: 7 days by default;
+# UnifiedLog.deleteRetentionMsBreachedSegments, "log retention time ... breach based on the largest record
+# timestamp"), at its next check, so records from 2023 vanish under a consumer that is still reading them.
+TIMESTAMP = int(time.time()) // 3600 * 3_600_000
 PYTHON_MODULES = {"kafka-python": "kafka", "confluent-kafka": "confluent_kafka", "aiokafka": "aiokafka"}
 INSTALL = {"kafka-python": "pip install kafka-python", "confluent-kafka": "pip install confluent-kafka",
            "aiokafka": "pip install aiokafka", "kafkajs": f"npm ci --prefix {KAFKAJS}",
