@@ -7,7 +7,10 @@ File format (JSON)::
                   "expires": "2027-03-01"}]}
 
 ``case`` may be a case ID or a glob (``rustlog.fetch.*``). A listed case that fails is XFAIL; one that passes is
-XPASS, which fails the run so that stale entries are removed. Expired entries no longer apply.
+XPASS, which fails the run so that stale entries are removed. Expired entries no longer apply. An entry may also
+name the ``clause`` whose failure it expects (then a failure under another clause stays a failure) and the
+``source`` that documents it (a ticket, an upstream issue or source line): the expected divergences of an
+upstream server (targets/upstream/expectations/) are entries of this kind.
 """
 
 from __future__ import annotations
@@ -26,6 +29,11 @@ class BaselineEntry:
     case: str
     reason: str
     expires: dt.date | None = None
+    clause: str | None = None  # the clause whose failure is expected; None: any failure of the case
+    source: str = ""  # where the divergence is documented
+
+    def describe(self) -> str:
+        return self.reason + (f" ({self.source})" if self.source else "")
 
 
 class Baseline:
@@ -44,16 +52,27 @@ class Baseline:
                 if not isinstance(e.get("case"), str) or not isinstance(e.get("reason"), str) or not e["reason"]:
                     raise ValueError(f"entry {i} needs a string 'case' and a non-empty 'reason'")
                 expires = dt.date.fromisoformat(e["expires"]) if e.get("expires") else None
-                entries.append(BaselineEntry(e["case"], e["reason"], expires))
+                for key in ("clause", "source"):
+                    if key in e and not isinstance(e[key], str):
+                        raise ValueError(f"entry {i}: {key!r} must be a string")
+                entries.append(BaselineEntry(e["case"], e["reason"], expires, e.get("clause"), e.get("source", "")))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise pytest.UsageError(f"--baseline {path}: {exc}") from None
         return cls(path, entries)
 
-    def entry_for(self, case_id: str, today: dt.date | None = None) -> BaselineEntry | None:
+    def entry_for(self, case_id: str, today: dt.date | None = None, clause: str | None = None) \
+            -> BaselineEntry | None:
+        """The entry listing ``case_id`` (and, where the entry names one, the failed ``clause``)."""
         today = today or dt.date.today()
         for entry in self.entries:
             if entry.expires is not None and entry.expires < today:
                 continue
+            if entry.clause is not None and clause is not None and entry.clause != clause:
+                continue
             if fnmatch.fnmatchcase(case_id, entry.case):
                 return entry
         return None
+
+    def merged(self, other: "Baseline") -> "Baseline":
+        """This baseline's entries, then ``other``'s (a user's baseline beside an upstream server's expectations)."""
+        return Baseline(self.path, [*self.entries, *other.entries])

@@ -64,9 +64,20 @@ class Summary:
 
 
 @dataclass(frozen=True)
+class KnownDivergence:
+    """A divergence of an upstream server from the protocol it defines (targets/upstream/expectations/)."""
+    server: str  # e.g. "Apache Kafka 3.9.2"
+    case: str
+    clause: str
+    reason: str
+    source: str
+
+
+@dataclass(frozen=True)
 class ProtocolAudit:
     protocol: str
     rows: tuple[ClauseRow, ...]
+    divergences: tuple[KnownDivergence, ...] = ()
 
     @property
     def summary(self) -> Summary:
@@ -170,8 +181,10 @@ def _keys_pointing_at(mapping: Mapping[str, str], clause_id: str) -> tuple[str, 
     return tuple(sorted(name for name, target in mapping.items() if target == clause_id))
 
 
-def audit(spec, case_counts: Mapping[str, int] | None = None) -> ProtocolAudit:
-    """The audit of one protocol; ``case_counts`` defaults to counting the cases in ``spec.suite``."""
+def audit(spec, case_counts: Mapping[str, int] | None = None,
+          divergences: Iterable[KnownDivergence] = ()) -> ProtocolAudit:
+    """The audit of one protocol; ``case_counts`` defaults to counting the cases in ``spec.suite``;
+    ``divergences``: the upstream servers' known divergences from it."""
     clients = getattr(spec, "clients", None) or {}
     counts = suite_case_counts(spec.suite, lambda scenario: scenario_clauses(spec.name, clients, scenario).values()) \
         if case_counts is None else case_counts
@@ -185,11 +198,13 @@ def audit(spec, case_counts: Mapping[str, int] | None = None) -> ProtocolAudit:
                            cases=counts.get(clause.id, 0), unbreakable=clause.unbreakable,
                            sole_reading=clause.sole_reading)
                  for clause in sorted(spec.catalogue, key=lambda clause: clause.id))
-    return ProtocolAudit(spec.name, rows)
+    ordered = tuple(sorted(divergences, key=lambda d: (d.server, d.clause, d.case)))
+    return ProtocolAudit(spec.name, rows, ordered)
 
 
-def audit_all(specs: Mapping[str, object]) -> list[ProtocolAudit]:
-    return [audit(specs[name]) for name in sorted(specs)]
+def audit_all(specs: Mapping[str, object],
+              divergences: Mapping[str, Iterable[KnownDivergence]] | None = None) -> list[ProtocolAudit]:
+    return [audit(specs[name], divergences=(divergences or {}).get(name, ())) for name in sorted(specs)]
 
 
 # -- rendering -------------------------------------------------------------------------------------------------
@@ -233,12 +248,22 @@ def to_markdown(result: ProtocolAudit) -> str:
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),
     ]
-    return "\n".join([*header, *map(_markdown_row, result.rows)]) + "\n"
+    known = []
+    if result.divergences:
+        known = ["", "## Known divergences of upstream servers", "",
+                 "Where the upstream server breaks its own definitions or documentation "
+                 "(`targets/upstream/expectations/`): XFAIL against that server, with the source.", "",
+                 "| server | case | clause | reason | source |", "|---|---|---|---|---|"]
+        known += ["| " + " | ".join(markdown_cell(cell) for cell in (d.server, f"`{d.case}`", f"`{d.clause}`",
+                                                                      d.reason, d.source)) + " |"
+                  for d in result.divergences]
+    return "\n".join([*header, *map(_markdown_row, result.rows), *known]) + "\n"
 
 
 def to_json_data(result: ProtocolAudit) -> dict:
     summary = result.summary
     return {"protocol": result.protocol,
+            "known_divergences": [asdict(d) for d in result.divergences],
             "summary": {**asdict(summary), "must_with_fault_percent": summary.must_with_fault_percent},
             "clauses": [{**asdict(row), "faults": list(row.faults), "variants": list(row.variants)}
                         for row in result.rows]}

@@ -53,7 +53,9 @@ def clause_tables(argv: list[str]) -> int:
         print(f"wirecheck clauses: unknown protocol {', '.join(unknown)}; known: {', '.join(sorted(specs))}",
               file=sys.stderr)
         return 4
-    results = clause_audit.audit_all({name: specs[name] for name in options.protocol or specs})
+    from wirecheck.targets.upstream import known_divergences
+
+    results = clause_audit.audit_all({name: specs[name] for name in options.protocol or specs}, known_divergences())
     if options.output is None:
         sys.stdout.write(clause_audit.stdout_text(results, options.format))
         return 0

@@ -8,10 +8,16 @@ started on loopback by the harness (``pytest --upstream kafka``) or by hand (``w
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from wirecheck.protocols.verdicts import HarnessError
+from wirecheck.reports.baseline import Baseline
+from wirecheck.reports.clause_audit import KnownDivergence
 from wirecheck.targets.upstream import kafka
 
 SERVERS = {"kafka": kafka}
+#: per server and version, its expected divergences: a baseline whose entries name the clause and the source
+EXPECTATIONS = Path(__file__).resolve().parent / "expectations"
 
 
 def parse(text: str) -> tuple[str, str]:
@@ -24,3 +30,43 @@ def parse(text: str) -> tuple[str, str]:
     if version not in module.VERSIONS:
         raise HarnessError(f"{name} {version}: known versions {', '.join(module.VERSIONS)}")
     return name, version
+
+
+def title(server: str | None) -> str | None:
+    """``kafka@4.4.0`` -> ``Apache Kafka 4.4.0`` (None stays None)."""
+    if server is None:
+        return None
+    name, _, version = server.partition("@")
+    return f"{SERVERS[name].TITLE} {version}"
+
+
+def expectations_path(server: str) -> Path:
+    name, _, version = server.partition("@")
+    return EXPECTATIONS / f"{name}-{version}.json"
+
+
+def expectations(server: str) -> Baseline | None:
+    """The expected divergences of ``kafka@4.4.0`` (None where it has none): every entry names its clause and
+    source, so a failure under another clause of the same case stays a failure."""
+    path = expectations_path(server)
+    if not path.exists():
+        return None
+    baseline = Baseline.load(str(path))
+    for entry in baseline.entries:
+        if not entry.clause or not entry.source:
+            raise HarnessError(f"{path}: the entry for {entry.case} needs its clause and its source")
+    return baseline
+
+
+def known_divergences() -> dict[str, list[KnownDivergence]]:
+    """protocol -> every shipped expectation of its upstream servers (for docs/clauses)."""
+    found: dict[str, list[KnownDivergence]] = {}
+    for path in sorted(EXPECTATIONS.glob("*.json")):
+        server = path.stem.replace("-", "@", 1)
+        expected = expectations(server)
+        assert expected is not None  # the file exists
+        protocol = server.partition("@")[0]
+        found.setdefault(protocol, []).extend(
+            KnownDivergence(title(server) or server, entry.case, entry.clause or "", entry.reason, entry.source)
+            for entry in expected.entries)
+    return found

@@ -23,6 +23,7 @@ from wirecheck.targets.upstream.process import HOST, UpstreamProcess, cache_root
 #: the newest 4.x line Maven Central serves here, and the 3.x line's last release (3.9: still patched after 4.0,
 #: and the line most users upgrade from); the first is the default
 VERSIONS = ("4.4.0", "3.9.2")
+TITLE = "Apache Kafka"
 BUILDS = Path(__file__).resolve().parent / "builds"
 START_TIMEOUT = 90.0  # seconds: a JVM's start on a loaded 2-core machine
 STARTED = "Kafka Server started"  # KafkaRaftServer's last start-up line, 3.x and 4.x alike

@@ -14,6 +14,7 @@ import pytest
 
 from wirecheck.protocols.registry import all_specs
 from wirecheck.reports import clause_audit
+from wirecheck.targets.upstream import known_divergences
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "clauses"
 
@@ -37,7 +38,7 @@ def test_no_table_without_a_protocol():
 @pytest.mark.parametrize("name", sorted(SHIPPED))
 def test_committed_table_is_up_to_date(name):
     path = DOCS / f"{name}.md"
-    expected = clause_audit.to_markdown(clause_audit.audit(SHIPPED[name]))
+    expected = clause_audit.to_markdown(clause_audit.audit(SHIPPED[name], divergences=known_divergences().get(name, ())))
     committed = path.read_text(encoding="utf-8") if path.exists() else ""
     assert committed == expected, (f"docs/clauses/{name}.md is out of date with the {name} catalogue, faults or "
                                    f"suite: regenerate it with `{clause_audit.REGENERATE}`")
