@@ -69,6 +69,13 @@ CLIENTS = {client.name: client for client in (
     # group consumer runs alone, one run after another)
     RealClient("kcat", "kcat, librdkafka's command-line producer and consumer,",
                ("produce-consume", "compression", "idempotent", "sasl", "group-consume")),
+    # the Go clients (suites/kafka/clients/go_drivers.py): franz-go's kgo speaks KIP-848 (kgo.ServerSideBalancer,
+    # consumer_group_848.go), its transactions take KIP-890's v2 where the broker finalizes transaction.version 2
+    RealClient("franz-go", "franz-go, the pure-Go client (kgo, kadm),",
+               (*_EVERY, *_MORE, "group-consume", "consumer-group-protocol")),
+    # Sarama knows no KIP-848 (it only names key 68 in request.go) and leaves SCRAM to the application (the driver
+    # takes xdg-go/scram, as Sarama's examples do)
+    RealClient("sarama", "Sarama, IBM's pure-Go client,", (*_EVERY, *_MORE, "group-consume")),
 )}
 
 #: the API keys a scenario needs advertised, by what every client does (produce, fetch, list offsets, metadata, a
@@ -91,7 +98,9 @@ SCENARIO_APIS = {"produce-consume": _DATA, "compression": _DATA, "group-rebalanc
                  "cluster-admin": _DATA | {21, 37}, "group-admin": frozenset({3, 8, 9, 10, 16})}
 #: ... and by a client's own defaults where the scenario produces: kafka-python's producer is idempotent unless told
 #: otherwise
-CLIENT_APIS = {"kafka-python": frozenset({22})}
+CLIENT_APIS = {"kafka-python": frozenset({22}),
+               # franz-go's producer is idempotent unless kgo.DisableIdempotentWrite (kgo/config.go)
+               "franz-go": frozenset({22})}
 #: ... and by how a client does a scenario, as alternatives (any one set advertised will do): which call alters a
 #: config (kafka-python takes IncrementalAlterConfigs when advertised, else AlterConfigs; confluent-kafka's
 #: AlterConfigs call is deprecated)
@@ -103,7 +112,10 @@ CLIENT_SCENARIO_APIS = {("kafka-python", "admin"): (frozenset({44}), frozenset({
                         ("kafka-python", "cluster-admin"): (frozenset({60}), frozenset()),
                         ("confluent-kafka", "cluster-admin"): (frozenset({60}),),
                         **{(client, "group-admin"): (frozenset({42}),)
-                           for client in ("kafka-python", "confluent-kafka", "kafkajs")}}
+                           for client in ("kafka-python", "confluent-kafka", "kafkajs", "franz-go", "sarama")},
+                        # kadm's AlterTopicConfigs is IncrementalAlterConfigs (kadm/configs.go), the driver's
+                        # Sarama call AlterConfig is AlterConfigs (admin.go); both describe the cluster by Metadata
+                        ("franz-go", "admin"): (frozenset({44}),), ("sarama", "admin"): (frozenset({33}),)}
 
 # -- what each scenario depends on -----------------------------------------------------------------------------
 # The protocol clauses a scenario's clients rely on on their ordinary path (protocols/clients.py): a scenario that

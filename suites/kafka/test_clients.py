@@ -28,6 +28,7 @@ from wirecheck.protocols.kafka import records as batches
 from wirecheck.protocols.kafka.clients import CLIENT_APIS, CLIENT_SCENARIO_APIS, SCENARIO_APIS
 from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.suites.kafka.client import DataPath
+from wirecheck.suites.kafka.clients import go_drivers
 from wirecheck.suites.kafka.login import SCRAM, credentials, handshake, sasl_client
 from wirecheck.targets.clients import ClientRun, clients_case, run_client
 from wirecheck.targets.clients import drive as drive_client
@@ -49,7 +50,8 @@ PYTHON_MODULES = {"kafka-python": "kafka", "confluent-kafka": "confluent_kafka",
 INSTALL = {"kafka-python": "pip install kafka-python", "confluent-kafka": "pip install confluent-kafka",
            "aiokafka": "pip install aiokafka", "kafkajs": f"npm ci --prefix {KAFKAJS}",
            "platformatic-kafka": f"npm ci --prefix {PLATFORMATIC}",
-           "kcat": "apt-get install kcat"}
+           "kcat": "apt-get install kcat",
+           **{client: go_drivers.install_line(client) for client in go_drivers.FOLDERS}}
 
 
 def records(count: int = 10, text_only: bool = False) -> list[dict]:
@@ -77,8 +79,10 @@ def installed(client: str) -> None:
     missing = {"kafkajs": lambda: shutil.which("node") is None or not (KAFKAJS / "node_modules" / "kafkajs").is_dir(),
                "platformatic-kafka": lambda: not PLATFORMATIC_NODE.exists()
                or not (PLATFORMATIC / "node_modules" / "@platformatic" / "kafka").is_dir(),
-               "kcat": lambda: _kcat() is None}.get(client, lambda: importlib.util.find_spec(PYTHON_MODULES[client])
-                                                    is None)
+               "kcat": lambda: _kcat() is None,
+               # a Go driver: no go, no binary, or a binary older than its sources
+               **{go: (lambda go=go: go_drivers.missing(go)) for go in go_drivers.FOLDERS},
+               }.get(client, lambda: importlib.util.find_spec(PYTHON_MODULES[client]) is None)
     if missing():
         pytest.skip(f"{NOT_RUN}: the {client} client is not installed here ({INSTALL[client]})")
 
@@ -91,6 +95,8 @@ def client_version(client: str) -> str:
     """The installed client's exact version, as the run records it."""
     if client == "kcat":
         return kcat_version()
+    if client in go_drivers.FOLDERS:
+        return go_drivers.version(client)
     if client == "kafkajs":
         return json.loads((KAFKAJS / "node_modules" / "kafkajs" / "package.json").read_text())["version"]
     if client == "platformatic-kafka":
@@ -119,6 +125,8 @@ def drive(target, client: str, job: dict) -> ClientRun:
         argv, cwd = ["node", "driver.js"], str(KAFKAJS)
     elif client == "platformatic-kafka":
         argv, cwd = [str(PLATFORMATIC_NODE), "driver.js"], str(PLATFORMATIC)
+    elif client in go_drivers.FOLDERS:
+        argv, cwd = go_drivers.argv(client), None
     else:
         argv, cwd = [sys.executable, "-m", "wirecheck.suites.kafka.clients.python_driver", client], None
     return drive_client(target, client, argv, job, TIME_LIMIT, cwd=cwd)
@@ -271,6 +279,9 @@ def ready(target, client: str, scenario: str) -> None:
     if missing:
         raise Unimplemented(f"{client}'s {scenario} needs " + ", ".join(
             f"{DataPath.api_name(key)} ({key})" for key in missing) + ", which the target does not advertise")
+    too_low = go_drivers.versions_lacking(client, scenario, advertised)
+    if too_low:
+        raise Unimplemented(f"{client}'s {scenario} needs {', '.join(too_low)}, which the target does not advertise")
 
 
 @clients_case(SPEC, "produce-consume")
@@ -444,21 +455,25 @@ def judge_telemetry(clause_id: str, seen: dict) -> None:
 
 @clients_case(SPEC, "group-consume")
 def test_group_consume(target, client):
-    """kcat's balanced consumer (-G) twice: each run reads the half produced before it, committing as it exits."""
+    """The group's only member twice (kcat's balanced consumer -G; a driver's group-consume job, which produces its
+    half first): each run reads the half produced before it, committing as it exits."""
     ready(target, client, "group-consume")
     clause_id = f"kafka.clients.{client}.group-consume"
     job = {"topic": client_topic(target, client, stem="group"), "group": target.unique("group"), "codec": "none",
-           "records": records(text_only=True)}
+           "records": records(text_only=client == "kcat")}
     half = len(job["records"]) // 2
     consumed = []
     for made in (job["records"][:half], job["records"][half:]):
-        run = kcat_produce(target, job, made) or kcat_consume(target, job, [
-            "-G", job["group"], "-c", str(len(made)), "-e", "-X", "auto.offset.reset=earliest", job["topic"]],
-            limit=TIME_LIMIT)  # joining the group takes librdkafka a few seconds of the run
-        if run.output is None:  # a produce or a consumer run that failed: its verdict
+        if client != "kcat":
+            run = drive(target, client, {**job, "action": "group-consume", "records": made})
+        else:
+            run = kcat_produce(target, job, made) or kcat_consume(target, job, [
+                "-G", job["group"], "-c", str(len(made)), "-e", "-X", "auto.offset.reset=earliest", job["topic"]],
+                limit=TIME_LIMIT)  # joining the group takes librdkafka a few seconds of the run
+        if run.output is None or "consumed" not in run.output:  # a produce or a consumer run that failed: its verdict
             judge_round_trip(clause_id, job, run)
         consumed += run.output["consumed"]
-    judge_round_trip(clause_id, job, replace(run, output={"consumed": consumed}), compare_timestamps=False)
+    judge_round_trip(clause_id, job, replace(run, output={"consumed": consumed}), compare_timestamps=client != "kcat")
 
 
 GROWN_TO = 3  # cluster-admin: the partitions a one-partition topic is grown to
