@@ -98,15 +98,16 @@ def flaky(first: Classified, attempts: int, strict: bool) -> Classified:
 
 def apply_baseline(baseline: Baseline | None, case_id: str, result: Classified) -> Classified:
     """XFAIL for a listed case that fails; XPASS (a failure: the baseline is stale) for one that passes."""
-    entry = baseline.entry_for(case_id) if baseline is not None else None
+    failed = result.divergence.clause.id if result.divergence is not None else None
+    entry = baseline.entry_for(case_id, clause=failed) if baseline is not None else None
     if baseline is None or entry is None:
         return result
     if result.verdict in (Verdict.FAILED, Verdict.ERROR):
-        return Classified(Verdict.XFAIL, result.message, result.divergence, outcome="xfail",
-                          longrepr=f"baseline: {entry.reason}")
+        return Classified(Verdict.XFAIL, f"{result.message} [expected: {entry.describe()}]", result.divergence,
+                          outcome="xfail", longrepr=f"baseline: {entry.describe()}")
     if result.verdict is Verdict.OK:
         # A known failure that now passes: the baseline is stale, and a stale baseline hides regressions.
         return Classified(Verdict.XPASS, result.message, outcome="failed",
-                          longrepr=f"XPASS {case_id}: listed in the baseline ({entry.reason}) but passes now; "
+                          longrepr=f"XPASS {case_id}: listed in the baseline ({entry.describe()}) but passes now; "
                                    f"remove it from {baseline.path}")
     return result
