@@ -192,4 +192,5 @@ VARIANTS = {
     "kafka.txn-timeout-no-fence": "kafka.txn.timeout",
     "kafka.txn-v2-late-write-producer-fenced": "kafka.txn-v2.old-epoch-fenced",
     "kafka.read-only-invalid-config": "kafka.configs.read-only",
+    "kafka.negative-count-null": "kafka.encoding.hostile-count",
 }

@@ -102,6 +102,9 @@ class KafkaVariants(Switches):
     txn_v2_late_write_producer_fenced = Switch(
         "a transactional Produce v12+ under an epoch EndTxn v5 left behind gets PRODUCER_FENCED (90), the "
         "coordinator's own answer, instead of INVALID_PRODUCER_EPOCH (47)")
+    negative_count_null = Switch(
+        "a negative array count or string/bytes length other than -1 in a nullable field is read as null, as Apache "
+        "Kafka's generated readers do (\"if (length < 0)\"), instead of refusing the request")
     read_only_invalid_config = Switch(
         "altering a static broker config is refused with INVALID_CONFIG (40) instead of "
         "INVALID_REQUEST (42)")
