@@ -91,7 +91,13 @@ CLAUSES = [
     Clause("kafka.encoding.hostile-count",
            "An array count or length far above the bytes present (e.g. INT32_MAX) is rejected without "
            "allocating it; the broker survives and keeps serving other connections.",
-           "KAFKA-14063; NetworkReceive / ByteBufferAccessor bounds checks"),
+           "KAFKA-14063; NetworkReceive / ByteBufferAccessor bounds checks",
+           decision=(
+           "A negative count or length other than -1 (the guide's null marker, 'Protocol Primitive Types') in a "
+           "nullable field may be refused or read as null: Apache Kafka's generated readers test 'length < 0' "
+           "(MessageDataGenerator.java, generateVariableLengthReader; a compact length is readUnsignedVarint() - 1 "
+           "in 32-bit ints), so Metadata v1+ with Topics count -2 lists every topic. In a non-nullable field it "
+           "is refused.")),
     # --- ApiVersions
     Clause("kafka.api-versions.advertised",
            "ApiVersions lists each supported api key with its min and max version.",

@@ -40,6 +40,12 @@ def harmless(api_key: int, body: dict) -> None:
         body["AllowAutoTopicCreation"] = False
     elif api_key == 1:
         body["MaxWaitMs"], body["MinBytes"] = 0, 0
+        if "SessionId" in body:  # v7+: a sessionless full fetch (KIP-227: SessionId 0, SessionEpoch -1)
+            # A random session id names a session the mutant never opened: a Fetch-session question, not an
+            # encoding one. Apache Kafka 4.x answers a negative one UNKNOWN_SERVER_ERROR (-1): FetchManager.newContext
+            # asks FetchSessionCache.getCacheShard(sessionId), which indexes its shards with sessionId / range, out
+            # of bounds below 0 (FetchSession.java, getCacheShard; KAFKA-9401 added the shards).
+            body["SessionId"], body["SessionEpoch"] = 0, -1
     elif api_key == 18:
         body["ClientSoftwareName"], body["ClientSoftwareVersion"] = "wirecheck", "0.1.0"
     elif api_key == 32:  # topic resources: an unknown resource type is rightly refused with 42 (a rejection)

@@ -17,12 +17,13 @@ from hypothesis import strategies as st
 
 from wirecheck.protocols import fields as f
 from wirecheck.protocols import reactions
-from wirecheck.protocols.kafka import errors, messages
+from wirecheck.protocols.kafka import errors, messages, misread
 from wirecheck.protocols.reactions import ERROR, SILENCE, Reaction
 from wirecheck.strategies import operators
 from wirecheck.strategies.binary import Span, set_int
 from wirecheck.strategies.engine import Mutant
-from wirecheck.strategies.kafka.seeds import LENGTH, KafkaRequest, Seed, random_seed, traced_seed
+from wirecheck.strategies.kafka.seeds import (LENGTH, KafkaRequest, Seed, field_nullable, random_seed,
+                                              traced_seed)
 from wirecheck.strategies.kafka.values import any_message, correlation_ids
 from wirecheck.strategies.rules import AS_IS, Rule, RuleMutator
 
@@ -41,7 +42,14 @@ def expect(clause: str, why: str, *outcomes: str) -> Reaction:
             codes.add(int(outcome.split(":", 1)[1]))
         else:
             kinds.add(SILENCE if outcome == "silent" else outcome)
-    return Reaction(frozenset(kinds), clause, why, codes=frozenset(codes) if codes else None, keeps_open=False)
+    # A refusal with another code than 42 (UNKNOWN_SERVER_ERROR, say) is an answer: the target survived, so it
+    # breaks the clause that says how a request is refused, not the survival clause.
+    routed = {"code": misread.REFUSAL_CLAUSE} if clause == SURVIVAL_CLAUSE else {}
+    return Reaction(frozenset(kinds), clause, why, codes=frozenset(codes) if codes else None, keeps_open=False,
+                    clauses=routed)
+
+
+SURVIVAL_CLAUSE = "kafka.robustness.survives"
 
 
 MALFORMED = ("close", f"error:{errors.INVALID_REQUEST}")
@@ -102,12 +110,36 @@ def _claimed(span: Span, frame: bytes) -> int:
     return int.from_bytes(frame[span.start : span.end], "big", signed=True)
 
 
+def _as_java_int(span: Span, claimed: int) -> int:
+    """The count or length as Apache Kafka's generated readers hold it: an int (INT16 lengths widened), and for a
+    compact field ``readUnsignedVarint() - 1`` in 32-bit arithmetic, so a varint of 2**31 or more is negative
+    (MessageDataGenerator.java, generateVariableLengthReader: ``_readable.readUnsignedVarint() - 1``)."""
+    if span.prefix.startswith("uvarint"):
+        return ((claimed + 2**31) % 2**32) - 2**31
+    return claimed
+
+
+def _read_as_null(seed: Seed, span: Span, frame: bytes) -> bool:
+    """Whether a reader like Apache Kafka's takes this mutated count or length for null: it is negative and its
+    field is nullable at the seed's version. Kafka's generated readers test ``if (length < 0)``, not ``== -1``
+    (MessageDataGenerator.java, generateVariableLengthReader: "if (%s < 0)", then null where the field is
+    nullable, else "non-nullable field ... was serialized as null"), a reading kafka.encoding.hostile-count
+    accepts beside the refusal."""
+    return _as_java_int(span, _claimed(span, frame)) < 0 and field_nullable(seed.api_key, seed.version, span.path)
+
+
 def _hostile_count(seed: Seed, span: Span, frame: bytes) -> Reaction:
-    return expect("kafka.encoding.hostile-count", f"{span.kind} {span.path} claims {_claimed(span, frame)}",
-                  *MALFORMED)
+    why = f"{span.kind} {span.path} claims {_claimed(span, frame)}"
+    if _read_as_null(seed, span, frame):
+        return expect("kafka.encoding.hostile-count", f"{why}: negative in a nullable field, read as null or "
+                      "refused", "answer", *MALFORMED)
+    return expect("kafka.encoding.hostile-count", why, *MALFORMED)
 
 
 def _negative_length(seed: Seed, span: Span, frame: bytes) -> Reaction:
+    if _read_as_null(seed, span, frame):
+        return expect("kafka.encoding.hostile-count", f"length -2 in nullable {span.path}: read as null or refused",
+                      "answer", *MALFORMED)
     return expect("kafka.encoding.malformed-body", f"length -2 in {span.path}", *MALFORMED)
 
 

@@ -79,6 +79,27 @@ def trace(codec, value, out: bytearray, path: str, spans: list[Span]) -> None:
     spans.append(Span(path, "fixed", start, len(out), getattr(codec, "name", "fixed"), value))
 
 
+@functools.cache
+def field_nullable(api_key: int, version: int, path: str) -> bool:
+    """Whether the request field a span's ``path`` names (``body.Topics[0].Name``) is nullable at ``version``."""
+    codec = messages.request_codec(api_key, version)
+    for part in path.split(".")[1:]:
+        name = part.split("[")[0]
+        codec = next(c for n, c, _ in _struct(codec).regular if n == name)
+        for _ in range(part.count("[")):
+            codec = _unsized(codec).item
+    return bool(getattr(_unsized(codec), "nullable", False)) or isinstance(_unsized(codec), NullableStruct)
+
+
+def _unsized(codec):
+    return codec.codec if isinstance(codec, _Sized) else codec
+
+
+def _struct(codec) -> StructCodec:
+    codec = _unsized(codec)
+    return codec.inner if isinstance(codec, NullableStruct) else codec
+
+
 def _write_section(codec: StructCodec, value: dict, out: bytearray) -> None:
     full = bytearray()
     codec.write(full, value)

@@ -11,6 +11,8 @@ from wirecheck.protocols.kafka.clauses import CATALOGUE
 from wirecheck.protocols.reactions import ANSWER, CLOSE, ERROR, Observation
 from wirecheck.strategies import binary
 from wirecheck.strategies import kafka as kafka_strategies
+from wirecheck.strategies.kafka.mutants import RULES
+from wirecheck.strategies.kafka.seeds import field_nullable, traced_seed
 
 REJECTED = {"hostile-count", "negative-length", "truncate", "overlong-varint", "truncated-tag", "invalid-utf8"}
 CLOSED = Observation(CLOSE)
@@ -27,8 +29,14 @@ def test_mutated_requests_break_what_they_say(mutated):
         with pytest.raises(messages.DecodeError):
             messages.decode_request(mutated.frame)
         assert mutated.reaction.permits(CLOSED)
-        # our decoder is strict about UTF-8; Kafka's is lenient, so a broker may also answer that one
-        assert mutated.reaction.permits(AN_ANSWER) == (mutated.operator == "invalid-utf8")
+        # our decoder is strict about UTF-8; Kafka's is lenient, so a broker may also answer that one; and a
+        # negative count in a nullable field may be read as null (test_negative_counts_of_nullable_fields_may_be_null)
+        null_read = mutated.operator in ("hostile-count", "negative-length") and mutated.reaction.permits(AN_ANSWER)
+        if null_read:
+            request = mutated.context
+            assert field_nullable(request.api_key, request.version, mutated.field)
+            assert mutated.reaction.clause == "kafka.encoding.hostile-count"
+        assert mutated.reaction.permits(AN_ANSWER) == (mutated.operator == "invalid-utf8" or null_read)
     elif mutated.operator == "unknown-tag":
         messages.decode_request(mutated.frame)  # unknown tags are skipped: the frame still decodes
         assert bytes([0x8F, 0x4E, 3, 1, 2, 3]) in mutated.frame  # tag 9999, 3 bytes
@@ -151,3 +159,22 @@ def test_every_structural_base_is_accepted_by_the_clean_reference_broker(tmp_pat
     finally:
         broker.stop()
     assert not refused, refused[:3]
+
+
+@pytest.mark.parametrize(("api_key", "version", "body", "path", "value", "null"), [
+    (3, 1, {"Topics": [{"Name": "t"}]}, "body.Topics", -2, True),  # nullable from v1: Kafka reads null
+    (3, 1, {"Topics": [{"Name": "t"}]}, "body.Topics", -(2**31), True),
+    (3, 1, {"Topics": [{"Name": "t"}]}, "body.Topics", 2**31 - 1, False),  # a count above the bytes: refused
+    (3, 0, {"Topics": [{"Name": "t"}]}, "body.Topics", -2, False),  # not nullable at v0
+    (3, 12, {"Topics": [{"TopicId": bytes(16), "Name": "t"}]}, "body.Topics", 2**32 - 2, True),  # compact: int -2
+    (3, 12, {"Topics": [{"TopicId": bytes(16), "Name": "t"}]}, "body.Topics", 2**31 - 2, False),  # compact, positive
+])
+def test_negative_counts_of_nullable_fields_may_be_null(api_key, version, body, path, value, null):
+    """Apache Kafka's generated readers take any negative count of a nullable field for null (length < 0), a
+    compact one computed in 32-bit ints: the answer is then permitted beside the refusal (hostile-count)."""
+    seed = traced_seed(api_key, version, 1, "wc", body)
+    span = next(s for s in seed.spans if s.path == path and s.kind == "count")
+    frame = binary.set_number(seed.frame, span, value)
+    reaction = RULES["hostile-count"].reaction(seed, span, frame)
+    assert reaction.permits(CLOSED)
+    assert reaction.permits(AN_ANSWER) == null

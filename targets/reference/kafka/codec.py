@@ -34,9 +34,12 @@ _elements = [0]  # elements decoded in the current request (decoding is synchron
 class Options:
     """Codec deviations the broker's faults switch on (all False in a correct broker)."""
 
-    def __init__(self, misskip_tags: bool = False, short_string_varint: bool = False):
+    def __init__(self, misskip_tags: bool = False, short_string_varint: bool = False, negative_null: bool = False):
         self.misskip_tags = misskip_tags
         self.short_string_varint = short_string_varint
+        # variant negative-count-null: any negative count or length of a nullable field is null, as Apache Kafka's
+        # generated readers take it ("if (length < 0)"; a compact one computed in 32-bit ints)
+        self.negative_null = negative_null
 
 
 def _default(field: dict, version: int):
@@ -74,13 +77,14 @@ def _compile_type(field: dict, version: int, flexible: bool, opts: Options):
         inner = dict(field, type=ftype[2:])
         inner.pop("nullableVersions", None)
         read_item, write_item = _compile_type(inner, version, flexible, opts)
-        read_len = length_reader(True) if flexible else read_len32
+        read_len = length_reader(True, opts.negative_null) if flexible else read_len32
         fixed = FIXED.get(inner["type"]) if "fields" not in inner else None
+        null_below = -(2**31) if opts.negative_null else -1  # the lowest count read as null (when nullable)
 
         def read_array(buf, pos):
             n, pos = read_len(buf, pos)
             if n < 0:
-                if n == -1 and nullable:
+                if n >= null_below and nullable:
                     return None, pos
                 raise MalformedBody(f"array count {n}")
             # Every element takes at least one byte: a count larger than what is left is a lie, and we refuse
@@ -133,7 +137,8 @@ def _compile_type(field: dict, version: int, flexible: bool, opts: Options):
             out += value if value else bytes(16)
         return read_uuid, write_uuid
     if ftype in ("string", "bytes", "records"):
-        return blob_reader(ftype, flexible, nullable, opts.short_string_varint), write_blob(ftype, flexible)
+        return (blob_reader(ftype, flexible, nullable, opts.short_string_varint, opts.negative_null),
+                write_blob(ftype, flexible))
     raise ValueError(f"unsupported field type {ftype}")
 
 

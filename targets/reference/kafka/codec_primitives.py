@@ -63,11 +63,14 @@ def read_uuid(buf, pos):
     return bytes(buf[pos:pos + 16]), pos + 16
 
 
-def length_reader(compact: bool):
-    """Returns a reader of a length prefix giving -1 for null."""
+def length_reader(compact: bool, as_int32: bool = False):
+    """Returns a reader of a length prefix giving -1 for null. ``as_int32``: a compact length computed as Java's
+    ``readUnsignedVarint() - 1`` is, in 32-bit ints (a varint of 2**31 or more is negative)."""
     if compact:
         def read(buf, pos):
             n, pos = read_uvarint(buf, pos)
+            if as_int32:
+                n = (n + 2**31) % 2**32 - 2**31
             return n - 1, pos
         return read
     unpack = I16.unpack_from
@@ -86,9 +89,12 @@ def read_len32(buf, pos):
     return I32.unpack_from(buf, pos)[0], pos + 4
 
 
-def blob_reader(kind: str, compact: bool, nullable: bool, short_varint: bool = False):
-    """string/bytes/records: a length then that many bytes (never trusting the length beyond the buffer)."""
-    read_len = length_reader(True) if compact else (length_reader(False) if kind == "string" else read_len32)
+def blob_reader(kind: str, compact: bool, nullable: bool, short_varint: bool = False, negative_null: bool = False):
+    """string/bytes/records: a length then that many bytes (never trusting the length beyond the buffer).
+    ``negative_null``: any negative length of a nullable field is null, not only -1."""
+    read_len = (length_reader(True, negative_null) if compact
+                else (length_reader(False) if kind == "string" else read_len32))
+    null_below = -(2**31) if negative_null else -1
     if compact and kind == "string" and short_varint:
         def read_len(buf, pos):  # fault compact-string-length-two-bytes: a varint of at most two bytes
             if pos + 2 > len(buf):  # the string's bytes (or a tagged-field section) always follow
@@ -101,7 +107,7 @@ def blob_reader(kind: str, compact: bool, nullable: bool, short_varint: bool = F
     def read(buf, pos):
         n, pos = read_len(buf, pos)
         if n < 0:
-            if n == -1 and nullable:
+            if n >= null_below and nullable:
                 return None, pos
             raise MalformedBody(f"null or negative length {n} for a non-nullable {kind}")
         end = pos + n
