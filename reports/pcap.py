@@ -12,6 +12,7 @@ would otherwise leak its address into a shareable file). A connection whose port
 
 from __future__ import annotations
 
+import struct
 import time
 from dataclasses import dataclass
 
@@ -144,3 +145,14 @@ def write_pcap(transcript_dict: dict, path, base_time: float | None = None) -> i
     finally:
         writer.close()
     return len(packets)
+
+
+def pcap_records(linktype: int, records) -> bytes:
+    """A classic pcap (microsecond timestamps) of captured packets as they were: ``records`` are (time, raw bytes,
+    length on the wire), e.g. the packets of a real capture kept after filtering."""
+    out = bytearray(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, linktype))
+    for when, raw, wirelen in records:
+        seconds = int(when)
+        micros = min(999_999, round((when - seconds) * 1e6))
+        out += struct.pack("<IIII", seconds, micros, len(raw), max(wirelen, len(raw))) + raw
+    return bytes(out)

@@ -16,6 +16,7 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
@@ -49,6 +50,22 @@ def suite_version() -> str:
 
 
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def transcript_stem(nodeid: str) -> str:
+    """A case's file name stem in transcripts/ (its test id, made safe for a file name)."""
+    return _SLUG.sub("_", nodeid.split("::")[-1])[:120]
+
+
+@dataclass
+class Evidence:
+    """Files a case leaves beside its transcript, written when the transcript is kept (a failing case, or
+    --keep-transcripts), e.g. a real client's capture and log. Their names are chosen when they are made, so that
+    the verdict can name them; the record gets ``summary`` under ``record_field`` with the written paths added."""
+
+    record_field: str
+    summary: dict
+    files: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # summary key -> (name in transcripts/, bytes)
 
 
 class RunWriter:
@@ -103,6 +120,9 @@ class RunWriter:
             "worker": self.worker,
             "attempts": len(state.attempts) + 1,
         }
+        for evidence in getattr(state, "evidence", ()):
+            kept = self.write_evidence(evidence) if transcript_path is not None else {}
+            record.setdefault(evidence.record_field, []).append({**evidence.summary, **kept})
         if event.blocking is not None:
             record["blocked_by"] = blocked_by(event.blocking)
         if state.facts:
@@ -112,6 +132,16 @@ class RunWriter:
         if transcript_path is not None and event.verdict.value not in NO_REPLAY:
             record["replay"] = self.write_replay(record, state.transcript, transcript_path)
         return record
+
+    def write_evidence(self, evidence: Evidence) -> dict:
+        """Write the evidence's files into transcripts/; their paths relative to the run directory, by key."""
+        self._ensure_started()
+        written = {}
+        for key, (name, data) in evidence.files.items():
+            path = self.run_dir / "transcripts" / name
+            path.write_bytes(data)
+            written[key] = str(path.relative_to(self.run_dir))
+        return written
 
     def write_replay(self, record: dict, transcript: Transcript, transcript_path: str) -> str | None:
         """The case's replay file beside its transcript (``replays/<same name>.json``); its relative path."""
@@ -162,7 +192,7 @@ class RunWriter:
         """Write the transcript (and, if asked, a pcap of it: ~0.1 s each with scapy); returns its relative path.
         ``attempts``: (outcome, events) of the earlier runs of a re-run case (--confirm), kept beside the last."""
         self._ensure_started()
-        stem = _SLUG.sub("_", nodeid.split("::")[-1])[:120]
+        stem = transcript_stem(nodeid)
         self._slugs[stem] += 1
         name = f"{self.worker}-{stem}-{self._slugs[stem]}"
         data = transcript.to_dict(case_id, nodeid)

@@ -3,27 +3,35 @@
 A client scenario (``<protocol>.clients.<client>.<scenario>`` cases) runs the client as a child process in its
 own process group, so that a client that hangs is stopped whole (with whatever it started) when the scenario's
 time limit passes. The driver writes one JSON document as its last stdout line (what it observed); its stderr is
-the client's own log, of which the last lines are kept for the verdict. Nothing here knows a protocol.
+the client's own log, of which the last lines are kept for the verdict. Each scenario captures its clients' traffic
+and keeps their whole logs (targets/client_capture.py): the verdict names where they are. Nothing here knows a
+protocol.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 
 import pytest
 
 from wirecheck.protocols.clients import scenario_clauses
 from wirecheck.protocols.verdicts import Divergence, HarnessError
+from wirecheck.targets.client_capture import ClientLog, ScenarioCapture
 from wirecheck.targets.runner.verdicts import NOT_RUN
 
 LOG_LINES = 25  # of the client's own log, kept with a failing verdict
 #: set (to 1) where every client must be installed, e.g. the project's CI: a missing one is then an ERROR
 REQUIRE_CLIENTS = "WIRECHECK_REQUIRE_CLIENTS"
+#: the running client scenario's capture (set around a ``clients_case`` test, used by every client run in it)
+_SCENARIO: ContextVar[ScenarioCapture | None] = ContextVar("client_scenario", default=None)
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,7 @@ class ClientRun:
     log_tail: str  # the last lines of the client's stderr
     seconds: float
     stdout: str = ""  # all of it, for tools that print their results as lines (kcat)
+    evidence: str = ""  # where the scenario's capture and the client's whole log are (or why not captured)
 
     @property
     def timed_out(self) -> bool:
@@ -49,7 +58,8 @@ class ClientRun:
             how = f"exited with status {self.returncode}"
         last = f"; the client's last log lines:\n{self.log_tail}" if self.log_tail.strip() else ""
         waiting = self.output.get("waiting_for") if self.output else None
-        return how + (f", waiting for {waiting}" if waiting else "") + last
+        evidence = f"; {self.evidence}" if self.evidence else ""
+        return how + (f", waiting for {waiting}" if waiting else "") + evidence + last
 
 
 def not_installed(client: str, install: str):
@@ -65,13 +75,48 @@ def clients_case(spec, scenario: str):
     each reporting under its own clause ``<protocol>.clients.<client>.<scenario>`` (the clause audit counts them
     from this decorator)."""
     clauses = scenario_clauses(spec.name, spec.clients, scenario)
-    return pytest.mark.parametrize("client", [pytest.param(name, marks=pytest.mark.case(clause), id=name)
-                                              for name, clause in clauses.items()])
+    cases = pytest.mark.parametrize("client", [pytest.param(name, marks=pytest.mark.case(clause), id=name)
+                                               for name, clause in clauses.items()])
+
+    def captured(test):
+        @functools.wraps(test)
+        def scenario(*args, **kwargs):
+            with client_scenario(kwargs.get("target")):
+                return test(*args, **kwargs)
+        return cases(scenario)
+    return captured
+
+
+@contextmanager
+def client_scenario(target):
+    """The scope of one client scenario: its clients' runs are captured from before the first to the case's end,
+    and their traffic and logs kept with the case (``target.keep_evidence``)."""
+    if target is None or not hasattr(target, "keep_evidence"):
+        yield None
+        return
+    scenario = ScenarioCapture.for_case(target)
+    token = _SCENARIO.set(scenario)
+    try:
+        yield scenario
+    finally:
+        _SCENARIO.reset(token)
+        scenario.finish()
+
+
+def client_id() -> str | None:
+    """The client id this scenario's clients send (``job["client_id"]``), so that the capture keeps their
+    connections only; None outside a scenario or where the protocol's requests carry none."""
+    scenario = _SCENARIO.get()
+    return scenario.client_id if scenario is not None else None
 
 
 def run_client(argv: list[str], stdin: str = "", timeout: float = 60.0, env: dict | None = None,
                cwd: str | None = None) -> ClientRun:
-    """Run ``argv`` with ``stdin``; stop its whole process group after ``timeout`` seconds."""
+    """Run ``argv`` with ``stdin``; stop its whole process group after ``timeout`` seconds. Inside a client
+    scenario the run is captured and its whole log kept."""
+    scenario = _SCENARIO.get()
+    if scenario is not None:
+        scenario.before_run()
     started = time.monotonic()
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, cwd=cwd, env=None if env is None else {**os.environ, **env},
@@ -83,13 +128,20 @@ def run_client(argv: list[str], stdin: str = "", timeout: float = 60.0, env: dic
         _stop_group(proc)
         out, err = proc.communicate()
         code = None
-    return ClientRun(tuple(argv), code, last_json(out), _tail(err), time.monotonic() - started, out or "")
+    run = ClientRun(tuple(argv), code, last_json(out), _tail(err), time.monotonic() - started, out or "")
+    if scenario is None:
+        return run
+    scenario.logs.append(ClientLog(run.argv, code, run.seconds, err or ""))
+    return replace(run, evidence=scenario.where())
 
 
 def drive(target, client: str, argv: list[str], job: dict, timeout: float, cwd: str | None = None,
           env: dict | None = None) -> ClientRun:
     """Run a driver on ``job`` (JSON on stdin) with ``run_client``; the command, the job and how it ended go into
-    the case's transcript (the client's own traffic reaches the target alone)."""
+    the case's transcript; the scenario's capture holds the client's own traffic. The job carries the scenario's
+    client id (``client_id``) where the protocol's requests name one."""
+    if client_id() is not None:
+        job = {"client_id": client_id(), **job}
     target.transcript.note(f"client {client}: {' '.join(argv)} with job {json.dumps(job)[:1500]}")
     run = run_client(argv, json.dumps(job), timeout, env=env, cwd=cwd)
     target.transcript.note(f"client {client}: {run.summary()[:3000]}; result {json.dumps(run.output)[:3000]}")

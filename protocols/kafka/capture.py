@@ -30,6 +30,31 @@ def sniff(data: bytes) -> bool:
     return 8 <= size <= 104_857_600 and api_key in messages.api_keys() and 0 <= version <= 50
 
 
+CONTROLLED_SHUTDOWN = 7
+
+
+def client_id(frame: bytes) -> str | None:
+    """The client id a request frame's header carries (None: none, or not a request header).
+
+    A real client's connections are told from other connections to the same broker by it (the suite gives each
+    client run a unique one). RequestHeader.json (apache/kafka clients/src/main/resources/common/message,
+    lines 19-38): after the api key, version and correlation id, ClientId is a nullable string with the
+    old-style int16 length in every header version from 1 ("flexibleVersions": "none", so flexible v2 headers
+    keep it); header v0, without it, is used only by ControlledShutdown v0."""
+    if len(frame) < 14:
+        return None
+    api_key, version = int.from_bytes(frame[4:6], "big", signed=True), int.from_bytes(frame[6:8], "big", signed=True)
+    if api_key == CONTROLLED_SHUTDOWN and version == 0:
+        return None
+    length = int.from_bytes(frame[12:14], "big", signed=True)
+    if length < 0 or 14 + length > len(frame):
+        return None
+    try:
+        return frame[14:14 + length].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def _header_guess(frame: bytes) -> tuple[int | None, int | None, int | None]:
     """(api key, version, correlation id) read straight from the fixed header, for undecodable requests."""
     if len(frame) < 12:

@@ -49,6 +49,8 @@ class CaseState:
     differences: list = field(default_factory=list)  # --differential: each connection's first difference
     tally: Tally | None = None  # --differential: answers compared of answers exchanged
     facts: dict = field(default_factory=dict)  # what the case learnt about its setting (a client's version)
+    #: files kept beside the transcript when it is kept (reports.records.Evidence: a real client's capture and log)
+    evidence: list = field(default_factory=list)
 
     @property
     def target_info(self) -> "TargetInfo":
@@ -222,6 +224,10 @@ class Target:
     def fact(self, name: str, value) -> None:
         """Record a fact about the case's setting in its record (``facts``), e.g. the real client's version."""
         self._state.facts[name] = value
+
+    def keep_evidence(self, evidence) -> None:
+        """Files (``reports.records.Evidence``) the run writes beside the case's transcript when it keeps it."""
+        self._state.evidence.append(evidence)
 
     def clause(self, clause_id: str) -> Clause:
         return self.catalogue[clause_id]

@@ -34,25 +34,39 @@ class Direction:
 
     isn: int | None = None  # the SYN's sequence number, when the handshake was captured
     segments: dict[int, bytes] = field(default_factory=dict)  # absolute seq -> payload (first copy wins)
+    times: dict[int, float] = field(default_factory=dict)  # absolute seq -> when that segment was captured
     fin: bool = False
     rst: bool = False
     packets: int = 0
 
-    def add(self, seq: int, payload: bytes) -> None:
+    def add(self, seq: int, payload: bytes, when: float = 0.0) -> None:
         if payload and seq not in self.segments:
             self.segments[seq] = payload
+            self.times[seq] = when
+
+    def _start(self) -> int:
+        """The sequence number of the stream's first byte."""
+        if self.isn is not None:
+            return (self.isn + 1) % 2**32
+        # no SYN: the earliest segment, by signed distance from the first one captured
+        reference = next(iter(self.segments))
+        return min(self.segments, key=lambda s: ((s - reference + 2**31) % 2**32) - 2**31)
+
+    def arrivals(self) -> list[tuple[int, float]]:
+        """(stream offset just past a segment, when it was captured) in stream order: when each byte was seen."""
+        if not self.segments:
+            return []
+        first = self._start()
+        return sorted(((seq - first) % 2**32 + len(payload), self.times.get(seq, 0.0))
+                      for seq, payload in self.segments.items())
 
     def assemble(self) -> tuple[bytes, list[str]]:
         """The contiguous stream from its start, and what was wrong (a gap stops the stream)."""
         if not self.segments:
             return b"", []
         problems: list[str] = []
-        start = (self.isn + 1) % 2**32 if self.isn is not None else None
         # Sequence numbers wrap at 2**32: order segments by their distance from the first one.
-        if start is None:  # no SYN: the earliest segment, by signed distance from the first one captured
-            reference = next(iter(self.segments))
-            start = min(self.segments, key=lambda s: ((s - reference + 2**31) % 2**32) - 2**31)
-        first = start
+        first = self._start()
         ordered = sorted(self.segments.items(), key=lambda item: (item[0] - first) % 2**32)
         out = bytearray()
         position = 0  # bytes of stream assembled, relative to ``first``
@@ -239,6 +253,21 @@ def _records(path):
     return _scapy_records(RawPcapReader(io.BytesIO(data)))  # raises here when the header is unreadable
 
 
+def tcp_segment(linktype: int, raw: bytes):
+    """(src, dst, sport, dport, seq, flags, payload) of a captured packet; None when it is no usable TCP segment."""
+    try:
+        segment = _fast(linktype, raw)
+        return _dissected(linktype, raw) if segment is NotImplemented else segment
+    except Exception:  # a mangled header: not a TCP segment we can use
+        return None
+
+
+def tcp_records(data: bytes):
+    """(linktype, raw, wirelen, time, TCP segment or None) of every record of a capture held in memory."""
+    for linktype, raw, wirelen, when in _records(data):
+        yield linktype, raw, wirelen, when, tcp_segment(linktype, raw)
+
+
 def read_capture(path, server_ports: set[int] = frozenset()) -> Capture:
     """Every TCP connection in the file (a local path, a binary file object or the file's bytes).
     Client/server: who sent the SYN; else a known server port; else the lower port (servers usually listen on
@@ -258,12 +287,7 @@ def read_capture(path, server_ports: set[int] = frozenset()) -> Capture:
             count += 1
             if wirelen is not None and len(raw) < wirelen:
                 truncated += 1  # snaplen, or a file cut mid-record: this packet's bytes are incomplete
-            try:
-                segment = _fast(linktype, raw)
-                if segment is NotImplemented:
-                    segment = _dissected(linktype, raw)
-            except Exception:  # a mangled header: not a TCP segment we can use
-                segment = None
+            segment = tcp_segment(linktype, raw)
             if segment is None:
                 continue
             _add_segment(flows, server_ports, when, *segment)
@@ -297,7 +321,7 @@ def _add_segment(flows, server_ports, when, src, dst, sport, dport, seq, flags, 
         direction.isn = seq
         flow.handshake = flow.handshake or (a == flow.client and not ack)
     if payload:
-        direction.add((seq + (1 if syn else 0)) % 2**32, bytes(payload))
+        direction.add((seq + (1 if syn else 0)) % 2**32, bytes(payload), when)
     if flags & 0x05:
         direction.fin |= bool(flags & 0x01)
         direction.rst |= bool(flags & 0x04)

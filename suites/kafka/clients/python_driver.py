@@ -2,8 +2,8 @@
 CLIENT`` with CLIENT one of kafka-python, confluent-kafka, aiokafka. Output: one JSON line (``{"waiting_for": ...}``
 when the driver's own limit passed). Keys, values and header values are base64 (null allowed for a key).
 
-Jobs (``action``), each with ``bootstrap`` and optionally ``sasl`` ({"mechanism", "username", "password"}: every
-client the job makes logs in with it):
+Jobs (``action``), each with ``bootstrap``, optionally ``client_id`` (every client the job makes sends it) and
+optionally ``sasl`` ({"mechanism", "username", "password"}: every client the job makes logs in with it):
 
 - ``describe``: the client's name, version and the codecs it offers.
 - ``produce-consume``: ``topic``, ``group``, ``codec``, ``idempotent`` (optional), ``records`` ([{"partition",
@@ -86,12 +86,15 @@ CONFLUENT_SASL = ("security.protocol", "sasl.mechanism", "sasl.username", "sasl.
 
 
 def to_server(job: dict) -> dict:
-    """kafka-python's and aiokafka's settings (the same names) for reaching the server: where, and how to log in."""
-    return {"bootstrap_servers": job["bootstrap"], **sasl_options(job, KAFKA_PYTHON_SASL)}
+    """kafka-python's and aiokafka's settings (the same names) for reaching the server: where, how to log in, and
+    the job's client id (the suite keeps the connections that carry it in the scenario's capture)."""
+    named = {"client_id": job["client_id"]} if job.get("client_id") else {}
+    return {"bootstrap_servers": job["bootstrap"], **named, **sasl_options(job, KAFKA_PYTHON_SASL)}
 
 
 def confluent_to_server(job: dict) -> dict:
-    return {"bootstrap.servers": job["bootstrap"], **sasl_options(job, CONFLUENT_SASL)}
+    named = {"client.id": job["client_id"]} if job.get("client_id") else {}
+    return {"bootstrap.servers": job["bootstrap"], **named, **sasl_options(job, CONFLUENT_SASL)}
 
 
 # -- kafka-python ----------------------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ const b64 = data => (data === null || data === undefined ? null : Buffer.from(da
 const sasl = job => (job.sasl ? { sasl: { mechanism: job.sasl.mechanism.toLowerCase(), username: job.sasl.username,
   password: job.sasl.password } } : {})
 
-const client = job => new Kafka({ clientId: 'wirecheck-kafkajs', brokers: [job.bootstrap], logLevel: logLevel.WARN,
+// job.client_id (optional): every connection names it, so the suite's capture keeps the client's connections only
+const client = job => new Kafka({ clientId: job.client_id || 'wirecheck-kafkajs', brokers: [job.bootstrap], logLevel: logLevel.WARN,
   retry: { retries: 5, initialRetryTime: 100 }, ...sasl(job) })
 
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))

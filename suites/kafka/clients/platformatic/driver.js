@@ -26,7 +26,8 @@ class Waiting extends Error {}
 const raw = text => (text === null ? undefined : Buffer.from(text, 'base64'))
 const b64 = data => (data === null || data === undefined ? null : Buffer.from(data).toString('base64'))
 
-const options = (job, role) => ({ clientId: `wirecheck-platformatic-${role}`, bootstrapBrokers: [job.bootstrap],
+// job.client_id (optional): every connection names it, so the suite's capture keeps the client's connections only
+const options = (job, role) => ({ clientId: job.client_id || `wirecheck-platformatic-${role}`, bootstrapBrokers: [job.bootstrap],
   retries: 5, retryDelay: 100 })
 
 async function waitUntil (condition, what, ms = CONSUME_MS) {

@@ -1,0 +1,387 @@
+"""A real client's loopback traffic, captured while it runs and kept to the client's own connections.
+
+tcpdump (a real capture tool: CI installs it) listens on ``lo`` with a filter on the target's ports, from before a
+client scenario's first client run until the scenario ends. Other cases (another xdist worker) may talk to the same
+ports meanwhile, so only the client's own connections are kept:
+
+- where the protocol's capture module tells a request's client id (``client_id(frame)``, e.g. Kafka's request
+  header), each scenario gives its client runs a unique one (``job["client_id"]``), and a connection is the
+  client's when one of its requests carries it ("by client id");
+- elsewhere, the connections opened during the capture (their handshake was captured) from a source port none of
+  the case's own sessions used ("by source port"): another worker's connections to the same port in that time
+  are then kept too, which the record says.
+
+What is kept goes beside the case's transcript (reports.records.Evidence): the filtered pcap, the client's frames
+decoded by the protocol's describers (a ``wirecheck.transcript/1`` document) and the client's whole log. A capture
+is evidence, never a verdict: where tcpdump is missing or may not capture, the client runs all the same and the
+record says why nothing was captured. It is bounded: CAPTURE_LIMIT bytes of raw capture, then it stops and says so.
+"""
+
+from __future__ import annotations
+
+import importlib
+import ipaddress
+import json
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+from dataclasses import dataclass, field
+
+from wirecheck.protocols.spec import Endpoint, describe_bytes
+from wirecheck.protocols.transcript import Event
+from wirecheck.reports.pcap import pcap_records
+from wirecheck.reports.pipeline.captures.flows import Flow, read_capture, tcp_records
+from wirecheck.reports.records import Evidence
+
+TCPDUMP = "tcpdump"
+INSTALL = "apt-get install tcpdump"
+CAPTURE_LIMIT = 64 * 1024 * 1024  # bytes of raw capture (all connections to the ports) kept per scenario
+LOG_LIMIT = 16 * 1024 * 1024  # characters of one client run's log kept
+MAX_EVENTS = 5000  # events of the decoded client transcript (the first ones; the pcap has every packet)
+START_LIMIT = 10.0  # seconds tcpdump may take to open the interface
+FLUSH_LIMIT = 10.0  # seconds for the end marker to come through the capture (it follows every earlier packet)
+STOP_LIMIT = 5.0
+#: the kernel ring tcpdump reads from (KiB): blocks are handed over one by one, so a small ring drops packets of a
+#: burst while tcpdump waits for a shared core (measured: 42 of ~200 dropped with the default 2 MiB)
+BUFFER_KIB = 32768
+RECORD_FIELD = "client_capture"
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+    except (OSError, ValueError):
+        return False
+
+
+class Tcpdump:
+    """tcpdump on ``lo`` writing a pcap to our pipe. Its end is marked: a UDP datagram carrying a random token to a
+    port of our own, inside the filter; once the token has come through, every packet captured before it has."""
+
+    def __init__(self, ports: set[int], limit: int = CAPTURE_LIMIT, command: str = TCPDUMP):
+        self.ports, self.limit, self.command = sorted(ports), limit, command
+        self.data = bytearray()
+        self.capped = False
+        self.stderr: list[str] = []
+        self._proc: subprocess.Popen | None = None
+        self._listening = threading.Event()
+        self._marked = threading.Event()
+        self._token = secrets.token_bytes(16)
+        self._marker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # receives the end marker (never read)
+        self._marker.bind(("127.0.0.1", 0))
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> str | None:
+        """None once tcpdump captures, else why it does not (the capture is then not made)."""
+        path = shutil.which(self.command)
+        if path is None:
+            self._marker.close()
+            return f"{self.command} is not installed here ({INSTALL})"
+        marker_port = self._marker.getsockname()[1]
+        expression = " or ".join([f"tcp port {port}" for port in self.ports] + [f"udp dst port {marker_port}"])
+        try:
+            self._proc = subprocess.Popen([path, "-i", "lo", "-n", "-U", "--immediate-mode", "-B", str(BUFFER_KIB),
+                                           "-w", "-", expression],
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          start_new_session=True)
+        except OSError as exc:
+            self._marker.close()
+            return f"{self.command} did not start: {exc}"
+        self._threads = [threading.Thread(target=self._read_capture, daemon=True),
+                         threading.Thread(target=self._read_messages, daemon=True)]
+        for thread in self._threads:
+            thread.start()
+        self._listening.wait(START_LIMIT)  # set on "listening on lo", and when tcpdump's stderr ends
+        if self._proc.poll() is not None or not self._listening.is_set():
+            self._end()
+            said = " ".join(line.strip() for line in self.stderr if line.strip())[:500]
+            return f"{self.command} did not capture on lo: {said or 'no word from it'}"
+        return None
+
+    def _read_capture(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        tail = b""
+        while chunk := self._proc.stdout.read1(65536):
+            if not self._marked.is_set() and self._token in tail + chunk:
+                self._marked.set()
+            tail = chunk[-len(self._token):]
+            if self.capped:
+                continue  # drained until tcpdump ends
+            room = self.limit - len(self.data)
+            self.data += chunk[:room]
+            if len(chunk) > room:
+                self.capped = True
+                self._marked.set()  # nothing after this is kept: no need to wait for the marker
+                self._proc.send_signal(signal.SIGTERM)
+
+    def _read_messages(self) -> None:
+        assert self._proc is not None and self._proc.stderr is not None
+        for raw in self._proc.stderr:
+            line = raw.decode("utf-8", "replace")
+            self.stderr.append(line)
+            if "listening on" in line:
+                self._listening.set()
+        self._listening.set()  # tcpdump ended: start() stops waiting
+
+    def stop(self) -> list[str]:
+        """Stop after every packet up to now was captured; what to know about the capture."""
+        notes = []
+        if not self.capped:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+                sender.sendto(self._token, self._marker.getsockname())
+            if not self._marked.wait(FLUSH_LIMIT):
+                notes.append(f"the capture's end marker did not come through tcpdump within {FLUSH_LIMIT:.0f} s: "
+                             "its last packets may be missing")
+        self._end()
+        if self.capped:
+            notes.append(f"capture stopped at its limit of {self.limit} bytes: later packets were not kept")
+        dropped = [line.strip() for line in self.stderr if "dropped by kernel" in line and not line.startswith("0 ")]
+        notes += [f"tcpdump: {line}" for line in dropped]
+        return notes
+
+    def _end(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(STOP_LIMIT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for thread in self._threads:
+            thread.join(STOP_LIMIT)
+        self._marker.close()
+
+
+@dataclass
+class Kept:
+    """The client's connections in a capture, and how they were told from the others."""
+
+    flows: list[Flow]
+    how: str  # "client id" or "source port"
+    seen: int  # connections to the target's ports in the capture
+
+
+def _frames(endpoint: Endpoint | None, data: bytes) -> tuple[list[bytes], bytes]:
+    """Whole frames of a stream and the bytes after them; a stream without framing is one chunk."""
+    if endpoint is None or endpoint.framing is None:
+        return ([data] if data else []), b""
+    frames, used, _problem = endpoint.framing.split(data, 1 << 31)
+    return frames, data[used:]
+
+
+def client_flows(capture: bytes, endpoints: dict[int, Endpoint | None], client_id: str | None, id_of,
+                 own_ports: set[int]) -> Kept:
+    """The client's connections among those to the target's ports (``endpoints``: server port -> endpoint).
+    ``id_of(frame)``: the client id a request names (the protocol's hook), used with ``client_id``; without them
+    the connections opened during the capture from ports not in ``own_ports`` (the case's own sessions)."""
+    flows = [flow for flow in read_capture(capture, set(endpoints)).flows
+             if flow.server[1] in endpoints and flow.client[1] not in own_ports]
+    if client_id is not None and id_of is not None:
+        def carries(flow: Flow) -> bool:
+            frames, _ = _frames(endpoints[flow.server[1]], flow.to_server.assemble()[0])
+            return any(_safe_id(id_of, frame) == client_id for frame in frames)
+        return Kept([flow for flow in flows if carries(flow)], "client id", len(flows))
+    return Kept([flow for flow in flows if flow.handshake], "source port", len(flows))
+
+
+def _safe_id(id_of, frame: bytes) -> str | None:
+    try:
+        return id_of(frame)
+    except Exception:  # a hook that trips on a stranger's bytes does not claim them
+        return None
+
+
+def _key(a: tuple[str, int], b: tuple[str, int]) -> tuple:
+    return (a, b) if a < b else (b, a)
+
+
+def filtered_pcap(capture: bytes, flows: list[Flow]) -> tuple[bytes, int]:
+    """(a pcap of the packets of ``flows`` only, as captured, and their count)."""
+    wanted = {_key(flow.client, flow.server) for flow in flows}
+    linktype, kept = 1, []
+    for linktype, raw, wirelen, when, segment in tcp_records(capture):
+        if segment is not None and _key((segment[0], segment[2]), (segment[1], segment[3])) in wanted:
+            kept.append((when, raw, wirelen))
+    return pcap_records(linktype, kept), len(kept)
+
+
+def _timed_frames(conn: int, endpoint: Endpoint | None, direction, incoming: bool) -> list[tuple[float, Event]]:
+    """A direction's frames as transcript events at the time the last byte of each was captured."""
+    data, _problems = direction.assemble()
+    frames, rest = _frames(endpoint, data)
+    decode = endpoint is not None and endpoint.framing is not None
+    arrivals = direction.arrivals()
+    events, end, index = [], 0, 0
+    for piece, whole in [(frame, True) for frame in frames] + ([(rest, False)] if rest else []):
+        end += len(piece)
+        while index < len(arrivals) - 1 and arrivals[index][0] < end:
+            index += 1
+        kind = ("recv" if whole else "partial") if incoming else "send"
+        events.append((arrivals[index][1] if arrivals else 0.0,
+                       Event(0.0, conn, kind, piece, decode=decode and whole,
+                             detail="" if whole else "bytes of an incomplete frame")))
+    return events
+
+
+def client_transcript(protocol: str, case_id: str, flows: list[Flow], endpoints: dict[int, Endpoint | None],
+                      about: dict) -> dict:
+    """The client's connections as a ``wirecheck.transcript/1`` document, each frame decoded by its endpoint's
+    describers (requests and answers), ``t`` in seconds from the first packet; ``about``: the capture's summary."""
+    timed: list[tuple[float, int, Event, Endpoint | None]] = []
+    for conn, flow in enumerate(flows, 1):
+        endpoint = endpoints.get(flow.server[1])
+        timed.append((flow.first_time, 0, Event(0.0, conn, "connect", local="%s:%d" % flow.client,
+                                                peer="%s:%d" % flow.server,
+                                                endpoint=endpoint.name if endpoint else ""), endpoint))
+        frames = (_timed_frames(conn, endpoint, flow.to_server, False)
+                  + _timed_frames(conn, endpoint, flow.to_client, True))
+        timed += [(when, 1, event, endpoint) for when, event in frames]
+        last = max([flow.first_time] + [when for when, _ in frames])
+        if flow.to_client.rst or flow.to_server.rst:
+            ends = ["reset"]
+        else:
+            ends = ["closed"] * flow.to_client.fin + ["close"] * flow.to_server.fin
+        timed += [(last, 2, Event(0.0, conn, kind), endpoint) for kind in ends]
+    timed.sort(key=lambda item: (item[0], item[1]))
+    start = timed[0][0] if timed else 0.0
+    events = []
+    for when, _, event, endpoint in timed[:MAX_EVENTS]:
+        event.t = when - start
+        describe = endpoint.describe if endpoint else describe_bytes
+        if endpoint is not None and event.incoming and endpoint.describe_answer is not None:
+            describe = endpoint.describe_answer
+        events.append(event.to_dict(describe))
+    return {"schema": "wirecheck.transcript/1", "case": case_id, "nodeid": case_id, "protocol": protocol,
+            "dropped_events": max(0, len(timed) - MAX_EVENTS), "events": events, "client_capture": about}
+
+
+@dataclass
+class ClientLog:
+    argv: tuple[str, ...]
+    returncode: int | None
+    seconds: float
+    stderr: str
+
+    def text(self) -> str:
+        ended = "stopped at its time limit" if self.returncode is None else f"exit status {self.returncode}"
+        log = self.stderr if len(self.stderr) <= LOG_LIMIT else \
+            self.stderr[:LOG_LIMIT] + f"\n[... {len(self.stderr) - LOG_LIMIT} more characters not kept]\n"
+        return f"=== {' '.join(self.argv)} ({ended}, {self.seconds:.1f} s) ===\n{log}" + \
+            ("" if log.endswith("\n") or not log else "\n")
+
+
+@dataclass
+class ScenarioCapture:
+    """One client scenario's capture: started before its first client run, ended with the case."""
+
+    target: object
+    client_id: str | None = None
+    base: str = ""  # the artifacts' file name without its suffix
+    logs: list[ClientLog] = field(default_factory=list)
+    why_not: str | None = None  # why nothing was captured
+    _tcpdump: Tcpdump | None = None
+    _started: bool = False
+
+    @classmethod
+    def for_case(cls, target) -> "ScenarioCapture":
+        unique = target.unique("client")
+        capture = cls(target, base=f"{target.case_id}.{unique}")
+        if callable(getattr(_capture_module(target.spec), "client_id", None)):
+            capture.client_id = unique
+        return capture
+
+    @property
+    def endpoints(self) -> dict[int, Endpoint | None]:
+        """Server port -> endpoint, for every endpoint address the case knows on loopback."""
+        target = self.target
+        known = {target.spec.primary.name: target.address, **getattr(target.info, "endpoints", {})}
+        ports = {}
+        for name, (host, port) in known.items():
+            if is_loopback(host):
+                try:
+                    ports.setdefault(port, target.spec.endpoint(name))
+                except KeyError:  # a side listener that is no endpoint of the spec: captured, not decoded
+                    ports.setdefault(port, None)
+        return ports
+
+    @property
+    def files(self) -> dict[str, str]:
+        """Where the artifacts will be, relative to the run directory (when the case's transcript is kept)."""
+        return {"pcap": f"transcripts/{self.base}.pcap", "transcript": f"transcripts/{self.base}.json",
+                "log": f"transcripts/{self.base}.log"}
+
+    def before_run(self) -> None:
+        """Start capturing (once, before the scenario's first client run)."""
+        if self._started:
+            return
+        self._started = True
+        if not is_loopback(self.target.address[0]):
+            self.why_not = "the target is not on this machine's loopback (only lo is captured)"
+            return
+        self._tcpdump = Tcpdump(set(self.endpoints))
+        self.why_not = self._tcpdump.start()
+        if self.why_not is not None:
+            self._tcpdump = None
+        self.target.transcript.note(f"client capture: {self.why_not or 'tcpdump captures lo'}"
+                                    + (f" (client id {self.client_id})" if self.client_id else ""))
+
+    def where(self) -> str:
+        """For a failing verdict: where the client's traffic and log are, or why there is no capture."""
+        names = self.files
+        if self.why_not is not None:
+            return f"no capture of its traffic ({self.why_not}); its whole log: {names['log']} in the run directory"
+        return (f"its traffic: {names['pcap']}, decoded: {names['transcript']}, its whole log: {names['log']} "
+                "(in the run directory)")
+
+    def finish(self) -> None:
+        """Stop capturing; keep the artifacts with the case (written if its transcript is kept)."""
+        if not self._started:
+            return
+        summary: dict = {"client_id": self.client_id, "runs": len(self.logs), "captured": False}
+        files = {"log": (f"{self.base}.log", "".join(log.text() for log in self.logs).encode())}
+        tcpdump, self._tcpdump = self._tcpdump, None
+        if tcpdump is None:
+            summary["not_captured"] = self.why_not
+        else:
+            summary.update(self._kept(tcpdump, files))
+        self.target.keep_evidence(Evidence(RECORD_FIELD, summary, files))
+
+    def _kept(self, tcpdump: Tcpdump, files: dict) -> dict:
+        notes = tcpdump.stop()
+        capture = bytes(tcpdump.data)
+        endpoints = self.endpoints
+        own = {_port(event.local) for event in self.target.transcript.events if event.kind == "connect"}
+        id_of = getattr(_capture_module(self.target.spec), "client_id", None)
+        kept = client_flows(capture, endpoints, self.client_id, id_of, own)
+        pcap, packets = filtered_pcap(capture, kept.flows)
+        if kept.how == "source port":
+            notes.append("connections told by source port: another case's connections to the same ports during the "
+                         "capture are kept too")
+        if not kept.flows:
+            notes.append(f"none of the {kept.seen} connection(s) to the target's ports was the client's"
+                         + (f" (none carried client id {self.client_id})" if kept.how == "client id" else ""))
+        summary = {"client_id": self.client_id, "captured": True, "by": kept.how, "connections": len(kept.flows),
+                   "connections_to_target": kept.seen, "packets": packets, "capture_bytes": len(capture),
+                   "ports": sorted(endpoints), "notes": notes}
+        document = client_transcript(self.target.spec.name, self.target.case_id, kept.flows, endpoints, summary)
+        files["pcap"] = (f"{self.base}.pcap", pcap)
+        files["transcript"] = (f"{self.base}.json", json.dumps(document).encode())
+        self.target.transcript.note(f"client capture: {len(kept.flows)} connection(s) of the client kept by "
+                                    f"{kept.how} of {kept.seen} to the target's ports, {packets} packets"
+                                    + "".join(f"; {note}" for note in notes))
+        return summary
+
+
+def _port(address: str) -> int | None:
+    try:
+        return int(address.rsplit(":", 1)[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _capture_module(spec):
+    return importlib.import_module(spec.capture.module) if spec.capture is not None else None
