@@ -115,7 +115,7 @@ func version() string {
 // options: where the server is and how to log in (every client the job makes logs in with the job's login)
 func options(j *job, more ...kgo.Opt) []kgo.Opt {
 	opts := []kgo.Opt{kgo.SeedBrokers(j.Bootstrap), kgo.ClientID("wirecheck-franz-go"),
-		kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelWarn, nil))}
+		kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelWarn, nil)), sniffingDialer()}
 	if j.SASL != nil {
 		var mechanism sasl.Mechanism
 		switch j.SASL.Mechanism {
@@ -177,9 +177,16 @@ var scenarios = map[string]func(*job, map[string]any) error{
 	"group-rebalance":         groupRebalance,
 	"consumer-group-protocol": consumerGroupProtocol,
 	"transactions":            transactions,
-	"admin":                   admin,
-	"cluster-admin":           clusterAdmin,
-	"group-admin":             groupAdmin,
+	// the same, with the request versions sent: KIP-890's transaction protocol version 2 is franz-go's where the
+	// broker finalizes transaction.version 2 (kgo/client.go supportsKIP890p2)
+	"transactions-v2": func(j *job, result map[string]any) error {
+		err := transactions(j, result)
+		result["requests"] = requestsSent()
+		return err
+	},
+	"admin":         admin,
+	"cluster-admin": clusterAdmin,
+	"group-admin":   groupAdmin,
 }
 
 func main() {
