@@ -2,19 +2,28 @@
 with a response that decodes strictly at that version (field order, version-gated fields, header version).
 
 One case per (API, version) known to the definitions; versions the target does not advertise are
-UNIMPLEMENTED (counted, not failed). The requests are harmless: they name topics and groups that do not exist
-(unique per run), or only validate (CreateTopics validateOnly), so they work on a live cluster.
+UNIMPLEMENTED (counted, not failed). Each case sends two requests on one connection:
+
+- for the core APIs (``VALID``), a valid request on real things (a topic the sweep created, a new group, an
+  idempotent producer): it must decode at the version (else the version is not implemented, this case's clause)
+  and succeed, ErrorCode 0 after the retriable "not yet" answers Kafka's clients retry (else the API's own clause,
+  ``VALID``'s second column: a version whose handler crashes is that API's failure, not "not implemented");
+- for every API, a harmless request (``HARMLESS``: names that do not exist, unique per run, or validating only,
+  so it works on a live cluster), which walks an error path: it must decode at the version; an
+  UNKNOWN_SERVER_ERROR (-1) there, or a close after the valid request was answered, is the error path's own clause
+  (``ERROR_PATHS``), not "version not implemented".
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
 
 from wirecheck.protocols.kafka import errors, messages, records
 from wirecheck.protocols.verdicts import Divergence
-from wirecheck.suites.kafka.client import C, Kafka, short
+from wirecheck.suites.kafka.client import C, DataPath, Kafka, short
 
 case = pytest.mark.case
 CLAUSE = "kafka.api-versions.advertised-implemented"
@@ -31,7 +40,7 @@ def _metadata(names):
 
 
 def _produce(names):
-    batch = records.build_batch([b"wirecheck"], base_timestamp=1_700_000_000_000)
+    batch = records.build_batch([b"wirecheck"], base_timestamp=int(time.time() * 1000))
     return {"TransactionalId": None, "Acks": 1, "TimeoutMs": 1000,
             "TopicData": [{"Name": names("absent"), "TopicId": ZERO_ID,
                            "PartitionData": [{"Index": 0, "Records": batch}]}]}
@@ -298,6 +307,87 @@ HARMLESS = {
     92: lambda names: {"GroupId": names("group"), "Topics": [{"TopicName": names("absent")}]},
 }
 
+# -- valid requests on real things: ErrorCode 0 is the answer at every advertised version ---------------------
+
+
+class Things:
+    """What the valid requests name: a topic (its id, where versions address topics by id), a group, names."""
+
+    def __init__(self, topic: str, topic_id: uuid.UUID, names):
+        self.topic, self.topic_id, self.names = topic, topic_id, names
+
+
+#: target address -> the sweep's topic and its id: created by the first case that needs it (a precondition), named
+#: in every later case's transcript
+_THINGS: dict[tuple, tuple[str, uuid.UUID]] = {}
+
+
+def things(target) -> Things:
+    key = tuple(target.address) if isinstance(target.address, (list, tuple)) else (target.address,)
+    if key not in _THINGS:
+        path = DataPath(target)
+        name = path.topic("versions", shared=True)
+        topic_id = ZERO_ID
+        if path.advertised().get(3, (0, -1))[1] >= 10:
+            with target.precondition(f"the id of topic {name}"):
+                body = path.call(3, path.version(3, low=10), {"Topics": [{"Name": name, "TopicId": ZERO_ID}],
+                                                             "AllowAutoTopicCreation": False}, "kafka.metadata.brokers")
+                topic_id = next(t["TopicId"] for t in body["Topics"] if t["Name"] == name)
+        _THINGS[key] = (name, topic_id)
+    name, topic_id = _THINGS[key]
+    target.transcript.note(f"the sweep's topic: {name} ({topic_id})")
+    return Things(name, topic_id, target.unique)
+
+
+def _valid_produce(t: Things) -> dict:
+    batch = records.build_batch([b"wirecheck"], base_timestamp=int(time.time() * 1000))
+    return {"TransactionalId": None, "Acks": 1, "TimeoutMs": 5000,
+            "TopicData": [{"Name": t.topic, "TopicId": t.topic_id, "PartitionData": [{"Index": 0, "Records": batch}]}]}
+
+
+def _valid_fetch(t: Things) -> dict:
+    return {"ReplicaId": -1, "MaxWaitMs": 0, "MinBytes": 0, "MaxBytes": 65536, "IsolationLevel": 0,
+            "SessionId": 0, "SessionEpoch": -1,
+            "Topics": [{"Topic": t.topic, "TopicId": t.topic_id,
+                        "Partitions": [{"Partition": 0, "FetchOffset": 0, "PartitionMaxBytes": 65536}]}]}
+
+
+#: api key -> (a valid request on real things, the clause its ErrorCode 0 answer is: the API's own)
+VALID = {
+    18: (lambda t: _api_versions(t.names), "kafka.api-versions.advertised"),
+    3: (lambda t: {"Topics": [{"Name": t.topic, "TopicId": ZERO_ID}], "AllowAutoTopicCreation": False},
+        "kafka.metadata.brokers"),
+    0: (_valid_produce, "kafka.produce.base-offset"),
+    1: (_valid_fetch, "kafka.fetch.records"),
+    2: (lambda t: {"ReplicaId": -1, "IsolationLevel": 0,
+                   "Topics": [{"Name": t.topic, "Partitions": [{"PartitionIndex": 0, "Timestamp": -1}]}]},
+        "kafka.list-offsets.earliest-latest"),
+    9: (lambda t: {"GroupId": (group := t.names("group")), "Topics": [{"Name": t.topic, "PartitionIndexes": [0]}],
+                   "Groups": [{"GroupId": group, "Topics": [{"Name": t.topic, "TopicId": t.topic_id,
+                                                               "PartitionIndexes": [0]}]}]},
+        "kafka.commit.no-offset"),
+    10: (lambda t: _find_coordinator(t.names), "kafka.group.find-coordinator"),
+    19: (lambda t: _create_topics(t.names), "kafka.topics.create"),
+    22: (lambda t: _init_producer_id(t.names), "kafka.idempotence.init-producer-id"),
+    32: (lambda t: {"Resources": [{"ResourceType": 2, "ResourceName": t.topic, "ConfigurationKeys": None}],
+                    "IncludeSynonyms": False, "IncludeDocumentation": False}, "kafka.configs.describe-topic"),
+    60: (lambda t: _describe_cluster(t.names), "kafka.admin.describe-cluster"),
+    61: (lambda t: {"Topics": [{"Name": t.topic, "PartitionIndexes": [0]}]}, "kafka.admin.describe-producers"),
+}
+
+#: api key -> the clause of the error path its harmless request walks (an unknown topic, group or member)
+ERROR_PATHS = {
+    3: "kafka.metadata.unknown-topic", 0: "kafka.produce.unknown-topic", 1: "kafka.fetch.unknown-topic",
+    2: "kafka.list-offsets.unknown-topic", 32: "kafka.configs.unknown-topic", 12: "kafka.group.unknown-member",
+    47: "kafka.admin.offset-delete-unknown-group", 42: "kafka.admin.delete-groups",
+}
+
+#: How long a "not yet" answer is asked again: Kafka's clients retry a RetriableException (Errors.java) after
+#: retry.backoff.ms (100 ms, doubling to retry.backoff.max.ms 1 s, KIP-580) until default.api.timeout.ms (60 s);
+#: a coordinator's first load took about 3 s on a busy two-core machine (Apache Kafka 4.4.0), so 15 s bounds it.
+NOT_YET_WAIT_S = 15.0
+
+
 #: keys the definitions hold that no client sends: WriteTxnMarkers (27) is the transaction coordinator's to the
 #: partition leaders (a CLUSTER_ACTION, ApiKeys.clusterAction)
 NOT_CLIENT_FACING = {27}
@@ -316,15 +406,50 @@ def test_advertised_version_is_implemented(target, api, api_version):
     client = Kafka(target)
     client.denial_blocks = False  # TOPIC_AUTHORIZATION_FAILED at this version's shape is still that version
     client.require(api_key, api_version)
-    body = HARMLESS[api_key](target.unique)
-    correlation_id = client.send(api_key, api_version, body)
     if (api_key, api_version) in ADVERTISED_ONLY:
+        correlation_id = client.send(api_key, api_version, HARMLESS[api_key](target.unique))
         check_advertised_only(client, api, api_key, api_version, correlation_id)
         return
-    answer = client.receive(api_key, api_version, correlation_id, CLAUSE)
+    valid = VALID.get(api_key)
+    if valid is not None:
+        probe_valid(target, api, api_key, api_version, *valid)
+    # the error path: answered at this version (a close or a crash there is the path's own clause once the valid
+    # request was served; without a valid one, a close is this version not implemented)
+    path_clause = ERROR_PATHS.get(api_key, CLAUSE) if valid is not None else CLAUSE
+    correlation_id = client.send(api_key, api_version, HARMLESS[api_key](target.unique))
+    answer = client.receive(api_key, api_version, correlation_id, path_clause)
     if answer.get("ErrorCode") == errors.UNSUPPORTED_VERSION:
         raise Divergence(C[CLAUSE], f"{api} v{api_version} handled (it is advertised)",
                          f"ErrorCode 35 UNSUPPORTED_VERSION: {short(answer)}")
+    if errors.UNKNOWN_SERVER_ERROR in errors.error_codes(answer):
+        raise Divergence(C[ERROR_PATHS.get(api_key, CLAUSE)], f"{api} v{api_version}: the error answer its "
+                         "harmless request (names that do not exist) calls for", f"UNKNOWN_SERVER_ERROR (-1): "
+                         f"{short(answer)}")
+
+
+def probe_valid(target, api: str, api_key: int, api_version: int, build, own_clause: str) -> None:
+    """A valid request on real things at this version: decoded at the version (this case's clause) and answered
+    ErrorCode 0 everywhere (the API's own clause), once the retriable "not yet" answers are past."""
+    client = Kafka(target)  # its own connection: a denial (ACLs on a user's cluster) blocks, it judges nothing
+    body = build(things(target))
+    deadline = time.monotonic() + NOT_YET_WAIT_S
+    backoff = 0.1
+    while True:
+        answer = client.call(api_key, api_version, body, CLAUSE)
+        codes = errors.error_codes(answer) - {errors.NONE}
+        waiting = sorted(c for c in codes if errors.is_retriable(c))
+        if not waiting or time.monotonic() + backoff > deadline:
+            break
+        target.transcript.note(f"retriable {waiting}: {api} v{api_version} asked again in {backoff:g} s")
+        time.sleep(backoff)
+        backoff = min(backoff * 2, 1.0)
+    if errors.UNSUPPORTED_VERSION in codes:
+        raise Divergence(C[CLAUSE], f"{api} v{api_version} handled (it is advertised)",
+                         f"ErrorCode 35 UNSUPPORTED_VERSION: {short(answer)}")
+    if codes:
+        raise Divergence(C[own_clause], f"a valid {api} v{api_version} request answered with ErrorCode 0",
+                         ", ".join(f"ErrorCode {c} ({errors.name(c)})" for c in sorted(codes)) +
+                         f": {short(answer)}")
 
 
 def check_advertised_only(client, api, api_key, api_version, correlation_id):
