@@ -202,11 +202,12 @@ def _key(a: tuple[str, int], b: tuple[str, int]) -> tuple:
 def filtered_pcap(capture: bytes, flows: list[Flow]) -> tuple[bytes, int]:
     """(a pcap of the packets of ``flows`` only, as captured, and their count)."""
     wanted = {_key(flow.client, flow.server) for flow in flows}
-    linktype, kept = 1, []
+    kept, linktypes = [], set()  # one link type: a tcpdump capture is of one interface
     for linktype, raw, wirelen, when, segment in tcp_records(capture):
         if segment is not None and _key((segment[0], segment[2]), (segment[1], segment[3])) in wanted:
             kept.append((when, raw, wirelen))
-    return pcap_records(linktype, kept), len(kept)
+            linktypes.add(linktype)
+    return pcap_records(min(linktypes, default=1), kept), len(kept)
 
 
 def _timed_frames(conn: int, endpoint: Endpoint | None, direction, incoming: bool) -> list[tuple[float, Event]]:
