@@ -185,6 +185,7 @@ var scenarios = map[string]func(*job, map[string]any) error{
 		return err
 	},
 	"admin":         admin,
+	"share-group":   shareGroup,
 	"cluster-admin": clusterAdmin,
 	"group-admin":   groupAdmin,
 }
