@@ -315,6 +315,11 @@ class ScenarioCapture:
         return {"pcap": f"transcripts/{self.base}.pcap", "transcript": f"transcripts/{self.base}.json",
                 "log": f"transcripts/{self.base}.log"}
 
+    @property
+    def ran(self) -> bool:
+        """Has a client run in this scenario (and the capture been tried)?"""
+        return self._started
+
     def before_run(self) -> None:
         """Start capturing (once, before the scenario's first client run)."""
         if self._started:
@@ -334,9 +339,10 @@ class ScenarioCapture:
         """For a failing verdict: where the client's traffic and log are, or why there is no capture."""
         names = self.files
         if self.why_not is not None:
-            return f"no capture of its traffic ({self.why_not}); its whole log: {names['log']} in the run directory"
-        return (f"its traffic: {names['pcap']}, decoded: {names['transcript']}, its whole log: {names['log']} "
-                "(in the run directory)")
+            return (f"the client's traffic was not captured ({self.why_not}); its whole log: {names['log']} in the "
+                    "run directory")
+        return (f"the client's traffic: {names['pcap']}, decoded: {names['transcript']}, its whole log: "
+                f"{names['log']} (in the run directory)")
 
     def finish(self) -> None:
         """Stop capturing; keep the artifacts with the case (written if its transcript is kept)."""

@@ -18,7 +18,7 @@ import subprocess
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import pytest
 
@@ -42,7 +42,6 @@ class ClientRun:
     log_tail: str  # the last lines of the client's stderr
     seconds: float
     stdout: str = ""  # all of it, for tools that print their results as lines (kcat)
-    evidence: str = ""  # where the scenario's capture and the client's whole log are (or why not captured)
 
     @property
     def timed_out(self) -> bool:
@@ -58,8 +57,7 @@ class ClientRun:
             how = f"exited with status {self.returncode}"
         last = f"; the client's last log lines:\n{self.log_tail}" if self.log_tail.strip() else ""
         waiting = self.output.get("waiting_for") if self.output else None
-        evidence = f"; {self.evidence}" if self.evidence else ""
-        return how + (f", waiting for {waiting}" if waiting else "") + evidence + last
+        return how + (f", waiting for {waiting}" if waiting else "") + last
 
 
 def not_installed(client: str, install: str):
@@ -73,7 +71,7 @@ def not_installed(client: str, install: str):
 def clients_case(spec, scenario: str):
     """Parametrize a scenario's case over ``client``: one case per client of ``spec.clients`` that supports it,
     each reporting under its own clause ``<protocol>.clients.<client>.<scenario>`` (the clause audit counts them
-    from this decorator)."""
+    from this decorator), and run it as a ``client_scenario`` (its clients' traffic captured)."""
     clauses = scenario_clauses(spec.name, spec.clients, scenario)
     cases = pytest.mark.parametrize("client", [pytest.param(name, marks=pytest.mark.case(clause), id=name)
                                                for name, clause in clauses.items()])
@@ -90,7 +88,8 @@ def clients_case(spec, scenario: str):
 @contextmanager
 def client_scenario(target):
     """The scope of one client scenario: its clients' runs are captured from before the first to the case's end,
-    and their traffic and logs kept with the case (``target.keep_evidence``)."""
+    and their traffic and logs kept with the case (``target.keep_evidence``). A divergence after a client ran names
+    where they are (its note)."""
     if target is None or not hasattr(target, "keep_evidence"):
         yield None
         return
@@ -98,6 +97,10 @@ def client_scenario(target):
     token = _SCENARIO.set(scenario)
     try:
         yield scenario
+    except Divergence as div:
+        if not scenario.ran:
+            raise
+        raise div.with_note("; ".join(filter(None, (div.note, scenario.where())))) from None
     finally:
         _SCENARIO.reset(token)
         scenario.finish()
@@ -117,6 +120,10 @@ def run_client(argv: list[str], stdin: str = "", timeout: float = 60.0, env: dic
     scenario = _SCENARIO.get()
     if scenario is not None:
         scenario.before_run()
+    from wirecheck.targets.runner.case import CLIENT_STARTING
+
+    if (starting := CLIENT_STARTING.get()) is not None:  # --differential: the case's answers compared up to here
+        starting(os.path.basename(argv[0]))
     started = time.monotonic()
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, cwd=cwd, env=None if env is None else {**os.environ, **env},
@@ -132,7 +139,7 @@ def run_client(argv: list[str], stdin: str = "", timeout: float = 60.0, env: dic
     if scenario is None:
         return run
     scenario.logs.append(ClientLog(run.argv, code, run.seconds, err or ""))
-    return replace(run, evidence=scenario.where())
+    return run
 
 
 def drive(target, client: str, argv: list[str], job: dict, timeout: float, cwd: str | None = None,
