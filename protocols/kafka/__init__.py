@@ -151,6 +151,8 @@ SPEC = ProtocolSpec(
                        ("kafka.create-partitions-count-ignored", ("cluster-admin",), None),
                        ("kafka.init-producer-id-needs-transactional-id", ("idempotent",), None),
                        ("kafka.txn-aborted-not-listed", ("transactions",), None),
+                       # a TV2 Produce must add its partition itself: refused INVALID_TXN_STATE, the producer fails
+                       ("kafka.txn-v2-implicit-add-missing", ("transactions-v2",), None),
                        ("kafka.alter-configs-not-applied", ("admin",), None),
                        # an accepted record comes back, so a share consumer receives it twice
                        ("kafka.share-accept-redelivers", ("share-group",), None),

@@ -43,6 +43,11 @@ SCENARIOS = {
 SCENARIOS["share-group"] = (
     "consumes with two members of a KIP-932 share group (ShareGroupHeartbeat, ShareFetch, ShareAcknowledge) sharing "
     "one partition, acknowledging each record ACCEPT: each record delivered and accepted exactly once across them")
+SCENARIOS["transactions-v2"] = (
+    "runs the transactions scenario with KIP-890's transaction protocol version 2, on a server that finalizes the "
+    "transaction.version feature at 2: its producer adds partitions and offsets by Produce v12+ and TxnOffsetCommit "
+    "v5+ (no AddPartitionsToTxn, no AddOffsetsToTxn) and ends each transaction with EndTxn v5+, and a "
+    "read_committed consumer sees the committed records only")
 
 #: the scenarios every client below runs (the others are named per client: SASL needs the driver to pass
 #: credentials, the mixed group runs the Python clients side by side in one driver, and the further admin calls are
@@ -77,6 +82,12 @@ CLIENTS = {client.name: client for client in (
     # Sarama knows no KIP-848 (it only names key 68 in request.go) and leaves SCRAM to the application (the driver
     # takes xdg-go/scram, as Sarama's examples do)
     RealClient("sarama", "Sarama, IBM's pure-Go client,", (*_EVERY, *_MORE, "group-consume")),
+    # the Apache Kafka Java client (suites/kafka/clients/java/): the classic consumer (its default) everywhere but
+    # consumer-group-protocol (group.protocol=consumer); share-group is its KafkaShareConsumer, telemetry its
+    # ClientTelemetryReporter (enable.metrics.push), transactions-v2 its TransactionManager's TV2 path
+    RealClient("java", "the Apache Kafka Java client (kafka-clients),",
+               (*_EVERY, *_MORE, "group-consume", "consumer-group-protocol", "share-group", "telemetry",
+                "transactions-v2")),
 )}
 
 #: the API keys a scenario needs advertised, by what every client does (produce, fetch, list offsets, metadata, a
@@ -85,6 +96,9 @@ CLIENTS = {client.name: client for client in (
 _DATA = frozenset({0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14})
 SCENARIO_APIS = {"produce-consume": _DATA, "compression": _DATA, "group-rebalance": _DATA,
                  "idempotent": _DATA | {22}, "transactions": _DATA | {22, 24, 25, 26, 28},
+                 # TV2: no AddPartitionsToTxn (24) nor AddOffsetsToTxn (25); FindCoordinator, InitProducerId,
+                 # EndTxn v5+ and TxnOffsetCommit v5+ (the versions are the case's to check)
+                 "transactions-v2": _DATA | {22, 26, 28},
                  # KIP-932 share consumers: ShareGroupHeartbeat, ShareFetch and ShareAcknowledge, no offsets
                  "share-group": frozenset({0, 3, 10, 76, 78, 79}),
                  # KIP-848 members join with ConsumerGroupHeartbeat (not JoinGroup) and commit with OffsetCommit v9+
@@ -101,7 +115,9 @@ SCENARIO_APIS = {"produce-consume": _DATA, "compression": _DATA, "group-rebalanc
 #: otherwise
 CLIENT_APIS = {"kafka-python": frozenset({22}),
                # franz-go's producer is idempotent unless kgo.DisableIdempotentWrite (kgo/config.go)
-               "franz-go": frozenset({22})}
+               "franz-go": frozenset({22}),
+               # the Java producer too (enable.idempotence defaults to true since Kafka 3.0, KIP-679)
+               "java": frozenset({22})}
 #: ... and by how a client does a scenario, as alternatives (any one set advertised will do): which call alters a
 #: config (kafka-python takes IncrementalAlterConfigs when advertised, else AlterConfigs; confluent-kafka's
 #: AlterConfigs call is deprecated)
@@ -116,7 +132,12 @@ CLIENT_SCENARIO_APIS = {("kafka-python", "admin"): (frozenset({44}), frozenset({
                            for client in ("kafka-python", "confluent-kafka", "kafkajs", "franz-go", "sarama")},
                         # kadm's AlterTopicConfigs is IncrementalAlterConfigs (kadm/configs.go), the driver's
                         # Sarama call AlterConfig is AlterConfigs (admin.go); both describe the cluster by Metadata
-                        ("franz-go", "admin"): (frozenset({44}),), ("sarama", "admin"): (frozenset({33}),)}
+                        ("franz-go", "admin"): (frozenset({44}),), ("sarama", "admin"): (frozenset({33}),),
+                        # Java's Admin has only incrementalAlterConfigs since 4.0 (alterConfigs, deprecated by
+                        # KIP-339, removed); its describeCluster falls back to Metadata without DescribeCluster
+                        ("java", "admin"): (frozenset({44}),),
+                        ("java", "cluster-admin"): (frozenset({60}), frozenset()),
+                        ("java", "group-admin"): (frozenset({42}),)}
 
 # -- what each scenario depends on -----------------------------------------------------------------------------
 # The protocol clauses a scenario's clients rely on on their ordinary path (protocols/clients.py): a scenario that
@@ -158,6 +179,11 @@ SCENARIO_DEPENDS_ON: dict[str | tuple[str, str], tuple[str, ...]] = {
     "transactions": (*_CONSUMES, *_COMMITS, "kafka.idempotence.init-producer-id", "kafka.txn.commit", "kafka.txn.abort",
                      "kafka.txn.control-batch", "kafka.txn.last-stable-offset", "kafka.txn-v2.implicit-add",
                      "kafka.txn-v2.implicit-offsets", "kafka.txn-v2.epoch-bump", "kafka.txn-v2.marker-epoch"),
+    # TV2 alone (the transactions above depend on it only where the client takes it)
+    "transactions-v2": (*_CONSUMES, *_COMMITS, "kafka.idempotence.init-producer-id", "kafka.txn.commit",
+                        "kafka.txn.abort", "kafka.txn.control-batch", "kafka.txn.last-stable-offset",
+                        "kafka.txn-v2.implicit-add", "kafka.txn-v2.implicit-offsets", "kafka.txn-v2.epoch-bump",
+                        "kafka.txn-v2.marker-epoch"),
     # CreateTopics, DescribeConfigs, AlterConfigs or IncrementalAlterConfigs (CLIENT_SCENARIO_APIS)
     "admin": (*_CONNECTS, "kafka.topics.create", "kafka.configs.describe-topic", "kafka.configs.alter-round-trip",
               "kafka.configs.incremental"),

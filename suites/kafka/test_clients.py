@@ -28,7 +28,7 @@ from wirecheck.protocols.kafka import records as batches
 from wirecheck.protocols.kafka.clients import CLIENT_APIS, CLIENT_SCENARIO_APIS, SCENARIO_APIS
 from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.suites.kafka.client import DataPath
-from wirecheck.suites.kafka.clients import go_drivers
+from wirecheck.suites.kafka.clients import go_drivers, java_driver
 from wirecheck.suites.kafka.login import SCRAM, credentials, handshake, sasl_client
 from wirecheck.targets.clients import ClientRun, clients_case, run_client
 from wirecheck.targets.clients import drive as drive_client
@@ -50,7 +50,7 @@ PYTHON_MODULES = {"kafka-python": "kafka", "confluent-kafka": "confluent_kafka",
 INSTALL = {"kafka-python": "pip install kafka-python", "confluent-kafka": "pip install confluent-kafka",
            "aiokafka": "pip install aiokafka", "kafkajs": f"npm ci --prefix {KAFKAJS}",
            "platformatic-kafka": f"npm ci --prefix {PLATFORMATIC}",
-           "kcat": "apt-get install kcat",
+           "kcat": "apt-get install kcat", "java": java_driver.INSTALL,
            **{client: go_drivers.install_line(client) for client in go_drivers.FOLDERS}}
 
 
@@ -80,6 +80,7 @@ def installed(client: str) -> None:
                "platformatic-kafka": lambda: not PLATFORMATIC_NODE.exists()
                or not (PLATFORMATIC / "node_modules" / "@platformatic" / "kafka").is_dir(),
                "kcat": lambda: _kcat() is None,
+               "java": java_driver.missing,  # no java on PATH, or the jar not built
                # a Go driver: no go, no binary, or a binary older than its sources
                **{go: (lambda go=go: go_drivers.missing(go)) for go in go_drivers.FOLDERS},
                }.get(client, lambda: importlib.util.find_spec(PYTHON_MODULES[client]) is None)
@@ -97,6 +98,8 @@ def client_version(client: str) -> str:
         return kcat_version()
     if client in go_drivers.FOLDERS:
         return go_drivers.version(client)
+    if client == "java":
+        return java_driver.version()
     if client == "kafkajs":
         return json.loads((KAFKAJS / "node_modules" / "kafkajs" / "package.json").read_text())["version"]
     if client == "platformatic-kafka":
@@ -127,6 +130,8 @@ def drive(target, client: str, job: dict) -> ClientRun:
         argv, cwd = [str(PLATFORMATIC_NODE), "driver.js"], str(PLATFORMATIC)
     elif client in go_drivers.FOLDERS:
         argv, cwd = go_drivers.argv(client), None
+    elif client == "java":
+        argv, cwd = java_driver.argv(), None
     else:
         argv, cwd = [sys.executable, "-m", "wirecheck.suites.kafka.clients.python_driver", client], None
     return drive_client(target, client, argv, job, TIME_LIMIT, cwd=cwd)
@@ -535,9 +540,15 @@ TXN_RECORDS = 5
 @clients_case(SPEC, "transactions")
 def test_transactions(target, client):
     ready(target, client, "transactions")
-    clause_id = f"kafka.clients.{client}.transactions"
+    transactions(target, client, "transactions")
+
+
+def transactions(target, client: str, scenario: str) -> ClientRun:
+    """Consume-transform-produce, one transaction aborted and one committed: what read_committed reads of the
+    destination and the group's committed source offset judged; the run, for a scenario that judges more."""
+    clause_id = f"kafka.clients.{client}.{scenario}"
     values = [_b64(f"source-{i}".encode()) for i in range(TXN_RECORDS)]
-    job = {"action": "transactions", "source": client_topic(target, client, 1, "txn-source"),
+    job = {"action": scenario, "source": client_topic(target, client, 1, "txn-source"),
            "dest": client_topic(target, client, 1, "txn-dest"), "group": target.unique("group"),
            "transactional_id": target.unique(f"txn-{client}"), "values": values}
     run = drive(target, client, job)
@@ -552,6 +563,48 @@ def test_transactions(target, client):
     if run.output["committed"] != len(values):
         raise Divergence(C[clause_id], f"the group's committed source offset {len(values)} (the committed "
                          "transaction's)", f"{run.output['committed']}")
+    return run
+
+
+#: transactions-v2: the first version of each request with KIP-890's TV2 semantics (ProduceRequest.json v12,
+#: TxnOffsetCommitRequest.json v5, EndTxnRequest.json v5), and the requests TV2 does without
+TV2_VERSIONS = {"PRODUCE": 12, "TXN_OFFSET_COMMIT": 5, "END_TXN": 5}
+TV1_ONLY = ("ADD_PARTITIONS_TO_TXN", "ADD_OFFSETS_TO_TXN")
+
+
+@clients_case(SPEC, "transactions-v2")
+def test_transactions_v2(target, client):
+    """KIP-890 part 2: a Kafka 4 client takes TV2 when the broker finalizes transaction.version >= 2 in its
+    ApiVersions answer (FinalizedFeatures, ApiVersionsResponse.json v3+); the versions its transactional producer
+    sent come from the client's own request log (the driver's ``requests``: API name -> versions)."""
+    ready(target, client, "transactions-v2")
+    clause_id = f"kafka.clients.{client}.transactions-v2"
+    level = finalized_features(target).get("transaction.version", 0)
+    if level < 2:
+        raise Unimplemented(f"the target finalizes transaction.version at {level} (ApiVersions v3 "
+                            "FinalizedFeatures): no transaction protocol version 2 to take")
+    sent = transactions(target, client, "transactions-v2").output.get("requests")
+    if not sent:
+        raise Divergence(C[clause_id], "the transactional producer's request versions, from its log", f"{sent!r}")
+    for api, first in TV2_VERSIONS.items():
+        if not sent.get(api) or min(sent[api]) < first:
+            raise Divergence(C[clause_id], f"{api} sent at v{first}+ (transaction.version 2 finalized)",
+                             f"{api} versions sent: {sent.get(api)}; every request: {sent}")
+    if any(sent.get(api) for api in TV1_ONLY):
+        raise Divergence(C[clause_id], f"none of {', '.join(TV1_ONLY)} sent under transaction.version 2",
+                         f"requests sent: {sent}")
+
+
+def finalized_features(target) -> dict[str, int]:
+    """Feature name -> the finalized MaxVersionLevel the target's ApiVersions v3 answer names."""
+    with target.precondition("the target's finalized features read (ApiVersions v3)"):
+        path = DataPath(target)
+        path.require(18, 3)
+        body = path.call(18, 3, {"ClientSoftwareName": "wirecheck", "ClientSoftwareVersion": "1"},
+                         "kafka.api-versions.advertised")
+    return {f["Name"]: f["MaxVersionLevel"] for f in body.get("FinalizedFeatures") or []}
+
+
 
 
 @clients_case(SPEC, "admin")

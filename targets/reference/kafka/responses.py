@@ -10,6 +10,7 @@ from wirecheck.targets.reference.kafka.api_keys import ApiKey
 from wirecheck.targets.reference.kafka.codec import Message
 from wirecheck.targets.reference.kafka.errors import INVALID_REQUEST, UNSUPPORTED_VERSION
 from wirecheck.targets.reference.kafka.faults import KafkaFaults
+from wirecheck.targets.reference.kafka.features import features_fields
 
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")  # ApiVersionsRequest.isValid (KIP-511)
 
@@ -60,7 +61,8 @@ class ResponseFrames:
         own_low = self._own_range()[0]
         return {"ErrorCode": 0, "ThrottleTimeMs": 0,
                 "ApiKeys": [{"ApiKey": k, "MinVersion": own_low if k == ApiKey.API_VERSIONS else low,
-                             "MaxVersion": high} for k, (low, high) in sorted(self.ranges.items())]}
+                             "MaxVersion": high} for k, (low, high) in sorted(self.ranges.items())],
+                **features_fields(version)}  # KIP-584 feature levels (features.py)
 
     def _own_range(self) -> tuple[int, int]:
         low, high = self.ranges[ApiKey.API_VERSIONS]
