@@ -65,7 +65,11 @@ _C = [
     Clause("rustlog.request.invalid-fields",
            "Missing fields, wrong JSON types, negative numbers, non-integers and out-of-range u32/u64 values get "
            "an Error response and the connection stays open.",
-           "seed §Connection Error Handling (recoverable errors); schemas' u32/u64 types"),
+           "seed §Connection Error Handling (recoverable errors); schemas' u32/u64 types",
+           decision="A request that only looks a topic up (all but CreateTopic and Produce) naming an invalid topic "
+                    "may get Error 400 or 404: the seed states the naming rule for CreateTopic and Produce alone and "
+                    "does not say that validation comes before the lookup, which finds nothing (variant "
+                    "lookup-invalid-name-404)."),
     Clause("rustlog.request.invalid-code",
            "An invalid request (unknown type, invalid field) is answered with code 400 InvalidRequest.",
            "seed §Error Codes",

@@ -61,6 +61,7 @@ VARIANTS = {
     "rustlog.record-limit-10mb": "rustlog.produce.record-too-large",
     "rustlog.empty-batch-rejected": "rustlog.produce.empty-batch",
     "rustlog.invalid-topic-404": "rustlog.produce.topic-name",
+    "rustlog.lookup-invalid-name-404": "rustlog.request.invalid-fields",
     "rustlog.beyond-hw-next-offset-hw": "rustlog.fetch.beyond-hw",
     "rustlog.max-bytes-with-header": "rustlog.fetch.max-bytes",
     "rustlog.max-bytes-zero-one-record": "rustlog.fetch.max-bytes-zero",

@@ -8,11 +8,11 @@
 """
 
 from wirecheck.strategies.rustlog.adapter import RustLogFuzz, fuzz_adapter, fuzz_setup, offline_adapter
-from wirecheck.strategies.rustlog.mutants import (NAME_CLAUSES, NO_HANG, PROCESSED_CODES, BulkMutator, hostile_frame,
+from wirecheck.strategies.rustlog.mutants import (LOOKUP_NAME_CODES, NAME_CLAUSES, NO_HANG, PROCESSED_CODES, BulkMutator, hostile_frame,
                                                   traced_request)
 from wirecheck.strategies.rustlog.values import (FUZZ_GROUP, NOT_OBJECTS, UNKNOWN_TYPES, WRONG_VALUES, b64,
                                                  invalid_field_variants, kind_values, layer_examples, sample_request)
 
 __all__ = ["b64", "BulkMutator", "fuzz_adapter", "fuzz_setup", "FUZZ_GROUP", "hostile_frame", "invalid_field_variants",
-           "kind_values", "layer_examples", "NAME_CLAUSES", "NO_HANG", "NOT_OBJECTS", "offline_adapter",
+           "kind_values", "layer_examples", "LOOKUP_NAME_CODES", "NAME_CLAUSES", "NO_HANG", "NOT_OBJECTS", "offline_adapter",
            "PROCESSED_CODES", "RustLogFuzz", "sample_request", "traced_request", "UNKNOWN_TYPES", "WRONG_VALUES"]

@@ -76,11 +76,18 @@ def no_answer(clause: str = "rustlog.framing.partial-header") -> reactions.React
 #: a topic *name* (a string) that breaks the naming rule is these clauses' concern, not a wrong field kind: a
 #: Produce may answer it 404 (produce.topic-name, decision D4), so a bad-field reaction must not blame that
 NAME_CLAUSES = {"CreateTopic.topic": "rustlog.admin.topic-name", "Produce.topic": "rustlog.produce.topic-name"}
+#: every other request only looks a topic up: the seed states the naming rule for CreateTopic (and Produce) alone and
+#: never says that validation comes before the lookup, so an invalid name may be refused (400) or not found (404)
+LOOKUP_NAME_CODES = frozenset({400, 404})
 
 #: Reactions shared by many mutants (built once: the bulk loop makes thousands of mutants per second).
 INVALID_FIELDS = error_400("rustlog.request.invalid-fields")
 UNKNOWN_TYPE = error_400("rustlog.request.unknown-type")
 _NAME_REACTIONS = {field: error_400(clause) for field, clause in NAME_CLAUSES.items()}
+LOOKUP_NAME = reactions.error_answer(
+    "rustlog.request.invalid-fields", set(LOOKUP_NAME_CODES),
+    clauses={"code": "rustlog.request.invalid-code", "silence": NO_HANG, "keepalive": STAYS_OPEN,
+             **{f"code:{code}": "rustlog.request.invalid-fields" for code in sorted(PROCESSED_CODES - LOOKUP_NAME_CODES)}})
 NOT_OBJECT = error_or_close("rustlog.request.not-object")
 MALFORMED_JSON = closes("rustlog.framing.malformed-json")
 INVALID_UTF8_CLOSES = closes("rustlog.framing.invalid-utf8")
@@ -96,9 +103,11 @@ DEEP_NESTING = reactions.answer_or_close(NO_HANG, "nesting depth is implementati
 
 
 def _bad_field(seed: TracedSeed, span: Span, frame: bytes) -> reactions.Reaction:
-    """A topic name that is a string but breaks the naming rule is its naming clause's; else invalid-fields."""
-    named = _NAME_REACTIONS.get(span.path)
-    return named if named is not None and frame[span.start : span.start + 1] == b'"' else INVALID_FIELDS
+    """A topic name that is a string but breaks the naming rule is its naming clause's, or for a lookup Error 400
+    or 404 (LOOKUP_NAME_CODES); a topic of another JSON kind is invalid-fields."""
+    if frame[span.start : span.start + 1] != b'"':
+        return INVALID_FIELDS
+    return _NAME_REACTIONS.get(span.path, LOOKUP_NAME)
 
 
 def _stated(span: Span, frame: bytes) -> int:

@@ -88,6 +88,8 @@ class RustLogVariants(Switches):
                                "record that fits in a frame)")
     empty_batch_rejected = Switch("produce: an empty records array gets Error 400")
     invalid_topic_404 = Switch("produce: a Produce naming an invalid topic gets Error 404 (it cannot exist)")
+    lookup_invalid_name_404 = Switch("requests that look a topic up (all but CreateTopic and Produce) naming an "
+                                     "invalid topic get Error 404: the lookup finds nothing, no name check first")
     beyond_hw_next_offset_hw = Switch("fetch: beyond the high watermark the empty answer's next_offset is the HW")
     max_bytes_with_header = Switch("fetch: the max_bytes budget counts 12 + payload bytes per record (the upstream "
                                    "on-disk header)")
