@@ -162,7 +162,11 @@ class Kept:
 
     flows: list[Flow]
     how: str  # "client id" or "source port"
-    seen: int  # connections to the target's ports in the capture
+    seen: int  # connections to the target's ports in the capture, the case's own sessions' left out
+    others: list[str] = field(default_factory=list)  # why each other one was not the client's (the first few)
+
+
+OTHERS_SHOWN = 20
 
 
 def _frames(endpoint: Endpoint | None, data: bytes) -> tuple[list[bytes], bytes]:
@@ -180,12 +184,21 @@ def client_flows(capture: bytes, endpoints: dict[int, Endpoint | None], client_i
     the connections opened during the capture from ports not in ``own_ports`` (the case's own sessions)."""
     flows = [flow for flow in read_capture(capture, set(endpoints)).flows
              if flow.server[1] in endpoints and flow.client[1] not in own_ports]
-    if client_id is not None and id_of is not None:
-        def carries(flow: Flow) -> bool:
+    kept, others = [], []
+    for flow in flows:
+        if client_id is not None and id_of is not None:
             frames, _ = _frames(endpoints[flow.server[1]], flow.to_server.assemble()[0])
-            return any(_safe_id(id_of, frame) == client_id for frame in frames)
-        return Kept([flow for flow in flows if carries(flow)], "client id", len(flows))
-    return Kept([flow for flow in flows if flow.handshake], "source port", len(flows))
+            named = {_safe_id(id_of, frame) for frame in frames} - {None}
+            why = None if client_id in named else \
+                f"names client id {', '.join(sorted(named))[:200]}" if named else "names no client id"
+        else:
+            why = None if flow.handshake else "opened before the capture"
+        if why is None:
+            kept.append(flow)
+        elif len(others) < OTHERS_SHOWN:
+            others.append(f"{flow.name}: {why}")
+    return Kept(kept, "client id" if client_id is not None and id_of is not None else "source port", len(flows),
+                others)
 
 
 def _safe_id(id_of, frame: bytes) -> str | None:
@@ -371,9 +384,12 @@ class ScenarioCapture:
         if not kept.flows:
             notes.append(f"none of the {kept.seen} connection(s) to the target's ports was the client's"
                          + (f" (none carried client id {self.client_id})" if kept.how == "client id" else ""))
+        for flow in kept.flows:
+            for side, direction in (("client", flow.to_server), ("target", flow.to_client)):
+                notes += [f"{flow.name}, {side}'s bytes: {problem}" for problem in direction.assemble()[1]]
         summary = {"client_id": self.client_id, "captured": True, "by": kept.how, "connections": len(kept.flows),
-                   "connections_to_target": kept.seen, "packets": packets, "capture_bytes": len(capture),
-                   "ports": sorted(endpoints), "notes": notes}
+                   "connections_to_target": kept.seen, "not_the_clients": kept.others, "packets": packets,
+                   "capture_bytes": len(capture), "ports": sorted(endpoints), "notes": notes}
         document = client_transcript(self.target.spec.name, self.target.case_id, kept.flows, endpoints, summary)
         files["pcap"] = (f"{self.base}.pcap", pcap)
         files["transcript"] = (f"{self.base}.json", json.dumps(document).encode())

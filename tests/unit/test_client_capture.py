@@ -61,6 +61,8 @@ def test_only_the_connections_carrying_the_client_id_are_kept(tmp_path):
     kept = client_flows(capture, endpoints, OURS, kafka_capture.client_id, own_ports={50005})
     assert kept.how == "client id" and kept.seen == 3  # 9999 is no port of the target; 50005 is the suite's
     assert [flow.client[1] for flow in kept.flows] == [50001]
+    assert [other.split(": ", 1)[1] for other in kept.others] == [f"names client id {SUITE}",
+                                                                  f"names client id {STRANGER}"]
     pcap, packets = filtered_pcap(capture, kept.flows)
     assert _client_ports(pcap) == {50001} and packets == 9  # handshake, request + ack, answer + ack, FIN + ack
     assert client_flows(capture, endpoints, "wc-nobody", kafka_capture.client_id, set()).flows == []
