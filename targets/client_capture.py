@@ -224,20 +224,26 @@ def filtered_pcap(capture: bytes, flows: list[Flow]) -> tuple[bytes, int]:
 
 
 def _timed_frames(conn: int, endpoint: Endpoint | None, direction, incoming: bool) -> list[tuple[float, Event]]:
-    """A direction's frames as transcript events at the time the last byte of each was captured."""
+    """A direction's frames as transcript events at the time the last byte of each was captured; a stream
+    without framing (HTTP), its bytes as the segments brought them."""
     data, _problems = direction.assemble()
-    frames, rest = _frames(endpoint, data)
-    decode = endpoint is not None and endpoint.framing is not None
     arrivals = direction.arrivals()
+    framed = endpoint is not None and endpoint.framing is not None
+    if framed:
+        frames, rest = _frames(endpoint, data)
+        pieces = [(frame, True) for frame in frames] + ([(rest, False)] if rest else [])
+    else:
+        ends = sorted({min(end, len(data)) for end, _ in arrivals})
+        pieces = [(data[start:end], False) for start, end in zip([0] + ends, ends) if end > start]
     events, end, index = [], 0, 0
-    for piece, whole in [(frame, True) for frame in frames] + ([(rest, False)] if rest else []):
+    for piece, whole in pieces:
         end += len(piece)
         while index < len(arrivals) - 1 and arrivals[index][0] < end:
             index += 1
-        kind = ("recv" if whole else "partial") if incoming else "send"
+        kind = ("recv" if whole or not framed else "partial") if incoming else "send"
         events.append((arrivals[index][1] if arrivals else 0.0,
-                       Event(0.0, conn, kind, piece, decode=decode and whole,
-                             detail="" if whole else "bytes of an incomplete frame")))
+                       Event(0.0, conn, kind, piece, decode=whole,
+                             detail="bytes of an incomplete frame" if framed and not whole else "")))
     return events
 
 
@@ -379,8 +385,8 @@ class ScenarioCapture:
         kept = client_flows(capture, endpoints, self.client_id, id_of, own)
         pcap, packets = filtered_pcap(capture, kept.flows)
         if kept.how == "source port":
-            notes.append("connections told by source port: another case's connections to the same ports during the "
-                         "capture are kept too")
+            notes.append("connections told by source port: another case's connections opened to the same ports "
+                         "during the capture would be kept too")
         if not kept.flows:
             notes.append(f"none of the {kept.seen} connection(s) to the target's ports was the client's"
                          + (f" (none carried client id {self.client_id})" if kept.how == "client id" else ""))
