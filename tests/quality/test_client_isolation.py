@@ -10,6 +10,7 @@ test_topics_groups.py), so the decision can only be the run's end's, as it is wi
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 from tests.quality.harness import run_suite
@@ -43,9 +44,12 @@ def test_a_protocol_defect_is_one_failure_and_the_client_scenarios_it_broke_are_
     shown = [text for text in run.output.splitlines() if text.startswith(line)]
     assert shown and shown[0].endswith(f"; {len(scenarios)} client scenario{'s' if len(scenarios) != 1 else ''} "
                                        f"broken by it"), run.output
+    failed = len([r for r in ran if r["verdict"] == "FAILED"])
+    totals = re.findall(r"^(?:=+ )?(\d+) failed\b.* in [\d.]+s", run.output, re.MULTILINE)
+    assert totals == [str(failed)], run.output[-800:]  # pytest's own "N failed" line counts the clause's case only
     suite = ET.parse(junit).getroot().find("testsuite")
     failures = suite.findall("testcase/failure")
-    assert int(suite.get("failures")) == len(failures) == len([r for r in ran if r["verdict"] == "FAILED"])
+    assert int(suite.get("failures")) == len(failures) == failed
     blocked = [case for case in suite.iter("testcase") if "[" in case.get("name")
                and case.get("name").rsplit("[", 1)[1].rstrip("]") in {s.split(".")[2] for s in scenarios}
                and "test_clients" in case.get("classname")]
