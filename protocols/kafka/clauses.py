@@ -550,7 +550,17 @@ CLAUSES = [
     Clause("kafka.txn.invalid-state",
            "EndTxn with no transaction in progress (right after InitProducerId, or committing one already "
            "aborted) answers INVALID_TXN_STATE (48).",
-           "TransactionCoordinator.endTransaction (Empty, CompleteAbort); Errors.INVALID_TXN_STATE", MUST),
+           "TransactionCoordinator.endTransaction (Empty, CompleteAbort); Errors.INVALID_TXN_STATE", MUST,
+           decision=(
+           "Kafka answers EndTxn once the outcome is in its transaction log, then writes the markers and only then "
+           "completes the transaction; a coordinator request for the transactional id meanwhile gets "
+           "CONCURRENT_TRANSACTIONS (51), whatever it asks (TransactionCoordinator.scala 563-564 at apache/kafka "
+           "1eb7644: the pending transition is checked before the state, so a commit right after an abort gets 51, "
+           "then 48). 51 is retriable (ConcurrentTransactionsException extends RetriableException) and producers "
+           "ask again (TransactionManager.java EndTxnHandler, AddPartitionsToTxnHandler, InitProducerIdHandler), so "
+           "the cases ask again for a few seconds (test_transactions.TXN_NOT_READY) and judge the answer after; a "
+           "server that completes before answering never answers 51. The same holds for every transaction "
+           "clause's coordinator requests (end-retry, version-gated).")),
     Clause("kafka.txn.init-aborts-ongoing",
            "InitProducerId for a transactional id whose transaction is ongoing aborts that transaction (abort "
            "markers written, nothing of it visible to read_committed) and fences the old epoch; the answer is "
@@ -582,7 +592,13 @@ CLAUSES = [
            "A transactional Produce below v12 to a partition that was not added to the producer's ongoing "
            "transaction is refused with INVALID_TXN_STATE (48).",
            "KIP-890 part 1 (the partition leader verifies the partition with the coordinator); ProduceRequest.json "
-           "(v12 note: without transaction version 2 a transaction uses Produce v11 or lower)", MUST),
+           "(v12 note: without transaction version 2 a transaction uses Produce v11 or lower)", MUST,
+           decision=(
+           "Produce v11 adds TRANSACTION_ABORTABLE (120) (ProduceRequest.json, ProduceResponse.json: 'Version 11 "
+           "adds support for new error code TRANSACTION_ABORTABLE (KIP-890)'), and Kafka answers it from v11 on: "
+           "its coordinator answers 120 for a partition not in the transaction, which the partition leader turns "
+           "into 48 only for Produce v10 and below (KafkaApis.scala 743, AddPartitionsToTxnManager.scala 228 at "
+           "apache/kafka 1eb7644). So below v11 the refusal is 48 only; at v11 both 48 and 120 refuse the write.")),
     # --- transaction protocol version 2 (KIP-890 part 2): chosen per request by Produce v12+, TxnOffsetCommit v5+,
     # EndTxn v5+; the cases are UNIMPLEMENTED unless EndTxn v5 and Produce v12 are advertised
     Clause("kafka.txn-v2.implicit-add",
@@ -615,11 +631,14 @@ CLAUSES = [
            "for the same outcome, is answered NONE with the same new producer id and epoch (its first answer "
            "was lost); it bumps nothing again.",
            "KIP-890 part 2 (EndTxn retries after the bump); TransactionCoordinator.endTransaction (retry on "
-           "epoch bump)", MUST),
+           "epoch bump; CONCURRENT_TRANSACTIONS (51) first while the first end completes is asked again: "
+           "kafka.txn.invalid-state's decision)", MUST),
     Clause("kafka.txn-v2.version-gated",
            "EndTxn below v5 keeps version-1 semantics: it ends the transaction without bumping the epoch, and the "
            "producer's next AddPartitionsToTxn under the same epoch succeeds.",
-           "KIP-890 part 2 (transaction version 2 is chosen by EndTxn v5+; older clients are unchanged)", MUST),
+           "KIP-890 part 2 (transaction version 2 is chosen by EndTxn v5+; older clients are unchanged); "
+           "CONCURRENT_TRANSACTIONS (51) first while the end completes is asked again (kafka.txn.invalid-state's "
+           "decision)", MUST),
     # --- configs (KIP-133, KIP-339)
     Clause("kafka.configs.describe-topic",
            "DescribeConfigs of an existing topic returns its configs, each with a name, a value and its source.",

@@ -19,6 +19,26 @@ C = CATALOGUE
 CLIENT_ID = "wirecheck"  # default when no case is known; cases stamp "wirecheck/<case id>" (see Kafka.client_id)
 _DEFAULT = object()
 
+# -- "not yet": the retriable answers of a server still getting ready ------------------------------------------
+# Line numbers: apache/kafka trunk at 1eb7644 (October 2024); Apache Kafka 4.4.0 answers the same on the wire.
+#: A coordinator not ready yet. Kafka creates __consumer_offsets or __transaction_state on the first FindCoordinator
+#: that needs it and answers COORDINATOR_NOT_AVAILABLE (15) until its partition has a leader (KafkaApis.scala
+#: getCoordinator, 1660-1681); the coordinator then loads the partition: COORDINATOR_LOAD_IN_PROGRESS (14) meanwhile
+#: and NOT_COORDINATOR (16) before it has taken the partition on (TransactionStateManager.scala 378-391,
+#: CoordinatorRuntime.java 381-402). Each is a RetriableException (Errors.java), and Kafka's clients ask again after
+#: a backoff: AbstractCoordinator.java (lookupCoordinator 299-302; JoinGroupResponseHandler 678-697),
+#: ConsumerCoordinator.java (OffsetCommit 1345), TransactionManager.java (InitProducerIdHandler 1338-1342,
+#: AddPartitionsToTxnHandler 1394-1403, FindCoordinatorHandler 1527, EndTxnHandler 1573-1577: reenqueue()).
+COORDINATOR_NOT_READY = frozenset({errors.COORDINATOR_LOAD_IN_PROGRESS, errors.COORDINATOR_NOT_AVAILABLE,
+                                   errors.NOT_COORDINATOR})
+#: How long a helper asks again before the last answer is judged as it stands. Kafka's clients wait longer
+#: (default.api.timeout.ms, 60 s); loading a fresh __consumer_offsets (50 partitions) on a busy two-core machine
+#: took up to about 3 s (measured against Apache Kafka 4.4.0), so 15 s bounds it with room.
+READY_WAIT_S = 15.0
+#: retry.backoff.ms and retry.backoff.max.ms (CommonClientConfigs.java 98, 105): the backoff doubles between them
+#: (KIP-580)
+RETRY_BACKOFF_S, RETRY_BACKOFF_MAX_S = 0.1, 1.0
+
 
 def expect(clause_id: str, code: int, *allowed: int) -> None:
     """An ErrorCode that must be one of ``allowed``; any other breaks ``clause_id``."""
@@ -114,6 +134,25 @@ class Kafka(AdvertisedVersions, StrictClient):
     def call(self, api_key: int, version: int, body: dict, clause_id: str, **send_options) -> dict:
         correlation_id = self.send(api_key, version, body, **send_options)
         return self.receive(api_key, version, correlation_id, clause_id)
+
+    def call_until_ready(self, api_key: int, version: int, body: dict, clause_id: str,
+                         retriable: frozenset[int] = COORDINATOR_NOT_READY, codes_of=errors.error_codes,
+                         wait_s: float = READY_WAIT_S) -> dict:
+        """:meth:`call`, asked again while the answer carries one of ``retriable`` (``codes_of`` reads an answer's
+        codes): errors by which the server says "not yet", which Kafka's clients retry with a backoff. Only the
+        protocol's own retriable codes are asked again, and only for ``wait_s``: then the last answer is returned
+        as it is, for the caller to judge (a coordinator that never becomes available fails its check)."""
+        deadline = time.monotonic() + wait_s
+        backoff = RETRY_BACKOFF_S
+        while True:
+            answer = self.call(api_key, version, body, clause_id)
+            waiting = sorted(codes_of(answer) & retriable)
+            if not waiting or time.monotonic() + backoff > deadline:
+                return answer
+            self.session.transcript.note(f"retriable {', '.join(f'{c} ({errors.name(c)})' for c in waiting)}: "
+                                         f"{messages.api_name(api_key)} asked again in {backoff:g} s")
+            time.sleep(backoff)
+            backoff = min(backoff * 2, RETRY_BACKOFF_MAX_S)
 
     def judge_refusal(self, frame: bytes, clause_id: str, context: tuple[int, int]) -> None:
         """An answer to a request whose body does not decode must be an INVALID_REQUEST (42) error answer
@@ -216,20 +255,65 @@ class DataPath(Kafka):
             if code != errors.NONE:
                 raise Divergence(C["kafka.topics.create"], f"topic {name} created (error 0)",
                                  f"error {code} {errors.name(code)}")
-        self.wait_for_leader(name)
+        self.wait_until_usable(name, partitions)
 
-    def wait_for_leader(self, name: str, attempts: int = 20) -> None:
-        version = self.version(3, low=4)
-        for _ in range(attempts):
-            body = self.call(3, version, {"Topics": [{"Name": name}], "AllowAutoTopicCreation": True},
-                             "kafka.metadata.brokers")
-            topics = [t for t in body["Topics"] if t["Name"] == name]
-            if topics and topics[0]["ErrorCode"] == errors.NONE and topics[0]["Partitions"] and all(
-                    p["LeaderId"] >= 0 for p in topics[0]["Partitions"]):
+    def wait_until_usable(self, name: str, partitions: int = 1, wait_s: float = READY_WAIT_S) -> None:
+        """Wait until a topic just created serves its partitions: Metadata lists ``partitions`` partitions, each
+        with a leader, and ListOffsets (LATEST, which changes nothing) answers NONE for every one.
+
+        CreateTopics answers once the topic is in KRaft's metadata log; the broker applies it after, first to its
+        metadata cache (KRaftMetadataCachePublisher.scala) and only then to its replica manager
+        (BrokerMetadataPublisher.scala 137, replicaManager.applyDelta). In between Metadata already names the
+        leader while Produce or ListOffsets get NOT_LEADER_OR_FOLLOWER (6): ReplicaManager.scala 741-746,
+        getPartitionOrError for a partition the metadata knows and the replica manager does not host yet. Errors
+        that say "not yet" are retriable (Errors.java: UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE,
+        NOT_LEADER_OR_FOLLOWER extend InvalidMetadataException), and clients refresh their metadata and ask again
+        (Sender.java, canRetry); so does this, for ``wait_s``. A non-retriable error, or a topic still not usable
+        then, breaks kafka.topics.create."""
+        deadline = time.monotonic() + wait_s
+        backoff = RETRY_BACKOFF_S
+        while True:
+            waiting = self._not_usable(name, partitions)
+            if waiting is None:
                 return
-            time.sleep(0.1)
-        raise Divergence(C["kafka.topics.create"], f"topic {name} with a leader in Metadata",
-                         f"not after {attempts} Metadata requests")
+            if time.monotonic() + backoff > deadline:
+                raise Divergence(C["kafka.topics.create"], f"topic {name}: {partitions} partition(s), each with a "
+                                 f"leader that answers ListOffsets (within {wait_s:g} s)", waiting)
+            time.sleep(backoff)
+            backoff = min(backoff * 2, RETRY_BACKOFF_MAX_S)
+
+    def _not_usable(self, name: str, partitions: int) -> str | None:
+        """Why the topic does not serve its partitions yet (a retriable reason), None when it does; a non-retriable
+        error breaks kafka.topics.create at once."""
+        clause = "kafka.topics.create"
+        body = self.call(3, self.version(3, low=4), {"Topics": [{"Name": name}], "AllowAutoTopicCreation": True},
+                         "kafka.metadata.brokers")
+        topics = [t for t in body["Topics"] if t["Name"] == name]
+        if not topics:
+            return "not listed by Metadata"
+        self._retriable_or_diverge(clause, topics[0]["ErrorCode"], f"Metadata for {name}")
+        if topics[0]["ErrorCode"] != errors.NONE:
+            return f"Metadata: ErrorCode {topics[0]['ErrorCode']} ({errors.name(topics[0]['ErrorCode'])})"
+        led = sorted(p["PartitionIndex"] for p in topics[0]["Partitions"] if p["LeaderId"] >= 0)
+        if led != list(range(partitions)):
+            return f"Metadata: partitions with a leader {led}"
+        answer = self.call(2, self.version(2, low=1), {"ReplicaId": -1, "IsolationLevel": 0, "Topics": [
+            {"Name": name, "Partitions": [{"PartitionIndex": index, "Timestamp": -1} for index in led]}]}, clause)
+        codes = {p["PartitionIndex"]: p["ErrorCode"] for t in answer["Topics"] for p in t["Partitions"]}
+        for index in led:
+            code = codes.get(index)
+            if code is None:
+                raise Divergence(C[clause], f"a ListOffsets result for {name}-{index}", short(answer))
+            self._retriable_or_diverge(clause, code, f"ListOffsets for {name}-{index}")
+            if code != errors.NONE:
+                return f"ListOffsets {name}-{index}: ErrorCode {code} ({errors.name(code)})"
+        return None
+
+    @staticmethod
+    def _retriable_or_diverge(clause_id: str, code: int, what: str) -> None:
+        if code != errors.NONE and not errors.is_retriable(code):
+            raise Divergence(C[clause_id], f"{what}: ErrorCode 0 (NONE) or a retriable error until it is",
+                             f"ErrorCode {code} ({errors.name(code)})")
 
     def produce(self, topic: str, batch: bytes, partition: int = 0, acks: int = -1,
                 clause_id: str = "kafka.produce.base-offset", version: int | None = None) -> dict:

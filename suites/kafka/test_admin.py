@@ -79,7 +79,7 @@ def test_create_partitions_refuses_no_growth(target, change):
         "Topics": [{"Name": topic, "NumPartitions": 2, "ReplicationFactor": 1}], "timeoutMs": 10000},
         "kafka.topics.create")
     expect("kafka.topics.create", body["Topics"][0]["ErrorCode"], errors.NONE)
-    client.wait_for_leader(topic)
+    client.wait_until_usable(topic, 2)
     made = partitions_of(client, topic, "kafka.topics.create")  # the "unchanged" check below rests on it
     if made != [0, 1]:
         raise Divergence(C["kafka.topics.create"], "partitions [0, 1] created", short(made))

@@ -60,7 +60,7 @@ def test_created_topic_has_its_partitions(target):
     client = DataPath(target)
     name = target.unique("three")
     expect("kafka.topics.create", create(client, name, 3, "kafka.topics.create"), errors.NONE)
-    client.wait_for_leader(name)
+    client.wait_until_usable(name, 3)
     body = client.call(3, client.version(3, low=4), {"Topics": [{"Name": name}], "AllowAutoTopicCreation": False},
                        "kafka.topics.create")
     partitions = sorted(p["PartitionIndex"] for p in body["Topics"][0]["Partitions"])
@@ -110,9 +110,11 @@ def test_metadata_without_auto_create_reports_unknown_topic(target):
 
 
 def find_coordinator(client: DataPath, group: str) -> dict:
+    """The group's coordinator, asked again while it is not ready (Kafka creates __consumer_offsets on first use:
+    client.COORDINATOR_NOT_READY); still not ready after that, or any other error, breaks the clause."""
     version = client.version(10)
-    body = client.call(10, version, {"Key": group, "KeyType": 0, "CoordinatorKeys": [group]},
-                       "kafka.group.find-coordinator")
+    body = client.call_until_ready(10, version, {"Key": group, "KeyType": 0, "CoordinatorKeys": [group]},
+                                   "kafka.group.find-coordinator")
     entry = body["Coordinators"][0] if version >= 4 else body
     expect("kafka.group.find-coordinator", entry["ErrorCode"], errors.NONE)
     return entry
@@ -263,17 +265,18 @@ def test_a_rebalance_moves_the_generation_on(target):
 
 def commit(client: DataPath, group: str, topic: str, offset: int, clause_id: str) -> int:
     version = client.version(8, COMMIT_MAX, low=2)
-    body = client.call(8, version, {"GroupId": group, "GenerationIdOrMemberEpoch": -1, "MemberId": "",
-                                    "GroupInstanceId": None, "RetentionTimeMs": -1,
-                                    "Topics": [{"Name": topic, "Partitions": [
-                                        {"PartitionIndex": 0, "CommittedOffset": offset,
-                                         "CommittedMetadata": "wc"}]}]}, clause_id)
+    # a coordinator still loading is asked again (client.COORDINATOR_NOT_READY)
+    body = client.call_until_ready(8, version, {
+        "GroupId": group, "GenerationIdOrMemberEpoch": -1, "MemberId": "", "GroupInstanceId": None,
+        "RetentionTimeMs": -1, "Topics": [{"Name": topic, "Partitions": [
+            {"PartitionIndex": 0, "CommittedOffset": offset, "CommittedMetadata": "wc"}]}]}, clause_id)
     return body["Topics"][0]["Partitions"][0]["ErrorCode"]
 
 
 def fetch_committed(client: DataPath, group: str, topic: str, clause_id: str) -> int:
     version = client.version(9, COMMIT_MAX, low=1)
-    body = client.call(9, version, {
+    # a coordinator still loading is asked again (client.COORDINATOR_NOT_READY)
+    body = client.call_until_ready(9, version, {
         "GroupId": group, "Topics": [{"Name": topic, "PartitionIndexes": [0]}],
         "Groups": [{"GroupId": group, "Topics": [{"Name": topic, "PartitionIndexes": [0]}]}]}, clause_id)
     topics = body["Groups"][0]["Topics"] if version >= 8 else body["Topics"]
@@ -320,9 +323,12 @@ def test_uncommitted_partition_fetches_minus_one(target):
 
 
 def init_producer(client: DataPath) -> tuple[int, int]:
-    body = client.call(22, client.version(22), {"TransactionalId": None, "TransactionTimeoutMs": 60000,
-                                                "ProducerId": -1, "ProducerEpoch": -1},
-                       "kafka.idempotence.init-producer-id")
+    """An idempotent producer id. Kafka answers COORDINATOR_LOAD_IN_PROGRESS (14) until its first block of producer
+    ids arrives from the controller (RPCProducerIdManager.generateProducerId); the producer asks again
+    (TransactionManager.java InitProducerIdHandler), and so does this (client.COORDINATOR_NOT_READY)."""
+    body = client.call_until_ready(22, client.version(22), {"TransactionalId": None, "TransactionTimeoutMs": 60000,
+                                                            "ProducerId": -1, "ProducerEpoch": -1},
+                                   "kafka.idempotence.init-producer-id")
     expect("kafka.idempotence.init-producer-id", body["ErrorCode"], errors.NONE)
     if body["ProducerId"] < 0 or body["ProducerEpoch"] < 0:
         raise Divergence(C["kafka.idempotence.init-producer-id"], "a non-negative producer id and epoch",

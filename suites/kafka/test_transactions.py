@@ -16,7 +16,8 @@ import pytest
 
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence
-from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short
+from wirecheck.suites.kafka.client import (COORDINATOR_NOT_READY, C, DataPath, expect, expect_produced,
+                                           short)
 
 case = pytest.mark.case
 PRODUCE, FETCH, LIST_OFFSETS, FIND_COORDINATOR = 0, 1, 2, 10
@@ -28,8 +29,15 @@ LATEST = -1
 TRANSACTION_COORDINATOR = 1  # FindCoordinator KeyType
 ABORT, COMMIT = 0, 1  # ControlRecordType
 TIMESTAMP = 1_700_000_000_000
-CONCURRENT_RETRIES = 20  # InitProducerId answered CONCURRENT_TRANSACTIONS is asked again, 0.1 s apart
 MARKER_WAIT_S = 5.0  # how long markers may take to land after EndTxn is answered
+#: What a transaction coordinator answers while it is not ready (client.COORDINATOR_NOT_READY) or while the
+#: transactional id's previous transition is still completing: CONCURRENT_TRANSACTIONS (51). Kafka answers EndTxn
+#: once the outcome is in its log and writes the markers after; until they are written the transaction has a
+#: pending transition, and InitProducerId, AddPartitionsToTxn and EndTxn get 51 whatever they ask
+#: (TransactionCoordinator.scala 230-232, 419-423, 563-564 at apache/kafka 1eb7644). 51 is a RetriableException
+#: (ConcurrentTransactionsException.java) and the producer asks again (TransactionManager.java 1340-1342,
+#: 1398-1403, 1576-1577), so the helpers do, for client.READY_WAIT_S; the answer after that is judged.
+TXN_NOT_READY = COORDINATOR_NOT_READY | {errors.CONCURRENT_TRANSACTIONS}
 
 
 class Producer:
@@ -52,22 +60,18 @@ class Producer:
 
     def _find_coordinator(self) -> None:
         version = self.client.version(FIND_COORDINATOR, low=1)
-        body = self.client.call(FIND_COORDINATOR, version, {
+        body = self.client.call_until_ready(FIND_COORDINATOR, version, {
             "Key": self.transactional_id, "KeyType": TRANSACTION_COORDINATOR,
             "CoordinatorKeys": [self.transactional_id]}, "kafka.group.find-coordinator")
         entry = body["Coordinators"][0] if version >= 4 else body
         expect("kafka.group.find-coordinator", entry["ErrorCode"], errors.NONE)
 
     def init(self, clause_id: str) -> dict:
-        """InitProducerId; on success the producer takes the answered id and epoch. CONCURRENT_TRANSACTIONS is
-        retriable (Kafka answers it while it aborts the id's ongoing transaction): asked again, as clients do."""
-        for _ in range(CONCURRENT_RETRIES):
-            body = self.client.call(INIT_PRODUCER_ID, self.client.version(INIT_PRODUCER_ID), {
-                "TransactionalId": self.transactional_id, "TransactionTimeoutMs": self.timeout_ms,
-                "ProducerId": -1, "ProducerEpoch": -1}, clause_id)
-            if body["ErrorCode"] != errors.CONCURRENT_TRANSACTIONS:
-                break
-            time.sleep(0.1)
+        """InitProducerId; on success the producer takes the answered id and epoch. TXN_NOT_READY is asked again
+        (CONCURRENT_TRANSACTIONS also while Kafka aborts the id's ongoing transaction), as clients do."""
+        body = self.client.call_until_ready(INIT_PRODUCER_ID, self.client.version(INIT_PRODUCER_ID), {
+            "TransactionalId": self.transactional_id, "TransactionTimeoutMs": self.timeout_ms,
+            "ProducerId": -1, "ProducerEpoch": -1}, clause_id, retriable=TXN_NOT_READY)
         if body["ErrorCode"] == errors.NONE:
             self.producer_id, self.epoch = body["ProducerId"], body["ProducerEpoch"]
             self.sequences.clear()
@@ -77,12 +81,13 @@ class Producer:
         expect(clause_id, self.init(clause_id)["ErrorCode"], errors.NONE)
 
     def add_partition(self, topic: str, clause_id: str) -> tuple[int, int]:
-        """(version, error) of AddPartitionsToTxn for partition 0 of ``topic``."""
+        """(version, error) of AddPartitionsToTxn for partition 0 of ``topic``; TXN_NOT_READY is asked again."""
         version = self.client.version(ADD_PARTITIONS, ADD_PARTITIONS_MAX)
-        body = self.client.call(ADD_PARTITIONS, version, {
+        body = self.client.call_until_ready(ADD_PARTITIONS, version, {
             "V3AndBelowTransactionalId": self.transactional_id, "V3AndBelowProducerId": self.producer_id,
             "V3AndBelowProducerEpoch": self.epoch,
-            "V3AndBelowTopics": [{"Name": topic, "Partitions": [0]}]}, clause_id)
+            "V3AndBelowTopics": [{"Name": topic, "Partitions": [0]}]}, clause_id, retriable=TXN_NOT_READY,
+            codes_of=partition_codes)
         try:
             return version, body["ResultsByTopicV3AndBelow"][0]["ResultsByPartition"][0]["PartitionErrorCode"]
         except (IndexError, KeyError):
@@ -102,11 +107,11 @@ class Producer:
         return partition["BaseOffset"]
 
     def end(self, commit: bool, clause_id: str) -> tuple[int, int]:
-        """(version, error) of EndTxn."""
+        """(version, error) of EndTxn; TXN_NOT_READY is asked again (51: the previous end still completing)."""
         version = self.client.version(END_TXN, END_TXN_MAX)
-        body = self.client.call(END_TXN, version, {
+        body = self.client.call_until_ready(END_TXN, version, {
             "TransactionalId": self.transactional_id, "ProducerId": self.producer_id,
-            "ProducerEpoch": self.epoch, "Committed": commit}, clause_id)
+            "ProducerEpoch": self.epoch, "Committed": commit}, clause_id, retriable=TXN_NOT_READY)
         return version, body["ErrorCode"]
 
     def open_transaction(self, topic: str, values: list[bytes], clause_id: str) -> int:
@@ -114,6 +119,12 @@ class Producer:
         self.init_ok(clause_id)
         expect(clause_id, self.add_partition(topic, clause_id)[1], errors.NONE)
         return self.produce(topic, values, clause_id)
+
+
+def partition_codes(body: dict) -> set[int]:
+    """The codes of an AddPartitionsToTxn v0-3 answer (PartitionErrorCode, which errors.error_codes does not read)."""
+    return {p["PartitionErrorCode"] for t in body.get("ResultsByTopicV3AndBelow") or []
+            for p in t["ResultsByPartition"]}
 
 
 # -- reading back ----------------------------------------------------------------------------------------------
@@ -140,6 +151,30 @@ def batches(partition: dict, clause_id: str) -> list[records.RecordBatch]:
             raise Divergence(C["kafka.txn.control-batch"], "transaction markers in control batches",
                              f"a marker (type {marker_type(batch)}) in a batch without the control bit at offset "
                              f"{batch.base_offset}")
+    return found
+
+
+def log_below(client: DataPath, topic: str, end: int, isolation: int, clause_id: str,
+              wait_s: float = MARKER_WAIT_S) -> list[records.RecordBatch]:
+    """Partition 0's batches from offset 0 up to ``end`` (a high watermark the case read), fetched as clients fetch:
+    again from the offset after the last batch each answer brought.
+
+    One Fetch answer may hold less than the partition has below its high watermark: Kafka reads one log segment
+    per partition and Fetch (LocalLog.scala 369-371 at apache/kafka 1eb7644: the next segment only when this one
+    has nothing more), and it rolls a segment when a batch's timestamp is segment.ms past the segment's first one
+    (LogSegment.java 164-168, 705-710), as a marker stamped now is after the cases' fixed 2023 timestamps. An answer
+    bringing nothing is asked again for up to ``wait_s``."""
+    found: list[records.RecordBatch] = []
+    offset, deadline = 0, time.monotonic() + wait_s
+    while offset < end:
+        got = [b for b in batches(fetch(client, topic, isolation, clause_id, offset), clause_id)
+               if b.base_offset + b.last_offset_delta >= offset]
+        if got:
+            found += got
+            offset = got[-1].base_offset + got[-1].last_offset_delta + 1
+        elif time.monotonic() > deadline:
+            raise Divergence(C[clause_id], f"the batches of {topic}-0 up to offset {end} (within {wait_s:g} s)",
+                             f"none from offset {offset}")
     return found
 
 
@@ -273,8 +308,8 @@ def test_end_txn_writes_a_control_batch(target, outcome):
     producer.open_transaction(topic, [b"m0"], clause)
     expect(clause, producer.end(outcome == "commit", clause)[1], errors.NONE)
     # the last stable offset moving past the marker is the commit's or the abort's clause
-    settled(producer.client, topic, f"kafka.txn.{outcome}", f"after the {outcome}")
-    found = batches(fetch(producer.client, topic, READ_UNCOMMITTED, clause), clause)
+    end = settled(producer.client, topic, f"kafka.txn.{outcome}", f"after the {outcome}")["HighWatermark"]
+    found = log_below(producer.client, topic, end, READ_UNCOMMITTED, clause)
     if len(found) != 2:
         raise Divergence(C[clause], "the data batch then the marker", f"{len(found)} batches")
     marker, wanted = found[1], COMMIT if outcome == "commit" else ABORT
@@ -371,8 +406,9 @@ def test_transaction_past_its_timeout_is_aborted(target):
     producer.open_transaction(topic, [b"late"], clause)
     target.depends_on_server_timers("the transaction's abort waits for the server's timeout sweep")
     # Kafka sweeps every 10 s (see the clause's decision)
-    settled(producer.client, topic, clause, "once the transaction timed out", wait_s=timeout_ms / 1000 + 12)
-    found = batches(fetch(producer.client, topic, READ_UNCOMMITTED, clause), clause)
+    end = settled(producer.client, topic, clause, "once the transaction timed out",
+                  wait_s=timeout_ms / 1000 + 12)["HighWatermark"]
+    found = log_below(producer.client, topic, end, READ_UNCOMMITTED, clause)
     if not found or not found[-1].control or marker_type(found[-1]) != ABORT:
         raise Divergence(C[clause], "an abort marker after the timed-out records",
                          short([(b.base_offset, b.control) for b in found]))

@@ -13,20 +13,26 @@ Each case uses its own transactional id and topic.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence
-from wirecheck.suites.kafka.client import C, expect, expect_produced, short
-from wirecheck.suites.kafka.test_transactions import (COMMIT, END_TXN, PRODUCE, READ_COMMITTED, READ_UNCOMMITTED,
-                                                      TIMESTAMP, TV1_PRODUCE_MAX, Producer, batches, fetch,
-                                                      marker_type, new_topic, settled)
+from wirecheck.suites.kafka.client import COORDINATOR_NOT_READY, C, expect, expect_produced, short
+from wirecheck.suites.kafka.test_transactions import (COMMIT, END_TXN, PRODUCE, READ_UNCOMMITTED,
+                                                      TIMESTAMP, TXN_NOT_READY, Producer,
+                                                      MARKER_WAIT_S, batches, fetch, log_below, marker_type,
+                                                      new_topic, settled)
+from wirecheck.suites.kafka.test_topics_groups import find_coordinator
 
 case = pytest.mark.case
 OFFSET_FETCH, TXN_OFFSET_COMMIT = 9, 28
 PRODUCE_V2, END_TXN_V2, TXN_OFFSET_COMMIT_V2 = 12, 5, 5  # the first versions with TV2 semantics
 GATED_END_TXN_MAX = 4  # the highest EndTxn with version-1 semantics
 OFFSET_FETCH_MAX = 9
+REQUIRE_STABLE_FROM = 7  # OffsetFetch v7+ carries RequireStable (KIP-447)
+ABORTABLE_PRODUCE = 11  # Produce v11 adds TRANSACTION_ABORTABLE (ProduceRequest.json, KIP-890)
 
 
 class TV2Producer(Producer):
@@ -55,10 +61,12 @@ class TV2Producer(Producer):
         return partition
 
     def end_v2(self, commit: bool, clause_id: str, epoch: int | None = None) -> dict:
-        """EndTxn v5 under ``epoch`` (default the current one); the answer, unjudged."""
-        return self.client.call(END_TXN, END_TXN_V2, {
+        """EndTxn v5 under ``epoch`` (default the current one); the answer, unjudged, once it is not TXN_NOT_READY
+        (51 while the previous end's markers are still being written: test_transactions.TXN_NOT_READY)."""
+        return self.client.call_until_ready(END_TXN, END_TXN_V2, {
             "TransactionalId": self.transactional_id, "ProducerId": self.producer_id,
-            "ProducerEpoch": self.epoch if epoch is None else epoch, "Committed": commit}, clause_id)
+            "ProducerEpoch": self.epoch if epoch is None else epoch, "Committed": commit}, clause_id,
+            retriable=TXN_NOT_READY)
 
     def end_ok(self, commit: bool, clause_id: str) -> tuple[int, int]:
         """EndTxn v5 answered NONE; the producer goes on with the id and epoch answered. The (id, epoch) it left."""
@@ -123,8 +131,8 @@ def test_markers_carry_the_bumped_epoch(target):
     producer = TV2Producer(target)
     topic = new_topic(producer.client, target)
     left = producer.one_transaction(topic, [b"m"], clause)
-    settled(producer.client, topic, "kafka.txn-v2.implicit-add", "after the commit")
-    found = [b for b in batches(fetch(producer.client, topic, READ_UNCOMMITTED, clause), clause) if b.control]
+    end = settled(producer.client, topic, "kafka.txn-v2.implicit-add", "after the commit")["HighWatermark"]
+    found = [b for b in log_below(producer.client, topic, end, READ_UNCOMMITTED, clause) if b.control]
     if len(found) != 1 or marker_type(found[0]) != COMMIT:  # one commit marker: the control-batch clause's
         raise Divergence(C["kafka.txn.control-batch"], "one commit marker", short([(b.base_offset, marker_type(b))
                                                                                    for b in found]))
@@ -176,13 +184,16 @@ def test_txn_offset_commit_v5_adds_its_group(target):
     producer.client.require(TXN_OFFSET_COMMIT, TXN_OFFSET_COMMIT_V2)
     topic = new_topic(producer.client, target)
     group = target.unique("txn-group")
+    with target.precondition("the group coordinator found"):  # as the producer looks it up before committing
+        find_coordinator(producer.client, group)                # (TransactionManager.java TxnOffsetCommitHandler)
     producer.init_ok(clause)
     expect_produced(producer.send(topic, [b"o"], clause), clause)
-    body = producer.client.call(TXN_OFFSET_COMMIT, TXN_OFFSET_COMMIT_V2, {
+    body = producer.client.call_until_ready(TXN_OFFSET_COMMIT, TXN_OFFSET_COMMIT_V2, {
         "TransactionalId": producer.transactional_id, "GroupId": group, "ProducerId": producer.producer_id,
         "ProducerEpoch": producer.epoch, "GenerationId": -1, "MemberId": "", "GroupInstanceId": None,
         "Topics": [{"Name": topic, "Partitions": [{"PartitionIndex": 0, "CommittedOffset": 1,
-                                                   "CommittedLeaderEpoch": -1, "CommittedMetadata": ""}]}]}, clause)
+                                                   "CommittedLeaderEpoch": -1, "CommittedMetadata": ""}]}]}, clause,
+        retriable=TXN_NOT_READY)
     try:
         code = body["Topics"][0]["Partitions"][0]["ErrorCode"]
     except (IndexError, KeyError):
@@ -195,31 +206,48 @@ def test_txn_offset_commit_v5_adds_its_group(target):
 
 
 def committed_offset(producer: Producer, group: str, topic: str, clause_id: str) -> int:
+    """The group's committed offset for partition 0, asked as a read_committed consumer asks: RequireStable, so an
+    offset whose transaction's markers are not written yet is answered UNSTABLE_OFFSET_COMMIT (88, retriable)
+    instead of the offset before it (KIP-447; OffsetMetadataManager.java 764-767 at apache/kafka 1eb7644), and
+    asked again. Below OffsetFetch v7 there is no RequireStable: the offset is asked again while it is still -1,
+    for as long as markers may take (test_transactions.MARKER_WAIT_S)."""
     version = producer.client.version(OFFSET_FETCH, OFFSET_FETCH_MAX, low=1)
-    body = producer.client.call(OFFSET_FETCH, version, {
-        "GroupId": group, "Topics": [{"Name": topic, "PartitionIndexes": [0]}],
-        "Groups": [{"GroupId": group, "Topics": [{"Name": topic, "PartitionIndexes": [0]}]}]}, clause_id)
-    partition = (body["Groups"][0]["Topics"] if version >= 8 else body["Topics"])[0]["Partitions"][0]
-    expect(clause_id, partition["ErrorCode"], errors.NONE)
-    return partition["CommittedOffset"]
+    request = {"GroupId": group, "Topics": [{"Name": topic, "PartitionIndexes": [0]}], "RequireStable": True,
+               "Groups": [{"GroupId": group, "Topics": [{"Name": topic, "PartitionIndexes": [0]}]}]}
+    deadline = time.monotonic() + MARKER_WAIT_S
+    while True:
+        body = producer.client.call_until_ready(OFFSET_FETCH, version, request, clause_id,
+                                                retriable=COORDINATOR_NOT_READY | {errors.UNSTABLE_OFFSET_COMMIT})
+        partition = (body["Groups"][0]["Topics"] if version >= 8 else body["Topics"])[0]["Partitions"][0]
+        expect(clause_id, partition["ErrorCode"], errors.NONE)
+        if version >= REQUIRE_STABLE_FROM or partition["CommittedOffset"] != -1 or time.monotonic() > deadline:
+            return partition["CommittedOffset"]
+        time.sleep(0.05)
 
 
 # -- the version boundary: version-1 rules below Produce v12 and EndTxn v5 --------------------------------------
 
 
 @case("kafka.txn.produce-unadded")
-def test_produce_below_v12_to_a_partition_not_added_is_refused(target):
+@pytest.mark.parametrize("produce", ["below-v11", "v11"])
+def test_produce_below_v12_to_a_partition_not_added_is_refused(target, produce):
+    """Below v11 only INVALID_TXN_STATE (48); v11 clients also know TRANSACTION_ABORTABLE (120), which Kafka answers
+    them (see the clause's decision)."""
     clause = "kafka.txn.produce-unadded"
     producer = Producer(target)
+    if produce == "v11":
+        producer.client.require(PRODUCE, ABORTABLE_PRODUCE)
     topic = new_topic(producer.client, target)
     producer.init_ok(clause)
-    version = producer.client.version(PRODUCE, TV1_PRODUCE_MAX, low=3)
+    version = ABORTABLE_PRODUCE if produce == "v11" else producer.client.version(PRODUCE, ABORTABLE_PRODUCE - 1, low=3)
     batch = records.build_batch([b"unadded"], base_timestamp=TIMESTAMP, producer_id=producer.producer_id,
                                 producer_epoch=producer.epoch, base_sequence=0, transactional=True)
     body = producer.client.call(PRODUCE, version, {
         "TransactionalId": producer.transactional_id, "Acks": -1, "TimeoutMs": 5000,
         "TopicData": [{"Name": topic, "PartitionData": [{"Index": 0, "Records": batch}]}]}, clause)
-    expect_produced(body["Responses"][0]["PartitionResponses"][0], clause, errors.INVALID_TXN_STATE)
+    refusals = (errors.INVALID_TXN_STATE, errors.TRANSACTION_ABORTABLE) if produce == "v11" else \
+        (errors.INVALID_TXN_STATE,)
+    expect_produced(body["Responses"][0]["PartitionResponses"][0], clause, *refusals)
 
 
 @case("kafka.txn-v2.version-gated")
@@ -229,13 +257,11 @@ def test_end_txn_below_v5_keeps_the_epoch(target):
     topic = new_topic(producer.client, target)
     producer.open_transaction(topic, [b"g"], clause)
     version = producer.client.version(END_TXN, GATED_END_TXN_MAX)
-    body = producer.client.call(END_TXN, version, {
+    body = producer.client.call_until_ready(END_TXN, version, {
         "TransactionalId": producer.transactional_id, "ProducerId": producer.producer_id,
-        "ProducerEpoch": producer.epoch, "Committed": True}, clause)
+        "ProducerEpoch": producer.epoch, "Committed": True}, clause, retriable=TXN_NOT_READY)
     expect(clause, body["ErrorCode"], errors.NONE)
-    expect(clause, producer.add_partition(topic, clause)[1], errors.NONE)  # the same epoch goes on
+    # the same epoch goes on; 51 while the commit's markers are written is asked again (TXN_NOT_READY)
+    expect(clause, producer.add_partition(topic, clause)[1], errors.NONE)
     expect(clause, producer.end(False, clause)[1], errors.NONE)
-    partition = fetch(producer.client, topic, READ_COMMITTED, clause)
-    if partition["LastStableOffset"] != partition["HighWatermark"]:
-        raise Divergence(C[clause], "no transaction left open", f"LastStableOffset {partition['LastStableOffset']}"
-                                                                 f" below HighWatermark {partition['HighWatermark']}")
+    settled(producer.client, topic, clause, "after the abort: no transaction left open")

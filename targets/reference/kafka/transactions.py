@@ -21,6 +21,11 @@ v5+) is in transactions_v2.py, hooked in at check_produce, commit_offsets and th
 - a transaction still Ongoing after the TransactionTimeoutMs its producer asked for is aborted, its epoch bumped
   first (abortTimedOutTransactions with prepareFenceProducerEpoch), so the producer's late EndTxn is fenced.
   Decision: a timer per transaction fires at the timeout itself, instead of Kafka's 10 s sweep.
+- variant txn-completion-lags: Kafka answers EndTxn once the outcome is in its log and completes the transaction
+  only after the markers are written; the first coordinator request for the transactional id after an end gets
+  CONCURRENT_TRANSACTIONS (51), as Kafka's pending transition answers (TransactionCoordinator.endTransaction).
+- variant txn-unadded-abortable: Produce v11+ to a partition not in the transaction gets TRANSACTION_ABORTABLE
+  (120), which KafkaApis lets through from v11 (KIP-890), instead of INVALID_TXN_STATE.
 Transaction state is in memory, while the markers themselves are in the (durable) log.
 """
 
@@ -37,6 +42,7 @@ NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE = 0,
 INVALID_TRANSACTION_TIMEOUT = 50
 MAX_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms default
 INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 49, 51, 55, 90
+TRANSACTION_ABORTABLE, ABORTABLE_PRODUCE = 120, 11  # Produce v11+ knows 120 (ProduceRequest.json, KIP-890)
 
 EMPTY, ONGOING, COMPLETE_COMMIT, COMPLETE_ABORT = "Empty", "Ongoing", "CompleteCommit", "CompleteAbort"
 
@@ -53,6 +59,7 @@ class Transaction:
     offsets: dict[str, dict[tuple[str, int], group_model.CommittedOffset]] = field(default_factory=dict)
     timer: asyncio.TimerHandle | None = None  # the transaction timeout while Ongoing
     v2_end: tuple | None = None  # ((pid, epoch) left, (pid, epoch) reached, committed) of the last EndTxn v5+
+    completing: bool = False  # variant txn-completion-lags: ended, and no request has been told 51 since
 
 
 class Transactions:
@@ -76,6 +83,8 @@ class Transactions:
         if transactional_id and not 0 < timeout_ms <= max_timeout and not self.faults.txn_timeout_unchecked:
             return INVALID_TRANSACTION_TIMEOUT, -1, -1
         txn = self.by_id.get(transactional_id) if transactional_id else None
+        if txn is not None and self.still_completing(txn):
+            return CONCURRENT_TRANSACTIONS, -1, -1
         if txn is not None and txn.state == ONGOING and not self.faults.txn_init_keeps_ongoing:
             if producer_id == -1:
                 self._fence_and_abort(txn)
@@ -151,7 +160,8 @@ class Transactions:
         if txn is None or epoch < txn.epoch:
             return INVALID_PRODUCER_EPOCH if txn is not None else INVALID_TXN_STATE
         if txn.state != ONGOING or (topic, partition) not in txn.partitions:
-            return INVALID_TXN_STATE
+            abortable = version >= ABORTABLE_PRODUCE and self.variants.txn_unadded_abortable
+            return TRANSACTION_ABORTABLE if abortable else INVALID_TXN_STATE
         return NONE
 
     # ------------------------------------------------------------------------------------------ state
@@ -164,7 +174,14 @@ class Transactions:
         if epoch != txn.epoch and not (epoch < txn.epoch and self.faults.txn_old_epoch_accepted):
             modern = version >= 2 and not self.variants.txn_fenced_invalid_epoch  # variant: 47 at every version
             return (PRODUCER_FENCED if modern else INVALID_PRODUCER_EPOCH), None
+        if self.still_completing(txn):
+            return CONCURRENT_TRANSACTIONS, None
         return NONE, txn
+
+    def still_completing(self, txn: Transaction) -> bool:
+        """Variant txn-completion-lags: the transaction's end is not complete for the first request that asks."""
+        completing, txn.completing = txn.completing, False
+        return completing
 
     def _begin(self, txn: Transaction) -> None:
         if txn.state != ONGOING:
@@ -222,6 +239,7 @@ class Transactions:
                 for (topic_name, index), committed in offsets.items():
                     self.coordinator.commit(group, topic_name, index, committed)
         txn.state = COMPLETE_COMMIT if commit else COMPLETE_ABORT
+        txn.completing = self.variants.txn_completion_lags
         txn.partitions.clear()
         txn.groups.clear()
         txn.offsets.clear()

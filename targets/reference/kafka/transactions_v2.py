@@ -21,7 +21,7 @@ from __future__ import annotations
 
 PRODUCE_V2, TXN_OFFSET_COMMIT_V2, END_TXN_V2 = 12, 5, 5  # the first version of each with TV2 semantics
 NONE, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING = 0, 47, 48, 49
-PRODUCER_FENCED = 90
+PRODUCER_FENCED, CONCURRENT_TRANSACTIONS = 90, 51
 EXHAUSTED_EPOCH = 0x7FFF - 1  # an epoch bumped past this rotates the producer id
 
 
@@ -58,6 +58,8 @@ def end(txns, transactional_id: str, producer_id: int, epoch: int, version: int,
         left, reached, committed = txn.v2_end
         ended = txn.state == ("CompleteCommit" if committed else "CompleteAbort")
         if ended and left == (producer_id, epoch) and reached == (txn.producer_id, txn.epoch):
+            if txns.still_completing(txn):  # variant txn-completion-lags
+                return CONCURRENT_TRANSACTIONS, -1, -1
             if commit == committed:  # a retry of the end that bumped the epoch
                 return NONE, txn.producer_id, txn.epoch
             return INVALID_TXN_STATE, -1, -1
