@@ -65,9 +65,11 @@ class Tcpdump:
         self.ports, self.limit, self.command = sorted(ports), limit, command
         self.data = bytearray()
         self.capped = False
+        self.marker_seen = False  # the end marker came through: every packet before it was captured
         self.stderr: list[str] = []
         self._proc: subprocess.Popen | None = None
-        self._listening = threading.Event()
+        self._listening = False  # tcpdump said "listening on lo": it captures from here on
+        self._decided = threading.Event()
         self._marked = threading.Event()
         self._token = secrets.token_bytes(16)
         self._marker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # receives the end marker (never read)
@@ -85,8 +87,7 @@ class Tcpdump:
         try:
             self._proc = subprocess.Popen([path, "-i", "lo", "-n", "-U", "--immediate-mode", "-B", str(BUFFER_KIB),
                                            "-w", "-", expression],
-                                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          start_new_session=True)
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as exc:
             self._marker.close()
             return f"{self.command} did not start: {exc}"
@@ -94,8 +95,8 @@ class Tcpdump:
                          threading.Thread(target=self._read_messages, daemon=True)]
         for thread in self._threads:
             thread.start()
-        self._listening.wait(START_LIMIT)  # set on "listening on lo", and when tcpdump's stderr ends
-        if self._proc.poll() is not None or not self._listening.is_set():
+        self._decided.wait(START_LIMIT)  # tcpdump said it is listening, or its stderr ended
+        if not self._listening:
             self._end()
             said = " ".join(line.strip() for line in self.stderr if line.strip())[:500]
             return f"{self.command} did not capture on lo: {said or 'no word from it'}"
@@ -105,7 +106,8 @@ class Tcpdump:
         assert self._proc is not None and self._proc.stdout is not None
         tail = b""
         while chunk := self._proc.stdout.read1(65536):
-            if not self._marked.is_set() and self._token in tail + chunk:
+            if not self.marker_seen and self._token in tail + chunk:
+                self.marker_seen = True
                 self._marked.set()
             tail = chunk[-len(self._token):]
             if self.capped:
@@ -116,6 +118,7 @@ class Tcpdump:
                 self.capped = True
                 self._marked.set()  # nothing after this is kept: no need to wait for the marker
                 self._proc.send_signal(signal.SIGTERM)
+        self._marked.set()  # tcpdump's output ended: nothing more will come
 
     def _read_messages(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
@@ -123,19 +126,26 @@ class Tcpdump:
             line = raw.decode("utf-8", "replace")
             self.stderr.append(line)
             if "listening on" in line:
-                self._listening.set()
-        self._listening.set()  # tcpdump ended: start() stops waiting
+                self._listening = True
+                self._decided.set()
+        self._decided.set()  # tcpdump ended: start() stops waiting
 
     def stop(self) -> list[str]:
         """Stop after every packet up to now was captured; what to know about the capture."""
-        notes = []
+        notes, ended_early = [], False
         if not self.capped:
             with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
                 sender.sendto(self._token, self._marker.getsockname())
-            if not self._marked.wait(FLUSH_LIMIT):
+            marked = self._marked.wait(FLUSH_LIMIT)
+            ended_early = marked and not self.marker_seen and not self.capped
+            if not marked:
                 notes.append(f"the capture's end marker did not come through tcpdump within {FLUSH_LIMIT:.0f} s: "
                              "its last packets may be missing")
         self._end()
+        if ended_early:  # said after _end: its last words are read by then
+            said = " ".join(line.strip() for line in self.stderr[-3:])[:300]
+            notes.append(f"tcpdump ended during the capture ({said or 'without a word'}): packets after that are "
+                         "missing")
         if self.capped:
             notes.append(f"capture stopped at its limit of {self.limit} bytes: later packets were not kept")
         dropped = [line.strip() for line in self.stderr if "dropped by kernel" in line and not line.startswith("0 ")]
@@ -373,12 +383,15 @@ class ScenarioCapture:
         if tcpdump is None:
             summary["not_captured"] = self.why_not
         else:
-            summary.update(self._kept(tcpdump, files))
+            notes = tcpdump.stop()
+            try:
+                summary.update(self._kept(bytes(tcpdump.data), notes, files))
+            except Exception as exc:  # evidence, never a verdict: a capture that cannot be read is said so
+                summary["not_captured"] = f"the capture could not be read: {type(exc).__name__}: {exc}"
+                self.target.transcript.note(f"client capture: {summary['not_captured']}")
         self.target.keep_evidence(Evidence(RECORD_FIELD, summary, files))
 
-    def _kept(self, tcpdump: Tcpdump, files: dict) -> dict:
-        notes = tcpdump.stop()
-        capture = bytes(tcpdump.data)
+    def _kept(self, capture: bytes, notes: list[str], files: dict) -> dict:
         endpoints = self.endpoints
         own = {_port(event.local) for event in self.target.transcript.events if event.kind == "connect"}
         id_of = getattr(_capture_module(self.target.spec), "client_id", None)

@@ -106,6 +106,16 @@ def test_a_tcpdump_that_may_not_capture_is_said_in_its_own_words(tmp_path):
     assert "did not capture on lo" in why and "permission" in why
 
 
+def test_a_tcpdump_that_ends_during_the_capture_is_said(tmp_path):
+    fake = tmp_path / "tcpdump"
+    fake.write_text("#!/bin/sh\necho 'tcpdump: listening on lo, link-type EN10MB' >&2\n"
+                    "echo 'tcpdump: pcap_loop: The interface disappeared' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    tcpdump = Tcpdump({SERVER}, command=str(fake))
+    assert tcpdump.start() is None
+    assert any("ended during the capture" in note and "disappeared" in note for note in tcpdump.stop())
+
+
 capturing = pytest.mark.skipif(shutil.which("tcpdump") is None or os.geteuid() != 0,
                                reason="tcpdump on lo needs tcpdump and root (CI installs it and runs as root)")
 
