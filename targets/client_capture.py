@@ -6,7 +6,7 @@ ports meanwhile, so only the client's own connections are kept:
 
 - where the protocol's capture module tells a request's client id (``client_id(frame)``, e.g. Kafka's request
   header), each scenario gives its client runs a unique one (``job["client_id"]``), and a connection is the
-  client's when one of its requests carries it ("by client id");
+  client's when one of its requests carries it, alone or as ``<id>/<role>`` ("by client id");
 - elsewhere, the connections opened during the capture (their handshake was captured) from a source port none of
   the case's own sessions used ("by source port"): another worker's connections to the same port in that time
   are then kept too, which the record says.
@@ -199,7 +199,7 @@ def client_flows(capture: bytes, endpoints: dict[int, Endpoint | None], client_i
         if client_id is not None and id_of is not None:
             frames, _ = _frames(endpoints[flow.server[1]], flow.to_server.assemble()[0])
             named = {_safe_id(id_of, frame) for frame in frames} - {None}
-            why = None if client_id in named else \
+            why = None if any(is_named(name, client_id) for name in named) else \
                 f"names client id {', '.join(sorted(named))[:200]}" if named else "names no client id"
         else:
             why = None if flow.handshake else "opened before the capture"
@@ -209,6 +209,12 @@ def client_flows(capture: bytes, endpoints: dict[int, Endpoint | None], client_i
             others.append(f"{flow.name}: {why}")
     return Kept(kept, "client id" if client_id is not None and id_of is not None else "source port", len(flows),
                 others)
+
+
+def is_named(name: str, client_id: str) -> bool:
+    """Does a request's client id name the scenario's: the id itself, or ``<id>/<role>`` (a driver running
+    several clients that must tell them apart, e.g. a producer's requests from a consumer's)?"""
+    return name == client_id or name.startswith(client_id + "/")
 
 
 def _safe_id(id_of, frame: bytes) -> str | None:

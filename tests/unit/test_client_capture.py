@@ -68,6 +68,13 @@ def test_only_the_connections_carrying_the_client_id_are_kept(tmp_path):
     assert client_flows(capture, endpoints, "wc-nobody", kafka_capture.client_id, set()).flows == []
 
 
+def test_a_driver_may_name_its_clients_roles_after_the_client_id(tmp_path):
+    capture = _pcap(tmp_path, _conversation(1, 50001, OURS + "/producer"), _conversation(2, 50002, OURS + "x"),
+                    _conversation(3, 50003, OURS[:-1]))
+    kept = client_flows(capture, {SERVER: KAFKA.primary}, OURS, kafka_capture.client_id, set())
+    assert [flow.client[1] for flow in kept.flows] == [50001]
+
+
 def test_the_client_transcript_decodes_requests_and_answers_in_time_order(tmp_path):
     capture = _pcap(tmp_path, _conversation(1, 50001, OURS), _conversation(2, 50002, OURS))
     endpoints = {SERVER: KAFKA.primary}
