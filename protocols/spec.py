@@ -131,6 +131,9 @@ class ProtocolSpec:
     #: likewise compares the entries the case has named so far (the target also holds what unmirrored traffic, a
     #: real client's or another run's, created)
     server_listings: Mapping[str, str] = field(default_factory=dict)
+    #: lists in an answer whose order the server chooses (glob as above -> the entry's field to order them by),
+    #: e.g. the partitions of a ListOffsets answer: compared in the order of that field
+    unordered_lists: Mapping[str, str] = field(default_factory=dict)
     #: differential mode: answer fields a clause covers (glob as above -> clause id); a difference in any other
     #: field is reported under "<name>.differential.same-answer" (SHOULD)
     field_clauses: Mapping[str, str] = field(default_factory=dict)
@@ -148,6 +151,9 @@ class ProtocolSpec:
     #: request fields that carry such a value back (glob over "<Message>.<path>" without indices -> its kind): the
     #: oracle receives its own value there, as its own client would have sent it
     chosen_request_fields: Mapping[str, str] = field(default_factory=dict)
+    #: kind -> the values of that kind that are no choice but a meaning of their own (Kafka's -1: no broker; a
+    #: member epoch's 0: join), compared as they are; a kind not named here has -1
+    chosen_sentinels: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     #: (request frame, rewrite(path, value) -> value) -> the frame with every field rewritten (the same bytes when
     #: nothing changed); needed by ``chosen_request_fields``
     map_request: Callable[[bytes, Callable[[str, object], object]], bytes] | None = None

@@ -92,12 +92,12 @@ def _leaves(value, key: str, out: dict[str, object], decoder: Decoders) -> None:
 _ANY_INDEX = re.compile(r"\[(\d+)\]")
 
 
-def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: bytes | bytearray) -> dict[str, object]:
-    """``flat`` with each server-wide listing cut to the entries whose name occurs in ``sent``, renumbered in the
-    order of their names (the order a server lists everything it has in is its own); a listing may sit inside
-    another list (each DescribeConfigs result lists every config of its resource)."""
+def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: bytes | bytearray | None) -> dict[str, object]:
+    """``flat`` with each server-wide listing cut to the entries whose name occurs in ``sent`` (every entry when
+    ``sent`` is None), renumbered in the order of their names (the order a server lists everything it has in is its
+    own); a listing may sit inside another list (each DescribeConfigs result lists every config of its resource)."""
     def named(value) -> bool:
-        return (value if isinstance(value, bytes) else str(value).encode()) in sent
+        return sent is None or (value if isinstance(value, bytes) else str(value).encode()) in sent
 
     out, entries = {}, {}
     for path, value in flat.items():
@@ -230,6 +230,8 @@ class Comparator:
         flat = flatten(packet, decoder=self.decoder)
         if self.spec.server_listings:
             flat = own_entries(flat, self.spec.server_listings, self.sent)
+        if self.spec.unordered_lists:  # each server's own order: compared in the order of the entries' keys
+            flat = own_entries(flat, self.spec.unordered_lists, None)
         if volatile:  # the values the server chose (not those of its implementation, nor what follows from the rest)
             return {path: value for path, value in flat.items() if _first_match(path, self.spec.volatile_fields)}
         return {path: value for path, value in flat.items() if _first_match(path, patterns) is None}
@@ -327,6 +329,7 @@ class MirroredSession:
                  tally: Tally | None = None):
         self._ours, self._oracle, self._comparator, self._found = ours, oracle, comparator, found
         self.tally = tally if tally is not None else Tally()  # the case's (shared by its connections)
+        self._ended = False  # the target ended this connection (counted once)
         self._case_sent = case_sent  # every byte the case sent on any connection (the comparator reads it)
         #: the case's values the target chose and what the oracle chose for them: a request carrying the target's
         #: (the member id it handed out) goes to the oracle with the oracle's, as its own client would send it
@@ -405,19 +408,25 @@ class MirroredSession:
     def expect_end(self, deadline: float | None = None) -> Reply:
         ours = self._ours.expect_end(deadline)
         oracle = self._oracle.expect_end(deadline)
-        self._count()
+        self._count(ours)
         if self.comparing and _outcome(ours) != _outcome(oracle) and (ours.ended or oracle.ended):
             self._differs("outcome", _outcome(ours), _outcome(oracle), ours, oracle)
         return ours
 
-    def _count(self) -> None:
+    def _count(self, ours: Reply) -> None:
+        """One more answer exchanged: a frame, a silence, or the end of the connection (once: reading a connection
+        the target ended exchanges nothing more)."""
+        if ours.ended:
+            if self._ended:
+                return
+            self._ended = True
         self.tally.exchanged += 1
         self.tally.compared += self.comparing
 
     def _check(self, ours: Reply, oracle: Reply) -> bytes | None:
         """Compare the two answers (while comparing); the request they answer."""
         request = self._requests.answered(ours.frame) if ours.is_frame else None
-        self._count()
+        self._count(ours)
         if self.comparing:
             found = self._comparator.difference(request, ours, oracle, self._chosen)
             if found is not None:

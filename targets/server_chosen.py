@@ -34,11 +34,12 @@ class ServerChosen:
     Only values that are unlikely to occur by chance are carried over: integers of at least 256 as 8-byte
     big-endian (the width of Kafka's ids), strings of at least 4 bytes whose new value has the same length."""
 
-    def __init__(self, reseal=None, request_fields=None, map_request=None):
+    def __init__(self, reseal=None, request_fields=None, map_request=None, sentinels=None):
         self.reseal = reseal  # ProtocolSpec.reseal: fixes embedded checksums after an edit
         self.substitutions: dict[bytes, bytes] = {}
         self.request_fields = dict(request_fields or {})  # ProtocolSpec.chosen_request_fields
         self.map_request = map_request  # ProtocolSpec.map_request
+        self.sentinels = dict(sentinels or {})  # ProtocolSpec.chosen_sentinels
         #: kind -> (old value -> new value, new value -> old value): the chosen fields' one-to-one mappings
         self.mapped: dict[str, tuple[dict, dict]] = {}
         #: the first "path: old -> new" that could not be substituted (a differential case of thousands of answers
@@ -64,16 +65,17 @@ class ServerChosen:
 
     @classmethod
     def for_spec(cls, spec: "ProtocolSpec") -> "ServerChosen":
-        return cls(spec.reseal, spec.chosen_request_fields, spec.map_request)
+        return cls(spec.reseal, spec.chosen_request_fields, spec.map_request, spec.chosen_sentinels)
 
     def same(self, kind: str, old, new) -> bool:
         """Do two values of a chosen field agree under the kind's mapping (lists element by element, in order)?
-        The first sighting of a value learns its counterpart; a negative value (Kafka's -1: no leader, no
+        The first sighting of a value learns its counterpart; a sentinel of the kind (Kafka's -1: no leader, no
         coordinator) is no choice and must be equal."""
         if isinstance(old, list) and isinstance(new, list):
             return len(old) == len(new) and all(self.same(kind, a, b) for a, b in zip(old, new))
         old, new = _number(old), _number(new)
-        if not (_plain_int(old) and _plain_int(new)) or old < 0 or new < 0:
+        sentinels = self.sentinels.get(kind, (-1,))
+        if not (_plain_int(old) and _plain_int(new)) or old in sentinels or new in sentinels:
             return old == new
         forward, backward = self.mapped.setdefault(kind, ({}, {}))
         if old in forward or new in backward:
@@ -84,6 +86,8 @@ class ServerChosen:
     def mapped_value(self, kind: str, value):
         """``value`` (or each element of a list) as the other server chose it; unknown values unchanged."""
         forward = self.mapped.get(kind, ({}, {}))[0]
+        if _plain_int(value) and value in self.sentinels.get(kind, (-1,)):
+            return value
         if isinstance(value, list):
             return [self.mapped_value(kind, item) for item in value]
         if isinstance(value, str) and _plain_int(_number(value)):  # a broker id written as text (a config resource)

@@ -106,7 +106,7 @@ SPEC = ProtocolSpec(
                      "*.Leader",  # JoinGroup's leader is a member id
                      "*.ThrottleTimeMs", "*.ErrorMessage",
                      # KIP-714: the client instance id the broker assigns, the subscription id it derives
-                     "*.ClientInstanceId", "*.SubscriptionId",
+                     "*.ClientInstanceId",
                      # batch timestamps (a control batch's are the broker's clock) and the CRC that covers them
                      "*.Records.base_timestamp", "*.Records.max_timestamp", "*.Records.crc",
                      # the producer id a stored batch carries is the one the broker handed out
@@ -120,6 +120,8 @@ SPEC = ProtocolSpec(
                      # describing a resource's configs lists every config the server has (each has its own set):
                      # compared in the configs the case named
                      "DescribeConfigsResponse*.Configs": "Name"},
+    # Apache Kafka answers a ListOffsets topic's partitions in its own (hash map) order
+    unordered_lists={"ListOffsetsResponse*.Partitions": "PartitionIndex"},
     # each server advertises its own versions and features (the cases judge the lists, and pick a version both
     # servers speak)
     implementation_fields=("ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*",
@@ -129,6 +131,13 @@ SPEC = ProtocolSpec(
                            # a config's synonyms are the server's own broker config names and precedence (Kafka's
                            # retention.ms has log.retention.{ms,minutes,hours}), its documentation free text
                            "DescribeConfigsResponse*.Synonyms*", "DescribeConfigsResponse*.Documentation",
+                           # which tagged fields an ApiVersions answer carries follows from the features the server
+                           # has (SupportedFeatures, FinalizedFeatures*: KIP-584), declared above
+                           "ApiVersionsResponse*._tagged_fields.keys",
+                           # an operator's setting, as the telemetry interval below (group.consumer.heartbeat.
+                           # interval.ms: Kafka's default 5000, the reference broker's 1000 for faster suites)
+                           "ConsumerGroupHeartbeatResponse*.HeartbeatIntervalMs",
+                           "ShareGroupHeartbeatResponse*.HeartbeatIntervalMs",
                            # an operator's telemetry subscription (metrics, interval, size limit, codecs)
                            *(f"GetTelemetrySubscriptionsResponse*.{name}" for name in (
                                "AcceptedCompressionTypes*", "PushIntervalMs", "TelemetryMaxBytes",
@@ -166,7 +175,7 @@ SPEC = ProtocolSpec(
     # field Apache Kafka's message JSON marks "entityType": "brokerId" (clients/src/main/resources/common/message/,
     # e.g. MetadataResponse.json Brokers.NodeId), plus the Kafka 4 share APIs' leader and endpoint ids (kio's
     # classes carry no entity types); tests/unit/test_differential_chosen.py keeps this list level with the JSON
-    chosen_fields={pattern: "broker-id" for pattern in (
+    chosen_fields={**{pattern: "broker-id" for pattern in (
         *(f"MetadataResponse*.{name}" for name in ("NodeId", "ControllerId", "LeaderId", "ReplicaNodes", "IsrNodes",
                                                    "OfflineReplicas")),
         "FindCoordinatorResponse*.NodeId", "DescribeClusterResponse*.ControllerId", "DescribeClusterResponse*.BrokerId",
@@ -179,14 +188,18 @@ SPEC = ProtocolSpec(
           for name in ("LeaderId", "NodeId")),
         # a broker's config resource is named by its id as text ("0"); a topic's name is compared as it is
         *(f"{api}Response*.ResourceName" for api in ("DescribeConfigs", "AlterConfigs", "IncrementalAlterConfigs")))},
+        # KIP-714: the subscription id is the broker's own digest of the subscription (any int32, negative too)
+        "GetTelemetrySubscriptionsResponse*.SubscriptionId": "telemetry-subscription"},
+    chosen_sentinels={"telemetry-subscription": ()},
     # requests that name a broker (a replica assignment; a follower's ReplicaId, -1 from a client, stays as sent)
-    chosen_request_fields={pattern: "broker-id" for pattern in (
+    chosen_request_fields={**{pattern: "broker-id" for pattern in (
         "CreateTopicsRequest.*.BrokerIds", "CreatePartitionsRequest.*.BrokerIds",
         "AlterPartitionReassignmentsRequest.*.Replicas",
         "FetchRequest*ReplicaId", "ListOffsetsRequest.ReplicaId", "OffsetForLeaderEpochRequest.ReplicaId",
         # a BROKER or BROKER_LOGGER config resource's name (request_fields.BROKER_RESOURCES; other names stay)
         *(f"{api}Request.Resources.ResourceName" for api in ("DescribeConfigs", "AlterConfigs",
                                                                "IncrementalAlterConfigs")))},
+        "PushTelemetryRequest.SubscriptionId": "telemetry-subscription"},
     map_request=map_request,
     field_clauses={"ProduceResponse*.BaseOffset": "kafka.produce.base-offset",
                    "FetchResponse*.HighWatermark": "kafka.fetch.high-watermark"},

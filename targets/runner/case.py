@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import time
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -16,7 +17,6 @@ from wirecheck.protocols.verdicts import Blocked, Divergence, HarnessError, Verd
 from wirecheck.reports.replay import RACED_NOTE, SETUP_END_NOTE, SETUP_NOTE, UNREPLAYABLE_NOTE
 from wirecheck.protocols.transcript import Event, Transcript
 from wirecheck.targets.differential import MirroredSession, Tally, mirrored
-from wirecheck.targets.server_chosen import ServerChosen
 from wirecheck.targets.runner.validate import parse_topics
 from wirecheck.targets.session import Session
 from wirecheck.targets.transport import open_session
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from wirecheck.targets.runner.run import Run, TargetInfo
     from wirecheck.targets.transport.h2c import H2Session
     from wirecheck.targets.transport.http1 import Http1Session
+
+#: told (with the client's command) as a real client starts: its traffic reaches the target alone, so the running
+#: case's answers are compared up to then (targets.clients.run_client calls it; each client case sets it)
+CLIENT_STARTING: ContextVar = ContextVar("client_starting", default=None)
 
 #: what ``target.connect`` returns: a session of the endpoint's transport (framed, http1, h2c), a framed one
 #: mirrored to the reference broker under --differential
@@ -84,12 +88,13 @@ class Target:
         #: --differential: sessions are mirrored to the reference broker
         self.differential = run.options.differential
         self._comparing = True  # False once the case's answers depend on the servers' own timers
-        self._chosen = ServerChosen.for_spec(self.spec)  # --differential: the values each server chose
+        self._chosen = run.server_chosen(self.spec)  # --differential: the values each server chose
         if self.differential:
             state.tally = state.tally or Tally()
         self._sent = bytearray()  # --differential: what the case sent (the entries of a server-wide listing it names)
-        if state.case_id.split(".")[1:2] == [CLIENTS_AREA]:
-            self._stop_comparing("a real client's traffic goes to the target alone, so the servers' states differ")
+        if state.case_id.split(".")[1:2] == [CLIENTS_AREA] and self.differential:  # until the next client case
+            CLIENT_STARTING.set(lambda command: self._stop_comparing(
+                f"a real client ({command}) talks to the target alone from here, so the servers' states differ"))
 
     def connect(self, deadline: float | None = None, endpoint: str | None = None, login: bool = True) -> CaseSession:
         """A session to the primary endpoint, or to the named one (of its transport: framed, http1, h2c); the

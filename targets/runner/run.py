@@ -24,6 +24,7 @@ from wirecheck.targets.runner.case import CaseState, survives_clause
 from wirecheck.targets.runner.survey import survey
 from wirecheck.targets.upstream import title as upstream_title
 from wirecheck.targets.runner.validate import UsageProblem, parse_target
+from wirecheck.targets.server_chosen import ServerChosen
 from wirecheck.reports.events import EventStream
 
 if TYPE_CHECKING:
@@ -113,6 +114,7 @@ class Run:
         self.upstreams: list = []  # UpstreamProcess: the real servers this run started (--upstream, controller only)
         self.upstream_targets: dict[str, str] = {}  # the --target each became -> the server and version (to workers)
         self._oracles: dict[str, TargetInfo] | None = None
+        self._chosen: dict[str, ServerChosen] = {}  # --differential: per protocol, what each server chose
         self.collected_protocols: set[str] = set()  # the reference broker runs only these personalities
         self.report_dir = Path(options.report_dir).resolve() / self.run_id
         self.tls = client_context(options.tls_ca, options.tls_verify) if options.tls else None
@@ -287,6 +289,12 @@ class Run:
             self.oracle_broker = self._launch([], "oracle")
             self._oracles = self._reference_targets(self.oracle_broker)
         return self._oracles.get(protocol)
+
+    def server_chosen(self, spec: ProtocolSpec) -> ServerChosen:
+        """--differential: the values the target and the oracle chose for the protocol (ids of topics, brokers,
+        members), learnt by any case of this process and carried by every later one: a case may use a topic an
+        earlier case created and learnt the id of."""
+        return self._chosen.setdefault(spec.name, ServerChosen.for_spec(spec))
 
     def target_options(self, protocol: str) -> dict[str, str]:
         """``--target-option PROTOCOL.KEY=VALUE`` settings for one protocol."""

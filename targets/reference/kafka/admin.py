@@ -12,6 +12,7 @@ import struct
 
 from wirecheck.targets.reference.kafka import group_model, groups
 from wirecheck.targets.reference.kafka.faults import KafkaFaults
+from wirecheck.targets.reference.kafka.settings import CLUSTER_OPERATIONS
 
 NONE = 0
 OFFSET_OUT_OF_RANGE = 1
@@ -185,7 +186,9 @@ class Admin:
         return {"ThrottleTimeMs": 0, "ErrorCode": NONE, "ErrorMessage": None, "EndpointType": BROKERS_ENDPOINT,
                 "ClusterId": self.cluster_id, "ControllerId": self.node_id,
                 "Brokers": [{"BrokerId": self.node_id, "Host": host, "Port": port, "Rack": None, "IsFenced": False}],
-                "ClusterAuthorizedOperations": -2147483648}
+                # settings.CLUSTER_OPERATIONS: Kafka's handleDescribeClusterRequest, when asked
+                "ClusterAuthorizedOperations": CLUSTER_OPERATIONS if req.get("IncludeClusterAuthorizedOperations")
+                else -2147483648}
 
     def offset_for_leader_epoch(self, req: dict, version: int) -> dict:
         topics = []
@@ -221,9 +224,9 @@ class Admin:
                                   "ErrorMessage": None, "ActiveProducers": []})
                     continue
                 active = [{"ProducerId": pid, "ProducerEpoch": epoch, "LastSequence": last_seq,
-                           "LastTimestamp": -1, "CoordinatorEpoch": -1,
+                           "LastTimestamp": last_timestamp, "CoordinatorEpoch": -1,
                            "CurrentTxnStartOffset": partition.open_transactions.get(pid, -1)}
-                          for pid, epoch, last_seq in self.producers.active(t["Name"], index)
+                          for pid, epoch, last_seq, last_timestamp in self.producers.active(t["Name"], index)
                           if not self.faults.describe_producers_empty]
                 parts.append({"PartitionIndex": index, "ErrorCode": NONE, "ErrorMessage": None,
                               "ActiveProducers": active})

@@ -38,7 +38,8 @@ class Broker(MetadataApis, ProduceApis, FetchApis, TopicApis, TransactionApis, G
         self.coordinator = coordinator
         self.consumer_groups = consumer_groups.ConsumerGroups(
             coordinator, storage, faults, settings.consumer_heartbeat_ms, settings.consumer_session_ms,
-            default_assignor="range" if variants.consumer_group_range_default else "uniform")
+            default_assignor="range" if variants.consumer_group_range_default else "uniform",
+            deferred_assignment=variants.consumer_group_assignment_deferred)
         # KIP-932 share groups: membership (share_groups), in-flight records (share_partitions), ShareFetch and
         # ShareAcknowledge with their sessions (share_fetch); a member that leaves closes its session
         self.share_partitions = SharePartitions(storage, faults, variants, settings.share_lock_ms,

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from wirecheck.targets.reference.kafka.faults import KafkaFaults, KafkaVariants
+from wirecheck.targets.reference.kafka.storage import valid_topic_name
 
 NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
+INVALID_TOPIC_EXCEPTION = 17
 INVALID_CONFIG = 40
 INVALID_REQUEST = 42
 
@@ -113,6 +115,11 @@ class Configs:
                       "Configs": []}
             results.append(result)
             error, message = self._resource_error(kind, name)
+            # Apache Kafka checks a topic resource's name before looking it up: ConfigHelper.describeConfigs calls
+            # Topic.validate(topic), whose InvalidTopicException answers 17 (core/src/main/scala/kafka/server/
+            # ConfigHelper.scala)
+            if kind == TOPIC and not valid_topic_name(name):
+                error, message = INVALID_TOPIC_EXCEPTION, f"Topic name {name!r} is illegal"
             if error == UNKNOWN_TOPIC_OR_PARTITION and self.faults.describe_configs_unknown_topic_empty:
                 continue  # fault: an unknown topic described as one with no configs, error 0
             if error:

@@ -18,8 +18,11 @@ def describe(groups: dict, classic_groups: dict, storage, faults: KafkaFaults, r
         if group is None:
             message = (f"Group {group_id} is not a consumer group." if group_id in classic_groups
                        else f"Group {group_id} not found.")
+            # Apache Kafka sets only the id, the error and its message; the rest keeps the message's defaults
+            # (GroupState "", epochs 0): GroupMetadataManager.consumerGroupDescribe, GroupIdNotFoundException
+            # (group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupMetadataManager.java)
             described.append({"ErrorCode": GROUP_ID_NOT_FOUND, "ErrorMessage": message, "GroupId": group_id,
-                              "GroupState": "Dead", "GroupEpoch": -1, "AssignmentEpoch": -1,
+                              "GroupState": "", "GroupEpoch": 0, "AssignmentEpoch": 0,
                               "AssignorName": "", "Members": []})
             continue
         described.append({

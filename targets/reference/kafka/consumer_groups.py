@@ -15,7 +15,10 @@ The protocol (KIP-848, Kafka's GroupMetadataManager and CurrentAssignmentBuilder
 Decisions: HeartbeatIntervalMs and the session timeout are the coordinator's configuration
 (group.consumer.heartbeat.interval.ms / session.timeout.ms, Kafka: 5 s / 45 s; here options); a member naming
 no ServerAssignor gets "uniform", the first of Kafka's group.consumer.assignors [uniform, range] (variant
-consumer-group-range-default: range first); a non-empty classic group is not converted online
+consumer-group-range-default: range first); the target assignment at a new group epoch is computed at once, in the
+heartbeat that bumped it (variant consumer-group-assignment-deferred: at the group's next heartbeat, as Kafka 4.3+
+computes it in batches, KIP-1263, so the member that bumped it is answered at the old assignment epoch; a group's
+first assignment comes at once); a non-empty classic group is not converted online
 (group.consumer.migration.policy=disabled; Kafka 4's default, bidirectional, converts it and keeps the classic
 members): a heartbeat for it gets GROUP_ID_NOT_FOUND; an Empty classic group is taken over (its committed
 offsets stay). Membership is not journalled under --data-dir (members rejoin after a restart; committed
@@ -104,11 +107,12 @@ class ConsumerGroup:
 class ConsumerGroups(MemberSessions):
     def __init__(self, classic: groups.Coordinator, storage, faults: KafkaFaults | None = None,
                  heartbeat_interval_ms: int = 1000, session_timeout_ms: int = 45000,
-                 default_assignor: str = assignors.DEFAULT):
+                 default_assignor: str = assignors.DEFAULT, deferred_assignment: bool = False):
         self.classic = classic  # committed offsets live in the classic coordinator's group of the same id
         self.storage = storage
         self.faults = KafkaFaults() if faults is None else faults
         self.default_assignor = default_assignor  # the first of group.consumer.assignors: a member naming none
+        self.deferred_assignment = deferred_assignment  # a new target assignment waits for the next heartbeat
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.session_timeout_ms = session_timeout_ms
         self.groups: dict[str, ConsumerGroup] = {}
@@ -119,8 +123,12 @@ class ConsumerGroups(MemberSessions):
         try:
             member, full = self._heartbeat(req, version, client_id, client_host)
         except Refused as refused:
+            # Apache Kafka answers a refused heartbeat with only the error set, the rest at the message's defaults
+            # (MemberEpoch 0): GroupCoordinatorService.consumerGroupHeartbeat handleOperationException and
+            # ConsumerGroupHeartbeatRequest.getErrorResponse (group-coordinator/src/main/java/org/apache/kafka/coordinator/group/
+            # GroupCoordinatorService.java; clients/.../common/requests/ConsumerGroupHeartbeatRequest.java)
             return {"ThrottleTimeMs": 0, "ErrorCode": refused.code, "ErrorMessage": refused.message,
-                    "MemberId": None, "MemberEpoch": -1, "HeartbeatIntervalMs": 0, "Assignment": None}
+                    "MemberId": None, "MemberEpoch": 0, "HeartbeatIntervalMs": 0, "Assignment": None}
         answer = {"ThrottleTimeMs": 0, "ErrorCode": NONE, "ErrorMessage": None, "MemberId": member.member_id,
                   "MemberEpoch": member.epoch, "HeartbeatIntervalMs": self.heartbeat_interval_ms,
                   "Assignment": None}
@@ -134,6 +142,8 @@ class ConsumerGroups(MemberSessions):
         epoch = req["MemberEpoch"]
         validate(req, version, self.faults)
         group = self._group_for(req["GroupId"], create=epoch == 0)
+        if group.assignment_epoch != group.epoch:  # deferred by an earlier heartbeat: computed now
+            self._assign(group)
         if epoch == LEAVE or epoch == LEAVE_STATIC:
             return self._leave(group, req), False
         before = None
@@ -263,9 +273,14 @@ class ConsumerGroups(MemberSessions):
         return {t: len(self.storage.by_id[t].partitions) for t in wanted if t in self.storage.by_id}
 
     def _bump(self, group: ConsumerGroup) -> None:
-        """A new group epoch and the target assignment at it."""
+        """A new group epoch and the target assignment at it (deferred: at the next heartbeat)."""
         if not self.faults.consumer_group_epoch_not_bumped or group.epoch == 0:
             group.epoch += 1
+        if not self.deferred_assignment or group.assignment_epoch == 0:  # a group's first one: at once
+            self._assign(group)
+
+    def _assign(self, group: ConsumerGroup) -> None:
+        """The target assignment at the group epoch."""
         chosen = [m.assignor for m in group.members.values() if m.assignor in assignors.ASSIGNORS]
         group.assignor = max(set(chosen), key=chosen.count) if chosen else self.default_assignor  # most members' pick
         group.topics_seen = self._topic_counts(group)

@@ -1,5 +1,6 @@
 """The error codes the API handlers answer (Errors.java), by name."""
 
+UNKNOWN_SERVER_ERROR = -1
 NONE = 0
 OFFSET_OUT_OF_RANGE = 1
 CORRUPT_MESSAGE = 2

@@ -33,6 +33,13 @@ class KafkaVariants(Switches):
     consumer_group_range_default = Switch(
         "a consumer-group member naming no ServerAssignor is assigned by range, "
         "as a broker whose group.consumer.assignors lists range first (KIP-848)")
+    consumer_group_assignment_deferred = Switch(
+        "a new target assignment is computed at the group's next heartbeat, not in the one that bumped the group "
+        "epoch: the joining member is answered at the old assignment epoch, as Kafka 4.3+ batches assignments "
+        "(KIP-1263)")
+    share_group_assignment_deferred = Switch(
+        "a new share-group target assignment is computed at the group's next heartbeat, not in the one that bumped "
+        "the group epoch (KIP-1263)")
     telemetry_push_unthrottled = Switch(
         "a PushTelemetry sooner than PushIntervalMs after the last one is accepted "
         "(no THROTTLING_QUOTA_EXCEEDED)")

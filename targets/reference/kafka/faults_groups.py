@@ -61,6 +61,10 @@ class ClassicGroupFaults:
     heartbeat_ignores_rebalance = Switch(
         "Heartbeat during a pending rebalance answers REBALANCE_IN_PROGRESS (27) so members rejoin "
         "(GroupCoordinator.handleHeartbeat); this answers 0")
+    fetch_all_empty_below_v8 = Switch(
+        "OffsetFetch with null Topics returns every partition the group committed (OffsetFetchRequest.json, v2+; "
+        "admin clients list a group's offsets so); this answers no topics below v8, a defect only old "
+        "versions show")
     uncommitted_reads_zero = Switch(
         "OffsetFetch of a partition the group never committed answers offset -1 (OffsetFetchResponse.json); "
         "this answers 0")

@@ -62,6 +62,10 @@ class TransactionFaults:
     txn_v2_bump_any_version = Switch(
         "EndTxn below v5 keeps the epoch (KIP-890: version 2 is chosen by EndTxn v5+); this bumps it at every "
         "version, so an old client's next request is fenced")
+    init_producer_id_fails_below_v3 = Switch(
+        "InitProducerId gives an idempotent producer an id and epoch at every version it advertises (KIP-98, "
+        "InitProducerIdRequest.json: v0 is aiokafka's, v1 kafkajs'); this answers UNKNOWN_SERVER_ERROR (-1) "
+        "below v3, a defect only old clients meet")
     init_producer_id_needs_transactional_id = Switch(
         "InitProducerId with a null TransactionalId gives an idempotent producer an id and epoch (KIP-98, "
         "InitProducerIdRequest.json); this refuses it with INVALID_REQUEST (42), as a transactions-only broker")

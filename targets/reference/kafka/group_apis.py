@@ -8,7 +8,7 @@ from __future__ import annotations
 from wirecheck.targets.reference.kafka import group_model
 from wirecheck.targets.reference.kafka.errors import NONE
 from wirecheck.targets.reference.kafka.broker_parts import BrokerParts
-from wirecheck.targets.reference.kafka.settings import AUTHORIZED_OPERATIONS_OMITTED
+from wirecheck.targets.reference.kafka.settings import AUTHORIZED_OPERATIONS_OMITTED, GROUP_OPERATIONS
 
 
 class GroupApis(BrokerParts):
@@ -77,6 +77,8 @@ class GroupApis(BrokerParts):
     def offset_fetch(self, req: dict, version: int) -> dict:
         if version < 8:
             group = self._offsets_for(req["GroupId"], req["Topics"])
+            if req["Topics"] is None and self.faults.fetch_all_empty_below_v8:
+                group["Topics"] = []
             return {"ThrottleTimeMs": 0, "Topics": group["Topics"], "ErrorCode": group["ErrorCode"]}
         answers = []
         for g in req["Groups"]:
@@ -130,6 +132,10 @@ class GroupApis(BrokerParts):
                              "MemberAssignment": m.assignment if stable else b""}
                             for m in group.members.values()],
                 "AuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED})
+        if version >= 3 and req.get("IncludeAuthorizedOperations"):  # KafkaApis.handleDescribeGroupsRequest
+            for group in described:  # settings.GROUP_OPERATIONS, for every group answered without an error
+                if group["ErrorCode"] == NONE:
+                    group["AuthorizedOperations"] = GROUP_OPERATIONS
         return {"ThrottleTimeMs": 0, "Groups": described}
 
     def list_groups(self, req: dict, version: int) -> dict:

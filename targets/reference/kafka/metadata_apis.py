@@ -8,7 +8,8 @@ from __future__ import annotations
 from wirecheck.targets.reference.kafka.errors import (INVALID_TOPIC_EXCEPTION, LEADER_NOT_AVAILABLE, NONE,
                                                       UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION)
 from wirecheck.targets.reference.kafka.broker_parts import BrokerParts
-from wirecheck.targets.reference.kafka.settings import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_ID
+from wirecheck.targets.reference.kafka.settings import (AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_ID, CLUSTER_OPERATIONS,
+                                                        TOPIC_OPERATIONS)
 from wirecheck.targets.reference.kafka.storage import valid_topic_name
 
 
@@ -41,13 +42,20 @@ class MetadataApis(BrokerParts):
                 topics.append({"ErrorCode": entry[0], "Name": None, "TopicId": entry[2], "Partitions": []})
                 continue
             topics.append(self._topic_metadata(entry, allow_create))
+        # Kafka's handleTopicMetadataRequest: v8+ sets every listed topic's operations when asked, v8-10 the
+        # cluster's (KafkaApis.scala: includeTopicAuthorizedOperations, includeClusterAuthorizedOperations)
+        if version >= 8 and req.get("IncludeTopicAuthorizedOperations"):
+            for topic in topics:
+                topic["TopicAuthorizedOperations"] = TOPIC_OPERATIONS
+        cluster_operations = CLUSTER_OPERATIONS if 8 <= version <= 10 and req.get(
+            "IncludeClusterAuthorizedOperations") else AUTHORIZED_OPERATIONS_OMITTED
         return {
             "ThrottleTimeMs": 0,
             "Brokers": [{"NodeId": self.settings.node_id, "Host": host, "Port": port, "Rack": None}],
             "ClusterId": CLUSTER_ID,
             "ControllerId": self.settings.node_id,
             "Topics": topics,
-            "ClusterAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED,
+            "ClusterAuthorizedOperations": cluster_operations,
             "ErrorCode": NONE,
         }
 

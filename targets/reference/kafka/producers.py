@@ -101,7 +101,8 @@ class Producers:
         for key in [k for k in self._state if k[0] == topic]:
             del self._state[key]
 
-    def active(self, topic: str, partition: int) -> list[tuple[int, int, int]]:
-        """(producer id, epoch, last sequence) of every producer that wrote to the partition (DescribeProducers)."""
-        return [(pid, state.epoch, state.last_seq) for (t, p, pid), state in self._state.items()
-                if t == topic and p == partition]
+    def active(self, topic: str, partition: int) -> list[tuple[int, int, int, int]]:
+        """(producer id, epoch, last sequence, last timestamp) of every producer that wrote to the partition
+        (DescribeProducers: Apache Kafka's ProducerStateEntry.lastTimestamp, its last batch's timestamp)."""
+        return [(pid, state.epoch, state.last_seq, state.recent[-1][3] if state.recent else -1)
+                for (t, p, pid), state in self._state.items() if t == topic and p == partition]

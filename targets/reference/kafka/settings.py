@@ -12,6 +12,20 @@ NODE_ID = 0  # node.id unless --kafka-node-id says otherwise (Settings.node_id)
 CLUSTER_ID = "wirecheck-reference"
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
+
+def _operations(*codes: int) -> int:
+    return sum(1 << code for code in codes)
+
+
+# Asked for its authorized operations, a broker without an authorizer (this one has no ACLs) answers every operation
+# the resource type supports: Apache Kafka's AuthHelper.authorizedOperations, authorizer None -> supportedOps, as a
+# bit field of AclOperation codes (core/src/main/scala/kafka/server/AuthHelper.scala; AclEntry.supportedOperations:
+# READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11,
+# IDEMPOTENT_WRITE 12). Apache Kafka 4.4 answers 8096, 3576 and 3400.
+CLUSTER_OPERATIONS = _operations(5, 7, 8, 9, 10, 11, 12)
+TOPIC_OPERATIONS = _operations(3, 4, 5, 6, 7, 8, 10, 11)
+GROUP_OPERATIONS = _operations(3, 6, 8, 10, 11)
+
 #: a response carrying this key true is not sent: the server closes the connection instead
 CLOSE = "_close"
 

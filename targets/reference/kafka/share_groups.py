@@ -9,7 +9,9 @@ The protocol (KIP-932 'Share group membership', ShareGroupHeartbeatRequest.json 
   assigned to several members (records, not partitions, are what members hold exclusively);
 * a heartbeat answer carries the assignment when it changed (and on joining); null means unchanged.
 
-Decisions: the heartbeat interval and session timeout are the consumer-group options (group.share.heartbeat.
+Decisions: the target assignment at a new group epoch is computed in the heartbeat that bumped it (variant
+share-group-assignment-deferred: at the group's next heartbeat, the first one at once, as Kafka 4.3+ batches it,
+KIP-1263); the heartbeat interval and session timeout are the consumer-group options (group.share.heartbeat.
 interval.ms / session.timeout.ms, Kafka: 5 s / 45 s); a group id held by a consumer or classic group with members
 is not a share group (GROUP_ID_NOT_FOUND). A member leaving (or timing out) releases its acquired records.
 Membership and share-partition state are not journalled under --data-dir.
@@ -107,8 +109,12 @@ class ShareGroups(MemberSessions):
         try:
             member, full = self._heartbeat(req, client_id, client_host)
         except Refused as refused:
+            # Apache Kafka answers a refused heartbeat with only the error set, the rest at the message's defaults
+            # (MemberEpoch 0): GroupCoordinatorService.shareGroupHeartbeat handleOperationException and
+            # ShareGroupHeartbeatRequest.getErrorResponse (group-coordinator/src/main/java/org/apache/kafka/coordinator/group/
+            # GroupCoordinatorService.java; clients/.../common/requests/ShareGroupHeartbeatRequest.java)
             return {"ThrottleTimeMs": 0, "ErrorCode": refused.code, "ErrorMessage": refused.message,
-                    "MemberId": None, "MemberEpoch": -1, "HeartbeatIntervalMs": 0, "Assignment": None}
+                    "MemberId": None, "MemberEpoch": 0, "HeartbeatIntervalMs": 0, "Assignment": None}
         answer = {"ThrottleTimeMs": 0, "ErrorCode": NONE, "ErrorMessage": None, "MemberId": member.member_id,
                   "MemberEpoch": member.epoch, "HeartbeatIntervalMs": self.heartbeat_interval_ms,
                   "Assignment": None}
@@ -122,6 +128,8 @@ class ShareGroups(MemberSessions):
         self._validate(req)
         epoch = req["MemberEpoch"]
         group = self._group_for(req["GroupId"], create=epoch == 0)
+        if group.assignment_epoch != group.epoch:  # deferred by an earlier heartbeat: computed now
+            self._assign(group)
         if epoch == LEAVE:
             return self._leave(group, req["MemberId"]), False
         member = group.members.get(req["MemberId"])
@@ -202,6 +210,10 @@ class ShareGroups(MemberSessions):
     def _bump(self, group: ShareGroup) -> None:
         group.epoch += 1
         group.topics_seen = self._topic_counts(group)
+        if not self.variants.share_group_assignment_deferred or group.assignment_epoch == 0:
+            self._assign(group)
+
+    def _assign(self, group: ShareGroup) -> None:
         subscriptions = {m.member_id: self._subscribed_topics(m) for m in group.members.values()}
         group.target = simple(subscriptions, group.topics_seen, group.target,
                               exclusive=self.variants.share_group_exclusive_partitions)
@@ -225,9 +237,11 @@ class ShareGroups(MemberSessions):
         for group_id in req["GroupIds"]:
             group = self.groups.get(group_id)
             if group is None:
+                # as Apache Kafka's GroupMetadataManager.shareGroupDescribe: the id, the error, its message, and
+                # the message's defaults for the rest (GroupState "", epochs 0)
                 described.append({"ErrorCode": GROUP_ID_NOT_FOUND, "ErrorMessage": f"Group {group_id} not found.",
-                                  "GroupId": group_id, "GroupState": "Dead", "GroupEpoch": -1,
-                                  "AssignmentEpoch": -1, "AssignorName": "", "Members": []})
+                                  "GroupId": group_id, "GroupState": "", "GroupEpoch": 0,
+                                  "AssignmentEpoch": 0, "AssignorName": "", "Members": []})
                 continue
             hide = self.faults.share_group_describe_no_assignment
             described.append({

@@ -74,7 +74,10 @@ class Telemetry:
     def _instance(self, instance_id: bytes) -> Instance:
         instance = self.instances.get(instance_id)
         if instance is None:
-            instance = self.instances[instance_id] = Instance(self._subscription_id())
+            # per instance, as Apache Kafka's ClientMetricsManager.computeSubscriptionId: a CRC of the subscription
+            # XORed with the client instance id's hash (server/src/main/java/org/apache/kafka/server/
+            # ClientMetricsManager.java), so two instances never share an id
+            instance = self.instances[instance_id] = Instance(self._subscription_id(instance_id))
             while len(self.instances) > self.max_instances:
                 self.instances.popitem(last=False)  # the least recently seen
         else:

@@ -104,12 +104,15 @@ class Transactions:
 
     def add_partitions(self, transactional_id: str, producer_id: int, epoch: int, version: int,
                        wanted: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
-        error, txn = self._current(transactional_id, producer_id, epoch, version)
-        if error:
-            return {tp: error for tp in wanted}
+        # Apache Kafka checks the partitions before the coordinator sees the producer: any unknown one fails the
+        # whole request, the others OPERATION_NOT_ATTEMPTED (KafkaApis.handleAddPartitionsToTxnRequest,
+        # nonExistingTopicErrors, core/src/main/scala/kafka/server/KafkaApis.scala)
         unknown = {tp for tp in wanted if self.storage.partition(*tp) is None}
         if unknown:  # all or nothing: the others are not attempted
             return {tp: UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else OPERATION_NOT_ATTEMPTED for tp in wanted}
+        error, txn = self._current(transactional_id, producer_id, epoch, version)
+        if error:
+            return {tp: error for tp in wanted}
         self._begin(txn)
         txn.partitions.update(wanted)
         return {tp: NONE for tp in wanted}
@@ -132,7 +135,11 @@ class Transactions:
             error = INVALID_TXN_STATE
         results = {}
         for tp, committed in offsets.items():
-            partition_error = error or (UNKNOWN_TOPIC_OR_PARTITION if self.storage.partition(*tp) is None else NONE)
+            # a topic Kafka does not know is answered before the group coordinator sees the producer
+            # (KafkaApis.handleTxnOffsetCommitRequest: metadataCache.contains(topic.name))
+            unknown_topic = UNKNOWN_TOPIC_OR_PARTITION if tp[0] not in self.storage.topics else NONE
+            partition_error = unknown_topic or error or (
+                UNKNOWN_TOPIC_OR_PARTITION if self.storage.partition(*tp) is None else NONE)
             if not partition_error:
                 txn.offsets.setdefault(group, {})[tp] = committed
             results[tp] = partition_error

@@ -6,7 +6,7 @@ Handlers of the Broker (broker.py), one mixin per API family: a decoded request 
 from __future__ import annotations
 
 from wirecheck.targets.reference.kafka import group_model, transactions_v2
-from wirecheck.targets.reference.kafka.errors import INVALID_REQUEST
+from wirecheck.targets.reference.kafka.errors import INVALID_REQUEST, UNKNOWN_SERVER_ERROR
 from wirecheck.targets.reference.kafka.broker_parts import BrokerParts
 
 
@@ -14,6 +14,8 @@ class TransactionApis(BrokerParts):
     """A mixin of :class:`Broker` (broker.py)."""
 
     def init_producer_id(self, req: dict, version: int) -> dict:
+        if version < 3 and self.faults.init_producer_id_fails_below_v3:
+            return {"ThrottleTimeMs": 0, "ErrorCode": UNKNOWN_SERVER_ERROR, "ProducerId": -1, "ProducerEpoch": -1}
         if req["TransactionalId"] is None and self.faults.init_producer_id_needs_transactional_id:
             return {"ThrottleTimeMs": 0, "ErrorCode": INVALID_REQUEST, "ProducerId": -1, "ProducerEpoch": -1}
         error, pid, epoch = self.transactions.init_producer_id(
