@@ -40,6 +40,22 @@ READY_WAIT_S = 15.0
 RETRY_BACKOFF_S, RETRY_BACKOFF_MAX_S = 0.1, 1.0
 
 
+def until_applied(ask, applied, wait_s: float = READY_WAIT_S):
+    """``ask()`` again until ``applied(answer)`` holds or ``wait_s`` has passed; the last answer, for the caller to
+    judge. Only for what a broker documents as visible a moment after it answered: with KRaft (KIP-631) a change is
+    answered once the controller committed it to the metadata log, and each broker applies the log after, so its
+    own answers (Metadata, DescribeConfigs, ...) may show the old state for a while (Admin.java 193-194, 253-254 at
+    apache/kafka 1eb7644: "It may take several seconds ... for all the brokers to become aware")."""
+    deadline = time.monotonic() + wait_s
+    backoff = RETRY_BACKOFF_S
+    while True:
+        answer = ask()
+        if applied(answer) or time.monotonic() + backoff > deadline:
+            return answer
+        time.sleep(backoff)
+        backoff = min(backoff * 2, RETRY_BACKOFF_MAX_S)
+
+
 def expect(clause_id: str, code: int, *allowed: int) -> None:
     """An ErrorCode that must be one of ``allowed``; any other breaks ``clause_id``."""
     if code not in allowed:

@@ -10,7 +10,7 @@ import pytest
 
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence, Unimplemented
-from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short
+from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short, until_applied
 
 case = pytest.mark.case
 DESCRIBE, ALTER, INCREMENTAL = 32, 33, 44
@@ -52,6 +52,14 @@ class Configs(DataPath):
                              f"error {result['ErrorCode']} {errors.name(result['ErrorCode'])}")
         return {entry["Name"]: entry for entry in result["Configs"]}
 
+    def values_once(self, topic: str, clause_id: str, applied, keys: list[str] | None = None) -> dict[str, dict]:
+        """The topic's configs once ``applied(entries)`` holds, or as they are after client.READY_WAIT_S: Kafka
+        answers an alteration once its controller committed it (KafkaApis.scala 2837-2838 forwards AlterConfigs
+        and IncrementalAlterConfigs to the controller) and answers DescribeConfigs from the broker's metadata image
+        (ConfigHelper.scala 109, configRepository.topicConfig), which applies the metadata log a moment later
+        (client.until_applied). The caller judges what comes back."""
+        return until_applied(lambda: self.topic_values(topic, clause_id, keys), applied)
+
     def alter(self, topic: str, configs: dict[str, str | None], clause_id: str, validate_only: bool = False,
               kind: int = TOPIC) -> int:
         body = self.call(ALTER, self.version(ALTER), {
@@ -73,7 +81,7 @@ class Configs(DataPath):
         in place (one not applied breaks kafka.configs.incremental, which BLOCKS them)."""
         clause = "kafka.configs.incremental"
         expect(clause, self.incremental(topic, [(name, SET, value)], clause), errors.NONE)
-        got = value_of(self.topic_values(topic, clause), name, clause)
+        got = value_of(self.values_once(topic, clause, lambda e: e.get(name, {}).get("Value") == value), name, clause)
         if got != value:
             raise Divergence(C[clause], f"{name}={value}", f"{name}={got}")
 
@@ -192,12 +200,12 @@ def test_alter_configs_replaces_overrides(target):
     topic = new_topic(client, target)
     clause = "kafka.configs.alter-round-trip"
     expect(clause, client.alter(topic, {"retention.ms": "3600000", "cleanup.policy": "compact"}, clause), errors.NONE)
-    entries = client.topic_values(topic, clause)
+    entries = client.values_once(topic, clause, lambda e: e.get("retention.ms", {}).get("Value") == "3600000")
     if value_of(entries, "retention.ms", clause) != "3600000" or entries["retention.ms"]["ConfigSource"] != \
             DYNAMIC_TOPIC_CONFIG:
         raise Divergence(C[clause], "retention.ms=3600000 from DYNAMIC_TOPIC_CONFIG (1)", short(entries["retention.ms"]))
     expect(clause, client.alter(topic, {"retention.ms": "7200000"}, clause), errors.NONE)
-    entries = client.topic_values(topic, clause)
+    entries = client.values_once(topic, clause, lambda e: e.get("retention.ms", {}).get("Value") == "7200000")
     if value_of(entries, "retention.ms", clause) != "7200000":
         raise Divergence(C[clause], "retention.ms=7200000", short(entries["retention.ms"]))
     policy = entries.get("cleanup.policy", {})
@@ -215,13 +223,15 @@ def test_incremental_alter_operations(target):
     expect(clause, client.incremental(topic, [("retention.ms", SET, "1234567"),
                                               ("cleanup.policy", SET, "delete")], clause), errors.NONE)
     expect(clause, client.incremental(topic, [("cleanup.policy", APPEND, "compact")], clause), errors.NONE)
-    entries = client.topic_values(topic, clause, ["retention.ms", "cleanup.policy"])
+    entries = client.values_once(topic, clause, lambda e: "compact" in (e.get("cleanup.policy", {}).get("Value") or ""),
+                                 ["retention.ms", "cleanup.policy"])
     policy = set((value_of(entries, "cleanup.policy", clause) or "").split(","))
     if value_of(entries, "retention.ms", clause) != "1234567" or policy != {"delete", "compact"}:
         raise Divergence(C[clause], "retention.ms=1234567, cleanup.policy=delete,compact", short(entries))
     expect(clause, client.incremental(topic, [("cleanup.policy", SUBTRACT, "delete"),
                                               ("retention.ms", DELETE, None)], clause), errors.NONE)
-    entries = client.topic_values(topic, clause, ["retention.ms", "cleanup.policy"])
+    entries = client.values_once(topic, clause, lambda e: e.get("cleanup.policy", {}).get("Value") == "compact",
+                                 ["retention.ms", "cleanup.policy"])
     if value_of(entries, "cleanup.policy", clause) != "compact" or \
             entries["retention.ms"]["ConfigSource"] == DYNAMIC_TOPIC_CONFIG:
         raise Divergence(C[clause], "cleanup.policy=compact and retention.ms back to its default", short(entries))

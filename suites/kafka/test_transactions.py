@@ -28,7 +28,11 @@ READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 LATEST = -1
 TRANSACTION_COORDINATOR = 1  # FindCoordinator KeyType
 ABORT, COMMIT = 0, 1  # ControlRecordType
-TIMESTAMP = 1_700_000_000_000
+#: the records' timestamp: now. Kafka deletes a segment whose newest record is older than retention.ms (7 days by
+#: default; UnifiedLog.scala 2219 at apache/kafka 1eb7644, in the retention pass LogManager runs 30 s after start and
+#: every 5 minutes), and a marker, which the broker stamps with its own clock, rolls a new segment after records
+#: stamped segment.ms before it (LogSegment.java 164-168): records with a fixed old timestamp vanish under the case.
+TIMESTAMP = int(time.time()) * 1000
 MARKER_WAIT_S = 5.0  # how long markers may take to land after EndTxn is answered
 #: What a transaction coordinator answers while it is not ready (client.COORDINATOR_NOT_READY) or while the
 #: transactional id's previous transition is still completing: CONCURRENT_TRANSACTIONS (51). Kafka answers EndTxn
@@ -162,7 +166,7 @@ def log_below(client: DataPath, topic: str, end: int, isolation: int, clause_id:
     One Fetch answer may hold less than the partition has below its high watermark: Kafka reads one log segment
     per partition and Fetch (LocalLog.scala 369-371 at apache/kafka 1eb7644: the next segment only when this one
     has nothing more), and it rolls a segment when a batch's timestamp is segment.ms past the segment's first one
-    (LogSegment.java 164-168, 705-710), as a marker stamped now is after the cases' fixed 2023 timestamps. An answer
+    (LogSegment.java 164-168, 705-710), as a marker stamped now is after records stamped days before it. An answer
     bringing nothing is asked again for up to ``wait_s``."""
     found: list[records.RecordBatch] = []
     offset, deadline = 0, time.monotonic() + wait_s

@@ -548,7 +548,9 @@ def kafka_python_transactions(job: dict) -> dict:
             (producer.commit_transaction if commit else producer.abort_transaction)()
     finally:
         producer.close(timeout=5)
-    committed = consumer.committed(source)
+    # the offset is the group's once the commit's markers are written, after commit_transaction returns: a client
+    # without KIP-447's RequireStable sees it a moment later (OffsetFetch answers the last stable offset)
+    committed = settled(lambda: consumer.committed(source), lambda offset: offset is not None)
     consumer.close()
     reader = KafkaConsumer(**to_server(job), auto_offset_reset="earliest",
                            enable_auto_commit=False, isolation_level="read_committed")
@@ -635,7 +637,8 @@ async def _aiokafka_transactions(job: dict) -> dict:
             await (producer.commit_transaction() if commit else producer.abort_transaction())
     finally:
         await producer.stop()
-    committed = await consumer.committed(source)
+    # as kafka_python_transactions: without RequireStable the committed offset shows once the markers are written
+    committed = await settled_async(lambda: consumer.committed(source), lambda offset: offset is not None)
     await consumer.stop()
     reader = AIOKafkaConsumer(**to_server(job), auto_offset_reset="earliest",
                               enable_auto_commit=False, isolation_level="read_committed")
@@ -656,8 +659,32 @@ async def _aiokafka_transactions(job: dict) -> dict:
 
 
 # -- admin: create, describe, alter a config, describe again, delete -------------------------------------------
+# A broker answers an admin change once its controller committed it and learns of it a moment later (KRaft, KIP-631;
+# Admin.java: "It may take several seconds after the DeleteTopicsResult returns success for all the brokers to become
+# aware that the topics are gone"), so the application asks again until it shows, for up to SETTLE_SECONDS, and
+# reports what it saw last.
 
 ALTERED = ("retention.ms", "3600000")
+SETTLE_SECONDS = 15
+
+
+def settled(ask, done):
+    """``ask()`` until ``done(answer)`` or SETTLE_SECONDS passed; the last answer."""
+    end = time.monotonic() + SETTLE_SECONDS
+    while True:
+        answer = ask()
+        if done(answer) or time.monotonic() > end:
+            return answer
+        time.sleep(0.2)
+
+
+async def settled_async(ask, done):
+    end = time.monotonic() + SETTLE_SECONDS
+    while True:
+        answer = await ask()
+        if done(answer) or time.monotonic() > end:
+            return answer
+        await asyncio.sleep(0.2)
 
 
 def kafka_python_admin(job: dict) -> dict:
@@ -676,9 +703,9 @@ def kafka_python_admin(job: dict) -> dict:
                                           config_filter="all")["topic"][topic][ALTERED[0]]["value"]
         result["before"] = config()
         admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=dict([ALTERED]))])
-        result["after"] = config()
+        result["after"] = settled(config, lambda value: value == ALTERED[1])
         admin.delete_topics([topic], timeout_ms=CONSUME_SECONDS * 1000)
-        result["listed_after_delete"] = topic in admin.list_topics()
+        result["listed_after_delete"] = settled(lambda: topic in admin.list_topics(), lambda listed: not listed)
     finally:
         admin.close()
     return result
@@ -701,10 +728,11 @@ def confluent_admin(job: dict) -> dict:
     [future] = admin.incremental_alter_configs([ConfigResource(ResourceType.TOPIC, topic,
                                                                incremental_configs=[entry])]).values()
     future.result(CONSUME_SECONDS)
-    result["after"] = config()
+    result["after"] = settled(config, lambda value: value == ALTERED[1])
     [deleted] = admin.delete_topics([topic]).values()
     deleted.result(CONSUME_SECONDS)
-    result["listed_after_delete"] = topic in admin.list_topics(timeout=CONSUME_SECONDS).topics
+    result["listed_after_delete"] = settled(lambda: topic in admin.list_topics(timeout=CONSUME_SECONDS).topics,
+                                            lambda listed: not listed)
     return result
 
 
@@ -730,9 +758,12 @@ async def _aiokafka_admin(job: dict) -> dict:
             return {entry[0]: entry[1] for entry in entries}[ALTERED[0]]  # (name, value, read_only, ...)
         result["before"] = await config()
         await admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=dict([ALTERED]))])
-        result["after"] = await config()
+        result["after"] = await settled_async(config, lambda value: value == ALTERED[1])
         await admin.delete_topics([topic])
-        result["listed_after_delete"] = topic in await admin.list_topics()
+
+        async def listed() -> bool:
+            return topic in await admin.list_topics()
+        result["listed_after_delete"] = await settled_async(listed, lambda still: not still)
     finally:
         await admin.close()
     return result
