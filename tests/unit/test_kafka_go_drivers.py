@@ -1,6 +1,6 @@
-"""The Go client drivers (suites/kafka/clients/go_drivers.py): NOT-RUN without go, without the binary or with a
-binary older than its sources; the install line builds with the machine's Go and the go.sum as it is; each module
-pins its library exactly and asks for no toolchain download; franz-go's KIP-848 needs ConsumerGroupHeartbeat v1."""
+"""The Go client drivers (suites/kafka/clients/go_drivers.py): NOT-RUN without go or without the binary; the
+install line builds with the machine's Go and the go.sum as it is; each module pins its library exactly and asks
+for no toolchain download; franz-go's KIP-848 needs ConsumerGroupHeartbeat v1."""
 
 from __future__ import annotations
 
@@ -29,13 +29,6 @@ def test_a_driver_is_missing_without_its_binary_and_here_once_built(driver):
     assert go_drivers.missing("franz-go")
     go_drivers.binary("franz-go").write_text("built")
     assert not go_drivers.missing("franz-go")
-
-
-def test_a_binary_older_than_a_source_is_missing(driver):
-    go_drivers.binary("franz-go").write_text("built")
-    os.utime(go_drivers.binary("franz-go"), (2_000, 2_000))
-    os.utime(driver / "main.go", (3_000, 3_000))
-    assert go_drivers.missing("franz-go")
 
 
 def test_no_go_toolchain_is_missing(driver, monkeypatch):

@@ -22,12 +22,15 @@ func rounds(j *job) [][]record {
 
 // producer: records go to the partition each names; the job's codec (franz-go compresses with snappy by default).
 // franz-go's producer is idempotent by default: "idempotent" jobs keep that default.
-func producer(j *job, codec string) *kgo.Client {
+func producer(j *job, codec string) *kgo.Client { return producerWith(j, codec) }
+
+func producerWith(j *job, codec string, more ...kgo.Opt) *kgo.Client {
 	compression, known := codecs[codec]
 	if !known {
 		panic("unknown codec " + codec)
 	}
-	return client(j, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(compression))
+	return client(j, append([]kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerBatchCompression(compression)}, more...)...)
 }
 
 // produce: each round's records in one ProduceSync; [partition, offset] per record, in job order
@@ -82,10 +85,24 @@ func consume(j *job, count int, commit bool) ([]record, error) {
 	cl := client(j, kgo.ConsumerGroup(j.Group), kgo.ConsumeTopics(j.Topic), kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	defer cl.Close()
+	consumed, err := readRecords(cl, count)
+	if err == nil && commit {
+		committing, done := context.WithTimeout(context.Background(), consumeLimit)
+		defer done()
+		if err := cl.CommitUncommittedOffsets(committing); err != nil {
+			return consumed, fmt.Errorf("commit: %w", err)
+		}
+	}
+	return consumed, err
+}
+
+// read: count records polled by a consumer (nothing committed)
+func read(cl *kgo.Client, count int) ([]record, error) { return readRecords(cl, count) }
+
+func readRecords(cl *kgo.Client, count int) ([]record, error) {
 	ctx, cancel := limited()
 	defer cancel()
 	consumed := []record{}
-	var read []*kgo.Record
 	for len(consumed) < count {
 		if ctx.Err() != nil {
 			return consumed, waiting{fmt.Sprintf("records (%d of %d consumed)", len(consumed), count)}
@@ -94,17 +111,7 @@ func consume(j *job, count int, commit bool) ([]record, error) {
 		if err := fetchErr(fetches); err != nil {
 			return consumed, err
 		}
-		fetches.EachRecord(func(r *kgo.Record) {
-			consumed = append(consumed, consumedRecord(r))
-			read = append(read, r)
-		})
-	}
-	if commit {
-		committing, done := context.WithTimeout(context.Background(), consumeLimit)
-		defer done()
-		if err := cl.CommitRecords(committing, read...); err != nil {
-			return consumed, fmt.Errorf("commit: %w", err)
-		}
+		fetches.EachRecord(func(r *kgo.Record) { consumed = append(consumed, consumedRecord(r)) })
 	}
 	return consumed, nil
 }

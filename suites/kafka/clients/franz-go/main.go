@@ -33,6 +33,7 @@ const heartbeat = 300 * time.Millisecond
 type job struct {
 	Action          string   `json:"action"`
 	Bootstrap       string   `json:"bootstrap"`
+	ClientID        string   `json:"client_id"`
 	SASL            *login   `json:"sasl"`
 	Topic           string   `json:"topic"`
 	Group           string   `json:"group"`
@@ -48,6 +49,16 @@ type job struct {
 	GrowTo          int      `json:"grow_to"`
 	DeleteBelow     int64    `json:"delete_below"`
 	Offset          int64    `json:"offset"`
+	Wait            int      `json:"wait"`
+}
+
+// clientID: the job's client id (every client the job makes sends it, so that the suite's capture keeps the
+// client's connections only), else the driver's own
+func (j *job) clientID(own string) string {
+	if j.ClientID != "" {
+		return j.ClientID
+	}
+	return own
 }
 
 type login struct {
@@ -114,8 +125,8 @@ func version() string {
 
 // options: where the server is and how to log in (every client the job makes logs in with the job's login)
 func options(j *job, more ...kgo.Opt) []kgo.Opt {
-	opts := []kgo.Opt{kgo.SeedBrokers(j.Bootstrap), kgo.ClientID("wirecheck-franz-go"),
-		kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelWarn, nil)), sniffingDialer()}
+	opts := []kgo.Opt{kgo.SeedBrokers(j.Bootstrap), kgo.ClientID(j.clientID("wirecheck-franz-go")),
+		kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelWarn, nil)), sniffingDialer(nil)}
 	if j.SASL != nil {
 		var mechanism sasl.Mechanism
 		switch j.SASL.Mechanism {
@@ -186,6 +197,7 @@ var scenarios = map[string]func(*job, map[string]any) error{
 	},
 	"admin":         admin,
 	"share-group":   shareGroup,
+	"telemetry":     telemetry,
 	"cluster-admin": clusterAdmin,
 	"group-admin":   groupAdmin,
 }
