@@ -166,6 +166,8 @@ FAULTS: dict[str, str] = {
 #: reference-broker variant -> the clause whose other permitted reading it takes (the whole suite passes against it)
 VARIANTS = {
     "kafka.consumer-group-range-default": "kafka.consumer-group.default-assignor",
+    "kafka.consumer-group-assignment-deferred": "kafka.consumer-group.assignment",
+    "kafka.share-group-assignment-deferred": "kafka.share-group.assignment",
     "kafka.telemetry-push-unthrottled": "kafka.telemetry.push-interval",
     "kafka.telemetry-terminating-forgotten": "kafka.telemetry.terminated",
     "kafka.telemetry-metrics-unread": "kafka.telemetry.unreadable-metrics",

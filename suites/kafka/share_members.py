@@ -4,12 +4,19 @@ test_share_stateful.py): one connection per member, its membership, share sessio
 
 from __future__ import annotations
 
+import time
 import uuid
 
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, DataPath, expect, short
-from wirecheck.suites.kafka.test_consumer_groups import partitions_of, topic_layout
+from wirecheck.suites.kafka.test_consumer_groups import (
+    ASSIGNMENT_WAIT_S,
+    HEARTBEAT_PAUSE_S,
+    partitions_of,
+    topic_layout,
+)
+from wirecheck.suites.kafka.test_topics_groups import find_coordinator
 
 HEARTBEAT, DESCRIBE, SHARE_FETCH, SHARE_ACK = 76, 77, 78, 79
 GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
@@ -41,7 +48,10 @@ class ShareMember:
         return self.client.call(HEARTBEAT, self.hb_version, body, clause_id)
 
     def join(self, clause_id: str = "kafka.share-group.join") -> dict:
-        answer = self.heartbeat(clause_id, MemberEpoch=0, SubscribedTopicNames=[self.topic])
+        body = {"GroupId": self.group, "MemberId": self.member_id, "MemberEpoch": 0, "RackId": None,
+                "SubscribedTopicNames": [self.topic]}
+        # a coordinator still loading is asked again (client.COORDINATOR_NOT_READY), as the share consumer does
+        answer = self.client.call_until_ready(HEARTBEAT, self.hb_version, body, clause_id)
         expect(clause_id, answer["ErrorCode"], errors.NONE)
         if answer["MemberEpoch"] <= 0:
             raise Divergence(C["kafka.share-group.join"], "a MemberEpoch above 0", short(answer))
@@ -52,6 +62,37 @@ class ShareMember:
         self.epoch = answer["MemberEpoch"]
         if answer["Assignment"] is not None:
             self.owned = partitions_of(answer["Assignment"])
+
+    def settle(self, clause_id: str, done, expected: str) -> None:
+        """Heartbeats until ``done()`` holds: the coordinator assigns a share partition once its state is initialized
+        and at its next assignment batch (KIP-932, KIP-1263), in a later heartbeat; only its absence after
+        ASSIGNMENT_WAIT_S breaks ``clause_id``. The share consumer fetches only what it was assigned, and so do
+        the cases (Kafka answers a ShareFetch of a partition whose share state is not initialized yet with
+        UNKNOWN_SERVER_ERROR)."""
+        deadline = time.monotonic() + ASSIGNMENT_WAIT_S
+        while not done():
+            if time.monotonic() > deadline:
+                raise Divergence(C[clause_id], f"{expected}, within {ASSIGNMENT_WAIT_S:.0f} s of heartbeats",
+                                 f"member epoch {self.epoch} assigned {sorted(p[1] for p in self.owned)}")
+            time.sleep(HEARTBEAT_PAUSE_S)
+            answer = self.heartbeat(clause_id)
+            expect(clause_id, answer["ErrorCode"], errors.NONE)
+            self.take(answer)
+
+    def assigned_everything(self) -> None:
+        """A sole member: heartbeats until every partition of the topic is assigned to it."""
+        everything = {(self.topic_id, p) for p in range(self.partitions)}
+        self.settle("kafka.share-group.assignment", lambda: self.owned == everything,
+                    f"the sole member assigned the {self.partitions} partitions of {self.topic}")
+
+    def settled(self, describe_clause: str = "kafka.share-group.describe") -> bool:
+        """The group's target assignment is the one this member was last answered (ShareGroupDescribe: GroupEpoch,
+        AssignmentEpoch and its MemberEpoch equal): what it owns now is what the assignor gave it."""
+        body = self.client.call(DESCRIBE, self.client.version(DESCRIBE, 1, low=1),
+                                {"GroupIds": [self.group], "IncludeAuthorizedOperations": False}, describe_clause)
+        group = body["Groups"][0]
+        expect(describe_clause, group["ErrorCode"], errors.NONE)
+        return group["GroupEpoch"] == group["AssignmentEpoch"] == self.epoch
 
     # -- share sessions ----------------------------------------------------------------------------------
 
@@ -155,18 +196,57 @@ class Setup:
         self.client.version(HEARTBEAT, 1, low=1)  # UNIMPLEMENTED unless share groups are advertised
         self.client.version(SHARE_FETCH, 2, low=1)
         self.client.version(SHARE_ACK, 2, low=1)
-        with target.precondition("a topic for the share group, its id described"):
+        self.group = target.unique("sg")
+        with target.precondition("a topic for the share group, its id described, the coordinator found"):
             self.topic = self.client.topic("sg", partitions)
             self.topic_id, self.partitions = topic_layout(self.client, self.topic)
-        self.group = target.unique("sg")
+            find_coordinator(self.client, self.group)  # as the share consumer does before its first heartbeat
 
     def member(self) -> ShareMember:
         return ShareMember(self.target, self.group, self.topic, self.topic_id, self.partitions)
 
     def joined(self) -> ShareMember:
+        """The group's first member, assigned every partition, its share session open (a precondition)."""
         m = self.member()
-        with self.target.precondition(f"member joined share group {self.group} and opened its share session"):
+        with self.target.precondition(f"member joined share group {self.group}, was assigned the topic and "
+                                      "opened its share session"):
             m.join()
+            m.assigned_everything()
+            m.open()
+            self.started(m)
+        return m
+
+    def started(self, m: ShareMember) -> dict[int, int]:
+        """Wait until the share partition's start is fixed. It starts at the latest offset when it is initialized,
+        which Kafka does in the background after the first ShareFetch arrives (Apache Kafka 4.4.0 on the wire: a
+        record produced right after that fetch may fall before the start, and is never delivered). So markers are
+        produced, each fetched once, until one is acquired (the start is at or before it), for at most
+        ASSIGNMENT_WAIT_S; what was acquired is accepted, and the case's own records come after. Returns every
+        offset acquired on the way (offset -> delivery count), the opening fetch's too."""
+        clause = "kafka.share-fetch.acquire"
+        deadline = time.monotonic() + ASSIGNMENT_WAIT_S
+        everything: dict[int, int] = {}
+        while True:
+            marker = self.produce(1)[0]
+            got = m.take_records(clause, want=1, tries=1)
+            everything.update(got)
+            if got:
+                answer = m.acknowledge(clause, [ack(o, o, ACCEPT) for o in sorted(got)])
+                expect(clause, ack_error(answer, clause, fetch=False), errors.NONE)
+            if marker in got:
+                return everything
+            if time.monotonic() > deadline:
+                raise Divergence(C[clause], f"a record produced after the share partition's first fetch acquired, "
+                                 f"within {ASSIGNMENT_WAIT_S:.0f} s", f"acquired {sorted(got)}")
+
+    def another(self) -> ShareMember:
+        """A further member, its session open, once the coordinator assigned it partition 0 or settled the group
+        without it (an assignor that keeps extra members idle, as KIP-932 permits), a precondition."""
+        m = self.member()
+        with self.target.precondition(f"another member joined share group {self.group} and opened its session"):
+            m.join()
+            m.settle("kafka.share-group.assignment", lambda: (self.topic_id, 0) in m.owned or m.settled(),
+                     "partition 0 assigned, or the group settled")
             m.open()
         return m
 

@@ -5,38 +5,29 @@ operator's group.consumer.assignors), and what a ConsumerGroupHeartbeat does to 
 
 from __future__ import annotations
 
-import struct
-
 import pytest
 from wirecheck.protocols.kafka import errors
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, DataPath, expect, short
-from wirecheck.suites.kafka.test_consumer_groups import DESCRIBE, JOIN_GROUP, REBALANCE_TIMEOUT_MS, member
+from wirecheck.suites.kafka.test_consumer_groups import (
+    DESCRIBE,
+    JOIN_GROUP,
+    REBALANCE_TIMEOUT_MS,
+    member,
+    settle,
+)
 from wirecheck.suites.kafka.test_topics_groups import (
+    assignment,
     committed,
     fetch_committed,
     find_coordinator,
     heartbeat,
+    join,
+    subscription,
     sync_single_member,
 )
 
 case = pytest.mark.case
-ROUNDS = 6  # heartbeats each until two members settle: revoke, then take over (three suffice)
-
-
-def text(value: str) -> bytes:
-    return struct.pack(">h", len(value)) + value.encode()
-
-
-def subscription(topic: str) -> bytes:
-    """ConsumerProtocolSubscription v0: version, topics, null user data (a broker converting the group reads it)."""
-    return struct.pack(">hi", 0, 1) + text(topic) + struct.pack(">i", -1)
-
-
-def assignment(topic: str, partitions: int) -> bytes:
-    """ConsumerProtocolAssignment v0: version, one topic with its partitions, null user data."""
-    return (struct.pack(">hi", 0, 1) + text(topic) + struct.pack(f">i{partitions}i", partitions, *range(partitions))
-            + struct.pack(">i", -1))
 
 
 def classic_group(target, topic: str, partitions: int) -> tuple[DataPath, str, str, int]:
@@ -49,10 +40,7 @@ def classic_group(target, topic: str, partitions: int) -> tuple[DataPath, str, s
         client.session.deadline = max(client.session.deadline, 12.0)  # a broker may delay the first rebalance
         member_id = ""
         for _ in range(2):  # v4+: MEMBER_ID_REQUIRED first, then the join with the id given
-            joined = client.call(JOIN_GROUP, version, {
-                "GroupId": group, "SessionTimeoutMs": 10000, "RebalanceTimeoutMs": 10000, "MemberId": member_id,
-                "GroupInstanceId": None, "ProtocolType": "consumer",
-                "Protocols": [{"Name": "range", "Metadata": subscription(topic)}]}, "kafka.group.member-id-required")
+            joined = join(client, group, member_id, version, "kafka.group.member-id-required", subscription(topic))
             member_id = joined["MemberId"]
             if joined["ErrorCode"] != errors.MEMBER_ID_REQUIRED:
                 break
@@ -77,17 +65,15 @@ def test_a_member_naming_no_assignor_gets_a_valid_assignment(target):
     with target.precondition(f"two members joined group {a.group}"):
         a.join()
         b.join()
-    everything = {(a.topic_id, p) for p in range(a.partitions)}
-    for _ in range(ROUNDS):  # each reports what it was last answered: revocations acknowledged, then taken over
-        a.heartbeat(clause)
-        b.heartbeat(clause)
-        if a.owned | b.owned == everything and not a.owned & b.owned:
-            break
-    counts = sorted((len(a.owned), len(b.owned)))
-    if a.owned | b.owned != everything or a.owned & b.owned or counts[1] - counts[0] > 1:
-        raise Divergence(C[clause], f"the {a.partitions} partitions split between the two members, each once, "
-                                    f"within one of each other, after {ROUNDS} heartbeats each",
-                         f"{sorted(a.owned)} and {sorted(b.owned)}")
+    everything = a.everything()
+
+    def balanced() -> bool:
+        counts = sorted((len(a.owned), len(b.owned)))
+        return a.owned | b.owned == everything and not a.owned & b.owned and counts[1] - counts[0] <= 1
+
+    # each reports what it was last answered: revocations acknowledged, then the partitions taken over
+    settle(clause, balanced, f"the {a.partitions} partitions split between the two members, each once, within one "
+                             "of each other", [a, b])
     group = describe(a.client, a.group, clause)
     expect(clause, group["ErrorCode"], errors.NONE)
     if not group["AssignorName"]:

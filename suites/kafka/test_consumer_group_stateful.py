@@ -5,7 +5,8 @@ over raw ConsumerGroupHeartbeat requests: join (or rejoin after a leave, same me
 every partition still held (revocations not yet done), heartbeat acknowledging the revocations (reporting only
 what the last answer assigned), leave (MemberEpoch -1), and a heartbeat at a stale epoch. The model keeps, per
 member, the last assignment answered, the partitions it last reported and the epochs it was given, and checks
-every answer: epochs never go back, a joining member gets an epoch above the others', a partition goes to a
+every answer: epochs never go back, a joining member gets an epoch of at least the others' (the target
+assignment's: above theirs once it is recomputed, which KIP-1263 lets come in a later heartbeat), a partition goes to a
 member only once no other member holds it (answered or still reported: KIP-848 revocation before assignment), a
 member losing partitions it still reported keeps its epoch, a stale epoch gets FENCED_MEMBER_EPOCH (110), and a
 member that left is unknown (25).
@@ -29,6 +30,7 @@ from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, expect, short
 from wirecheck.suites.kafka.test_consumer_groups import (
     FENCED_MEMBER_EPOCH,
+    HEARTBEAT,
     LEAVE,
     REBALANCE_TIMEOUT_MS,
     Member,
@@ -108,14 +110,15 @@ class ConsumerGroupModel(RuleBasedStateMachine):
             m.member_id = ""
         m.epoch, m.owned = 0, set()
         others = [m_.epoch for s, m_ in enumerate(self.members) if self.joined[s] and s != slot]
-        answer = m.send(clause, MemberEpoch=0, RebalanceTimeoutMs=REBALANCE_TIMEOUT_MS,
-                        SubscribedTopicNames=[m.topic], TopicPartitions=[])
+        answer = m.client.call_until_ready(HEARTBEAT, m.version, m.request(
+            MemberEpoch=0, RebalanceTimeoutMs=REBALANCE_TIMEOUT_MS, SubscribedTopicNames=[m.topic],
+            TopicPartitions=[]), clause)
         expect(clause, answer["ErrorCode"], errors.NONE)
         if not answer["MemberId"] or answer["MemberEpoch"] <= 0:
             raise Divergence(C[clause], "a member id and a MemberEpoch above 0", short(answer))
-        if others and answer["MemberEpoch"] <= max(others):
-            raise Divergence(C["kafka.consumer-group.group-epoch"], f"member {slot} joining: a MemberEpoch above "
-                             f"{max(others)} (the other members')", short(answer))
+        if others and answer["MemberEpoch"] < max(others):  # the target assignment's epoch, which none passes
+            raise Divergence(C["kafka.consumer-group.group-epoch"], f"member {slot} joining: a MemberEpoch of at "
+                             f"least {max(others)} (the other members')", short(answer))
         self.joined[slot] = True
         self.judge(slot, answer, set(), set(), "join")
 

@@ -8,12 +8,14 @@ watched one step at a time.
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
 from wirecheck.protocols.kafka import errors
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, DataPath, expect, short
+from wirecheck.suites.kafka.test_topics_groups import find_coordinator
 
 case = pytest.mark.case
 
@@ -21,6 +23,13 @@ HEARTBEAT, DESCRIBE, OFFSET_COMMIT, JOIN_GROUP = 68, 69, 8, 11
 FENCED_MEMBER_EPOCH, UNSUPPORTED_ASSIGNOR, STALE_MEMBER_EPOCH = 110, 112, 113
 LEAVE, LEAVE_STATIC = -1, -2
 REBALANCE_TIMEOUT_MS = 30000
+#: KIP-1263 (Kafka 4.3+): the coordinator computes target assignments in batches, at most every
+#: group.consumer.assignment.interval.ms (default 1 s, capped by group.consumer.max.assignment.interval.ms, default
+#: 15 s: GroupCoordinatorConfig), and a member learns its new epoch and assignment in a later heartbeat; a topic
+#: created just before is assigned once the coordinator's metadata image holds it. The cases heartbeat until then,
+#: as the Java consumer does, for at most this long.
+ASSIGNMENT_WAIT_S = 15.0
+HEARTBEAT_PAUSE_S = 0.25  # between those heartbeats (KIP-848 sets no minimum spacing; HeartbeatIntervalMs is a most)
 
 
 class Member:
@@ -51,8 +60,11 @@ class Member:
         """MemberEpoch 0 with a subscription; the answer's id, epoch and assignment are taken. An answer without
         a member id or an epoch above 0 breaks kafka.consumer-group.join (every later step builds on them)."""
         clause = "kafka.consumer-group.join"
-        answer = self.send(clause, **{"MemberEpoch": 0, "RebalanceTimeoutMs": REBALANCE_TIMEOUT_MS,
-                                      "SubscribedTopicNames": [self.topic], "TopicPartitions": [], **fields})
+        fields = {"MemberEpoch": 0, "RebalanceTimeoutMs": REBALANCE_TIMEOUT_MS, "SubscribedTopicNames": [self.topic],
+                  "TopicPartitions": [], **fields}
+        # a coordinator still loading is asked again (client.COORDINATOR_NOT_READY), as the Java consumer's
+        # heartbeat manager does
+        answer = self.client.call_until_ready(HEARTBEAT, self.version, self.request(**fields), clause)
         expect(clause, answer["ErrorCode"], errors.NONE)
         if not answer["MemberId"] or answer["MemberEpoch"] <= 0:
             raise Divergence(C[clause], "a member id and a MemberEpoch above 0", short(answer))
@@ -72,6 +84,26 @@ class Member:
         self.epoch = answer["MemberEpoch"]
         if answer["Assignment"] is not None:
             self.owned = partitions_of(answer["Assignment"])
+
+    def everything(self) -> set[tuple]:
+        return {(self.topic_id, p) for p in range(self.partitions)}
+
+
+def settle(clause_id: str, done, expected: str, members: list[Member], owned: dict | None = None) -> None:
+    """Heartbeats from ``members`` in turn, each reporting what it owns (``owned[member]`` if given: partitions it
+    has not revoked yet), until ``done()`` holds: the target assignment is computed and delivered in a later
+    heartbeat (KIP-848 'Assignment'; KIP-1263 batching), so only its absence after ASSIGNMENT_WAIT_S breaks
+    ``clause_id``."""
+    owned = owned or {}
+    deadline = time.monotonic() + ASSIGNMENT_WAIT_S
+    while not done():
+        if time.monotonic() > deadline:
+            raise Divergence(C[clause_id], f"{expected}, within {ASSIGNMENT_WAIT_S:.0f} s of heartbeats",
+                             "; ".join(f"member epoch {m.epoch} owning {sorted(p[1] for p in m.owned)}"
+                                       for m in members))
+        time.sleep(HEARTBEAT_PAUSE_S)
+        for m in members:
+            m.heartbeat(clause_id, owned.get(m))
 
 
 def partitions_of(assignment: dict | None) -> set[tuple]:
@@ -105,24 +137,27 @@ def member(target, partitions: int = 1, group: str | None = None, topic: str | N
     write there changes no assignment), else a fresh one."""
     client = DataPath(target)
     client.version(HEARTBEAT, 1)  # UNIMPLEMENTED unless the target advertises ConsumerGroupHeartbeat
-    with target.precondition("a topic for the group, its id and partitions described"):
+    group = group or target.unique("cg")
+    with target.precondition("a topic for the group, its id and partitions described, the coordinator found"):
         topic = topic or client.topic("cg", partitions, shared=True)
         layout = topic_layout(client, topic)
+        # as the Java consumer does before its first heartbeat: Kafka creates __consumer_offsets on the first
+        # FindCoordinator that needs it, and answers a heartbeat NOT_COORDINATOR until then
+        find_coordinator(client, group)
     client.session.close()  # the member talks on its own connection; a model makes many members
-    m = Member(target, group or target.unique("cg"), topic, instance_id)
+    m = Member(target, group, topic, instance_id)
     m.topic_id, m.partitions = layout
     return m
 
 
 def joined(target, partitions: int = 1, **options) -> Member:
-    """The first member of a fresh group, joined and assigned every partition of its topic (a precondition: a
-    failing join or assignment makes the case BLOCKED)."""
+    """The first member of a fresh group, joined and assigned every partition of its topic, in the join's answer or
+    a later heartbeat's (a precondition: a failing join or assignment makes the case BLOCKED)."""
     m = member(target, partitions, **options)
     with target.precondition(f"member joined group {m.group} and was assigned all {m.partitions} partitions"):
         m.join()
-        if len(m.owned) != m.partitions:
-            raise Divergence(C["kafka.consumer-group.assignment"], f"the sole member assigned {m.partitions} "
-                                                                   "partitions", f"{sorted(m.owned)}")
+        settle("kafka.consumer-group.assignment", lambda: m.owned == m.everything(),
+               f"the sole member assigned the {m.partitions} partitions of {m.topic}", [m])
     return m
 
 
@@ -141,13 +176,11 @@ def test_a_member_joins_with_epoch_zero(target):
 @case("kafka.consumer-group.group-epoch")
 def test_a_new_member_bumps_the_group_epoch(target):
     clause = "kafka.consumer-group.group-epoch"
-    first = joined(target, 2)
-    second = member(target, group=first.group, topic=first.topic)
-    with target.precondition(f"a second member joined group {first.group}"):
-        answer = second.join()
-    if answer["MemberEpoch"] <= first.epoch:
-        raise Divergence(C[clause], f"a member epoch above {first.epoch} (the group's before the join)",
-                         f"MemberEpoch {answer['MemberEpoch']}")
+    first, second = two_members(target)
+    before = first.epoch
+    settle(clause, lambda: second.epoch > before, f"the joining member at a MemberEpoch above {before} (the "
+                                                  "group's before the join) once the new target assignment is "
+                                                  "computed", [first, second])
 
 
 @case("kafka.consumer-group.assignment")
@@ -155,22 +188,22 @@ def test_the_heartbeat_carries_the_assignment(target):
     clause = "kafka.consumer-group.assignment"
     m = member(target, 3)
     with target.precondition(f"member joined group {m.group}"):
-        answer = m.join()
-    wanted = {(m.topic_id, p) for p in range(m.partitions)}
-    if partitions_of(answer["Assignment"]) != wanted:
-        raise Divergence(C[clause], f"Assignment: the {m.partitions} partitions of {m.topic} (its topic id)",
-                         short(answer["Assignment"]))
+        m.join()
+    settle(clause, lambda: m.owned == m.everything(),
+           f"Assignment: the {m.partitions} partitions of {m.topic} (its topic id)", [m])
 
 
 def two_members(target) -> tuple[Member, Member]:
-    """A owns all of two or more partitions; B joins, at a higher group epoch (a precondition)."""
+    """A owns all of two or more partitions; B joins (a precondition). B's epoch is the target assignment's: above
+    A's once the coordinator has computed the assignment at the new group epoch, else A's own (KIP-1263: computed
+    later), never below it."""
     a = joined(target, 2)
     b = member(target, group=a.group, topic=a.topic)
-    with target.precondition(f"a second member joined group {a.group} at a new group epoch"):
+    with target.precondition(f"a second member joined group {a.group}"):
         b.join()
-        if b.epoch <= a.epoch:
-            raise Divergence(C["kafka.consumer-group.group-epoch"], f"a member epoch above {a.epoch}",
-                             f"MemberEpoch {b.epoch}")
+        if b.epoch < a.epoch:
+            raise Divergence(C["kafka.consumer-group.group-epoch"], f"a member epoch of at least {a.epoch} (the "
+                             "target assignment's, which no member's epoch passes)", f"MemberEpoch {b.epoch}")
     return a, b
 
 
@@ -178,16 +211,24 @@ def two_members(target) -> tuple[Member, Member]:
 def test_partitions_move_only_after_their_owner_revoked_them(target):
     clause = "kafka.consumer-group.revocation-first"
     a, b = two_members(target)
-    if b.owned & a.owned:
-        raise Divergence(C[clause], "none of the partitions the first member still owns",
-                         f"{sorted(b.owned & a.owned)} assigned to the joining member")
-    a.heartbeat(clause, owned=a.owned)  # told to revoke some, it still owns all four until it says otherwise
+    everything = set(a.owned)
+
+    def told_to_revoke() -> bool:
+        if b.owned & everything:
+            raise Divergence(C[clause], "none of the partitions the first member still owns",
+                             f"{sorted(b.owned & everything)} assigned to the joining member")
+        return a.owned < everything
+
+    # the first member reports all it had until the coordinator asks it to revoke some: nothing moves meanwhile
+    settle(clause, told_to_revoke, "the first member asked to revoke some of its partitions", [a, b],
+           owned={a: everything})
+    a.heartbeat(clause, owned=everything)  # told to revoke some, it still owns them all until it says otherwise
     b.heartbeat(clause)
-    if b.owned:
-        raise Divergence(C[clause], "nothing while the first member has not revoked yet", f"{sorted(b.owned)}")
+    told_to_revoke()
     a.heartbeat(clause)  # reports only what it keeps: the rest is revoked
-    b.heartbeat(clause)
-    if not b.owned or b.owned & a.owned:
+    settle(clause, lambda: bool(b.owned), "the revoked partitions handed to the joining member once revoked",
+           [b])
+    if b.owned & a.owned:
         raise Divergence(C[clause], "the revoked partitions, once revoked, and none the first member keeps",
                          f"joining member {sorted(b.owned)}, first member {sorted(a.owned)}")
 
@@ -195,16 +236,19 @@ def test_partitions_move_only_after_their_owner_revoked_them(target):
 @case("kafka.consumer-group.epoch-after-revocation")
 def test_the_member_epoch_waits_for_revocation(target):
     clause = "kafka.consumer-group.epoch-after-revocation"
-    a, _ = two_members(target)
+    a, b = two_members(target)
     before, everything = a.epoch, set(a.owned)
-    answer = a.heartbeat(clause, owned=everything)
-    kept = partitions_of(answer["Assignment"]) if answer["Assignment"] is not None else everything
-    if answer["MemberEpoch"] != before or not kept < everything:
-        raise Divergence(C[clause], f"MemberEpoch {before} (unchanged) and an assignment of fewer than the "
-                                    f"{len(everything)} partitions it owns", short(answer))
-    answer = a.heartbeat(clause, owned=kept)
-    if answer["MemberEpoch"] <= before:
-        raise Divergence(C[clause], f"a MemberEpoch above {before} once the partitions are revoked", short(answer))
+
+    def told_to_revoke() -> bool:
+        if a.epoch != before:
+            raise Divergence(C[clause], f"MemberEpoch {before} (unchanged) while it still owns the "
+                                        f"{len(everything)} partitions", f"MemberEpoch {a.epoch}, assignment "
+                                                                         f"{sorted(p[1] for p in a.owned)}")
+        return a.owned < everything
+
+    settle(clause, told_to_revoke, f"an assignment of fewer than the {len(everything)} partitions it owns, at "
+                                   f"MemberEpoch {before}", [a, b], owned={a: everything})
+    settle(clause, lambda: a.epoch > before, f"a MemberEpoch above {before} once the partitions are revoked", [a])
 
 
 @case("kafka.consumer-group.fenced-epoch")

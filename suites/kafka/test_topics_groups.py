@@ -2,15 +2,49 @@
 
 from __future__ import annotations
 
+import struct
+import time
+from typing import NamedTuple
+
 import pytest
 
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence
-from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short
+from wirecheck.suites.kafka.client import (
+    READY_WAIT_S,
+    RETRY_BACKOFF_S,
+    C,
+    DataPath,
+    expect,
+    expect_produced,
+    short,
+)
 
 case = pytest.mark.case
 COMMIT_MAX = 9  # OffsetCommit/OffsetFetch v10 name topics by id
-PROTOCOL_METADATA = b"\x00\x03wirecheck-subscription"
+
+
+# What the common clients put in a classic group of ProtocolType "consumer" (the Java consumer's ConsumerProtocol,
+# clients/src/main/resources/common/message/ConsumerProtocolSubscription.json and ConsumerProtocolAssignment.json,
+# v0): the leader assigns real partitions, so the cases send nothing a broker reading them (Kafka's group
+# coordinator does, for online migration) has to guess at.
+def text(value: str) -> bytes:
+    return struct.pack(">h", len(value)) + value.encode()
+
+
+def subscription(topic: str) -> bytes:
+    """ConsumerProtocolSubscription v0: version, topics, null user data."""
+    return struct.pack(">hi", 0, 1) + text(topic) + struct.pack(">i", -1)
+
+
+def assignment(topic: str, partitions: int) -> bytes:
+    """ConsumerProtocolAssignment v0: version, one topic with its partitions 0..n-1, null user data."""
+    return (struct.pack(">hi", 0, 1) + text(topic) + struct.pack(f">i{partitions}i", partitions, *range(partitions))
+            + struct.pack(">i", -1))
+
+
+#: the subscription of the joins whose group is never synced (no partition is assigned from it)
+PROTOCOL_METADATA = subscription("wirecheck")
 
 
 def code_of(item: dict) -> int:
@@ -147,20 +181,31 @@ def test_coordinator_is_a_known_broker(target):
                          f"{coordinator['NodeId']} {coordinator['Host']}:{coordinator['Port']}")
 
 
-def join(client: DataPath, group: str, member_id: str, version: int, clause_id: str) -> dict:
-    return client.call(11, version, {
-        "GroupId": group, "SessionTimeoutMs": 10000, "RebalanceTimeoutMs": 10000, "MemberId": member_id,
-        "GroupInstanceId": None, "ProtocolType": "consumer",
-        "Protocols": [{"Name": "range", "Metadata": PROTOCOL_METADATA}]}, clause_id)
+def join_request(group: str, member_id: str, metadata: bytes = PROTOCOL_METADATA) -> dict:
+    return {"GroupId": group, "SessionTimeoutMs": 10000, "RebalanceTimeoutMs": 10000, "MemberId": member_id,
+            "GroupInstanceId": None, "ProtocolType": "consumer",
+            "Protocols": [{"Name": "range", "Metadata": metadata}]}
 
 
-def join_single_member(client: DataPath, group: str) -> tuple[int, dict]:
+def join(client: DataPath, group: str, member_id: str, version: int, clause_id: str,
+         metadata: bytes = PROTOCOL_METADATA) -> dict:
+    """JoinGroup, asked again while its coordinator is loading (client.COORDINATOR_NOT_READY), as clients do."""
+    return client.call_until_ready(11, version, join_request(group, member_id, metadata), clause_id)
+
+
+def partition_count(client: DataPath, topic: str) -> int:
+    body = client.call(3, client.version(3, low=4), {"Topics": [{"Name": topic}], "AllowAutoTopicCreation": False},
+                       "kafka.metadata.brokers")
+    return len(body["Topics"][0]["Partitions"])
+
+
+def join_single_member(client: DataPath, group: str, metadata: bytes = PROTOCOL_METADATA) -> tuple[int, dict]:
     """Join a fresh group as its only member (going through MEMBER_ID_REQUIRED on v4+)."""
     version = client.version(11, 9)
     client.session.deadline = max(client.session.deadline, 12.0)  # a broker may delay the first rebalance
-    answer = join(client, group, "", version, "kafka.group.member-id-required")
+    answer = join(client, group, "", version, "kafka.group.member-id-required", metadata)
     if version >= 4 and answer["ErrorCode"] == errors.MEMBER_ID_REQUIRED:
-        answer = join(client, group, answer["MemberId"], version, "kafka.group.member-id-required")
+        answer = join(client, group, answer["MemberId"], version, "kafka.group.member-id-required", metadata)
     expect("kafka.group.member-id-required", answer["ErrorCode"], errors.NONE)
     return version, answer
 
@@ -182,17 +227,28 @@ def sync_single_member(client: DataPath, group: str, member: str, generation: in
         "ProtocolName": "range", "Assignments": [{"MemberId": member, "Assignment": assignment}]}, clause_id)
 
 
-def joined_group(target, client: DataPath) -> tuple[str, int, str, int]:
-    """A fresh group with this connection as its only, synced member: (group, JoinGroup version, member id,
-    generation). A precondition: a failure makes the case BLOCKED."""
+class Joined(NamedTuple):
+    group: str
+    version: int  # JoinGroup's
+    member: str
+    generation: int
+    metadata: bytes  # its subscription
+    assignment: bytes  # what the leader (itself) assigned it
+
+
+def joined_group(target, client: DataPath) -> Joined:
+    """A fresh group with this connection as its only, synced member, subscribed to a topic whose partitions it
+    assigned itself as the leader. A precondition: a failure makes the case BLOCKED."""
     group = target.unique("g")
     with target.precondition(f"group {group} joined and synced by its only member"):
+        topic = client.topic(shared=True)
+        metadata, assigned = subscription(topic), assignment(topic, partition_count(client, topic))
         find_coordinator(client, group)
-        version, joined = join_single_member(client, group)
+        version, joined = join_single_member(client, group, metadata)
         member, generation = joined["MemberId"], joined["GenerationId"]
-        synced = sync_single_member(client, group, member, generation, b"", "kafka.group.leader-metadata")
+        synced = sync_single_member(client, group, member, generation, assigned, "kafka.group.leader-metadata")
         expect("kafka.group.leader-metadata", synced["ErrorCode"], errors.NONE)
-    return group, version, member, generation
+    return Joined(group, version, member, generation, metadata, assigned)
 
 
 def heartbeat(client: DataPath, group: str, generation: int, member: str, clause_id: str) -> int:
@@ -204,28 +260,29 @@ def heartbeat(client: DataPath, group: str, generation: int, member: str, clause
 def test_the_only_member_leads_and_gets_its_assignment(target):
     client = DataPath(target)
     group = target.unique("g")
-    with target.precondition("the group coordinator found"):
+    with target.precondition("a topic to subscribe to, the group coordinator found"):
+        topic = client.topic(shared=True)
+        metadata, assigned = subscription(topic), assignment(topic, partition_count(client, topic))
         find_coordinator(client, group)
-    _, joined = join_single_member(client, group)
+    _, joined = join_single_member(client, group, metadata)
     member = joined["MemberId"]
     if joined["Leader"] != member or [m["MemberId"] for m in joined["Members"]] != [member]:
         raise Divergence(C["kafka.group.leader-metadata"], "the only member is the leader and sees itself",
                          short({"Leader": joined["Leader"], "Members": joined["Members"]}))
-    if joined["Members"][0]["Metadata"] != PROTOCOL_METADATA:
+    if joined["Members"][0]["Metadata"] != metadata:
         raise Divergence(C["kafka.group.leader-metadata"], "the leader gets each member's protocol metadata",
                          short(joined["Members"][0]["Metadata"]))
-    assignment = b"\x00\x00wirecheck-assignment"
-    synced = sync_single_member(client, group, member, joined["GenerationId"], assignment,
+    synced = sync_single_member(client, group, member, joined["GenerationId"], assigned,
                                 "kafka.group.leader-metadata")
     expect("kafka.group.leader-metadata", synced["ErrorCode"], errors.NONE)
-    if synced["Assignment"] != assignment:
+    if synced["Assignment"] != assigned:
         raise Divergence(C["kafka.group.leader-metadata"], "the leader's assignment back", short(synced))
 
 
 @case("kafka.group.illegal-generation")
 def test_heartbeat_of_another_generation_is_illegal(target):
     client = DataPath(target)
-    group, _, member, generation = joined_group(target, client)
+    group, _, member, generation, _, _ = joined_group(target, client)
     clause = "kafka.group.illegal-generation"
     expect(clause, heartbeat(client, group, generation, member, clause), errors.NONE)
     expect(clause, heartbeat(client, group, generation + 5, member, clause), errors.ILLEGAL_GENERATION)
@@ -234,17 +291,17 @@ def test_heartbeat_of_another_generation_is_illegal(target):
 @case("kafka.group.illegal-generation")
 def test_sync_of_another_generation_is_illegal(target):
     client = DataPath(target)
-    group, _, member, generation = joined_group(target, client)
+    group, _, member, generation, _, assigned = joined_group(target, client)
     clause = "kafka.group.illegal-generation"
     # the group is stable and the member known, so only the generation can make this SyncGroup fail
-    synced = sync_single_member(client, group, member, generation + 5, b"", clause)
+    synced = sync_single_member(client, group, member, generation + 5, assigned, clause)
     expect(clause, synced["ErrorCode"], errors.ILLEGAL_GENERATION)
 
 
 @case("kafka.group.unknown-member")
 def test_heartbeat_of_an_unknown_member(target):
     client = DataPath(target)
-    group, _, _, generation = joined_group(target, client)
+    group, _, _, generation, _, _ = joined_group(target, client)
     clause = "kafka.group.unknown-member"
     expect(clause, heartbeat(client, group, generation, "wirecheck-unknown-member", clause), errors.UNKNOWN_MEMBER_ID)
 
@@ -252,8 +309,8 @@ def test_heartbeat_of_an_unknown_member(target):
 @case("kafka.group.generation")
 def test_a_rebalance_moves_the_generation_on(target):
     client = DataPath(target)
-    group, version, member, generation = joined_group(target, client)
-    rejoined = join(client, group, member, version, "kafka.group.generation")
+    group, version, member, generation, metadata, _ = joined_group(target, client)
+    rejoined = join(client, group, member, version, "kafka.group.generation", metadata)
     expect("kafka.group.generation", rejoined["ErrorCode"], errors.NONE)
     if rejoined["GenerationId"] <= generation:
         raise Divergence(C["kafka.group.generation"], f"a generation above {generation} after a rebalance",
@@ -391,22 +448,38 @@ def test_session_timeout_out_of_bounds(target, timeout_ms):
     expect("kafka.group.invalid-session-timeout", answer["ErrorCode"], errors.INVALID_SESSION_TIMEOUT)
 
 
+def group_state(client: DataPath, group: str, clause_id: str) -> str:
+    """The classic group's state as DescribeGroups lists it."""
+    body = client.call(15, client.version(15, 5), {"Groups": [group], "IncludeAuthorizedOperations": False},
+                       clause_id)
+    described = body["Groups"][0]
+    expect(clause_id, described["ErrorCode"], errors.NONE)
+    return described["GroupState"]
+
+
 @case("kafka.group.rebalance-in-progress")
 def test_heartbeat_during_rebalance(target):
     first = DataPath(target)
-    group, version, member, generation = joined_group(target, first)
+    group, version, member, generation, metadata, _ = joined_group(target, first)
     # a second member arrives on its own connection; its join stays pending until the first one rejoins
     second = DataPath(target)
     second.session.deadline = max(second.session.deadline, 12.0)
     with target.precondition("a second member asks to join"):
-        answer = join(second, group, "", version, "kafka.group.member-id-required")
+        answer = join(second, group, "", version, "kafka.group.member-id-required", metadata)
         if version >= 4:  # its own clause: a direct join waits out the rebalance, which evicts the first member
             expect("kafka.group.member-id-required", answer["ErrorCode"], errors.MEMBER_ID_REQUIRED)
-    second_member = answer["MemberId"]
     if version >= 4:
-        second.send(11, version, {
-            "GroupId": group, "SessionTimeoutMs": 10000, "RebalanceTimeoutMs": 10000, "MemberId": second_member,
-            "GroupInstanceId": None, "ProtocolType": "consumer",
-            "Protocols": [{"Name": "range", "Metadata": PROTOCOL_METADATA}]})
+        second.send(11, version, join_request(group, answer["MemberId"], metadata))
+    # The join is not answered until the rebalance ends, and a request on another connection may be handled before
+    # it: Kafka answers REBALANCE_IN_PROGRESS once the join has put the group in PreparingRebalance
+    # (GroupMetadataManager.classicGroupHeartbeatToClassicGroup: PREPARING_REBALANCE), and DescribeGroups shows it.
+    observer = DataPath(target)
+    with target.precondition(f"group {group} rebalancing (DescribeGroups: PreparingRebalance)"):
+        deadline = time.monotonic() + READY_WAIT_S
+        while (state := group_state(observer, group, "kafka.group.rebalance-in-progress")) != "PreparingRebalance":
+            if time.monotonic() > deadline:
+                raise Divergence(C["kafka.group.rebalance-in-progress"], "the group PreparingRebalance once a new "
+                                 "member asked to join", f"GroupState {state!r} after {READY_WAIT_S:g} s")
+            time.sleep(RETRY_BACKOFF_S)
     clause = "kafka.group.rebalance-in-progress"
     expect(clause, heartbeat(first, group, generation, member, clause), errors.REBALANCE_IN_PROGRESS)
