@@ -200,7 +200,10 @@ def client_flows(capture: bytes, endpoints: dict[int, Endpoint | None], client_i
             frames, _ = _frames(endpoints[flow.server[1]], flow.to_server.assemble()[0])
             named = {_safe_id(id_of, frame) for frame in frames} - {None}
             why = None if any(is_named(name, client_id) for name in named) else \
-                f"names client id {', '.join(sorted(named))[:200]}" if named else "names no client id"
+                f"names client id {', '.join(sorted(named))[:200]}" if named else \
+                f"names no client id in {len(frames)} request(s)" if frames else "sent no request"
+            if why is not None and not flow.handshake:
+                why += " (opened before the capture)"
         else:
             why = None if flow.handshake else "opened before the capture"
         if why is None:

@@ -33,6 +33,7 @@ const heartbeat = 300 * time.Millisecond
 type job struct {
 	Action          string   `json:"action"`
 	Bootstrap       string   `json:"bootstrap"`
+	ClientID        string   `json:"client_id"`
 	SASL            *login   `json:"sasl"`
 	Topic           string   `json:"topic"`
 	Group           string   `json:"group"`
@@ -48,6 +49,15 @@ type job struct {
 	GrowTo          int32    `json:"grow_to"`
 	DeleteBelow     int64    `json:"delete_below"`
 	Offset          int64    `json:"offset"`
+}
+
+// clientID: the job's client id (every client the job makes sends it, so that the suite's capture keeps the
+// client's connections only), else the driver's own
+func (j *job) clientID(own string) string {
+	if j.ClientID != "" {
+		return j.ClientID
+	}
+	return own
 }
 
 type login struct {
@@ -136,7 +146,7 @@ func (s *xdgSCRAM) Done() bool { return s.conversation.Done() }
 // job's login)
 func config(j *job) *sarama.Config {
 	conf := sarama.NewConfig()
-	conf.ClientID = "wirecheck-sarama"
+	conf.ClientID = j.clientID("wirecheck-sarama")
 	if j.SASL != nil {
 		conf.Net.SASL.Enable = true
 		conf.Net.SASL.User = j.SASL.Username
