@@ -75,10 +75,12 @@ CLIENTS = {client.name: client for client in (
     RealClient("kcat", "kcat, librdkafka's command-line producer and consumer,",
                ("produce-consume", "compression", "idempotent", "sasl", "group-consume")),
     # the Go clients (suites/kafka/clients/go_drivers.py): franz-go's kgo speaks KIP-848 (kgo.ServerSideBalancer,
-    # consumer_group_848.go) and KIP-932 (kgo.ShareGroup, consumer_share.go), and its transactions take KIP-890's v2
-    # where the broker finalizes transaction.version 2 (client.go supportsKIP890p2)
+    # consumer_group_848.go) and KIP-932 (kgo.ShareGroup, consumer_share.go), its transactions take KIP-890's v2
+    # where the broker finalizes transaction.version 2 (client.go supportsKIP890p2), and it pushes KIP-714 metrics
+    # unless told not to (metrics_714.go)
     RealClient("franz-go", "franz-go, the pure-Go client (kgo, kadm),",
-               (*_EVERY, *_MORE, "group-consume", "consumer-group-protocol", "share-group")),
+               (*_EVERY, *_MORE, "group-consume", "consumer-group-protocol", "transactions-v2", "share-group",
+                "telemetry")),
     # Sarama knows no KIP-848 (it only names key 68 in request.go) and leaves SCRAM to the application (the driver
     # takes xdg-go/scram, as Sarama's examples do)
     RealClient("sarama", "Sarama, IBM's pure-Go client,", (*_EVERY, *_MORE, "group-consume")),

@@ -81,7 +81,7 @@ def installed(client: str) -> None:
                or not (PLATFORMATIC / "node_modules" / "@platformatic" / "kafka").is_dir(),
                "kcat": lambda: _kcat() is None,
                "java": java_driver.missing,  # no java on PATH, or the jar not built
-               # a Go driver: no go, no binary, or a binary older than its sources
+               # a Go driver: no go, or no binary
                **{go: (lambda go=go: go_drivers.missing(go)) for go in go_drivers.FOLDERS},
                }.get(client, lambda: importlib.util.find_spec(PYTHON_MODULES[client]) is None)
     if missing():
