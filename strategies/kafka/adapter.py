@@ -5,6 +5,7 @@ what keeps a mutant's valid part harmless, and the request that prepares a targe
 from __future__ import annotations
 
 import random
+import uuid
 
 from wirecheck.protocols import reactions
 from wirecheck.protocols.framing import leading_correlation_id
@@ -25,6 +26,8 @@ READ_ONLY = (18, 3, 2, 1, 9, 10, 15, 16, 32, 60)
 REJECTIONS = {errors.INVALID_REQUEST, errors.UNSUPPORTED_VERSION, errors.UNKNOWN_SERVER_ERROR}
 
 
+ZERO_ID = uuid.UUID(int=0)
+
 #: api key -> enum field -> its valid values, where Apache Kafka refuses others with INVALID_REQUEST (42)
 ENUMS = {1: {"IsolationLevel": (0, 1)}, 2: {"IsolationLevel": (0, 1)}, 10: {"KeyType": (0, 1)}}
 
@@ -38,6 +41,13 @@ def harmless(api_key: int, body: dict) -> None:
             body[enum] = valid[0]
     if api_key == 3:
         body["AllowAutoTopicCreation"] = False
+        # MetadataRequest.json: "Versions 10 and 11 should not use the topicId field or set topic name to null"
+        # (Apache Kafka refuses them with INVALID_REQUEST, KafkaApis.handleTopicMetadataRequest); topics by name
+        # at every version keep the base valid (a topic id lookup is no encoding question)
+        for topic in body.get("Topics") or []:
+            topic["TopicId"] = ZERO_ID
+            if topic.get("Name") is None:
+                topic["Name"] = "wirecheck-absent"
     elif api_key == 1:
         body["MaxWaitMs"], body["MinBytes"] = 0, 0
         if "SessionId" in body:  # v7+: a sessionless full fetch (KIP-227: SessionId 0, SessionEpoch -1)
