@@ -13,8 +13,11 @@ INSTALL = "mvn -q -B -f suites/kafka/clients/java/pom.xml package"
 
 
 def missing() -> bool:
-    """No java on PATH, or the jar not built."""
-    return shutil.which("java") is None or not JAR.is_file()
+    """No java on PATH, or the jar not built (or built before its sources last changed)."""
+    if shutil.which("java") is None or not JAR.is_file():
+        return True
+    sources = [PROJECT / "pom.xml", *(PROJECT / "src").rglob("*")]
+    return max(path.stat().st_mtime for path in sources if path.is_file()) > JAR.stat().st_mtime
 
 
 def argv() -> list[str]:

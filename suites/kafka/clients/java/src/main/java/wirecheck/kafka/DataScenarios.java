@@ -168,7 +168,7 @@ final class DataScenarios {
         result.put("dest", seen);
         result.put("committed", committed);
         if (RequestLog.installed()) {
-            result.put("requests", RequestLog.versionsSent(TXN_CLIENT));
+            result.put("requests", RequestLog.versionsSent(Driver.clientId(job, TXN_CLIENT)));
         }
     }
 
@@ -227,15 +227,15 @@ final class DataScenarios {
                 }
                 long wait = System.currentTimeMillis() + job.get("wait").asLong() * 1000;
                 while (System.currentTimeMillis() < wait
-                        && !(RequestLog.telemetrySettled(TELEMETRY_PRODUCER)
-                             && RequestLog.telemetrySettled(TELEMETRY_CONSUMER))) {
+                        && !(RequestLog.telemetrySettled(Driver.clientId(job, TELEMETRY_PRODUCER))
+                             && RequestLog.telemetrySettled(Driver.clientId(job, TELEMETRY_CONSUMER)))) {
                     consumer.poll(Duration.ofMillis(100)); // the classic consumer's network client runs in poll
                 }
             }
         } finally {
             producer.close(Duration.ofSeconds(5));
         }
-        result.put("telemetry", Map.of("producer", RequestLog.telemetry(TELEMETRY_PRODUCER),
-                "consumer", RequestLog.telemetry(TELEMETRY_CONSUMER)));
+        result.put("telemetry", Map.of("producer", RequestLog.telemetry(Driver.clientId(job, TELEMETRY_PRODUCER)),
+                "consumer", RequestLog.telemetry(Driver.clientId(job, TELEMETRY_CONSUMER))));
     }
 }

@@ -106,7 +106,7 @@ public final class Driver {
     static Properties server(JsonNode job, String clientId) {
         Properties props = new Properties();
         props.put("bootstrap.servers", job.get("bootstrap").asText());
-        props.put("client.id", clientId);
+        props.put("client.id", clientId(job, clientId));
         JsonNode sasl = job.get("sasl");
         if (sasl != null && !sasl.isNull()) {
             String mechanism = sasl.get("mechanism").asText();
@@ -118,6 +118,16 @@ public final class Driver {
                     + "\" password=\"" + jaas(sasl.get("password").asText()) + "\";");
         }
         return props;
+    }
+
+    /**
+     * The client id a client of the job sends for {@code role}: "&lt;the job's client_id&gt;/&lt;role&gt;" (the suite's
+     * capture keeps the connections that name the job's id, and the driver still tells its clients apart), else
+     * the role alone.
+     */
+    static String clientId(JsonNode job, String role) {
+        JsonNode id = job.get("client_id");
+        return id == null || id.isNull() || id.asText().isEmpty() ? role : id.asText() + "/" + role;
     }
 
     private static String jaas(String text) {

@@ -32,6 +32,11 @@ final class RequestLog {
     private static final Pattern REQUESTED = Pattern.compile("requestedMetrics=\\[([^\\]]*)\\]");
     private static final String NETWORK_CLIENT = "org.apache.kafka.clients.NetworkClient";
     private static final String TELEMETRY_LOGGERS = "org.apache.kafka.common.telemetry";
+    // ClientTelemetryUtils.getSelectorFromRequestedMetrics says how it read RequestedMetrics: the answer's toString
+    // cannot tell [] (no metrics) from [""] (every metric, KIP-714), both "[]"
+    private static final String SELECTOR = "org.apache.kafka.common.telemetry.internals.ClientTelemetryUtils";
+    private static final String NO_METRICS = "specified no metric names";
+    private static volatile boolean noMetricsSelected;
 
     /** One request sent or answer received: sent, API name, version, client id, the answer's body. */
     record Exchange(boolean sent, String api, int version, String clientId, String body) {}
@@ -44,6 +49,7 @@ final class RequestLog {
 
     static synchronized void install() {
         System.setProperty("org.slf4j.simpleLogger.log." + NETWORK_CLIENT, "debug");
+        System.setProperty("org.slf4j.simpleLogger.log." + SELECTOR, "debug");
         PrintStream stderr = System.err;
         System.setErr(new PrintStream(new LineSplitter(stderr), true, StandardCharsets.UTF_8));
         installed = true;
@@ -54,6 +60,10 @@ final class RequestLog {
     }
 
     private static synchronized void line(String line, PrintStream stderr) {
+        if (line.contains(SELECTOR) && line.contains(" DEBUG ")) {
+            noMetricsSelected |= line.contains(NO_METRICS);
+            return;
+        }
         if (!line.contains(NETWORK_CLIENT)) {
             if (line.contains(TELEMETRY_LOGGERS) && (line.contains(" WARN ") || line.contains(" ERROR "))) {
                 TELEMETRY_WARNINGS.add(line);
@@ -118,7 +128,8 @@ final class RequestLog {
             interval = m.find() ? Integer.valueOf(m.group(1)) : interval;
             Matcher r = REQUESTED.matcher(answer.body());
             if (r.find()) {
-                requested = r.group(1).isEmpty() ? 0 : r.group(1).split(", ", -1).length;
+                // "[]": none, or the one empty prefix that selects every metric, as the client read it
+                requested = r.group(1).isEmpty() ? (noMetricsSelected ? 0 : 1) : r.group(1).split(", ", -1).length;
             }
         }
         int pushes = 0;
