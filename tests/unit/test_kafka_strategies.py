@@ -178,3 +178,15 @@ def test_negative_counts_of_nullable_fields_may_be_null(api_key, version, body, 
     reaction = RULES["hostile-count"].reaction(seed, span, frame)
     assert reaction.permits(CLOSED)
     assert reaction.permits(AN_ANSWER) == null
+
+
+def test_a_wrong_refusal_code_under_a_survival_reaction_is_malformed_bodys():
+    """The target survived a trailing-bytes mutant but refused it with UNKNOWN_SERVER_ERROR: the refusal's form is
+    wrong (kafka.encoding.malformed-body), not the target's survival."""
+    from wirecheck.strategies.kafka.mutants import SURVIVES, expect
+
+    reaction = expect("kafka.robustness.survives", "7 bytes after the body", *SURVIVES)
+    divergence = reaction.judge(Observation(ERROR, code=errors.UNKNOWN_SERVER_ERROR, rejects=True), CATALOGUE)
+    assert divergence is not None and divergence.clause.id == "kafka.encoding.malformed-body"
+    assert reaction.judge(Observation(ERROR, code=errors.INVALID_REQUEST, rejects=True), CATALOGUE) is None
+    assert reaction.judge(CLOSED, CATALOGUE) is None
