@@ -200,10 +200,10 @@ final class DataScenarios {
 
     static void telemetry(JsonNode job, Map<String, Object> result) throws Exception {
         Properties producerExtra = new Properties();
-        producerExtra.put("client.id", TELEMETRY_PRODUCER);
+        producerExtra.put("client.id", Driver.clientId(job, TELEMETRY_PRODUCER));
         producerExtra.put("enable.metrics.push", "true");
         Properties consumerExtra = new Properties();
-        consumerExtra.put("client.id", TELEMETRY_CONSUMER);
+        consumerExtra.put("client.id", Driver.clientId(job, TELEMETRY_CONSUMER));
         consumerExtra.put("enable.metrics.push", "true");
         KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps(job, producerExtra));
         try {
