@@ -17,6 +17,7 @@ DESCRIBE, ALTER, INCREMENTAL = 32, 33, 44
 TOPIC, BROKER = 2, 4  # ConfigResource.Type
 DYNAMIC_TOPIC_CONFIG = 1  # ConfigSource
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+BARRIER = ("max.message.bytes", "1048589")  # a harmless override the barrier sets (Configs.barrier)
 
 
 class Configs(DataPath):
@@ -59,6 +60,22 @@ class Configs(DataPath):
         (ConfigHelper.scala 109, configRepository.topicConfig), which applies the metadata log a moment later
         (client.until_applied). The caller judges what comes back."""
         return until_applied(lambda: self.topic_values(topic, clause_id, keys), applied)
+
+    def barrier(self, topic: str) -> None:
+        """A later change to the topic's configs, waited for until DescribeConfigs shows it (values_once). The
+        broker applies its metadata log in order, so what an earlier request changed shows by then too: a case
+        that checks that something did NOT change reads after this, or it could read before the change arrived.
+        Without IncrementalAlterConfigs there is no change that leaves the others alone, so no barrier."""
+        if INCREMENTAL not in self.advertised():
+            return
+        clause = "kafka.configs.incremental"
+        name, value = BARRIER
+        with self.target.precondition(f"{name}={value} set on {topic} and described (a barrier)"):
+            expect(clause, self.incremental(topic, [(name, SET, value)], clause), errors.NONE)
+            got = value_of(self.values_once(topic, clause, lambda e: e.get(name, {}).get("Value") == value, [name]),
+                           name, clause)
+            if got != value:
+                raise Divergence(C[clause], f"{name}={value}", f"{name}={got}")
 
     def alter(self, topic: str, configs: dict[str, str | None], clause_id: str, validate_only: bool = False,
               kind: int = TOPIC) -> int:
@@ -250,6 +267,7 @@ def test_validate_only_changes_nothing(target, api):
     else:
         code = client.incremental(topic, [("retention.ms", SET, "1000")], clause, validate_only=True)
     expect(clause, code, errors.NONE)
+    client.barrier(topic)
     after = value_of(client.topic_values(topic, clause, ["retention.ms"]), "retention.ms", clause)
     if after != before:
         raise Divergence(C[clause], f"retention.ms still {before}", f"retention.ms {after}")
@@ -265,6 +283,7 @@ def test_unknown_or_invalid_config_refused(target, name, value):
     topic = new_topic(client, target)
     clause = "kafka.configs.unknown-config"
     expect(clause, client.incremental(topic, [(name, SET, value)], clause), errors.INVALID_CONFIG)
+    client.barrier(topic)
     entries = client.topic_values(topic, clause)
     if name in entries and entries[name]["Value"] == value:
         raise Divergence(C[clause], f"{name} unchanged", f"{name}={value}")
