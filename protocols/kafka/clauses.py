@@ -513,6 +513,11 @@ CLAUSES = [
     Clause("kafka.commit.no-offset",
            "OffsetFetch for a partition without a committed offset returns offset -1.",
            "OffsetFetchResponse.json (CommittedOffset)"),
+    Clause("kafka.commit.fetch-all",
+           "OffsetFetch v2+ with null Topics (v8+: a group whose Topics is null) returns every partition the "
+           "group committed, each with its committed offset.",
+           "OffsetFetchRequest.json ('or null to fetch offsets for all topics', v2+); GroupCoordinatorService."
+           "fetchAllOffsets"),
     # --- topics
     Clause("kafka.topics.create",
            "CreateTopics creates the topic with the requested partition count; Metadata then lists it.",

@@ -141,6 +141,8 @@ FAULTS: dict[str, str] = {
     "kafka.create-topic-count-ignored": "kafka.topics.create",
     "kafka.fetch-below-log-start-clamped": "kafka.admin.delete-records-fetch",
     "kafka.init-producer-id-needs-transactional-id": "kafka.idempotence.init-producer-id",
+    "kafka.init-producer-id-fails-below-v3": "kafka.idempotence.init-producer-id",
+    "kafka.fetch-all-empty-below-v8": "kafka.commit.fetch-all",
     "kafka.describe-configs-broker-empty": "kafka.configs.describe-broker",
     "kafka.describe-configs-defaults-null": "kafka.configs.describe-topic",
     "kafka.incremental-append-replaces": "kafka.configs.incremental",
