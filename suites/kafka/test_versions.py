@@ -317,25 +317,28 @@ class Things:
         self.topic, self.topic_id, self.names = topic, topic_id, names
 
 
-#: target address -> the sweep's topic and its id: created by the first case that needs it (a precondition), named
-#: in every later case's transcript
-_THINGS: dict[tuple, tuple[str, uuid.UUID]] = {}
+#: target address -> the sweep's topic: created by the first case that needs it (a precondition, mirrored to the
+#: oracle under --differential as every request is), named in every later case's transcript
+_TOPICS: dict[tuple, str] = {}
 
 
 def things(target) -> Things:
     key = tuple(target.address) if isinstance(target.address, (list, tuple)) else (target.address,)
-    if key not in _THINGS:
-        path = DataPath(target)
-        name = path.topic("versions", shared=True)
-        topic_id = ZERO_ID
-        if path.advertised().get(3, (0, -1))[1] >= 10:
-            with target.precondition(f"the id of topic {name}"):
-                body = path.call(3, path.version(3, low=10), {"Topics": [{"Name": name, "TopicId": ZERO_ID}],
-                                                             "AllowAutoTopicCreation": False}, "kafka.metadata.brokers")
-                topic_id = next(t["TopicId"] for t in body["Topics"] if t["Name"] == name)
-        _THINGS[key] = (name, topic_id)
-    name, topic_id = _THINGS[key]
-    target.transcript.note(f"the sweep's topic: {name} ({topic_id})")
+    path = DataPath(target)
+    if key not in _TOPICS:
+        _TOPICS[key] = path.topic("versions", shared=True)
+    name = _TOPICS[key]
+    target.transcript.note(f"the sweep's topic: {name}")
+    topic_id = ZERO_ID
+    if path.advertised().get(3, (0, -1))[1] >= 10:  # asked in each case: an id the server chose is the case's
+        with target.precondition(f"the id of topic {name}"):
+            body = path.call(3, path.version(3, low=10), {"Topics": [{"Name": name, "TopicId": ZERO_ID}],
+                                                         "AllowAutoTopicCreation": False}, "kafka.metadata.brokers")
+            ids = [t["TopicId"] for t in body["Topics"] if t["Name"] == name and t["ErrorCode"] == errors.NONE]
+            if not ids:
+                raise Divergence(C["kafka.metadata.brokers"], f"topic {name} described, with its id",
+                                 short(body["Topics"]))
+            topic_id = ids[0]
     return Things(name, topic_id, target.unique)
 
 
