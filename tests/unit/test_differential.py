@@ -173,3 +173,13 @@ def test_oracle_misuse_is_one_usage_line(tmp_path):
                 validate(RunOptions(oracles=given, report_dir=str(tmp_path)), specs)
     with pytest.raises(UsageProblem, match="no server accepts a connection"):
         validate(RunOptions(oracles=[f"kafka=127.0.0.1:{port}"], report_dir=str(tmp_path)), specs)
+
+
+def test_a_list_in_the_servers_own_order_is_compared_in_key_order():
+    """ProtocolSpec.unordered_lists: Apache Kafka answers a ListOffsets topic's partitions in its own order."""
+    flat = {"R.parts[0].index": 1, "R.parts[0].offset": 7, "R.parts[1].index": 0, "R.parts[1].offset": 3,
+            "R.parts.count": 2}
+    ordered = own_entries(flat, {"R.parts": "index"}, None)
+    assert ordered == {"R.parts[0].index": 0, "R.parts[0].offset": 3, "R.parts[1].index": 1, "R.parts[1].offset": 7,
+                       "R.parts.count": 2}
+    assert own_entries({**flat, "R.parts[1].offset": 4}, {"R.parts": "index"}, None) != ordered
