@@ -127,8 +127,9 @@ class Transactions:
 
     def commit_offsets(self, transactional_id: str, producer_id: int, epoch: int, version: int, group: str,
                        offsets: dict[tuple[str, int], group_model.CommittedOffset]) -> dict[tuple[str, int], int]:
-        """TxnOffsetCommit: held until EndTxn. The group must have been added with AddOffsetsToTxn."""
-        error, txn = self._current(transactional_id, producer_id, epoch, version)
+        """TxnOffsetCommit: held until EndTxn. The group must have been added with AddOffsetsToTxn. The group
+        coordinator answers it, so the transaction coordinator's pending completion is not its answer."""
+        error, txn = self._current(transactional_id, producer_id, epoch, version, coordinator_request=False)
         if not error and version >= transactions_v2.TXN_OFFSET_COMMIT_V2:
             transactions_v2.offsets_add(self, txn, group)  # TV2: the group joins the transaction itself
         if not error and (txn.state != ONGOING or group not in txn.groups):
@@ -173,15 +174,15 @@ class Transactions:
 
     # ------------------------------------------------------------------------------------------ state
 
-    def _current(self, transactional_id: str, producer_id: int, epoch: int,
-                 version: int) -> tuple[int, Transaction | None]:
+    def _current(self, transactional_id: str, producer_id: int, epoch: int, version: int,
+                 coordinator_request: bool = True) -> tuple[int, Transaction | None]:
         txn = self.by_id.get(transactional_id)
         if txn is None or txn.producer_id != producer_id:
             return INVALID_PRODUCER_ID_MAPPING, None
         if epoch != txn.epoch and not (epoch < txn.epoch and self.faults.txn_old_epoch_accepted):
             modern = version >= 2 and not self.variants.txn_fenced_invalid_epoch  # variant: 47 at every version
             return (PRODUCER_FENCED if modern else INVALID_PRODUCER_EPOCH), None
-        if self.still_completing(txn):
+        if coordinator_request and self.still_completing(txn):
             return CONCURRENT_TRANSACTIONS, None
         return NONE, txn
 
