@@ -74,6 +74,9 @@ class Member:
     revoking: set[Partition] = field(default_factory=set)
     session_timer: asyncio.TimerHandle | None = None
     revocation_timer: asyncio.TimerHandle | None = None
+    #: the member epoch at which each partition it owns (assigned or pending revocation) was assigned to it: an
+    #: OffsetCommit at an older member epoch is judged by these (KIP-1251)
+    assigned_at: dict[Partition, int] = field(default_factory=dict)
 
     def owns(self) -> set[Partition]:
         return self.assigned | self.revoking
@@ -195,7 +198,8 @@ class ConsumerGroups(MemberSessions):
                 self._drop(group, holder)
                 member = Member(member_id, instance, req["RackId"], client_id, client_host, req["RebalanceTimeoutMs"],
                                 holder.subscribed, holder.regex, holder.assignor, holder.previous_epoch,
-                                holder.previous_epoch, holder.state, holder.assigned, holder.revoking)
+                                holder.previous_epoch, holder.state, holder.assigned, holder.revoking,
+                                assigned_at=holder.assigned_at)
                 group.members[member_id] = member
                 group.target[member_id] = group.target.pop(holder.member_id, set())
                 return member
@@ -293,6 +297,8 @@ class ConsumerGroups(MemberSessions):
         if member.state == UNREVOKED:
             if owned is None or owned & member.revoking:
                 return  # still waiting for the member to give them up
+            for partition in member.revoking:
+                member.assigned_at.pop(partition, None)
             member.revoking = set()
             if member.revocation_timer is not None:
                 member.revocation_timer.cancel()
@@ -309,12 +315,15 @@ class ConsumerGroups(MemberSessions):
                 member.rebalance_timeout_ms / 1000, self._revocation_deadline, group, member.member_id)
             return
         member.assigned -= revoke
+        for partition in revoke:  # (fault consumer-group-epoch-before-revocation: revoked without a wait)
+            member.assigned_at.pop(partition, None)
         others = set().union(*(m.owns() for m in group.members.values() if m is not member))
         if self.faults.consumer_group_reassigns_unrevoked:
             others = set()
         wanted = target - member.assigned
         free = wanted - others
         member.assigned |= free
+        member.assigned_at.update(dict.fromkeys(free, group.assignment_epoch))
         if member.epoch != group.assignment_epoch:
             member.previous_epoch, member.epoch = member.epoch, group.assignment_epoch
         member.state = UNRELEASED if wanted - free else STABLE
@@ -357,8 +366,13 @@ class ConsumerGroups(MemberSessions):
 
     # ------------------------------------------------------------------------------------------ offsets
 
-    def commit_error(self, group_id: str, member_id: str, epoch: int, version: int) -> int | None:
-        """The OffsetCommit verdict for a consumer group (None: not one, the classic rules apply)."""
+    def commit_error(self, group_id: str, member_id: str, epoch: int, version: int,
+                     topics: list[dict] | None = None) -> int | None:
+        """The OffsetCommit verdict for a consumer group (None: not one, the classic rules apply): at the member's
+        epoch, or at an older one for partitions it owns since that epoch or before (KIP-1251, Kafka 4.4's
+        ConsumerGroup.validateOffsetCommit and its assignment-epoch validator: a partition the member does not own,
+        or was assigned after the epoch committed at, fails the whole request STALE_MEMBER_EPOCH); a newer epoch is
+        STALE_MEMBER_EPOCH. ``topics``: the request's, named."""
         group = self.groups.get(group_id)
         if group is None:
             return None
@@ -369,8 +383,16 @@ class ConsumerGroups(MemberSessions):
             return UNKNOWN_MEMBER_ID
         if version < 9:
             return UNSUPPORTED_VERSION  # members of the new protocol commit with v9+ (GenerationIdOrMemberEpoch)
-        if epoch != member.epoch and not self.faults.consumer_group_commit_epoch_unchecked:
+        if epoch == member.epoch or self.faults.consumer_group_commit_epoch_unchecked:
+            return NONE
+        if epoch > member.epoch:
             return STALE_MEMBER_EPOCH
+        for topic in topics or ():
+            known = self.storage.topics.get(topic["Name"])
+            for p in topic["Partitions"]:
+                at = member.assigned_at.get((known.topic_id, p["PartitionIndex"])) if known else None
+                if at is None or epoch < at:
+                    return STALE_MEMBER_EPOCH
         return NONE
 
     def fetch_error(self, group_id: str, member_id: str | None, epoch: int) -> int:

@@ -58,7 +58,7 @@ class GroupApis(BrokerParts):
 
     def offset_commit(self, req: dict, version: int) -> dict:
         allowed = self.consumer_groups.commit_error(req["GroupId"], req["MemberId"], req["GenerationIdOrMemberEpoch"],
-                                                    version)  # None: not a KIP-848 group
+                                                    version, req["Topics"])  # None: not a KIP-848 group
         if allowed is None:
             allowed = self.coordinator.check_instance(req["GroupId"], req["MemberId"], req.get("GroupInstanceId")) \
                 or self.coordinator.commit_check(req["GroupId"], req["MemberId"], req["GenerationIdOrMemberEpoch"])
