@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import ipaddress
 import json
+import os
 import secrets
 import shutil
 import signal
@@ -29,12 +30,16 @@ import socket
 import subprocess
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from wirecheck.protocols.spec import Endpoint, describe_bytes
 from wirecheck.protocols.transcript import Event
 from wirecheck.reports.pcap import pcap_records
 from wirecheck.reports.pipeline.captures.flows import Flow, read_capture, tcp_records
 from wirecheck.reports.records import Evidence
+
+if TYPE_CHECKING:
+    from wirecheck.targets.runner.case import Target
 
 TCPDUMP = "tcpdump"
 INSTALL = "apt-get install tcpdump"
@@ -105,7 +110,7 @@ class Tcpdump:
     def _read_capture(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
         tail = b""
-        while chunk := self._proc.stdout.read1(65536):
+        while chunk := os.read(self._proc.stdout.fileno(), 65536):
             if not self.marker_seen and self._token in tail + chunk:
                 self.marker_seen = True
                 self._marked.set()
@@ -198,7 +203,7 @@ def client_flows(capture: bytes, endpoints: dict[int, Endpoint | None], client_i
     for flow in flows:
         if client_id is not None and id_of is not None:
             frames, _ = _frames(endpoints[flow.server[1]], flow.to_server.assemble()[0])
-            named = {_safe_id(id_of, frame) for frame in frames} - {None}
+            named = {name for frame in frames if (name := _safe_id(id_of, frame)) is not None}
             why = None if any(is_named(name, client_id) for name in named) else \
                 f"names client id {', '.join(sorted(named))[:200]}" if named else \
                 f"names no client id in {len(frames)} request(s)" if frames else "sent no request"
@@ -317,7 +322,7 @@ class ClientLog:
 class ScenarioCapture:
     """One client scenario's capture: started before its first client run, ended with the case."""
 
-    target: object
+    target: Target
     client_id: str | None = None
     base: str = ""  # the artifacts' file name without its suffix
     logs: list[ClientLog] = field(default_factory=list)
@@ -402,7 +407,8 @@ class ScenarioCapture:
 
     def _kept(self, capture: bytes, notes: list[str], files: dict) -> dict:
         endpoints = self.endpoints
-        own = {_port(event.local) for event in self.target.transcript.events if event.kind == "connect"}
+        own = {port for event in self.target.transcript.events
+               if event.kind == "connect" and (port := _port(event.local)) is not None}
         id_of = getattr(_capture_module(self.target.spec), "client_id", None)
         kept = client_flows(capture, endpoints, self.client_id, id_of, own)
         pcap, packets = filtered_pcap(capture, kept.flows)
