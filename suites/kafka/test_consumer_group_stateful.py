@@ -35,6 +35,7 @@ from wirecheck.suites.kafka.test_consumer_groups import (
     REBALANCE_TIMEOUT_MS,
     Member,
     by_topic,
+    enabled,
     member,
 )
 
@@ -110,9 +111,9 @@ class ConsumerGroupModel(RuleBasedStateMachine):
             m.member_id = ""
         m.epoch, m.owned = 0, set()
         others = [m_.epoch for s, m_ in enumerate(self.members) if self.joined[s] and s != slot]
-        answer = m.client.call_until_ready(HEARTBEAT, m.version, m.request(
+        answer = enabled(m.client.call_until_ready(HEARTBEAT, m.version, m.request(
             MemberEpoch=0, RebalanceTimeoutMs=REBALANCE_TIMEOUT_MS, SubscribedTopicNames=[m.topic],
-            TopicPartitions=[]), clause)
+            TopicPartitions=[]), clause))
         expect(clause, answer["ErrorCode"], errors.NONE)
         if not answer["MemberId"] or answer["MemberEpoch"] <= 0:
             raise Divergence(C[clause], "a member id and a MemberEpoch above 0", short(answer))

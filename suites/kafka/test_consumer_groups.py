@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 from wirecheck.protocols.kafka import errors
-from wirecheck.protocols.verdicts import Divergence
+from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.suites.kafka.client import C, DataPath, expect, short
 from wirecheck.suites.kafka.test_topics_groups import find_coordinator
 
@@ -54,7 +54,7 @@ class Member:
         return body
 
     def send(self, clause_id: str, **fields) -> dict:
-        return self.client.call(HEARTBEAT, self.version, self.request(**fields), clause_id)
+        return enabled(self.client.call(HEARTBEAT, self.version, self.request(**fields), clause_id))
 
     def join(self, **fields) -> dict:
         """MemberEpoch 0 with a subscription; the answer's id, epoch and assignment are taken. An answer without
@@ -64,7 +64,7 @@ class Member:
                   "TopicPartitions": [], **fields}
         # a coordinator still loading is asked again (client.COORDINATOR_NOT_READY), as the Java consumer's
         # heartbeat manager does
-        answer = self.client.call_until_ready(HEARTBEAT, self.version, self.request(**fields), clause)
+        answer = enabled(self.client.call_until_ready(HEARTBEAT, self.version, self.request(**fields), clause))
         expect(clause, answer["ErrorCode"], errors.NONE)
         if not answer["MemberId"] or answer["MemberEpoch"] <= 0:
             raise Divergence(C[clause], "a member id and a MemberEpoch above 0", short(answer))
@@ -104,6 +104,16 @@ def settle(clause_id: str, done, expected: str, members: list[Member], owned: di
         time.sleep(HEARTBEAT_PAUSE_S)
         for m in members:
             m.heartbeat(clause_id, owned.get(m))
+
+
+def enabled(answer: dict) -> dict:
+    """A ConsumerGroupHeartbeat answer, unless the broker says the consumer group protocol is off: Apache Kafka
+    advertises the API but answers UNSUPPORTED_VERSION (35) when group.coordinator.rebalance.protocols leaves out
+    "consumer" (KafkaApis.handleConsumerGroupHeartbeat, isConsumerGroupProtocolEnabled; the 3.x default)."""
+    if answer["ErrorCode"] == errors.UNSUPPORTED_VERSION:
+        raise Unimplemented("ConsumerGroupHeartbeat answered UNSUPPORTED_VERSION (35): the consumer group protocol "
+                            "is not enabled on this broker (group.coordinator.rebalance.protocols)")
+    return answer
 
 
 def partitions_of(assignment: dict | None) -> set[tuple]:
