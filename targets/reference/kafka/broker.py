@@ -44,8 +44,7 @@ class Broker(MetadataApis, ProduceApis, FetchApis, TopicApis, TransactionApis, G
         # ShareAcknowledge with their sessions (share_fetch); a member that leaves closes its session
         self.share_partitions = SharePartitions(storage, faults, variants, settings.share_lock_ms,
                                                 settings.share_delivery_limit, settings.share_max_record_locks)
-        self.share_fetcher = ShareFetcher(storage, self.share_partitions, faults, settings.max_fetch_wait_s,
-                                          settings.node_id)
+        self.share_fetcher = ShareFetcher(storage, self.share_partitions, faults, settings.max_fetch_wait_s)
         self.share_groups = ShareGroups(storage, self.consumer_groups, faults, variants,
                                         settings.consumer_heartbeat_ms, settings.consumer_session_ms,
                                         on_leave=self.share_fetcher.close_member)

@@ -35,7 +35,6 @@ UNKNOWN_TOPIC_ID = 100
 SHARE_SESSION_NOT_FOUND = 122
 INVALID_SHARE_SESSION_EPOCH = 123
 OPEN, CLOSE = 0, -1
-NODE_ID = 0
 MAX_SESSIONS = 1000  # share.max.share.sessions (Kafka: 2000): the oldest session goes beyond this
 #: bytes read per partition per ShareFetch, whatever MaxBytes says: at most max_locks records are acquired anyway,
 #: and a hostile MaxBytes must not read a whole log into memory
@@ -49,11 +48,15 @@ class ShareSession:
     touched: float = 0.0
 
 
+#: a partition's CurrentLeader when this broker leads it: left unset, as Apache Kafka fills it only for
+#: NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH (KafkaApis.handleShareFetchRequest and
+#: handleShareAcknowledgeRequest); Apache Kafka 4.4 answers LeaderId 0 there whatever its node.id
+CURRENT_LEADER_UNSET = {"LeaderId": 0, "LeaderEpoch": 0}
+
+
 class ShareFetcher:
-    def __init__(self, storage, shares: SharePartitions, faults: KafkaFaults, max_wait_s: float,
-                 node_id: int = NODE_ID):
+    def __init__(self, storage, shares: SharePartitions, faults: KafkaFaults, max_wait_s: float):
         self.storage, self.shares, self.faults = storage, shares, faults
-        self.node_id = node_id  # the leader a CurrentLeader names
         self.max_wait_s = max_wait_s
         self.sessions: dict[tuple[str, str], ShareSession] = {}
 
@@ -144,7 +147,7 @@ class ShareFetcher:
                 code = self._acknowledge(group_id, member_id, t["TopicId"], p["PartitionIndex"],
                                          p["AcknowledgementBatches"])
                 parts.append({"PartitionIndex": p["PartitionIndex"], "ErrorCode": code, "ErrorMessage": None,
-                              "CurrentLeader": {"LeaderId": self.node_id, "LeaderEpoch": 0}})
+                              "CurrentLeader": dict(CURRENT_LEADER_UNSET)})
             responses.append({"TopicId": t["TopicId"], "Partitions": parts})
         if req["ShareSessionEpoch"] == CLOSE:
             self._close(group_id, member_id)
@@ -236,7 +239,7 @@ class ShareFetcher:
 
     def _empty(self, key: tuple[bytes, int], ack_error: int) -> dict:
         return {"PartitionIndex": key[1], "ErrorCode": NONE, "ErrorMessage": None, "AcknowledgeErrorCode": ack_error,
-                "AcknowledgeErrorMessage": None, "CurrentLeader": {"LeaderId": self.node_id, "LeaderEpoch": 0},
+                "AcknowledgeErrorMessage": None, "CurrentLeader": dict(CURRENT_LEADER_UNSET),
                 "Records": b"", "AcquiredRecords": [], "_topic": key[0]}
 
     def _answer(self, partitions: dict) -> dict:
