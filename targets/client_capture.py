@@ -277,33 +277,38 @@ def _timed_frames(conn: int, endpoint: Endpoint | None, direction, incoming: boo
 def client_transcript(protocol: str, case_id: str, flows: list[Flow], endpoints: dict[int, Endpoint | None],
                       about: dict) -> dict:
     """The client's connections as a ``wirecheck.transcript/1`` document, each frame decoded by its endpoint's
-    describers (requests and answers), ``t`` in seconds from the first packet; ``about``: the capture's summary."""
-    timed: list[tuple[float, int, Event, Endpoint | None]] = []
+    describers (requests and answers), ``t`` in seconds from the first packet; ``about``: the capture's summary.
+
+    Describers may pair an answer with the request described last under its correlation id (Kafka's do), and
+    connections reuse those ids: each connection is described on its own, in its order, and then merged in time."""
+    timed: list[tuple[float, int, int, Event, Endpoint | None]] = []  # (when, phase, conn, event, endpoint)
     for conn, flow in enumerate(flows, 1):
         endpoint = endpoints.get(flow.server[1])
-        timed.append((flow.first_time, 0, Event(0.0, conn, "connect", local="%s:%d" % flow.client,
-                                                peer="%s:%d" % flow.server,
-                                                endpoint=endpoint.name if endpoint else ""), endpoint))
+        timed.append((flow.first_time, 0, conn, Event(0.0, conn, "connect", local="%s:%d" % flow.client,
+                                                      peer="%s:%d" % flow.server,
+                                                      endpoint=endpoint.name if endpoint else ""), endpoint))
         frames = (_timed_frames(conn, endpoint, flow.to_server, False)
                   + _timed_frames(conn, endpoint, flow.to_client, True))
-        timed += [(when, 1, event, endpoint) for when, event in frames]
+        timed += [(when, 1, conn, event, endpoint) for when, event in frames]
         last = max([flow.first_time] + [when for when, _ in frames])
         if flow.to_client.rst or flow.to_server.rst:
             ends = ["reset"]
         else:
             ends = ["closed"] * flow.to_client.fin + ["close"] * flow.to_server.fin
-        timed += [(last, 2, Event(0.0, conn, kind), endpoint) for kind in ends]
-    timed.sort(key=lambda item: (item[0], item[1]))
-    start = timed[0][0] if timed else 0.0
-    events = []
-    for when, _, event, endpoint in timed[:MAX_EVENTS]:
+        timed += [(last, 2, conn, Event(0.0, conn, kind), endpoint) for kind in ends]
+    timed.sort(key=lambda item: item[:3])
+    kept = timed[:MAX_EVENTS]  # the first events in time: an answer kept has its request kept
+    start = kept[0][0] if kept else 0.0
+    described: dict[int, dict] = {}
+    for index, (when, _, _, event, endpoint) in sorted(enumerate(kept), key=lambda item: item[1][2]):  # by conn
         event.t = when - start
         describe = endpoint.describe if endpoint else describe_bytes
         if endpoint is not None and event.incoming and endpoint.describe_answer is not None:
             describe = endpoint.describe_answer
-        events.append(event.to_dict(describe))
+        described[index] = event.to_dict(describe)
     return {"schema": "wirecheck.transcript/1", "case": case_id, "nodeid": case_id, "protocol": protocol,
-            "dropped_events": max(0, len(timed) - MAX_EVENTS), "events": events, "client_capture": about}
+            "dropped_events": len(timed) - len(kept), "events": [described[i] for i in range(len(kept))],
+            "client_capture": about}
 
 
 @dataclass

@@ -90,6 +90,25 @@ def test_the_client_transcript_decodes_requests_and_answers_in_time_order(tmp_pa
     assert document["events"][1]["t"] == pytest.approx(0.1, abs=1e-3)
 
 
+def test_answers_are_decoded_as_their_own_connections_requests_when_connections_reuse_correlation_ids(tmp_path):
+    def exchange(conn, port, request, answer, sent_at, answered_at):
+        where = {"conn": conn, "local": f"127.0.0.1:{port}", "peer": f"127.0.0.1:{SERVER}"}
+        return [{**where, "kind": "connect", "t": sent_at - .01}, {**where, "kind": "send", "hex": request.hex(),
+                "t": sent_at}, {**where, "kind": "recv", "hex": answer.hex(), "t": answered_at}]
+
+    versions = exchange(1, 50001, messages.encode_request(API_VERSIONS, 3, 1, OURS, {}),
+                        messages.encode_response(API_VERSIONS, 3, 1, {"ErrorCode": 0, "ApiKeys": []}), 1.0, 1.2)
+    metadata = exchange(2, 50002, messages.encode_request(METADATA, 1, 1, OURS, {"Topics": None}),
+                        messages.encode_response(METADATA, 1, 1, {"Brokers": [], "ControllerId": 0, "Topics": []}),
+                        1.1, 1.3)  # the same correlation id, asked between the other's request and its answer
+    capture = _pcap(tmp_path, versions, metadata)
+    endpoints = {SERVER: KAFKA.primary}
+    kept = client_flows(capture, endpoints, OURS, kafka_capture.client_id, set())
+    events = client_transcript("kafka", "kafka.clients.x.y", kept.flows, endpoints, {})["events"]
+    answers = [(event["conn"], event["decoded"].split(" corr")[0]) for event in events if event["kind"] == "recv"]
+    assert answers == [(1, "ApiVersions v3 response"), (2, "Metadata v1 response")]
+
+
 def test_without_a_client_id_connections_opened_in_the_capture_from_ports_not_the_suites_are_kept(tmp_path):
     capture = _pcap(tmp_path, _conversation(1, 50001, None), _conversation(2, 50002, None),
                     _conversation(3, 50003, None))
