@@ -136,9 +136,8 @@ def run_client(argv: list[str], stdin: str = "", timeout: float = 60.0, env: dic
         out, err = proc.communicate()
         code = None
     run = ClientRun(tuple(argv), code, last_json(out), _tail(err), time.monotonic() - started, out or "")
-    if scenario is None:
-        return run
-    scenario.logs.append(ClientLog(run.argv, code, run.seconds, err or ""))
+    if scenario is not None:
+        scenario.logs.append(ClientLog(run.argv, code, run.seconds, err or ""))
     return run
 
 
