@@ -390,8 +390,8 @@ class ScenarioCapture:
         """For a failing verdict: where the client's traffic and log are, or why there is no capture."""
         names = self.files
         if self.why_not is not None:
-            return (f"the client's traffic was not captured ({self.why_not}); its whole log: {names['log']} in the "
-                    "run directory")
+            return (f"the client's traffic was not captured: {self.why_not}; its whole log: {names['log']} (in the "
+                    "run directory)")
         return (f"the client's traffic: {names['pcap']}, decoded: {names['transcript']}, its whole log: "
                 f"{names['log']} (in the run directory)")
 
