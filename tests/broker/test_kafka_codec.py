@@ -101,3 +101,18 @@ def test_primitive_arrays_and_the_element_budget():
     with pytest.raises(MalformedBody):
         msg.decode(offset_fetch(MAX_ELEMENTS + 1), 5)
     assert msg.decode(offset_fetch(10), 5)[0]["Topics"][0]["PartitionIndexes"] == list(range(10))  # budget resets
+
+
+@pytest.mark.parametrize(("version", "count"), [(1, b"\xff\xff\xff\xfe"), (1, b"\x80\x00\x00\x00"),
+                                                (12, b"\xff\xff\xff\xff\x0f")])  # compact: 2**32-1, int -1 - 1
+def test_a_negative_count_of_a_nullable_array_is_null_only_in_the_variant(version, count):
+    """Variant negative-count-null reads any negative count of a nullable field as null, as Apache Kafka's
+    generated readers do ("if (arrayLength < 0)"); the default broker refuses all but the null marker."""
+    rest = b"\x00\x01t" if version < 9 else b"\x00\x00\x00"
+    body = count + rest
+    with pytest.raises(MalformedBody):
+        Message("MetadataRequest").decode(body, version)
+    decoded, _ = Message("MetadataRequest", Options(negative_null=True)).decode(body, version)
+    assert decoded["Topics"] is None
+    with pytest.raises(MalformedBody):  # not nullable at v0
+        Message("MetadataRequest", Options(negative_null=True)).decode(b"\xff\xff\xff\xfe\x00\x01t", 0)
