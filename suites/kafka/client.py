@@ -320,7 +320,8 @@ class DataPath(Kafka):
             code = codes.get(index)
             if code is None:
                 raise Divergence(C[clause], f"a ListOffsets result for {name}-{index}", short(answer))
-            self._retriable_or_diverge(clause, code, f"ListOffsets for {name}-{index}")
+            # an error no broker getting ready answers is ListOffsets' own failure, not the creation's
+            self._retriable_or_diverge("kafka.list-offsets.earliest-latest", code, f"ListOffsets for {name}-{index}")
             if code != errors.NONE:
                 return f"ListOffsets {name}-{index}: ErrorCode {code} ({errors.name(code)})"
         return None
