@@ -32,6 +32,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
+from wirecheck.targets.reference.kafka.consumer_group_offsets import MemberEpochOffsets
 from wirecheck.targets.reference.kafka.member_sessions import MemberSessions
 from wirecheck.targets.reference.kafka import assignors, consumer_group_describe, group_model, groups
 from wirecheck.targets.reference.kafka.consumer_group_checks import (
@@ -41,10 +42,8 @@ from wirecheck.targets.reference.kafka.consumer_group_checks import (
     LEAVE,
     LEAVE_STATIC,
     NONE,
-    STALE_MEMBER_EPOCH,
     UNKNOWN_MEMBER_ID,
     UNRELEASED_INSTANCE_ID,
-    UNSUPPORTED_VERSION,
     Refused,
     validate,
 )
@@ -107,7 +106,7 @@ class ConsumerGroup:
         return "Stable"
 
 
-class ConsumerGroups(MemberSessions):
+class ConsumerGroups(MemberSessions, MemberEpochOffsets):
     def __init__(self, classic: groups.Coordinator, storage, faults: KafkaFaults | None = None,
                  heartbeat_interval_ms: int = 1000, session_timeout_ms: int = 45000,
                  default_assignor: str = assignors.DEFAULT, deferred_assignment: bool = False):
@@ -363,47 +362,6 @@ class ConsumerGroups(MemberSessions):
         group = self.groups.pop(group_id, None)
         for member in (group.members.values() if group else ()):
             member.cancel_timers()
-
-    # ------------------------------------------------------------------------------------------ offsets
-
-    def commit_error(self, group_id: str, member_id: str, epoch: int, version: int,
-                     topics: list[dict] | None = None) -> int | None:
-        """The OffsetCommit verdict for a consumer group (None: not one, the classic rules apply): at the member's
-        epoch, or at an older one for partitions it owns since that epoch or before (KIP-1251, Kafka 4.4's
-        ConsumerGroup.validateOffsetCommit and its assignment-epoch validator: a partition the member does not own,
-        or was assigned after the epoch committed at, fails the whole request STALE_MEMBER_EPOCH); a newer epoch is
-        STALE_MEMBER_EPOCH. ``topics``: the request's, named."""
-        group = self.groups.get(group_id)
-        if group is None:
-            return None
-        if epoch < 0 and not group.members:
-            return NONE  # an admin client's or a manually assigned consumer's commit into an empty group
-        member = group.members.get(member_id)
-        if member is None:
-            return UNKNOWN_MEMBER_ID
-        if version < 9:
-            return UNSUPPORTED_VERSION  # members of the new protocol commit with v9+ (GenerationIdOrMemberEpoch)
-        if epoch == member.epoch or self.faults.consumer_group_commit_epoch_unchecked:
-            return NONE
-        if epoch > member.epoch:
-            return STALE_MEMBER_EPOCH
-        for topic in topics or ():
-            known = self.storage.topics.get(topic["Name"])
-            for p in topic["Partitions"]:
-                at = member.assigned_at.get((known.topic_id, p["PartitionIndex"])) if known else None
-                if at is None or epoch < at:
-                    return STALE_MEMBER_EPOCH
-        return NONE
-
-    def fetch_error(self, group_id: str, member_id: str | None, epoch: int) -> int:
-        """OffsetFetch v9+ naming a member: it must be one, at its current epoch."""
-        group = self.groups.get(group_id)
-        if group is None or (member_id is None and epoch < 0):
-            return NONE
-        member = group.members.get(member_id or "")
-        if member is None:
-            return UNKNOWN_MEMBER_ID
-        return NONE if epoch == member.epoch else STALE_MEMBER_EPOCH
 
     # ------------------------------------------------------------------------------------------ describe
 
