@@ -69,8 +69,8 @@ class Tcpdump:
     """tcpdump on ``lo`` writing a pcap to our pipe. Its end is marked: a UDP datagram carrying a random token to a
     port of our own, inside the filter; once the token has come through, every packet captured before it has."""
 
-    def __init__(self, ports: set[int], limit: int = CAPTURE_LIMIT, command: str = TCPDUMP):
-        self.ports, self.limit, self.command = sorted(ports), limit, command
+    def __init__(self, ports: set[int], limit: int = CAPTURE_LIMIT, command: str | None = None):
+        self.ports, self.limit, self.command = sorted(ports), limit, command or TCPDUMP
         self.data = bytearray()
         self.capped = False
         self.marker_seen = False  # the end marker came through: every packet before it was captured

@@ -16,6 +16,8 @@ from wirecheck.protocols.kafka import capture as kafka_capture
 from wirecheck.protocols.kafka import messages
 from wirecheck.reports.pcap import pcap_records, write_pcap
 from wirecheck.reports.pipeline.captures.flows import read_capture, tcp_records
+from wirecheck.protocols.transcript import Transcript
+from wirecheck.targets import client_capture
 from wirecheck.targets.client_capture import Tcpdump, client_flows, client_transcript, filtered_pcap
 
 API_VERSIONS, METADATA, CONTROLLED_SHUTDOWN = 18, 3, 7
@@ -122,6 +124,37 @@ def test_without_a_client_id_connections_opened_in_the_capture_from_ports_not_th
 
 def test_a_missing_tcpdump_is_said_and_nothing_is_captured():
     assert "not installed" in Tcpdump({SERVER}, command="wirecheck-no-such-tcpdump").start()
+
+
+class _Target:
+    """What a scenario's capture reads of the case's target."""
+
+    def __init__(self):
+        self.case_id, self.spec, self.address = "kafka.clients.kcat.produce-consume", KAFKA, ("127.0.0.1", SERVER)
+        self.info = type("Info", (), {"endpoints": {}})()
+        self.transcript = Transcript("kafka")
+        self.evidence = []
+
+    def unique(self, stem):
+        return f"wc-abc123-main-1-{stem}"
+
+    def keep_evidence(self, evidence):
+        self.evidence.append(evidence)
+
+
+def test_a_scenario_without_tcpdump_runs_and_keeps_the_clients_log_and_why(monkeypatch):
+    monkeypatch.setattr(client_capture, "TCPDUMP", "wirecheck-no-such-tcpdump")
+    target = _Target()
+    scenario = client_capture.ScenarioCapture.for_case(target)
+    assert scenario.client_id == "wc-abc123-main-1-client"  # Kafka's requests name a client id
+    scenario.before_run()
+    scenario.logs.append(client_capture.ClientLog(("kcat", "-V"), 0, 0.1, "kcat says hello\n"))
+    scenario.finish()
+    [evidence] = target.evidence
+    assert evidence.summary["captured"] is False and "not installed" in evidence.summary["not_captured"]
+    assert list(evidence.files) == ["log"] and b"kcat says hello" in evidence.files["log"][1]
+    assert "not captured: wirecheck-no-such-tcpdump is not installed" in scenario.where()
+    assert evidence.files["log"][0] in scenario.where()
 
 
 def test_a_tcpdump_that_may_not_capture_is_said_in_its_own_words(tmp_path):
