@@ -211,3 +211,10 @@ SCENARIO_DEPENDS_ON: dict[str | tuple[str, str], tuple[str, ...]] = {
     # kcat reads a topic by assignment from the beginning, no group (its group-consume is the group)
     ("kcat", "produce-consume"): (*_CONNECTS, *_RECORDS), ("kcat", "compression"): (*_CONNECTS, *_RECORDS),
 }
+#: a client whose producer is idempotent by default (CLIENT_APIS holds InitProducerId) asks InitProducerId first in
+#: every scenario that produces (SCENARIO_APIS holds Produce), so it depends on that answer there too
+SCENARIO_DEPENDS_ON.update({
+    (client, scenario): (*SCENARIO_DEPENDS_ON.get((client, scenario), SCENARIO_DEPENDS_ON[scenario]),
+                         "kafka.idempotence.init-producer-id")
+    for client, apis in CLIENT_APIS.items() if 22 in apis and client in CLIENTS for scenario in CLIENTS[client].scenarios
+    if 0 in SCENARIO_APIS[scenario] and "kafka.idempotence.init-producer-id" not in SCENARIO_DEPENDS_ON[scenario]})

@@ -40,3 +40,16 @@ def test_every_kafka_scenario_declares_what_it_depends_on():
     spec = SPECS["kafka"]
     scenario_clauses = {clause.id for clause in spec.catalogue if clause.id.startswith(f"kafka.{AREA}.")}
     assert scenario_clauses == set(dependencies([spec])), sorted(scenario_clauses ^ set(dependencies([spec])))
+
+
+def test_a_kafka_client_idempotent_by_default_depends_on_init_producer_id_wherever_it_produces():
+    from wirecheck.protocols.kafka.clients import CLIENT_APIS, SCENARIO_APIS
+
+    spec = SPECS["kafka"]
+    needs = dependencies([spec])
+    for client, apis in CLIENT_APIS.items():
+        for scenario in spec.clients[client].scenarios:
+            produces = 0 in SCENARIO_APIS[scenario]
+            expected = produces and (22 in apis or scenario in ("idempotent", "transactions"))
+            assert ("kafka.idempotence.init-producer-id" in needs[f"kafka.clients.{client}.{scenario}"]) == \
+                expected, (client, scenario)
