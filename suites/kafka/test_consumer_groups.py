@@ -29,7 +29,7 @@ REBALANCE_TIMEOUT_MS = 30000
 #: created just before is assigned once the coordinator's metadata image holds it. The cases heartbeat until then,
 #: as the Java consumer does, for at most this long.
 ASSIGNMENT_WAIT_S = 15.0
-HEARTBEAT_PAUSE_S = 0.25  # between those heartbeats (KIP-848 sets no minimum spacing; HeartbeatIntervalMs is a most)
+HEARTBEAT_PAUSE_S = 0.25  # between those heartbeats (KIP-848 sets no minimum spacing, only HeartbeatIntervalMs)
 
 
 class Member:
