@@ -8,8 +8,9 @@ File format (JSON)::
 
 ``case`` may be a case ID or a glob (``rustlog.fetch.*``). A listed case that fails is XFAIL; one that passes is
 XPASS, which fails the run so that stale entries are removed. Expired entries no longer apply. An entry may also
-name the ``clause`` whose failure it expects (then a failure under another clause stays a failure) and the
-``source`` that documents it (a ticket, an upstream issue or source line): the expected divergences of an
+name the ``clause`` whose failure it expects (then a failure under another clause stays a failure), the ``test``
+(the test's name with its parameters, exactly, where one parameter of a case diverges) and the ``source`` that
+documents it (a ticket, an upstream issue or source line): the expected divergences of an
 upstream server (targets/upstream/expectations/) are entries of this kind.
 """
 
@@ -31,6 +32,7 @@ class BaselineEntry:
     expires: dt.date | None = None
     clause: str | None = None  # the clause whose failure is expected; None: any failure of the case
     source: str = ""  # where the divergence is documented
+    test: str | None = None  # the test's name with its parameters, exactly ("test_x[overlapping]"); None: any
 
     def describe(self) -> str:
         return self.reason + (f" ({self.source})" if self.source else "")
@@ -52,22 +54,26 @@ class Baseline:
                 if not isinstance(e.get("case"), str) or not isinstance(e.get("reason"), str) or not e["reason"]:
                     raise ValueError(f"entry {i} needs a string 'case' and a non-empty 'reason'")
                 expires = dt.date.fromisoformat(e["expires"]) if e.get("expires") else None
-                for key in ("clause", "source"):
+                for key in ("clause", "source", "test"):
                     if key in e and not isinstance(e[key], str):
                         raise ValueError(f"entry {i}: {key!r} must be a string")
-                entries.append(BaselineEntry(e["case"], e["reason"], expires, e.get("clause"), e.get("source", "")))
+                entries.append(BaselineEntry(e["case"], e["reason"], expires, e.get("clause"), e.get("source", ""),
+                                             e.get("test")))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise pytest.UsageError(f"--baseline {path}: {exc}") from None
         return cls(path, entries)
 
-    def entry_for(self, case_id: str, today: dt.date | None = None, clause: str | None = None) \
-            -> BaselineEntry | None:
-        """The entry listing ``case_id`` (and, where the entry names one, the failed ``clause``)."""
+    def entry_for(self, case_id: str, today: dt.date | None = None, clause: str | None = None,
+                  test: str | None = None) -> BaselineEntry | None:
+        """The entry listing ``case_id`` (and, where the entry names them, the failed ``clause`` and the ``test``
+        with its parameters)."""
         today = today or dt.date.today()
         for entry in self.entries:
             if entry.expires is not None and entry.expires < today:
                 continue
             if entry.clause is not None and clause is not None and entry.clause != clause:
+                continue
+            if entry.test is not None and test is not None and test != entry.test:
                 continue
             if fnmatch.fnmatchcase(case_id, entry.case):
                 return entry

@@ -454,7 +454,7 @@ def pytest_runtest_makereport(item, call):
         result = flaky(classify(first, "call", None, run.strict, state.case_id), attempt, run.strict)
     else:
         result = apply_baseline(run.baseline, state.case_id,
-                                classify(exc, call.when, skip_reason, run.strict, state.case_id))
+                                classify(exc, call.when, skip_reason, run.strict, state.case_id), item.name)
     _set_pytest_outcome(item, rep, result)
     if call.when == "setup" and rep.passed:  # a fixture's SHOULD-level divergence: the case body cannot run
         rep.outcome, rep.longrepr = "skipped", (str(item.path), item.location[1] or 0, result.message)

@@ -96,10 +96,12 @@ def flaky(first: Classified, attempts: int, strict: bool) -> Classified:
                       longrepr=f"FLAKY {message}")
 
 
-def apply_baseline(baseline: Baseline | None, case_id: str, result: Classified) -> Classified:
-    """XFAIL for a listed case that fails; XPASS (a failure: the baseline is stale) for one that passes."""
+def apply_baseline(baseline: Baseline | None, case_id: str, result: Classified, test: str | None = None) \
+        -> Classified:
+    """XFAIL for a listed case that fails; XPASS (a failure: the baseline is stale) for one that passes. ``test``:
+    the test's name with its parameters, for entries that list one parameter of a case."""
     failed = result.divergence.clause.id if result.divergence is not None else None
-    entry = baseline.entry_for(case_id, clause=failed) if baseline is not None else None
+    entry = baseline.entry_for(case_id, clause=failed, test=test) if baseline is not None else None
     if baseline is None or entry is None:
         return result
     if result.verdict in (Verdict.FAILED, Verdict.ERROR):

@@ -92,3 +92,11 @@ def test_every_shipped_expectation_names_a_known_clause():
         assert expected is not None
         for entry in expected.entries:
             assert entry.clause in specs[protocol].catalogue, (path.name, entry.clause)
+
+
+def test_an_entry_naming_a_test_matches_that_parameter_only(tmp_path):
+    baseline = _baseline(tmp_path, case="kafka.x.case", clause="kafka.x.clause", test="test_x[one]", reason="r",
+                         source="s")
+    assert apply_baseline(baseline, "kafka.x.case", _failed("kafka.x.clause"), "test_x[one]").verdict is Verdict.XFAIL
+    passed = Classified(Verdict.OK, "", None, outcome="passed")
+    assert apply_baseline(baseline, "kafka.x.case", passed, "test_x[two]").verdict is Verdict.OK
