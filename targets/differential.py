@@ -99,14 +99,15 @@ def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: byte
     def named(value) -> bool:
         return sent is None or (value if isinstance(value, bytes) else str(value).encode()) in sent
 
-    out, entries = {}, {}
+    out: dict[str, object] = {}
+    entries: dict[tuple[str, str], dict[int, dict[str, object]]] = {}  # (list path, its name field): entries
     for path, value in flat.items():
-        entry = next(((path[:index.start()], int(index.group(1)), path[index.end():], pattern)
+        entry = next(((path[:index.start()], int(index.group(1)), path[index.end():], listings[pattern])
                       for index in _ANY_INDEX.finditer(path)
                       if (pattern := _first_match(path[:index.start()], listings)) is not None), None)
         if entry is not None:
-            base, number, rest, pattern = entry
-            entries.setdefault((base, pattern), {}).setdefault(number, {})[rest] = value
+            base, number, rest, name_field = entry
+            entries.setdefault((base, name_field), {}).setdefault(number, {})[rest] = value
         elif path.endswith(".count") and _first_match(path[:-len(".count")], listings) is not None:
             continue  # counted again below
         elif isinstance(value, list) and (pattern := _first_match(path, listings)) is not None:
@@ -116,10 +117,9 @@ def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: byte
                 out[path] = [item for item in value if named(item)]
         else:
             out[path] = value
-    for (base, pattern), by_index in entries.items():
-        own = sorted((fields for _, fields in sorted(by_index.items())
-                      if named(_entry_name(fields, listings[pattern]))),
-                     key=lambda fields: str(_entry_name(fields, listings[pattern])))
+    for (base, name_field), by_index in entries.items():
+        own = sorted((fields for _, fields in sorted(by_index.items()) if named(_entry_name(fields, name_field))),
+                     key=lambda fields: str(_entry_name(fields, name_field)))
         for number, fields in enumerate(own):
             out.update({f"{base}[{number}]{rest}": value for rest, value in fields.items()})
         out[f"{base}.count"] = len(own)
