@@ -315,6 +315,7 @@ class Things:
 
     def __init__(self, topic: str, topic_id: uuid.UUID, names):
         self.topic, self.topic_id, self.names = topic, topic_id, names
+        self.group = names("group")
 
 
 #: target address -> the sweep's topic: created by the first case that needs it (a precondition, mirrored to the
@@ -365,11 +366,11 @@ VALID = {
     2: (lambda t: {"ReplicaId": -1, "IsolationLevel": 0,
                    "Topics": [{"Name": t.topic, "Partitions": [{"PartitionIndex": 0, "Timestamp": -1}]}]},
         "kafka.list-offsets.earliest-latest"),
-    9: (lambda t: {"GroupId": (group := t.names("group")), "Topics": [{"Name": t.topic, "PartitionIndexes": [0]}],
-                   "Groups": [{"GroupId": group, "Topics": [{"Name": t.topic, "TopicId": t.topic_id,
-                                                               "PartitionIndexes": [0]}]}]},
+    9: (lambda t: {"GroupId": t.group, "Topics": [{"Name": t.topic, "PartitionIndexes": [0]}],
+                   "Groups": [{"GroupId": t.group, "Topics": [{"Name": t.topic, "TopicId": t.topic_id,
+                                                                 "PartitionIndexes": [0]}]}]},
         "kafka.commit.no-offset"),
-    10: (lambda t: _find_coordinator(t.names), "kafka.group.find-coordinator"),
+    10: (lambda t: {"Key": t.group, "KeyType": 0, "CoordinatorKeys": [t.group]}, "kafka.group.find-coordinator"),
     19: (lambda t: _create_topics(t.names), "kafka.topics.create"),
     22: (lambda t: _init_producer_id(t.names), "kafka.idempotence.init-producer-id"),
     32: (lambda t: {"Resources": [{"ResourceType": 2, "ResourceName": t.topic, "ConfigurationKeys": None}],
@@ -377,6 +378,10 @@ VALID = {
     60: (lambda t: _describe_cluster(t.names), "kafka.admin.describe-cluster"),
     61: (lambda t: {"Topics": [{"Name": t.topic, "PartitionIndexes": [0]}]}, "kafka.admin.describe-producers"),
 }
+
+#: api keys asked of the group's coordinator only: as clients do, the sweep finds it first (FindCoordinator), and
+#: judges the valid request only where the coordinator is the target itself (a client would connect there)
+TO_THE_COORDINATOR = {9}
 
 #: api key -> the clause of the error path its harmless request walks (an unknown topic, group or member)
 ERROR_PATHS = {
@@ -433,19 +438,12 @@ def test_advertised_version_is_implemented(target, api, api_version):
 def probe_valid(target, api: str, api_key: int, api_version: int, build, own_clause: str) -> None:
     """A valid request on real things at this version: decoded at the version (this case's clause) and answered
     ErrorCode 0 everywhere (the API's own clause), once the retriable "not yet" answers are past."""
-    client = Kafka(target)  # its own connection: a denial (ACLs on a user's cluster) blocks, it judges nothing
-    body = build(things(target))
-    deadline = time.monotonic() + NOT_YET_WAIT_S
-    backoff = 0.1
-    while True:
-        answer = client.call(api_key, api_version, body, CLAUSE)
-        codes = errors.error_codes(answer) - {errors.NONE}
-        waiting = sorted(c for c in codes if errors.is_retriable(c))
-        if not waiting or time.monotonic() + backoff > deadline:
-            break
-        target.transcript.note(f"retriable {waiting}: {api} v{api_version} asked again in {backoff:g} s")
-        time.sleep(backoff)
-        backoff = min(backoff * 2, 1.0)
+    client = DataPath(target)  # its own connection: a denial (ACLs on a user's cluster) blocks, it judges nothing
+    t = things(target)
+    if api_key in TO_THE_COORDINATOR and not coordinator_is_the_target(target, client, t.group):
+        return
+    answer = until_ready(target, client, api_key, api_version, build(t), CLAUSE)
+    codes = errors.error_codes(answer) - {errors.NONE}
     if errors.UNSUPPORTED_VERSION in codes:
         raise Divergence(C[CLAUSE], f"{api} v{api_version} handled (it is advertised)",
                          f"ErrorCode 35 UNSUPPORTED_VERSION: {short(answer)}")
@@ -453,6 +451,38 @@ def probe_valid(target, api: str, api_key: int, api_version: int, build, own_cla
         raise Divergence(C[own_clause], f"a valid {api} v{api_version} request answered with ErrorCode 0",
                          ", ".join(f"ErrorCode {c} ({errors.name(c)})" for c in sorted(codes)) +
                          f": {short(answer)}")
+
+
+def until_ready(target, client, api_key: int, api_version: int, body: dict, clause_id: str) -> dict:
+    """The answer, asked again while it carries a retriable code (the server's "not yet"), for NOT_YET_WAIT_S."""
+    deadline = time.monotonic() + NOT_YET_WAIT_S
+    backoff = 0.1
+    while True:
+        answer = client.call(api_key, api_version, body, clause_id)
+        waiting = sorted(c for c in errors.error_codes(answer) if errors.is_retriable(c))
+        if not waiting or time.monotonic() + backoff > deadline:
+            return answer
+        target.transcript.note(f"retriable {waiting}: {messages.api_name(api_key)} v{api_version} asked again in "
+                               f"{backoff:g} s")
+        time.sleep(backoff)
+        backoff = min(backoff * 2, 1.0)
+
+
+def coordinator_is_the_target(target, client, group: str) -> bool:
+    """FindCoordinator for ``group`` (ready, or kafka.group.find-coordinator breaks): whether it names the target."""
+    with target.precondition(f"the coordinator of group {group} found"):
+        version = client.version(10)
+        answer = until_ready(target, client, 10, version, {"Key": group, "KeyType": 0, "CoordinatorKeys": [group]},
+                             "kafka.group.find-coordinator")
+        entry = answer["Coordinators"][0] if version >= 4 else answer
+        if entry["ErrorCode"] != errors.NONE:
+            raise Divergence(C["kafka.group.find-coordinator"], f"the coordinator of {group} (ErrorCode 0)",
+                             f"ErrorCode {entry['ErrorCode']} ({errors.name(entry['ErrorCode'])})")
+    here = (entry["Host"], entry["Port"]) == tuple(target.address)
+    if not here:
+        target.transcript.note(f"{group}'s coordinator is {entry['Host']}:{entry['Port']}, not the target: the "
+                               "valid request is not judged here")
+    return here
 
 
 def check_advertised_only(client, api, api_key, api_version, correlation_id):
