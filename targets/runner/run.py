@@ -172,6 +172,8 @@ class Run:
                 self.upstreams.append(server)
                 host, port = server.address
                 self.upstream_targets[f"{name}={host}:{port}"] = f"{name}@{version}"
+                # what the suite needs to know of it besides its address (Pravega's controller endpoint)
+                self.options.target_options.extend(f"{name}.{key}={value}" for key, value in server.options.items())
         else:
             self.upstream_targets = dict(given)
         self.options.targets.extend(self.upstream_targets)

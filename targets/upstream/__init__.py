@@ -13,9 +13,9 @@ from pathlib import Path
 from wirecheck.protocols.verdicts import HarnessError
 from wirecheck.reports.baseline import Baseline
 from wirecheck.reports.clause_audit import KnownDivergence
-from wirecheck.targets.upstream import kafka
+from wirecheck.targets.upstream import kafka, pravega
 
-SERVERS = {"kafka": kafka}
+SERVERS = {"kafka": kafka, "pravega": pravega}
 #: per server and version, its expected divergences: a baseline whose entries name the clause and the source
 EXPECTATIONS = Path(__file__).resolve().parent / "expectations"
 
