@@ -4,8 +4,9 @@ import json
 
 import pytest
 
-from wirecheck.suites.barco.client import (Consumer, Producer, diverge, expect_records, expect_status, http, json_items,
-                                            records_of, register_query, status_answered, unregistered_refused)
+from wirecheck.suites.barco.client import (Consumer, Producer, diverge, expect_records, expect_status, http,
+                                            http_produce, json_items, records_of, register_query, status_answered,
+                                            unregistered_refused)
 
 case = pytest.mark.case
 ENDPOINTS = ["consumer", "consumer-h2c"]
@@ -98,6 +99,29 @@ def test_records_are_byte_identical(target, sizes):
     expect_records(got, messages, "barco.consumer.records", f"records of {sizes} bytes")
 
 
+#: multi-byte UTF-8 text, as HTTP clients post it: a record's length field counts bytes (polarstreams/polar
+#: internal/producing/models.go marshalRecordProps, l. 146: a uint32 of the body's bytes), never characters
+TEXT = ["\u00e9t\u00e9 \u2713".encode(), "\u65e5\u672c\u8a9e \U0001f600".encode(), b"ascii"]
+
+
+@case("barco.consumer.records")
+@pytest.mark.parametrize("via", ["producer", "producer-http"])
+def test_text_records_are_byte_identical(target, via):
+    topic = target.unique("t")
+    # over HTTP one body, one record (text/plain is neither split by lines nor by frames: content-types' rules stay
+    # out of this case)
+    messages = TEXT if via == "producer" else [b" ".join(TEXT)]
+    with target.precondition(f"UTF-8 text records produced to {topic} ({via})"):
+        if via == "producer":
+            Producer(target).produce(topic, messages, key=b"k")
+        else:
+            http_produce(target, topic, messages[0], "text/plain; charset=utf-8", key="k")
+    c = Consumer(target, [topic])
+    c.register()
+    got = [b for _, bs in c.drain(len(messages), "barco.consumer.records") for b in bs]
+    expect_records(got, messages, "barco.consumer.records", f"the UTF-8 records {messages}")
+
+
 @case("barco.consumer.payload-zstd")
 def test_payload_is_zstd_with_checksum(target):
     topic, _ = produced(target, 1)
@@ -122,6 +146,15 @@ def test_poll_json(target, endpoint):
     got = [json.loads(v) for item in items for v in item.values]
     if got != values or items[0].offset != 0 or items[0].topic != topic.encode():
         raise diverge("barco.consumer.poll-json", f"values {values} from offset 0", reply.body[:300])
+    # an item is one stored chunk, its startOffset the chunk's first record's and its values all the chunk's records
+    # (polarstreams/polar internal/consuming/models.go MarshalJson, l. 136-156: one object per consumerResponseItem,
+    # startOffset chunk.StartOffset(), values every record of the chunk): one key, one reader, so each item's
+    # startOffset is the previous one's plus its values' count, however the server grouped the records in chunks
+    offsets = [item.offset for item in items]
+    expected = [sum(len(item.values) for item in items[:n]) for n in range(len(items))]
+    if offsets != expected:
+        raise diverge("barco.consumer.poll-json", f"items of whole chunks: start offsets {expected} for "
+                      f"{[len(item.values) for item in items]} values", f"start offsets {offsets}")
 
 
 @case("barco.consumer.poll-empty")
@@ -152,6 +185,23 @@ def test_204_carries_retry_after(target):
 def test_unregistered_consumer_is_409(target, endpoint, action):
     reply = http(target, endpoint).request("POST", f"/v1/consumer/{action}?consumerId={target.unique('nobody')}")
     expect_status(reply, 409, "barco.consumer.unregistered")
+
+
+@case("barco.consumer.unregistered")
+@pytest.mark.parametrize("endpoint", ENDPOINTS)
+@pytest.mark.parametrize("action", ["poll", "commit", "goodbye"])
+def test_consumer_gone_is_409_on_every_connection(target, endpoint, action):
+    """A consumer that said goodbye is unregistered wherever it asks next: upstream looks a stateless consumerId
+    up in the broker's state, not the connection's (polarstreams/polar internal/consuming/server.go
+    validateRegistered, l. 359-387: 409 "Consumer not registered"; goodbye unRegisters it, l. 476)."""
+    unregistered_refused(target, endpoint)
+    c = Consumer(target, [target.unique("t")])
+    c.register()
+    with target.precondition(f"consumer {c.id} said goodbye, and its own connection's poll is refused"):
+        expect_status(c.goodbye(), 200, "barco.consumer.goodbye")
+        expect_status(c.poll(), 409, "barco.consumer.goodbye", "after goodbye")
+    reply = http(target, endpoint).request("POST", f"/v1/consumer/{action}?consumerId={c.id}")
+    expect_status(reply, 409, "barco.consumer.unregistered", f"to a {action} on another connection after goodbye")
 
 
 @case("barco.http.query")

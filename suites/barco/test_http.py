@@ -117,6 +117,18 @@ def test_http_produce_is_stored(target, size):
     expect_records(http_stored(target, topic, 1), [body], "barco.consumer.records", f"one record of {size} bytes")
 
 
+@case("barco.http-producer.produce")
+def test_http_produce_to_a_topic_with_records(target):
+    """Every POST that stores is answered 200, the second to a topic as the first: upstream's handler answers a
+    stored body one way only (polarstreams/polar internal/utils/utils.go ToPostHandle, l. 63-71: a nil error from
+    producing/server.go handleMessage is RespondText "OK", status 200)."""
+    topic = target.unique("t")
+    bodies = [b"first", b"second"]
+    for body in bodies:
+        http_produce(target, topic, body, "application/octet-stream", key="k")
+    expect_records(http_stored(target, topic, len(bodies)), bodies, "barco.consumer.records", "both records, in order")
+
+
 CONTENT = [
     ("application/x-ndjson", b'{"a":1}\n\n{"b":2}\r\n{"c":3}', [b'{"a":1}', b'{"b":2}', b'{"c":3}']),
     ("application/x-ndjson", b"one\n", [b"one"]),

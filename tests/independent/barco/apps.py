@@ -143,7 +143,10 @@ class ProducerHttpApp(App):
             return text(400, str(exc))
         if not records:
             return text(400, "The body contains no messages")
+        existed = bool(self.store.readers_of(topic.decode("utf-8")))
         self.store.append(topic.decode("utf-8"), key, records, timestamp)
+        if existed and defects.on("http-producer-existing-topic-204"):
+            return Response(204, b"", None)
         return Response(200, b"OK", "text/html; charset=utf-8")
 
 

@@ -191,6 +191,10 @@ def encode_json(items: list[tuple[ReaderKey, Chunk]]) -> bytes:
             "version": rkey.gen_version,
             "startOffset": chunk.start_offset if as_num else str(chunk.start_offset),
         }
+        if defects.on("json-item-per-record"):
+            for _ts, body in chunk.records:
+                parts.append(json.dumps(head)[:-1] + ', "values": [' + _json_value(body) + "]}")
+            continue
         values = ",".join(_json_value(body) for _ts, body in chunk.records)
         parts.append(json.dumps(head)[:-1] + ', "values": [' + values + "]}")
     return ("[" + ",".join(parts) + "]").encode("utf-8")
@@ -211,6 +215,7 @@ class ConsumerApp(App):
     def __init__(self, store: Store, ports) -> None:
         self.state = ConsumerState(store)
         self.ports = ports
+        self.departed: dict[str, str] = {}  # consumer id -> the connection its goodbye came on
 
     @property
     def allow_h2(self) -> bool:  # type: ignore[override]
@@ -317,6 +322,9 @@ class ConsumerApp(App):
         if isinstance(consumer, Response):
             if defects.on("poll-unregistered-not-409") and consumer.status == 409:
                 return Response(204, b"", None, [("Retry-After", "1"), ("Cache-Control", "no-store")])
+            left_on = self.departed.get(req.arg("consumerId") or "")
+            if defects.on("unregistered-poll-other-connection-204") and left_on not in (None, req.conn.id):
+                return Response(204, b"", None, [("Retry-After", "5"), ("Cache-Control", "no-store")])
             return consumer
         no_store = [("Cache-Control", "no-store")]
         if not self.state.assigned_ranges(consumer):
@@ -348,4 +356,6 @@ class ConsumerApp(App):
         if (req.arg("commit") or "").lower() != "false":
             self.state.commit(consumer)
         self.state.unregister(consumer)
+        if defects.on("unregistered-poll-other-connection-204"):
+            self.departed[consumer.id] = req.conn.id
         return text(200, "OK")

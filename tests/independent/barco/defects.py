@@ -90,6 +90,25 @@ DEFECTS: dict[str, tuple[str, str]] = {
         "JSON poll items carry token and startOffset as decimal STRINGS (we send numbers)",
         "5.3",
     ),
+    "http-producer-existing-topic-204": (
+        "Every stored POST is answered 200 OK (we answer 204 No Content when the topic already holds records)",
+        "3",
+    ),
+    "json-item-per-record": (
+        "A JSON poll item is one stored chunk: its values are the chunk's records, its startOffset the first "
+        "one's (we send one item per record, each with the chunk's startOffset)",
+        "5.2, 5.3, 5.4",
+    ),
+    "record-length-counts-characters": (
+        "A record's length field is the body's length in bytes (we count UTF-8 characters when the body "
+        "decodes as UTF-8)",
+        "4",
+    ),
+    "unregistered-poll-other-connection-204": (
+        "A poll naming a consumer that is not registered is answered 409, whichever connection it comes on "
+        "(we answer 204 to one naming a consumer that said goodbye on another connection)",
+        "5.1",
+    ),
     "consumer-no-h2c": (
         "The consumer port speaks h2c with prior knowledge (we close such connections)",
         "1, 5",

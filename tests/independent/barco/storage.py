@@ -107,9 +107,18 @@ def encode_records(records: list[tuple[int, bytes]]) -> bytes:
     length_fmt = "<I" if defects.on("record-length-little-endian") else ">I"
     for ts, body in records:
         out += struct.pack(">q", ts)
-        out += struct.pack(length_fmt, len(body))
+        out += struct.pack(length_fmt, _length_field(body))
         out += body
     return bytes(out)
+
+
+def _length_field(body: bytes) -> int:
+    if defects.on("record-length-counts-characters"):
+        try:
+            return len(body.decode("utf-8"))
+        except UnicodeDecodeError:
+            pass
+    return len(body)
 
 
 _COMPRESSOR = zstandard.ZstdCompressor(write_checksum=True, write_content_size=True)
