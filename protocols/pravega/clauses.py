@@ -188,8 +188,11 @@ _C = [
     Clause("pravega.append.conditional",
            "A ConditionalAppend or ConditionalBlockEnd at the segment's current length is appended and "
            "acknowledged with DataAppended; at any other offset it is answered with ConditionalCheckFailed("
-           "writerId, eventNumber, requestId), nothing is appended and the connection stays usable.",
-           "notes §7.3; AP:383-390; APTest testConditionalAppendSuccess/Failure"),
+           "writerId, eventNumber, requestId), nothing is appended and the connection stays usable. A negative "
+           "expected offset names no position: ConditionalCheckFailed, or (Pravega 0.13.0) an append at the end.",
+           "notes §7.3; AP:383-390; APTest testConditionalAppendSuccess/Failure; negative offsets: Pravega v0.13.0 "
+           "segmentstore/server/src/main/java/io/pravega/segmentstore/server/logs/"
+           "SegmentMetadataUpdateTransaction.java:297-307 (an append offset below 0 is no condition)"),
     Clause("pravega.append.conditional-event-type",
            "A ConditionalAppend whose nested event type is not 0 closes the connection.",
            "notes §4.2 ConditionalAppend (InvalidMessageException)"),
@@ -253,8 +256,12 @@ _C = [
     Clause("pravega.segment.truncate",
            "TruncateSegment within [startOffset, length] is answered with SegmentTruncated and moves the start "
            "offset; outside it is answered with SegmentIsTruncated(startOffset = the current start, offset = "
-           "the requested one).",
-           "notes §7.5; SMUT:378-384; PRPTest testCreateSealTruncateDelete"),
+           "the requested one). A negative offset names no position: SegmentIsTruncated, or (Pravega 0.13.0) the "
+           "connection closed.",
+           "notes §7.5; SMUT:378-384; PRPTest testCreateSealTruncateDelete; negative offsets: Pravega v0.13.0 "
+           "segmentstore/server/src/main/java/io/pravega/segmentstore/server/logs/operations/"
+           "StreamSegmentTruncateOperation.java:51 (IllegalArgumentException on the connection's thread, which "
+           "ServerConnectionInboundHandler.exceptionCaught answers by closing)"),
     Clause("pravega.segment.delete",
            "DeleteSegment is answered with SegmentDeleted and the segment is gone; deleting a missing segment is "
            "answered with NoSuchSegment.",
@@ -272,8 +279,10 @@ _C = [
            "notes §7.5"),
     Clause("pravega.segment.locate-offset",
            "LocateOffset (v17) is answered with OffsetLocated(requestId, segment, offset) where 0 <= offset <= "
-           "length.",
-           "notes §4.3, §7.5 (without an index segment the offset is the length)"),
+           "length. A server whose Hello tops below 17 does not have the command (UNIMPLEMENTED).",
+           "notes §4.3, §7.5 (without an index segment the offset is the length); Pravega v0.13.0 "
+           "shared/protocol/src/main/java/io/pravega/shared/protocol/netty/WireCommands.java:66 (WIRE_VERSION 16, "
+           "no LocateOffset)"),
     Clause("pravega.segment.no-such-segment",
            "Segment operations (seal, truncate, delete, info, attributes, policy, merge) on a missing segment are "
            "answered with NoSuchSegment, the connection staying open.",

@@ -87,4 +87,6 @@ VARIANTS: dict[str, str] = {
     "pravega.beyond-sealed-closes": "pravega.read.beyond-sealed",
     "pravega.read-auth-offset-as-request-id": "pravega.auth.token-rejected",
     "pravega.short-reads": "pravega.read.in-range",
+    "pravega.negative-truncate-closes": "pravega.segment.truncate",
+    "pravega.negative-conditional-appends": "pravega.append.conditional",
 }

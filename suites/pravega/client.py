@@ -27,7 +27,7 @@ import uuid
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.pravega import commands as cmd
 from wirecheck.protocols.pravega.clauses import CATALOGUE
-from wirecheck.protocols.verdicts import Divergence
+from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.targets.client import StrictClient, short
 from wirecheck.targets.session import Outcome, Reply
 
@@ -230,11 +230,12 @@ class Pravega(StrictClient):
                          num_events=len(events), last_event_number=last_event_number)
 
     def acked(self, writer: uuid.UUID, rid: int, event_number: int, clause_id: str = "pravega.append.ack",
-              previous: int | None = None, offset: int | None = None, stores: str = STORED) -> cmd.Decoded:
+              previous: int | None = None, offset: int | None = None, stores: str = STORED,
+              decoded: cmd.Decoded | None = None) -> cmd.Decoded:
         """The DataAppended of an append: a DataAppended at all is ``clause_id``'s; its writer and event number are
         the ack clause's, its previousEventNumber the ack-previous clause's; ``offset``, the segment's expected
-        length after the append, see :meth:`_wrong_length`."""
-        answer = self.expect(clause_id, rid, ("DataAppended",))
+        length after the append, see :meth:`_wrong_length`; ``decoded``: its answer, already received."""
+        answer = self.expect(clause_id, rid, ("DataAppended",), decoded=decoded)
         if answer["writer_id"] != writer or answer["event_number"] != event_number:
             raise self.diverge("pravega.append.ack", f"DataAppended(writer {writer}, eventNumber {event_number})",
                                self._text(answer))
@@ -325,6 +326,20 @@ def login(target, session) -> None:
     cases' business)."""
     with target.precondition("Hello on a new connection"):
         Pravega(target, session).hello()
+
+
+def server_range(target) -> tuple[int, int]:
+    """(high, low): the server's own version range, from its Hello on a connection of its own."""
+    answer = Pravega(target, target.connect(login=False)).hello()
+    return answer["high_version"], answer["low_version"]
+
+
+def needs_wire_version(target, version: int, command: str) -> None:
+    """A command newer than the server's wire version is not one it has (UNIMPLEMENTED): Pravega 0.13.0 speaks 16
+    (WireCommands.java:66 at v0.13.0) and closes the connection on a type it does not know."""
+    high, _ = server_range(target)
+    if high < version:
+        raise Unimplemented(f"{command} is a wire version {version} command; the server's Hello tops at {high}")
 
 
 def new_segment(target, stem: str = "s", data: list[bytes] = ()) -> tuple[Pravega, str]:

@@ -86,6 +86,8 @@ class AppendCommands(CommandFamily):
         if event_number < ws.decoder_last and not self.faults.lower_event_number_acked:
             raise Close(f"event number {event_number} below {ws.decoder_last}")
         ws.decoder_last = event_number
+        if expected < 0 and self.variants.negative_conditional_appends:
+            expected = None  # variant: a negative expected offset is no condition, as Pravega 0.13.0
         return self._append(state, writer, ws, event_number, data, rid, expected)
 
     def _writer_state(self, state: ConnectionState, r: Reader) -> tuple[bytes, WriterState | None]:

@@ -226,6 +226,14 @@ class PravegaVariants(Switches):
     read_auth_offset_as_request_id = Switch(
         "A ReadSegment with a wrong token gets AuthTokenCheckFailed whose requestId is the read's offset, as "
         "upstream does (notes §7.4, A16, PRP:228; the reference echoes the requestId). Only with --pravega-auth-token")
+    negative_truncate_closes = Switch(
+        "A TruncateSegment at a negative offset closes the connection, as Pravega 0.13.0 does (its truncate "
+        "operation refuses the offset on the connection's thread: StreamSegmentTruncateOperation.java:51; the "
+        "reference answers SegmentIsTruncated)")
+    negative_conditional_appends = Switch(
+        "A ConditionalAppend or ConditionalBlockEnd at a negative expected offset is appended at the end, as Pravega "
+        "0.13.0 does (an append offset below 0 is none: SegmentMetadataUpdateTransaction.java:297-307; the "
+        "reference answers ConditionalCheckFailed)")
     short_reads = Switch(
         "A SegmentRead holds at most half the bytes left from its offset (rounded up): fewer than asked even when "
         "more exist (notes §7.4 Size, A8: one reply, possibly short; the reference gives up to suggestedLength)")

@@ -9,7 +9,7 @@ import struct
 from wirecheck.targets.reference.pravega.codes import (
     ALREADY_EXISTS, ATTRIBUTE_UPDATED, BATCH_MERGED, CREATED, DELETED, INFO, IS_SEALED, IS_TRUNCATED, MERGED,
     OFFSET_LOCATED, POLICY_UPDATED, SEALED, TRUNCATED)
-from wirecheck.targets.reference.pravega.connection import ConnectionState
+from wirecheck.targets.reference.pravega.connection import Close, ConnectionState
 from wirecheck.targets.reference.pravega.family import CommandFamily
 from wirecheck.targets.reference.pravega.store import NULL_VALUE
 from wirecheck.targets.reference.pravega.wire import Reader
@@ -88,6 +88,8 @@ class SegmentCommands(CommandFamily):
         found = self.lookup(rid, name, False, "truncateSegment")
         if isinstance(found, bytes):
             return found
+        if offset < 0 and self.variants.negative_truncate_closes:
+            raise Close(f"truncation at the negative offset {offset}")  # variant: as Pravega 0.13.0
         if self.faults.truncate_past_length_ok and offset > found.length:
             return self.simple(TRUNCATED, rid, name)  # answered, start offset unmoved
         if not found.start <= offset <= found.length:
