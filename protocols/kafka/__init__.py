@@ -121,7 +121,8 @@ SPEC = ProtocolSpec(
                      # compared in the configs the case named
                      "DescribeConfigsResponse*.Configs": "Name"},
     # Apache Kafka answers a ListOffsets topic's partitions in its own (hash map) order
-    unordered_lists={"ListOffsetsResponse*.Partitions": "PartitionIndex"},
+    unordered_lists={"ListOffsetsResponse*.Partitions": "PartitionIndex",
+                     "DeleteGroupsResponse*.Results": "GroupId"},  # Kafka: groups in its coordinator's order
     # each server advertises its own versions and features (the cases judge the lists, and pick a version both
     # servers speak)
     implementation_fields=("ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*",

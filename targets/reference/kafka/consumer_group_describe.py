@@ -25,13 +25,15 @@ def describe(groups: dict, classic_groups: dict, storage, faults: KafkaFaults, r
                               "GroupState": "", "GroupEpoch": 0, "AssignmentEpoch": 0,
                               "AssignorName": "", "Members": []})
             continue
+        # a member without a regex has "" (Apache Kafka's ConsumerGroupMember.Builder starts subscribedTopicRegex at
+        # "" and asConsumerGroupDescribeMember copies it; Kafka 4.4 answers so)
         described.append({
             "ErrorCode": 0, "ErrorMessage": None, "GroupId": group_id, "GroupState": group.state(),
             "GroupEpoch": group.epoch, "AssignmentEpoch": group.assignment_epoch, "AssignorName": group.assignor,
             "Members": [{
                 "MemberId": m.member_id, "InstanceId": m.instance_id, "RackId": m.rack_id,
                 "MemberEpoch": m.epoch, "ClientId": m.client_id, "ClientHost": m.client_host,
-                "SubscribedTopicNames": m.subscribed, "SubscribedTopicRegex": m.regex,
+                "SubscribedTopicNames": m.subscribed, "SubscribedTopicRegex": m.regex or "",
                 "Assignment": {"TopicPartitions": _named(storage, m.assigned)},
                 "TargetAssignment": {"TopicPartitions": [] if faults.consumer_group_describe_no_target
                                      else _named(storage, group.target.get(m.member_id, set()))},

@@ -102,8 +102,10 @@ class ProduceApis(BrokerParts):
             error = self.transactions.check_produce(topic_name, index, batch.producer_id, batch.producer_epoch,
                                                     version)  # v12+: the batch adds its partition (KIP-890)
             if error:
+                # refused by the transaction check before the log (Kafka's ReplicaManager verifies a transactional
+                # batch before appendToLocalLog): LogStartOffset stays -1, as Apache Kafka 4.4 answers
                 return Appended(error, message="the partition is not in the producer's ongoing transaction"
-                                if error == INVALID_TXN_STATE else None, at_the_log=True)
+                                if error == INVALID_TXN_STATE else None)
         idempotent = batch.producer_id >= 0
         if idempotent:
             check = not self.faults.sequence_not_checked
