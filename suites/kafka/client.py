@@ -16,6 +16,12 @@ from wirecheck.protocols.verdicts import Blocked, Divergence
 from wirecheck.targets.client import AdvertisedVersions, StrictClient, short
 
 C = CATALOGUE
+#: CreateTime of the records the cases write (ms): the run's hour, not a fixed date or 0. A broker's time retention
+#: deletes a segment whose newest timestamp is older than retention.ms (Kafka: 7 days by default;
+#: UnifiedLog.deleteRetentionMsBreachedSegments, "log retention time ... breach based on the largest record
+#: timestamp", first checked 30 s after start, then every log.retention.check.interval.ms), so records stamped in
+#: 2023 vanish under a case that is still reading them back.
+RECORD_TIME_MS = int(time.time()) // 3600 * 3_600_000
 CLIENT_ID = "wirecheck"  # default when no case is known; cases stamp "wirecheck/<case id>" (see Kafka.client_id)
 _DEFAULT = object()
 

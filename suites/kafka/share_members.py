@@ -9,7 +9,7 @@ import uuid
 
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence
-from wirecheck.suites.kafka.client import C, DataPath, expect, short
+from wirecheck.suites.kafka.client import C, DataPath, expect, short, RECORD_TIME_MS
 from wirecheck.suites.kafka.test_consumer_groups import (
     ASSIGNMENT_WAIT_S,
     HEARTBEAT_PAUSE_S,
@@ -253,7 +253,8 @@ class Setup:
     def produce(self, count: int) -> list[int]:
         """``count`` records appended: their offsets."""
         with self.target.precondition(f"{count} records produced to {self.topic}"):
-            base = self.client.append(self.topic, records.build_batch([b"v%d" % i for i in range(count)]))
+            batch = records.build_batch([b"v%d" % i for i in range(count)], base_timestamp=RECORD_TIME_MS)
+            base = self.client.append(self.topic, batch)
         return list(range(base, base + count))
 
 

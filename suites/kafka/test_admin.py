@@ -8,7 +8,7 @@ import pytest
 
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence
-from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short
+from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short, RECORD_TIME_MS
 from wirecheck.suites.kafka.test_topics_groups import (committed, fetch_committed, find_coordinator, idempotent_batch,
                                                        init_producer, join_single_member)
 
@@ -26,7 +26,7 @@ def client_for(target, *api_keys: int) -> DataPath:
 
 
 def batch(*values: bytes) -> bytes:
-    return records.build_batch(list(values), keys=[b"k"] * len(values), base_timestamp=1_700_000_000_000)
+    return records.build_batch(list(values), keys=[b"k"] * len(values), base_timestamp=RECORD_TIME_MS)
 
 
 def topic_with_records(client: DataPath, target, count: int) -> str:

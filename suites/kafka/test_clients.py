@@ -4,8 +4,9 @@ Each client runs in its own process (targets/clients.py) with its own defaults, 
 produced and consumed comes back as JSON and is judged here, under the client's own clause. A client that hangs or
 fails is FAILED with the last lines of its log. Topics are created by the suite (a precondition; in the admin
 scenario the client creates its own); topics, groups and transactional ids are uniquely named. A client this
-machine does not have is NOT-RUN with the line that installs it. The client's traffic goes straight to the target,
-so the transcript holds the job and the client's result, not bytes.
+machine does not have is NOT-RUN with the line that installs it. The client's traffic goes straight to the target:
+the transcript holds the job and the client's result, and the scenario's capture (targets/client_capture.py) the
+client's own connections, which its runs name by the scenario's client id (``job["client_id"]``, kcat's client.id).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import json
 import re
 import shutil
 import sys
-import time
 from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
@@ -27,10 +27,10 @@ from wirecheck.protocols.kafka import SPEC
 from wirecheck.protocols.kafka import records as batches
 from wirecheck.protocols.kafka.clients import CLIENT_APIS, CLIENT_SCENARIO_APIS, SCENARIO_APIS
 from wirecheck.protocols.verdicts import Divergence, Unimplemented
-from wirecheck.suites.kafka.client import DataPath
+from wirecheck.suites.kafka.client import DataPath, RECORD_TIME_MS
 from wirecheck.suites.kafka.clients import go_drivers, java_driver
 from wirecheck.suites.kafka.login import SCRAM, credentials, handshake, sasl_client
-from wirecheck.targets.clients import ClientRun, clients_case, run_client
+from wirecheck.targets.clients import ClientRun, client_id, clients_case, run_client
 from wirecheck.targets.clients import drive as drive_client
 from wirecheck.targets.runner.verdicts import NOT_RUN
 
@@ -41,11 +41,7 @@ KAFKAJS = Path(__file__).resolve().parent / "clients" / "kafkajs"
 # @platformatic/kafka needs Node.js >= 22.22: its driver folder pins that Node (the npm package "node") beside it
 PLATFORMATIC = Path(__file__).resolve().parent / "clients" / "platformatic"
 PLATFORMATIC_NODE = PLATFORMATIC / "node_modules" / ".bin" / "node"
-# CreateTime of the first record (ms), the others follow: the run's hour, not a fixed date, because a broker's
-# time retention deletes a segment whose newest timestamp is older than retention.ms (Kafka: 7 days by default;
-# UnifiedLog.deleteRetentionMsBreachedSegments, "log retention time ... breach based on the largest record
-# timestamp"), at its next check, so records from 2023 vanish under a consumer that is still reading them.
-TIMESTAMP = int(time.time()) // 3600 * 3_600_000
+TIMESTAMP = RECORD_TIME_MS  # CreateTime of the first record (ms), the others follow (client.RECORD_TIME_MS: why)
 PYTHON_MODULES = {"kafka-python": "kafka", "confluent-kafka": "confluent_kafka", "aiokafka": "aiokafka"}
 INSTALL = {"kafka-python": "pip install kafka-python", "confluent-kafka": "pip install confluent-kafka",
            "aiokafka": "pip install aiokafka", "kafkajs": f"npm ci --prefix {KAFKAJS}",
@@ -196,6 +192,8 @@ def _kcat_sasl(target, job: dict) -> list[str]:
 
 
 def _kcat_run(target, argv: list[str], stdin: str = "", limit: float = TIME_LIMIT) -> ClientRun:
+    if client_id():  # the scenario's client id: its capture keeps the connections that carry it
+        argv = [argv[0], "-X", f"client.id={client_id()}", *argv[1:]]
     target.transcript.note(f"client kcat: {' '.join(argv)}")
     run = run_client(argv, stdin, limit)
     target.transcript.note(f"client kcat: {run.summary()[:3000]}")

@@ -10,7 +10,7 @@ import pytest
 
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence, Unimplemented
-from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short, until_applied
+from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short, until_applied, RECORD_TIME_MS
 
 case = pytest.mark.case
 DESCRIBE, ALTER, INCREMENTAL = 32, 33, 44
@@ -306,7 +306,7 @@ def test_max_message_bytes_override_enforced(target):
     clause = "kafka.configs.honoured"
     with target.precondition(f"max.message.bytes=200 set on {topic}"):
         client.set_config(topic, "max.message.bytes", "200")
-    small = records.build_batch([b"x"], keys=[b"k"], base_timestamp=1_700_000_000_000)
-    large = records.build_batch([b"x" * 400], keys=[b"k"], base_timestamp=1_700_000_000_000)
+    small = records.build_batch([b"x"], keys=[b"k"], base_timestamp=RECORD_TIME_MS)
+    large = records.build_batch([b"x" * 400], keys=[b"k"], base_timestamp=RECORD_TIME_MS)
     expect_produced(client.produce(topic, small, clause_id=clause), clause)
     expect_produced(client.produce(topic, large, clause_id=clause), clause, errors.MESSAGE_TOO_LARGE)

@@ -16,10 +16,10 @@ from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.strategies import kafka as kafka_strategies
 from wirecheck.suites.kafka.client import (NAMED_FETCH_MAX, NAMED_PRODUCE_MAX, C, DataPath, expect, expect_produced,
-                                           short)
+                                           short, RECORD_TIME_MS)
 
 case = pytest.mark.case
-TIMESTAMP = 1_700_000_000_000
+TIMESTAMP = RECORD_TIME_MS
 
 
 def batch_of(values, codec=compression.NONE, **options) -> bytes:

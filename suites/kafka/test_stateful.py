@@ -15,7 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from wirecheck.protocols import compression
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence
-from wirecheck.suites.kafka.client import C, DataPath, expect_produced, short
+from wirecheck.suites.kafka.client import C, DataPath, expect_produced, short, RECORD_TIME_MS
 from wirecheck.suites.kafka.test_topics_groups import commit, fetch_committed, find_coordinator
 
 case = pytest.mark.case
@@ -43,7 +43,7 @@ class KafkaModel(RuleBasedStateMachine):
 
     @rule(values=VALUES, codec=st.sampled_from(sorted(compression.NAMES)))
     def produce(self, values, codec):
-        batch = records.build_batch(values, compression_codec=codec, base_timestamp=1_700_000_000_000)
+        batch = records.build_batch(values, compression_codec=codec, base_timestamp=RECORD_TIME_MS)
         answer = expect_produced(self.client.produce(self.topic, batch), "kafka.produce.base-offset")
         if answer["BaseOffset"] != len(self.log):
             raise Divergence(C["kafka.produce.base-offset"], f"base offset {len(self.log)}",

@@ -17,8 +17,7 @@ from wirecheck.suites.kafka.client import (
     DataPath,
     expect,
     expect_produced,
-    short,
-)
+    short, RECORD_TIME_MS)
 
 case = pytest.mark.case
 COMMIT_MAX = 9  # OffsetCommit/OffsetFetch v10 name topics by id
@@ -394,7 +393,7 @@ def init_producer(client: DataPath) -> tuple[int, int]:
 
 
 def idempotent_batch(values, producer: tuple[int, int], sequence: int) -> bytes:
-    return records.build_batch(values, base_timestamp=1_700_000_000_000, producer_id=producer[0],
+    return records.build_batch(values, base_timestamp=RECORD_TIME_MS, producer_id=producer[0],
                                producer_epoch=producer[1], base_sequence=sequence)
 
 

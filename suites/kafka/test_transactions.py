@@ -17,7 +17,7 @@ import pytest
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import (COORDINATOR_NOT_READY, C, DataPath, expect, expect_produced,
-                                           short)
+                                           short, RECORD_TIME_MS)
 
 case = pytest.mark.case
 PRODUCE, FETCH, LIST_OFFSETS, FIND_COORDINATOR = 0, 1, 2, 10
@@ -32,7 +32,7 @@ ABORT, COMMIT = 0, 1  # ControlRecordType
 #: default; UnifiedLog.scala 2219 at apache/kafka 1eb7644, in the retention pass LogManager runs 30 s after start and
 #: every 5 minutes), and a marker, which the broker stamps with its own clock, rolls a new segment after records
 #: stamped segment.ms before it (LogSegment.java 164-168): records with a fixed old timestamp vanish under the case.
-TIMESTAMP = int(time.time()) * 1000
+TIMESTAMP = RECORD_TIME_MS
 MARKER_WAIT_S = 5.0  # how long markers may take to land after EndTxn is answered
 #: What a transaction coordinator answers while it is not ready (client.COORDINATOR_NOT_READY) or while the
 #: transactional id's previous transition is still completing: CONCURRENT_TRANSACTIONS (51). Kafka answers EndTxn
