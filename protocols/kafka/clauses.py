@@ -193,6 +193,11 @@ CLAUSES = [
                     "what it has, and a broker that answers empty at once lets a client's next fetch read it. Every "
                     "other case fetches as the clients do (MaxWaitMs 500, MinBytes 1), so this edge value is judged "
                     "here only."),
+    Clause("kafka.fetch.unknown-session",
+           "A Fetch (v7+) continuing a fetch session the broker does not hold (a SessionId other than 0 with a "
+           "SessionEpoch above 0) fails with FETCH_SESSION_ID_NOT_FOUND (70), whatever the id.",
+           "KIP-227 'Fetch Session Errors' (FETCH_SESSION_ID_NOT_FOUND: the session ID in an incremental fetch "
+           "request was not found); FetchRequest.json (SessionId: int32); FetchSession.scala FetchManager.newContext"),
     Clause("kafka.fetch.batch-crc",
            "Every record batch a Fetch returns has a valid CRC-32C and magic 2 (v4+).",
            f"{GUIDE}, 'Record Batch'"),

@@ -143,6 +143,7 @@ FAULTS: dict[str, str] = {
     "kafka.init-producer-id-needs-transactional-id": "kafka.idempotence.init-producer-id",
     "kafka.init-producer-id-fails-below-v3": "kafka.idempotence.init-producer-id",
     "kafka.fetch-all-empty-below-v8": "kafka.commit.fetch-all",
+    "kafka.fetch-unknown-session-served": "kafka.fetch.unknown-session",
     "kafka.describe-configs-broker-empty": "kafka.configs.describe-broker",
     "kafka.describe-configs-defaults-null": "kafka.configs.describe-topic",
     "kafka.incremental-append-replaces": "kafka.configs.incremental",

@@ -275,6 +275,21 @@ def test_fetch_without_waiting_returns_what_is_there(target, data_path):
         raise Divergence(C["kafka.fetch.immediate"], f"the 3 records at once ({values})", short(got))
 
 
+@case("kafka.fetch.unknown-session")
+@pytest.mark.parametrize("session_id", [123456, -(2**31)], ids=["positive", "int32-min"])
+def test_fetch_in_an_unknown_session(target, data_path, session_id):
+    """An incremental fetch (epoch 1) in a session no broker handed out: the id is any int32 the client sent."""
+    client, topic = data_path
+    version = client.version(1, NAMED_FETCH_MAX, low=7)
+    body = {"ReplicaId": -1, "MaxWaitMs": 0, "MinBytes": 0, "MaxBytes": 65536, "IsolationLevel": 0,
+            "SessionId": session_id, "SessionEpoch": 1,
+            "Topics": [{"Topic": topic, "Partitions": [{"Partition": 0, "FetchOffset": 0,
+                                                        "PartitionMaxBytes": 65536}]}],
+            "ForgottenTopicsData": []}
+    answer = client.call(1, version, body, "kafka.fetch.unknown-session")
+    expect("kafka.fetch.unknown-session", answer["ErrorCode"], errors.FETCH_SESSION_ID_NOT_FOUND)
+
+
 @case("kafka.fetch.long-poll")
 def test_fetch_waits_for_min_bytes(target, data_path):
     client, topic = data_path

@@ -42,6 +42,9 @@ class RecordFaults:
     message_too_large_unchecked = Switch(
         "A batch larger than max.message.bytes fails with MESSAGE_TOO_LARGE (10) (UnifiedLog."
         "analyzeAndValidateRecords); this accepts it on a topic without an override (no broker-wide default)")
+    fetch_unknown_session_served = Switch(
+        "A Fetch continuing a session the broker does not hold fails with FETCH_SESSION_ID_NOT_FOUND (70) "
+        "(KIP-227); this serves it as a sessionless fetch")
     fetch_no_long_poll = Switch("Fetch waits up to MaxWaitMs for MinBytes (FetchRequest.json); this returns at once")
     max_message_bytes_override_ignored = Switch(
         "A topic's max.message.bytes override bounds its batches (TopicConfig); this uses the broker default")

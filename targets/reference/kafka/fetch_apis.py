@@ -26,7 +26,7 @@ class FetchApis(BrokerParts):
         session_id, epoch = req.get("SessionId", 0), req.get("SessionEpoch", -1)
         # This broker never creates fetch sessions (it answers SessionId 0, which KIP-227 allows): a request
         # naming a session, or an incremental epoch without one, is refused as FetchSessionHandler would.
-        if session_id != 0:
+        if session_id != 0 and not (self.faults.fetch_unknown_session_served and epoch > 0):
             return {"ThrottleTimeMs": 0, "ErrorCode": FETCH_SESSION_ID_NOT_FOUND, "SessionId": 0, "Responses": []}
         if epoch not in (-1, 0):
             return {"ThrottleTimeMs": 0, "ErrorCode": INVALID_FETCH_SESSION_EPOCH, "SessionId": 0, "Responses": []}
