@@ -13,11 +13,17 @@ SCENARIOS = {
                    "the start and from an offset",
     "stream-lifecycle": "creates a scope and a stream (a second creation of each answering that it exists), "
                         "writes to the stream, seals it, and deletes the stream and the scope",
+    "transaction": "writes events in two transactions, commits one and aborts the other, sees their final states, "
+                   "and reads back through a reader group only the committed events, in order",
+    "key-value-table": "creates a key-value table, inserts entries (a second insert of a key refused), updates one "
+                       "at its version (an update at the old version refused), removes one, and reads them back",
 }
 
 CLIENTS = {client.name: client for client in (
     RealClient("pravega-python", "pravega, the Python binding of the Rust client (controller and segment store),",
                ("write-read", "byte-stream", "stream-lifecycle")),
+    RealClient("pravega-java", "pravega-client, the Java client (controller and segment store),",
+               ("write-read", "byte-stream", "stream-lifecycle", "transaction", "key-value-table")),
 )}
 
 # -- what each scenario depends on (protocols/clients.py: a scenario failing in a run where one of these FAILED is
@@ -35,4 +41,10 @@ SCENARIO_DEPENDS_ON: dict[str | tuple[str, str], tuple[str, ...]] = {
     # refused
     "stream-lifecycle": (*_CONNECTS, *_APPENDS, "pravega.segment.create", "pravega.segment.create-exists",
                          "pravega.segment.seal", "pravega.append.sealed", "pravega.segment.delete"),
+    # a transaction is a segment of its own, merged into the stream's at the commit, deleted at the abort
+    "transaction": (*_CONNECTS, *_APPENDS, "pravega.segment.create", "pravega.segment.merge",
+                    "pravega.segment.delete", "pravega.read.in-range", "pravega.read.long-poll"),
+    # a key-value table's partitions are table segments (the Java client's TableSegment over the wire commands)
+    "key-value-table": (*_CONNECTS, "pravega.table.create", "pravega.table.update", "pravega.table.conditional",
+                        "pravega.table.read", "pravega.table.remove"),
 }

@@ -20,6 +20,10 @@ from wirecheck.targets.reference.pravega.controller.persist import MetadataFile
 from wirecheck.targets.reference.pravega.controller.store_link import SegmentStore, StoreError
 
 log = logging.getLogger("wirecheck.broker.pravega.controller")
+#: a reader group's state stream is "_RG" + its name, a stream's watermarks stream "_MARK" + its name
+#: (shared/protocol/src/main/java/io/pravega/shared/NameUtils.java: READER_GROUP_STREAM_PREFIX, MARK_PREFIX)
+READER_GROUP_STREAM_PREFIX = "_RG"
+MARK_PREFIX = "_MARK"
 
 
 def mutates(call):
@@ -111,6 +115,10 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
                 log.warning("create stream %s/%s: %s", info.scope, info.stream, exc)
                 del self.meta.streams[(info.scope, info.stream)]
                 return status(status=status.FAILURE)
+        # its watermarks stream, which the Java client's readers read: the upstream controller creates it with every
+        # stream (StreamMetadataTasks.java:1807 at v0.13.0, createMarkStream: one segment)
+        if not await self._internal_stream(info.scope, MARK_PREFIX + info.stream):
+            return status(status=status.FAILURE)
         return status(status=status.SUCCESS)
 
     async def checkStreamExists(self, request, context):
@@ -181,6 +189,8 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
                 log.warning("delete stream %s/%s: %s", stream.scope, stream.name, exc)
                 return status(status=status.FAILURE)
             del self.meta.streams[(stream.scope, stream.name)]
+        if not await self._drop_stream(request.scope, MARK_PREFIX + request.stream):  # its watermarks go with it
+            return status(status=status.FAILURE)
         return status(status=status.SUCCESS)
 
     @mutates
@@ -302,6 +312,11 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
             config.CopyFrom(request)
             config.generation = 0
             config.readerGroupId = config.readerGroupId or f"{request.scope}/{request.readerGroupName}"
+            # its state stream, which the Java client's state synchronizer reads and writes (the Rust client keeps
+            # its group in a table segment instead): the upstream controller creates it with the group
+            # (StreamMetadataTasks.java:461-463 at v0.13.0, createRGStream: one segment)
+            if not await self._internal_stream(request.scope, READER_GROUP_STREAM_PREFIX + request.readerGroupName):
+                return response(status=response.FAILURE)
             group = self.meta.add_reader_group(request.scope, request.readerGroupName, config.SerializeToString())
         return response(status=response.SUCCESS, config=pb.ReaderGroupConfiguration.FromString(group.config))
 
@@ -333,7 +348,43 @@ class ControllerService(pb_grpc.ControllerServiceServicer):
         response = pb.DeleteReaderGroupStatus
         if self.meta.reader_groups.pop((request.scope, request.readerGroup), None) is None:
             return response(status=response.RG_NOT_FOUND)
+        # its state stream goes with it (upstream deletes it with the group)
+        if not await self._drop_stream(request.scope, READER_GROUP_STREAM_PREFIX + request.readerGroup):
+            return response(status=response.FAILURE)
         return response(status=response.SUCCESS)
+
+    async def _drop_stream(self, scope: str, name: str) -> bool:
+        """An internal stream deleted with what owns it (none is fine); False when the store refused."""
+        async with self._lock:
+            stream = self.meta.streams.get((scope, name))
+            if stream is None:
+                return True
+            try:
+                for segment in stream.segments.values():
+                    await self.store.delete_segment(segment_name(scope, name, segment.id))
+            except StoreError as exc:
+                log.warning("delete internal stream %s/%s: %s", scope, name, exc)
+                return False
+            del self.meta.streams[(scope, name)]
+        return True
+
+    async def _internal_stream(self, scope: str, name: str) -> bool:
+        """An internal stream of one segment (a stream's watermarks, a reader group's state), unless it exists;
+        False when the store refused its segment."""
+        async with self._lock:
+            if (scope, name) in self.meta.streams:
+                return True
+            fixed = pb.ScalingPolicy(scaleType=pb.ScalingPolicy.FIXED_NUM_SEGMENTS, minNumSegments=1)
+            config = pb.StreamConfig(streamInfo=pb.StreamInfo(scope=scope, stream=name), scalingPolicy=fixed)
+            stream = self.meta.create_stream(scope, name, 1, config.SerializeToString(), ())
+            try:
+                for segment in stream.active():
+                    await self.store.create_segment(segment_name(scope, name, segment.id))
+            except StoreError as exc:
+                log.warning("create reader group stream %s/%s: %s", scope, name, exc)
+                del self.meta.streams[(scope, name)]
+                return False
+        return True
 
     # ---- helpers ----
 
