@@ -105,7 +105,8 @@ _CLAUSES = [
            "variant barco.keyed-range-zero)."),
     # -- HTTP producer (:9251) -------------------------------------------------------------------------------
     Clause("barco.http-producer.produce", "POST /v1/topic/:topic/messages with a body is answered 200 and its "
-           "records are stored.", "notes §3", MUST),
+           "records are stored, whether the topic is new or already holds records.", "notes §3; polarstreams/polar "
+           "internal/utils/utils.go ToPostHandle (a stored body is answered RespondText \"OK\")", MUST),
     Clause("barco.http-producer.content-types", "The body is split by Content-Type: x-ndjson one record per "
            "non-empty line, vnd.polar.producer.frames u32-prefixed messages, anything else one record.",
            "notes §3 (recordItem.marshal)", MUST),
@@ -139,13 +140,18 @@ _CLAUSES = [
            "application/vnd.polar.consumermessage, a body in the binary poll layout with at least one item.",
            f"{SEED} §Consumer poll response; notes §5.2", MUST),
     Clause("barco.consumer.poll-json", "A poll with Accept: application/json is answered with a JSON array of items "
-           "with topic, token, rangeIndex, version, startOffset and values.", "notes §5.3", MUST),
+           "with topic, token, rangeIndex, version, startOffset and values; an item is one stored chunk, so within "
+           "a reader each item's startOffset is the previous one's plus its values' count.",
+           "notes §5.3, §5.2; polarstreams/polar internal/consuming/models.go MarshalJson (startOffset "
+           "chunk.StartOffset(), values every record of the chunk)", MUST),
     Clause("barco.consumer.poll-empty", "A poll with nothing to read is answered 204 with an empty body.",
            "notes §5.1", MUST),
     Clause("barco.consumer.retry-after", "A 204 poll answer for lack of data carries Retry-After.", "notes §5.1",
            MUST),
-    Clause("barco.consumer.unregistered", "Poll, commit and goodbye from an unregistered consumer are answered 409.",
-           "notes §5.1", MUST),
+    Clause("barco.consumer.unregistered", "Poll, commit and goodbye from an unregistered consumer (never registered, "
+           "or gone after goodbye) are answered 409, on any connection.", "notes §5.1; polarstreams/polar "
+           "internal/consuming/server.go validateRegistered (a stateless id is looked up in the broker's state)",
+           MUST),
     Clause("barco.consumer.offsets-continuous", "Within one reader (topic, token, range index, version), each "
            "item's offset is the previous item's offset plus its record count: no gap, no overlap.",
            f"{SEED} (offset); notes §5.4, §10.3", MUST),

@@ -45,8 +45,9 @@ _SCENARIOS = {
     "produce-consume": (*_CONNECTS, *_PRODUCES, *_CONSUMES),
     # the second consumer of the group starts at the first one's commit
     "group-resume": (*_CONNECTS, *_PRODUCES, *_CONSUMES, "barco.consumer.at-least-once"),
+    # the values are the chunk's records, as the server reads them back (their length fields)
     "json-poll": (*_CONNECTS, *_PRODUCES, "barco.consumer.register", "barco.consumer.poll-json",
-                  "barco.consumer.goodbye"),
+                  "barco.consumer.records", "barco.consumer.goodbye"),
 }
 SCENARIO_DEPENDS_ON: dict[str | tuple[str, str], tuple[str, ...]] = {
     **_SCENARIOS,
