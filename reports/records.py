@@ -259,7 +259,11 @@ def differential_totals(records) -> dict | None:
     if not tallies:
         return None
     compared, exchanged = (sum(tally[key] for _, tally in tallies) for key in ("compared", "exchanged"))
-    return {"compared": compared, "exchanged": exchanged,
+    apart: dict[str, int] = {}  # answers no equality judges (Tally.apart), by why
+    for _, tally in tallies:
+        for why, count in (tally.get("apart") or {}).items():
+            apart[why] = apart.get(why, 0) + count
+    return {"compared": compared, "exchanged": exchanged, "apart": apart,
             "percent": round(100 * compared / exchanged, 1) if exchanged else 100.0,
             "cases": len(tallies), "cases_compared_in_part": sum(t["compared"] < t["exchanged"] for _, t in tallies)}
 

@@ -96,6 +96,9 @@ class TerminalSummary:
                                 f"answers ({compared['percent']}%); {compared['cases_compared_in_part']} of "
                                 f"{compared['cases']} case(s) compared only part of theirs (their records say why)",
                                 yellow=compared["compared"] < compared["exchanged"])
+            for why, count in sorted(compared.get("apart", {}).items()):
+                terminal.write_line(f"wirecheck differential: {count} answers counted apart, not exchanged with both "
+                                    f"servers: {why}")
         totals = writer.totals()
         if totals:
             terminal.write_line("wirecheck verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(totals.items())))

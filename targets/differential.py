@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 import socket
 from fnmatch import fnmatchcase
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from wirecheck.protocols.clauses import Clause, differential_clause_id
@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from wirecheck.targets.transport.http1 import Http1Session
 
 _INDEX = re.compile(r"\[\d+\]")
+#: why the suite's answers after a real client started are counted apart (Target._count_apart)
+CLIENT_APART = "answers after a real client talked to the target alone"
 MAX_SHOWN = 1500  # characters of each decoded answer in a divergence
 REQUEST_LIMIT = 1 << 31  # hostile requests may claim any length; they are split here only to pair answers
 
@@ -155,9 +157,16 @@ class Tally:
     exchanged: int = 0
     compared: int = 0
     stopped: str = ""
+    #: answers counted apart, by why: answers no equality with another server judges (a hostile mutant's, judged
+    #: by the reaction model; the suite's after a real client talked to the target alone), neither exchanged nor
+    #: compared
+    apart: dict[str, int] = field(default_factory=dict)
 
     def stop(self, why: str) -> None:
         self.stopped = self.stopped or why
+
+    def set_apart(self, why: str) -> None:
+        self.apart[why] = self.apart.get(why, 0) + 1
 
     @property
     def complete(self) -> bool:
@@ -170,7 +179,8 @@ class Tally:
         return f"compared {self.compared} of {self.exchanged} answers" + (f" ({self.stopped})" if self.stopped else "")
 
     def as_dict(self) -> dict:
-        return {"compared": self.compared, "exchanged": self.exchanged, "stopped": self.stopped or None}
+        return {"compared": self.compared, "exchanged": self.exchanged, "stopped": self.stopped or None} | \
+            ({"apart": dict(self.apart)} if self.apart else {})
 
 
 @dataclass(frozen=True)
@@ -340,6 +350,8 @@ class MirroredSession:
         #: False once the answers depend on when each server's own timers fire (Target.depends_on_server_timers),
         #: and after this connection's first difference
         self.comparing = True
+        #: while set, why this connection's answers are counted apart (:meth:`answers_apart`)
+        self.apart: str | None = None
         self.oracle_reply: Reply | None = None  # the reference broker's last answer (its advertised versions)
 
     def __getattr__(self, name):
@@ -409,9 +421,16 @@ class MirroredSession:
         ours = self._ours.expect_end(deadline)
         oracle = self._oracle.expect_end(deadline)
         self._count(ours)
-        if self.comparing and _outcome(ours) != _outcome(oracle) and (ours.ended or oracle.ended):
+        if self.comparing and self.apart is None and _outcome(ours) != _outcome(oracle) and (ours.ended or oracle.ended):
             self._differs("outcome", _outcome(ours), _outcome(oracle), ours, oracle)
         return ours
+
+    def answers_apart(self, why: str | None) -> None:
+        """From here on (until called with None) this connection's answers are not answers to compare: they are
+        counted apart under ``why`` (:class:`Tally`). A hostile mutant may be parsed otherwise by every server, each
+        reaction judged by the reaction model, so equality with the oracle says nothing about it; when the oracle
+        ends the connection meanwhile (a reaction the model permits), the rest of the connection is not compared."""
+        self.apart = why
 
     def _count(self, ours: Reply) -> None:
         """One more answer exchanged: a frame, a silence, or the end of the connection (once: reading a connection
@@ -420,6 +439,9 @@ class MirroredSession:
             if self._ended:
                 return
             self._ended = True
+        if self.apart is not None:
+            self.tally.set_apart(self.apart)
+            return
         self.tally.exchanged += 1
         self.tally.compared += self.comparing
 
@@ -427,6 +449,12 @@ class MirroredSession:
         """Compare the two answers (while comparing); the request they answer."""
         request = self._requests.answered(ours.frame) if ours.is_frame else None
         self._count(ours)
+        if self.apart is not None:
+            if self.comparing and oracle.ended and not ours.ended:
+                self.comparing = False
+                self.tally.stop(f"stopped: the oracle ended a connection the target kept open ({self.apart}; the "
+                                f"reaction model permits both)")
+            return request
         if self.comparing:
             found = self._comparator.difference(request, ours, oracle, self._chosen)
             if found is not None:

@@ -20,6 +20,9 @@ from wirecheck.targets.session import FramedSession, Outcome, Reply
 
 WINDOW = 16  # batches in flight at once, each on its own connection
 SUSPECTS_KEPT = 4096  # mutants of ended connections kept as suspects until the target proves it outlived them
+#: --differential: why the mutants' answers are counted apart (a hostile request may be parsed otherwise by each
+#: correct server; the reaction model judges each answer, equality with another server says nothing of it)
+HOSTILE_APART = "answers to hostile mutants, judged by the reaction model"
 KNOWN_ANSWERS = 64  # keepalive answers remembered byte for byte (the check decodes only the first of each)
 
 Connect = Callable[[], FramedSession]
@@ -81,6 +84,17 @@ class _Judge:
         next request's answer), and a late answer to an earlier mutant is judged as that mutant's."""
         owners = Owners(self.adapter, batch)
         pending: Reply | None = None  # an answer read ahead: it names a later request of the batch
+        apart = getattr(session, "answers_apart", None)  # --differential: the mutants' answers are not compared
+        if apart is not None:
+            apart(HOSTILE_APART)
+        try:
+            return self._receive(session, batch, owners, pending, apart)
+        finally:
+            if apart is not None:
+                apart(None)
+
+    def _receive(self, session: FramedSession, batch: list[Mutant], owners: "Owners", pending: Reply | None,
+                 apart) -> tuple[tuple[Mutant, Divergence] | None, bool, list[Mutant]]:
         for position, mutant in enumerate(batch):
             reaction = mutant.reaction
             patience = reaction.patience if SILENCE in reaction.outcomes else None
@@ -107,6 +121,8 @@ class _Judge:
                 return None, False, batch[position + 1:]
         if not wants_keepalive(batch):
             return None, False, []
+        if apart is not None:  # the keepalive is an ordinary request: its answer is compared
+            apart(None)
         failure, usable = self._keepalive(session, batch[-1], pending)
         return failure, usable, []
 
@@ -282,7 +298,10 @@ def run(connect: Connect, adapter: Adapter, mutants: Iterable[Mutant], count: in
             if usable:  # its keepalive answered: the target outlived every close seen before this batch was sent
                 while unproven and unproven[0][0] < sent_at:
                     unproven.popleft()
-                idle.append(session)
+                if getattr(session, "comparing", True):
+                    idle.append(session)
+                else:  # --differential: the oracle's side of it ended or differed; a new one compares again
+                    session.close()
             else:
                 session.close()
                 unproven.extend((sends, mutant) for mutant in batch)

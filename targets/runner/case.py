@@ -16,7 +16,7 @@ from wirecheck.protocols.clients import AREA as CLIENTS_AREA
 from wirecheck.protocols.verdicts import Blocked, Divergence, HarnessError, Verdict
 from wirecheck.reports.replay import RACED_NOTE, SETUP_END_NOTE, SETUP_NOTE, UNREPLAYABLE_NOTE
 from wirecheck.protocols.transcript import Event, Transcript
-from wirecheck.targets.differential import MirroredSession, Tally, mirrored
+from wirecheck.targets.differential import CLIENT_APART, MirroredSession, Tally, mirrored
 from wirecheck.targets.runner.validate import parse_topics
 from wirecheck.targets.session import Session
 from wirecheck.targets.transport import open_session
@@ -88,13 +88,13 @@ class Target:
         #: --differential: sessions are mirrored to the reference broker
         self.differential = run.options.differential
         self._comparing = True  # False once the case's answers depend on the servers' own timers
+        self._apart: str | None = None  # why the case's answers are counted apart from here on (_count_apart)
         self._chosen = run.server_chosen(self.spec)  # --differential: the values each server chose
         if self.differential:
             state.tally = state.tally or Tally()
         self._sent = bytearray()  # --differential: what the case sent (the entries of a server-wide listing it names)
         if state.case_id.split(".")[1:2] == [CLIENTS_AREA] and self.differential:  # until the next client case
-            CLIENT_STARTING.set(lambda command: self._stop_comparing(
-                f"a real client ({command}) talks to the target alone from here, so the servers' states differ"))
+            CLIENT_STARTING.set(lambda command: self._count_apart(CLIENT_APART, command))
 
     def connect(self, deadline: float | None = None, endpoint: str | None = None, login: bool = True) -> CaseSession:
         """A session to the primary endpoint, or to the named one (of its transport: framed, http1, h2c); the
@@ -112,6 +112,7 @@ class Target:
             session = self._mirrored(session, oracle, endpoint, deadline)
             if isinstance(session, MirroredSession):
                 session.comparing = self._comparing
+                session.answers_apart(self._apart)
         self._sessions.append(session)
         if login and self.spec.login:
             module, _, function = self.spec.login.partition(":")
@@ -151,6 +152,18 @@ class Target:
             if isinstance(session, MirroredSession):
                 session.comparing = False
         self.transcript.note(f"differential: answers no longer compared: {why}")
+
+    def _count_apart(self, why: str, command: str) -> None:
+        """A real client talks to the target alone from here: the target holds what the client made (records,
+        offsets, groups) and the oracle never saw it, so the suite's later answers, which judge the client's
+        effects, are no exchange with both servers: counted apart (``Tally.apart``), never compared."""
+        if not self.differential or self._apart is not None:
+            return
+        self._apart = why
+        for session in self._sessions:
+            if isinstance(session, MirroredSession):
+                session.answers_apart(why)
+        self.transcript.note(f"differential: answers counted apart from here: {why} ({command})")
 
     def named_topics(self) -> dict[str, int]:
         """Topics the user named (``--target-option PROTOCOL.topics=NAME[:PARTITIONS],...``): they exist on the

@@ -141,10 +141,10 @@ def test_a_case_counts_the_answers_it_compared_against_those_exchanged():
 
 def test_the_run_sums_compared_and_exchanged_answers():
     records = [{"case": "a", "differential": {"compared": 3, "exchanged": 9, "stopped": "x"}},
-               {"case": "b", "differential": {"compared": 5, "exchanged": 5, "stopped": None}},
+               {"case": "b", "differential": {"compared": 5, "exchanged": 5, "stopped": None, "apart": {"h": 4}}},
                {"case": "c"}]
     assert differential_totals(records) == {"compared": 8, "exchanged": 14, "percent": 57.1, "cases": 2,
-                                            "cases_compared_in_part": 1}
+                                            "cases_compared_in_part": 1, "apart": {"h": 4}}
     assert differential_totals([{"case": "c"}]) is None
 
 
@@ -183,3 +183,19 @@ def test_a_list_in_the_servers_own_order_is_compared_in_key_order():
     assert ordered == {"R.parts[0].index": 0, "R.parts[0].offset": 3, "R.parts[1].index": 1, "R.parts[1].offset": 7,
                        "R.parts.count": 2}
     assert own_entries({**flat, "R.parts[1].offset": 4}, {"R.parts": "index"}, None) != ordered
+
+
+def test_answers_counted_apart_are_neither_exchanged_nor_compared():
+    """A hostile mutant's answer (or the suite's after a real client ran) is counted apart: a different answer is
+    no difference, and the connection's later answers are compared again."""
+    tally = Tally()
+    differences = []
+    session = MirroredSession(_Answering(fetched(2, 1)), _Answering(fetched(1, 1)), COMPARE, differences.append,
+                              tally=tally)
+    session.answers_apart("hostile")
+    session.request(b"{}\n")
+    session.answers_apart(None)
+    assert (tally.compared, tally.exchanged, tally.apart, differences) == (0, 0, {"hostile": 1}, [])
+    session.request(b"{}\n")  # compared again: this one differs
+    assert (tally.compared, tally.exchanged, len(differences)) == (1, 1, 1)
+    assert tally.as_dict()["apart"] == {"hostile": 1}
