@@ -28,10 +28,11 @@ READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 LATEST = -1
 TRANSACTION_COORDINATOR = 1  # FindCoordinator KeyType
 ABORT, COMMIT = 0, 1  # ControlRecordType
-#: the records' timestamp: now. Kafka deletes a segment whose newest record is older than retention.ms (7 days by
-#: default; UnifiedLog.scala 2219 at apache/kafka 1eb7644, in the retention pass LogManager runs 30 s after start and
-#: every 5 minutes), and a marker, which the broker stamps with its own clock, rolls a new segment after records
-#: stamped segment.ms before it (LogSegment.java 164-168): records with a fixed old timestamp vanish under the case.
+#: the records' timestamp: the run's hour (client.RECORD_TIME_MS). Kafka deletes a segment whose newest record is
+#: older than retention.ms (7 days by default; UnifiedLog.scala 2219 at apache/kafka 1eb7644, in the retention pass
+#: LogManager runs 30 s after start and every 5 minutes), and a marker, which the broker stamps with its own clock,
+#: rolls a new segment after records stamped segment.ms before it (LogSegment.java 164-168): records with a fixed
+#: old timestamp vanish under the case.
 TIMESTAMP = RECORD_TIME_MS
 MARKER_WAIT_S = 5.0  # how long markers may take to land after EndTxn is answered
 #: What a transaction coordinator answers while it is not ready (client.COORDINATOR_NOT_READY) or while the
