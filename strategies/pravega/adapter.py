@@ -28,13 +28,15 @@ class PravegaFuzz:
     keepalive = HELLO
     keepalive_clause = "pravega.hello.reply"
 
-    def __init__(self, segment: str, table: str, length: int = 13, operators=BulkMutator.OPERATORS, token: str = ""):
+    def __init__(self, segment: str, table: str, length: int = 13, operators=BulkMutator.OPERATORS, token: str = "",
+                 wire_version: int = cmd.WIRE_VERSION):
         self.segment, self.table, self.length = segment, table, length
         self.operators = operators
         self.token = token  # the delegation token of a target with auth on
+        self.wire_version = wire_version  # the server's (its Hello's highVersion): no seed newer than it
 
     def mutants(self, rng: random.Random) -> BulkMutator:
-        return BulkMutator(rng, self.segment, self.table, self.length, self.operators, self.token)
+        return BulkMutator(rng, self.segment, self.table, self.length, self.operators, self.token, self.wire_version)
 
     def is_keepalive_answer(self, frame: bytes) -> bool:
         try:
@@ -64,7 +66,8 @@ class PravegaFuzz:
 
     def seeds(self) -> list[bytes]:
         """Valid harmless requests, each answered by one reply, for the raw-replay baseline."""
-        mutator = BulkMutator(random.Random(0), self.segment, self.table, self.length, ("valid",), self.token)
+        mutator = BulkMutator(random.Random(0), self.segment, self.table, self.length, ("valid",), self.token,
+                              self.wire_version)
         return [mutator.mutant("valid").frame for _ in range(16)]
 
 

@@ -116,9 +116,11 @@ def traced(name: str, values: dict) -> TracedSeed:
                       Expect(None, success))
 
 
-def seed_requests(segment: str, table: str, length: int, token: str = "") -> list[TracedSeed]:
+def seed_requests(segment: str, table: str, length: int, token: str = "",
+                  wire_version: int = cmd.WIRE_VERSION) -> list[TracedSeed]:
     """Harmless valid requests about a segment holding ``length`` bytes and a table holding a key ``k``, each
-    carrying the delegation ``token``."""
+    carrying the delegation ``token``; only the commands of the server's ``wire_version`` (LocateOffset is 17's:
+    Pravega 0.13.0 speaks 16 and closes the connection on it)."""
     token = {"delegation_token": token}
     seeds = [
         traced("GetStreamSegmentInfo", {"request_id": 0, "segment": segment, **token}),
@@ -128,7 +130,8 @@ def seed_requests(segment: str, table: str, length: int, token: str = "") -> lis
         traced("ReadTable", {"request_id": 0, "segment": table, **token,
                              "keys": [(b"k", cmd.NO_VERSION), (b"absent", cmd.NO_VERSION)]}),
         traced("GetTableSegmentInfo", {"request_id": 0, "segment": table, **token}),
-        traced("LocateOffset", {"request_id": 0, "segment": segment, "target_offset": 0, **token}),
+        *([traced("LocateOffset", {"request_id": 0, "segment": segment, "target_offset": 0, **token})]
+          if wire_version >= 17 else []),
         traced("ReadTableKeys", {"request_id": 0, "segment": table, **token, "suggested_key_count": 10,
                                  "args": {}}),
         traced("ReadTableEntriesDelta", {"request_id": 0, "segment": table, **token, "from_position": 0,
@@ -189,11 +192,11 @@ class BulkMutator(RuleMutator):
                  "string-length-lie", "hostile-count", "negative-offset", "append-without-setup")
 
     def __init__(self, rng: random.Random, segment: str, table: str, length: int = 13, operators=OPERATORS,
-                 token: str = ""):
+                 token: str = "", wire_version: int = cmd.WIRE_VERSION):
         super().__init__(rng, operators)
         self.rid = 0
         self.appends: list[TracedSeed] = []
-        seeds = seed_requests(segment, table, length, token)
+        seeds = seed_requests(segment, table, length, token, wire_version)
         unchecked = [_unchecked(s) for s in seeds]
         table_update = traced("UpdateTableEntries", {"request_id": 0, "segment": table, "delegation_token": token,
                                                      "entries": [(b"k", cmd.NO_VERSION, b"v")]})

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from wirecheck.protocols.pravega import commands as cmd
 from wirecheck.strategies.pravega import BulkMutator, PravegaFuzz
-from wirecheck.suites.pravega.client import new_segment, new_table
+from wirecheck.suites.pravega.client import new_segment, new_table, server_range
 from wirecheck.targets.fuzzing import fuzz_case, judge_example
 
 case = pytest.mark.case
@@ -24,7 +24,8 @@ def prepared(target, stem: str) -> PravegaFuzz:
         tables.put(table, [(b"k", cmd.NO_VERSION, b"v")])
     client.close()
     tables.close()
-    return PravegaFuzz(segment, table, token=client.token)
+    high = min(server_range(target)[0], cmd.WIRE_VERSION)  # no seed newer than the server's wire version
+    return PravegaFuzz(segment, table, token=client.token, wire_version=high)
 
 
 @case("pravega.robustness.no-hang", hostile=True)
@@ -41,5 +42,6 @@ def test_hostile_frames_property(target, seed, operator):
     target.transcript.clear()
     adapter = prepared(target, "hostile")
     session = target.connect()
-    mutant = BulkMutator(random.Random(seed), adapter.segment, adapter.table, token=adapter.token).mutant(operator)
+    mutant = BulkMutator(random.Random(seed), adapter.segment, adapter.table, token=adapter.token,
+                         wire_version=adapter.wire_version).mutant(operator)
     judge_example(target, session, adapter, mutant)

@@ -1,7 +1,7 @@
 """The ControllerService calls the clients make, over the metadata (model.py) and the segment store (store_link.py).
 
-Answers follow the Controller API's status enums; a call the reference does not serve (transactions, key-value
-tables, subscribers, watermarks) is left to grpc's UNIMPLEMENTED, so a client that needs it fails loudly. Auth is
+Answers follow the Controller API's status enums; transactions are transactions.py's; a call the reference does not
+serve (key-value tables, subscribers, watermarks) is left to grpc's UNIMPLEMENTED, so a client that needs it fails loudly. Auth is
 off: every delegation token is "" (the segment store accepts any token).
 """
 
@@ -18,6 +18,7 @@ from wirecheck.targets.reference.pravega.controller import controller_pb2_grpc a
 from wirecheck.targets.reference.pravega.controller.model import Metadata, ScaleError, Stream, segment_name, valid_name
 from wirecheck.targets.reference.pravega.controller.persist import MetadataFile
 from wirecheck.targets.reference.pravega.controller.store_link import SegmentStore, StoreError
+from wirecheck.targets.reference.pravega.controller.transactions import TransactionCalls
 
 log = logging.getLogger("wirecheck.broker.pravega.controller")
 #: a reader group's state stream is "_RG" + its name, a stream's watermarks stream "_MARK" + its name
@@ -40,7 +41,7 @@ def mutates(call):
     return saved_before_the_answer
 
 
-class ControllerService(pb_grpc.ControllerServiceServicer):
+class ControllerService(TransactionCalls, pb_grpc.ControllerServiceServicer):
     def __init__(self, store: SegmentStore, store_host: str, store_port: int, controller_uri: tuple[str, int],
                  state: MetadataFile | None = None):
         self.state = state  # None: the metadata lives in memory only

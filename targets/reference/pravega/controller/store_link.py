@@ -18,6 +18,7 @@ CREATE_SEGMENT, SEGMENT_CREATED = 20, 21
 SEAL_SEGMENT, SEGMENT_SEALED = 28, 29
 DELETE_SEGMENT, SEGMENT_DELETED = 30, 31
 TRUNCATE_SEGMENT, SEGMENT_TRUNCATED = 38, 39
+MERGE_SEGMENTS, SEGMENTS_MERGED = 58, 59
 SEGMENT_IS_SEALED, SEGMENT_ALREADY_EXISTS, NO_SUCH_SEGMENT = 51, 52, 53
 KEEP_ALIVE = 100
 # The answers that count as done for an idempotent lifecycle step (e.g. sealing a segment already sealed).
@@ -26,6 +27,7 @@ ACCEPTED = {
     SEAL_SEGMENT: {SEGMENT_SEALED, SEGMENT_IS_SEALED},
     DELETE_SEGMENT: {SEGMENT_DELETED, NO_SUCH_SEGMENT},
     TRUNCATE_SEGMENT: {SEGMENT_TRUNCATED},
+    MERGE_SEGMENTS: {SEGMENTS_MERGED},
 }
 MAX_REPLY = 1 << 20  # the controller's replies are tiny; anything longer is a broken store
 TIMEOUT = 10.0
@@ -40,6 +42,7 @@ class SegmentStore(Protocol):
     async def seal_segment(self, name: str) -> None: ...
     async def truncate_segment(self, name: str, offset: int) -> None: ...
     async def delete_segment(self, name: str) -> None: ...
+    async def merge_segments(self, target: str, source: str) -> None: ...
 
 
 def _string(text: str) -> bytes:
@@ -71,6 +74,11 @@ class WireSegmentStore:
 
     async def delete_segment(self, name: str) -> None:
         await self._call(DELETE_SEGMENT, lambda rid: struct.pack(">q", rid) + _string(name) + _string(""))
+
+    async def merge_segments(self, target: str, source: str) -> None:
+        # a transaction's commit: its segment appended to its parent's (no attribute updates: count 0)
+        await self._call(MERGE_SEGMENTS, lambda rid: struct.pack(">q", rid) + _string(target) + _string(source)
+                         + _string("") + struct.pack(">i", 0))
 
     async def _call(self, command: int, build) -> bytes:
         async with self._lock:
