@@ -154,6 +154,10 @@ class ProtocolSpec:
     #: kind -> the values of that kind that are no choice but a meaning of their own (Kafka's -1: no broker; a
     #: member epoch's 0: join), compared as they are; a kind not named here has -1
     chosen_sentinels: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    #: kinds whose values count the server's own changes (Kafka's group epochs): two servers may count different
+    #: steps, so any two values agree (a sentinel still only with itself) and requests carry the oracle's value
+    #: last seen beside the target's, not a one-to-one mapping
+    chosen_counters: tuple[str, ...] = ()
     #: (request frame, rewrite(path, value) -> value) -> the frame with every field rewritten (the same bytes when
     #: nothing changed); needed by ``chosen_request_fields``
     map_request: Callable[[bytes, Callable[[str, object], object]], bytes] | None = None

@@ -34,12 +34,13 @@ class ServerChosen:
     Only values that are unlikely to occur by chance are carried over: integers of at least 256 as 8-byte
     big-endian (the width of Kafka's ids), strings of at least 4 bytes whose new value has the same length."""
 
-    def __init__(self, reseal=None, request_fields=None, map_request=None, sentinels=None):
+    def __init__(self, reseal=None, request_fields=None, map_request=None, sentinels=None, counters=()):
         self.reseal = reseal  # ProtocolSpec.reseal: fixes embedded checksums after an edit
         self.substitutions: dict[bytes, bytes] = {}
         self.request_fields = dict(request_fields or {})  # ProtocolSpec.chosen_request_fields
         self.map_request = map_request  # ProtocolSpec.map_request
         self.sentinels = dict(sentinels or {})  # ProtocolSpec.chosen_sentinels
+        self.counters = tuple(counters)  # ProtocolSpec.chosen_counters
         #: kind -> (old value -> new value, new value -> old value): the chosen fields' one-to-one mappings
         self.mapped: dict[str, tuple[dict, dict]] = {}
         #: the first "path: old -> new" that could not be substituted (a differential case of thousands of answers
@@ -65,7 +66,8 @@ class ServerChosen:
 
     @classmethod
     def for_spec(cls, spec: "ProtocolSpec") -> "ServerChosen":
-        return cls(spec.reseal, spec.chosen_request_fields, spec.map_request, spec.chosen_sentinels)
+        return cls(spec.reseal, spec.chosen_request_fields, spec.map_request, spec.chosen_sentinels,
+                   spec.chosen_counters)
 
     def same(self, kind: str, old, new) -> bool:
         """Do two values of a chosen field agree under the kind's mapping (lists element by element, in order)?
@@ -78,6 +80,9 @@ class ServerChosen:
         if not (_plain_int(old) and _plain_int(new)) or old in sentinels or new in sentinels:
             return old == new
         forward, backward = self.mapped.setdefault(kind, ({}, {}))
+        if kind in self.counters:  # each server's own count: the value last seen beside the target's is carried
+            forward[old] = new
+            return True
         if old in forward or new in backward:
             return forward.get(old) == new
         forward[old], backward[new] = new, old

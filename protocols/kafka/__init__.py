@@ -191,8 +191,21 @@ SPEC = ProtocolSpec(
         # a broker's config resource is named by its id as text ("0"); a topic's name is compared as it is
         *(f"{api}Response*.ResourceName" for api in ("DescribeConfigs", "AlterConfigs", "IncrementalAlterConfigs")))},
         # KIP-714: the subscription id is the broker's own digest of the subscription (any int32, negative too)
-        "GetTelemetrySubscriptionsResponse*.SubscriptionId": "telemetry-subscription"},
-    chosen_sentinels={"telemetry-subscription": ()},
+        "GetTelemetrySubscriptionsResponse*.SubscriptionId": "telemetry-subscription",
+        # KIP-848 / KIP-932: a group's epoch counts the coordinator's own changes to the group (members, their
+        # subscriptions, the topics' metadata, and in Apache Kafka steps of its own: a share group's epoch is bumped
+        # again once the share partitions' state is initialised, GroupMetadataManager.shareGroupHeartbeat /
+        # initializeShareGroupState; 4.3+ defers assignments, KIP-1263), and a member's epoch follows the group's as
+        # it reconciles. So the numbers are the coordinator's count (chosen_counters: not even one to one, since
+        # Apache Kafka counts steps the reference broker does not); 0 (join), -1 (leave) and -2 (a static member's
+        # leave) are the protocol's own and compared as they are (chosen_sentinels). What the cases check of epochs
+        # (a join starts from 0, the epoch grows, a stale epoch is fenced) they check themselves.
+        **{f"{api}Response*.{name}": "group-epoch" for api, names in (
+            ("ConsumerGroupHeartbeat", ("MemberEpoch",)), ("ShareGroupHeartbeat", ("MemberEpoch",)),
+            ("ConsumerGroupDescribe", ("GroupEpoch", "AssignmentEpoch", "MemberEpoch")),
+            ("ShareGroupDescribe", ("GroupEpoch", "AssignmentEpoch", "MemberEpoch"))) for name in names}},
+    chosen_sentinels={"telemetry-subscription": (), "group-epoch": (0, -1, -2)},
+    chosen_counters=("group-epoch",),
     # requests that name a broker (a replica assignment; a follower's ReplicaId, -1 from a client, stays as sent)
     chosen_request_fields={**{pattern: "broker-id" for pattern in (
         "CreateTopicsRequest.*.BrokerIds", "CreatePartitionsRequest.*.BrokerIds",
@@ -201,7 +214,11 @@ SPEC = ProtocolSpec(
         # a BROKER or BROKER_LOGGER config resource's name (request_fields.BROKER_RESOURCES; other names stay)
         *(f"{api}Request.Resources.ResourceName" for api in ("DescribeConfigs", "AlterConfigs",
                                                                "IncrementalAlterConfigs")))},
-        "PushTelemetryRequest.SubscriptionId": "telemetry-subscription"},
+        "PushTelemetryRequest.SubscriptionId": "telemetry-subscription",
+        # a member's heartbeat, and a consumer-group member's commit and fetch, carry the epoch the coordinator gave
+        **{pattern: "group-epoch" for pattern in (
+            "ConsumerGroupHeartbeatRequest.MemberEpoch", "ShareGroupHeartbeatRequest.MemberEpoch",
+            "OffsetCommitRequest.GenerationIdOrMemberEpoch", "OffsetFetchRequest.Groups.MemberEpoch")}},
     map_request=map_request,
     field_clauses={"ProduceResponse*.BaseOffset": "kafka.produce.base-offset",
                    "FetchResponse*.HighWatermark": "kafka.fetch.high-watermark"},

@@ -117,3 +117,14 @@ def test_every_broker_id_field_of_the_message_json_is_declared():
                if not any(fnmatchcase(f"{message}V1.X.{name}", pattern) or fnmatchcase(f"{message}.X.{name}", pattern)
                           or fnmatchcase(f"{message}.{name}", pattern) for pattern in declared)]
     assert not missing, missing
+
+
+def test_a_counted_kind_agrees_on_any_count_but_not_on_a_sentinel():
+    """Group epochs count each coordinator's own steps: 1 here and 2 there agree, and so do 2 and 2 afterwards;
+    a join's 0 or a leave's -1 agrees only with itself; a request carries the oracle's epoch last seen."""
+    chosen = ServerChosen(sentinels={"group-epoch": (0, -1, -2)}, counters=("group-epoch",))
+    assert chosen.same("group-epoch", 1, 2) and chosen.same("group-epoch", 2, 2)
+    assert chosen.mapped_value("group-epoch", 1) == 2 and chosen.mapped_value("group-epoch", 0) == 0
+    assert chosen.same("group-epoch", 0, 0) and not chosen.same("group-epoch", 0, 3)
+    assert not chosen.same("group-epoch", -1, 4)
+    assert chosen.same("group-epoch", 1, 3) and chosen.mapped_value("group-epoch", 1) == 3
