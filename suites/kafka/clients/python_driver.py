@@ -695,13 +695,16 @@ def kafka_python_admin(job: dict) -> dict:
     topic, result = job["topic"], {}
     try:
         admin.create_topics([NewTopic(topic, 2, 1)], timeout_ms=CONSUME_SECONDS * 1000)
-        [described] = admin.describe_topics([topic])
+        # a broker learns of a created topic from its controller a moment later (the admin client's javadoc:
+        # "it may take several seconds ... for all the brokers to become aware"): described once it knows it
+        [described] = settled(lambda: admin.describe_topics([topic]), lambda found: found[0]["partitions"])
         result["partitions"] = len(described["partitions"])
 
-        def config() -> str:
-            return admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)],
-                                          config_filter="all")["topic"][topic][ALTERED[0]]["value"]
-        result["before"] = config()
+        def config() -> str | None:
+            entry = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)],
+                                           config_filter="all")["topic"].get(topic, {}).get(ALTERED[0])
+            return None if entry is None else entry["value"]
+        result["before"] = settled(config, lambda value: value is not None)
         admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=dict([ALTERED]))])
         result["after"] = settled(config, lambda value: value == ALTERED[1])
         admin.delete_topics([topic], timeout_ms=CONSUME_SECONDS * 1000)
