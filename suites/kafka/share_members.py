@@ -255,6 +255,12 @@ class Setup:
         with self.target.precondition(f"{count} records produced to {self.topic}"):
             batch = records.build_batch([b"v%d" % i for i in range(count)], base_timestamp=RECORD_TIME_MS)
             base = self.client.append(self.topic, batch)
+            # the cases acknowledge these offsets: the base offset is judged under its own clause first (only this
+            # case writes the topic, so the log ends right after the batch)
+            end = self.client.list_offset(self.topic, -1)["Offset"]
+            if end != base + count:
+                raise Divergence(C["kafka.produce.base-offset"], f"base offset {end - count} (the log ends at {end} "
+                                 f"after {count} records)", f"BaseOffset {base}")
         return list(range(base, base + count))
 
 
