@@ -129,6 +129,11 @@ class AdvertisedVersions:
             return top
         return min(top, oracle[1])
 
+    def oracle_range(self, api_key: int) -> tuple[int, int] | None:
+        """What the reference broker advertised for ``api_key`` (--differential), None otherwise or when absent."""
+        self.advertised()
+        return (self._oracle_advertised or {}).get(api_key)
+
     def require(self, api_key: int, version: int | None = None) -> tuple[int, int]:
         """The advertised range of ``api_key``; Unimplemented if absent (or ``version`` outside it)."""
         ranges = self.advertised()

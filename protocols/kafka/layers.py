@@ -322,7 +322,8 @@ def dissect(answer: bytes, request: bytes | None = None) -> Packet:
         try:
             return response_frame_class(api_key, version)(answer)
         except messages.UnknownApi:
-            pass
+            if api_key == 18:  # KIP-511: an ApiVersions version the broker does not speak is answered in v0
+                return response_frame_class(api_key, 0)(answer)
     return KafkaResponse(answer)
 
 
