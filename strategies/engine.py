@@ -71,6 +71,8 @@ class Adapter(Protocol):
     # def request_id(self, mutant: Mutant) -> int | None: ...   the id the mutant's request carries
     # keepalive_id: int | None   the id of the keepalive request
     # keepalive_clause: str   the clause a wrong answer to the keepalive breaks (else: the pipelining clause)
+    # answers_any_order: bool   with answer_id: an asynchronous server's answers may come in any order, the
+    #                           keepalive's before a mutant's (targets.fuzzing reads on past it)
 
 
 def numbered(mutants: Iterable[Mutant], count: int) -> Iterator[Mutant]:

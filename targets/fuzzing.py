@@ -95,14 +95,19 @@ class _Judge:
 
     def _receive(self, session: FramedSession, batch: list[Mutant], owners: "Owners", pending: Reply | None,
                  apart) -> tuple[tuple[Mutant, Divergence] | None, bool, list[Mutant]]:
+        keepalive_answer: Reply | None = None  # read early: an asynchronous server answered the keepalive first
         for position, mutant in enumerate(batch):
             reaction = mutant.reaction
             patience = reaction.patience if SILENCE in reaction.outcomes else None
             reply, pending = pending or session.recv(patience), None
-            while (owner := owners.of(reply, position)) < position:  # late: the answer of an earlier mutant
-                failure = self._judged(batch[owner], observe(self.adapter, batch[owner], reply))
-                if failure is not None:
-                    return failure, False, []
+            while (owner := owners.of(reply, position)) < position or (
+                    owner == len(batch) and keepalive_answer is None and owners.any_order):
+                if owner == len(batch):  # Adapter.answers_any_order: the keepalive's answer may overtake the rest
+                    keepalive_answer = reply
+                else:  # late: the answer of an earlier mutant
+                    failure = self._judged(batch[owner], observe(self.adapter, batch[owner], reply))
+                    if failure is not None:
+                        return failure, False, []
                 reply = session.recv(patience)
             if owner > position:
                 late = self._overtaken(session, owners, position, reaction)
@@ -114,6 +119,10 @@ class _Judge:
                 obs = observe(self.adapter, mutant, reply)
             while obs.kind == ERROR and reaction.errors_before_close and ERROR not in reaction.outcomes:
                 obs = observe(self.adapter, mutant, session.recv(patience))
+            if obs.kind in (CLOSE, RESET) and owners.any_order and \
+                    any(not later.reaction.pipelines for later in batch[position + 1:]):
+                # an asynchronous server may close for a later mutant before it answers this one: judged alone
+                return None, False, batch[position:]
             failure = self._judged(mutant, obs)
             if failure is not None:
                 return failure, False, []
@@ -123,7 +132,7 @@ class _Judge:
             return None, False, []
         if apart is not None:  # the keepalive is an ordinary request: its answer is compared
             apart(None)
-        failure, usable = self._keepalive(session, batch[-1], pending)
+        failure, usable = self._keepalive(session, batch[-1], keepalive_answer or pending)
         return failure, usable, []
 
     def _overtaken(self, session: FramedSession, owners: "Owners", position: int, reaction) -> Divergence | None:
@@ -197,6 +206,8 @@ class Owners:
             raise TypeError(f"the {adapter.name} adapter has answer_id but no request_id")
         self._ids = [request_id(m) for m in batch] if self._answer_id and request_id else []
         self._keepalive_id = getattr(adapter, "keepalive_id", None) if wants_keepalive(batch) else None
+        # an asynchronous server's answers to different requests may come in any order, the keepalive's first
+        self.any_order = bool(self._answer_id) and getattr(adapter, "answers_any_order", False)
 
     def of(self, reply: Reply, position: int) -> int:
         """The batch position ``reply`` answers: ``position`` unless the frame names another request of the batch

@@ -57,8 +57,11 @@ SPEC = ProtocolSpec(
     client_depends_on=SCENARIO_DEPENDS_ON,
     # events lose their headers, so the reader cannot parse them; a byte stream reads back shifted by a byte; a
     # sealed stream still takes writes
-    client_faults={"pravega.event-headers-stripped": ("pravega.clients.pravega-python.write-read",),
-                   "pravega.read-skips-first-byte": ("pravega.clients.pravega-python.byte-stream",),
-                   "pravega.sealed-accepts-appends": ("pravega.clients.pravega-python.stream-lifecycle",)},
+    client_faults={"pravega.event-headers-stripped": ("pravega.clients.pravega-python.write-read",
+                                                      "pravega.clients.pravega-java.write-read"),
+                   "pravega.read-skips-first-byte": ("pravega.clients.pravega-python.byte-stream",
+                                                     "pravega.clients.pravega-java.byte-stream"),
+                   "pravega.sealed-accepts-appends": ("pravega.clients.pravega-python.stream-lifecycle",
+                                                      "pravega.clients.pravega-java.stream-lifecycle")},
     login="wirecheck.suites.pravega.client:login",  # Hello first on every connection, as the Java client does
 )

@@ -14,6 +14,9 @@ from wirecheck.strategies.engine import Mutant
 from wirecheck.strategies.pravega.mutants import BulkMutator, Expect
 
 HELLO = cmd.encode("Hello", high_version=cmd.WIRE_VERSION, low_version=cmd.OLDEST_COMPATIBLE_VERSION)
+#: Hello carries no requestId; its answers (the keepalive's, a Hello mutant's) are matched by this id instead, never
+#: a mutant's (their requestIds count up from 1)
+HELLO_ID = -(2**63)
 
 
 class PravegaFuzz:
@@ -27,6 +30,11 @@ class PravegaFuzz:
     response_frame_clause = "pravega.framing.reply"
     keepalive = HELLO
     keepalive_clause = "pravega.hello.reply"
+    # answers are matched to requests by their requestId (targets.fuzzing.Owners), in any order: the server is
+    # asynchronous, and replies to different requests may come in any order (pravega.framing.pipelined; Pravega
+    # 0.13.0 answers a Hello at once, on the connection's thread, and a table read when its table store is done)
+    keepalive_id = HELLO_ID
+    answers_any_order = True
 
     def __init__(self, segment: str, table: str, length: int = 13, operators=BulkMutator.OPERATORS, token: str = "",
                  wire_version: int = cmd.WIRE_VERSION):
@@ -37,6 +45,21 @@ class PravegaFuzz:
 
     def mutants(self, rng: random.Random) -> BulkMutator:
         return BulkMutator(rng, self.segment, self.table, self.length, self.operators, self.token, self.wire_version)
+
+    @staticmethod
+    def answer_id(frame: bytes) -> int | None:
+        try:
+            decoded = cmd.decode(frame)
+        except DecodeError:
+            return None
+        return HELLO_ID if decoded.name == "Hello" else decoded.get("request_id")
+
+    @staticmethod
+    def request_id(mutant: Mutant) -> int | None:
+        expect: Expect | None = mutant.context
+        if expect is None:
+            return None
+        return HELLO_ID if cmd.CODE["Hello"] in expect.replies else expect.request_id
 
     def is_keepalive_answer(self, frame: bytes) -> bool:
         try:
