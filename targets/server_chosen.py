@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from wirecheck.protocols.spec import ProtocolSpec
 
 SHOWN = 3  # uncarried values named in a NOT REPLAYABLE line
+ZERO_UUID = uuid.UUID(int=0)
 
 
 class ServerChosen:
@@ -139,6 +140,8 @@ def _encoded(before, after) -> tuple[bytes, bytes] | None:
             return None
         return before.to_bytes(8, "big", signed=True), after.to_bytes(8, "big", signed=True)
     if isinstance(before, uuid.UUID) and isinstance(after, uuid.UUID):
+        if ZERO_UUID in (before, after):  # no id (Kafka's "TopicId": zero when named by name), never a choice:
+            return None  # carried over, every later request naming a topic by name would name one by id too
         return before.bytes, after.bytes
     if isinstance(before, str) and isinstance(after, str):
         before, after = before.encode(), after.encode()

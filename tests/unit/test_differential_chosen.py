@@ -13,7 +13,7 @@ from fnmatch import fnmatchcase
 from wirecheck.protocols.kafka import messages
 from wirecheck.protocols.registry import all_specs
 from wirecheck.targets.differential import Comparator
-from wirecheck.targets.server_chosen import ServerChosen
+from wirecheck.targets.server_chosen import ServerChosen, _encoded
 from wirecheck.targets.session import Outcome, Reply
 
 KAFKA = all_specs()["kafka"]
@@ -128,3 +128,11 @@ def test_a_counted_kind_agrees_on_any_count_but_not_on_a_sentinel():
     assert chosen.same("group-epoch", 0, 0) and not chosen.same("group-epoch", 0, 3)
     assert not chosen.same("group-epoch", -1, 4)
     assert chosen.same("group-epoch", 1, 3) and chosen.mapped_value("group-epoch", 1) == 3
+
+
+def test_a_zero_uuid_is_never_carried_over():
+    """One server answering a topic id where the other answers none (zero) must not make every later request that
+    names a topic by name (TopicId zero) name the other server's topic by id."""
+    real = uuid.uuid4()
+    assert _encoded(uuid.UUID(int=0), real) is None and _encoded(real, uuid.UUID(int=0)) is None
+    assert _encoded(real, uuid.uuid4()) is not None
