@@ -216,8 +216,10 @@ CLAUSES = [
            f"{GUIDE}, 'Metadata API'"),
     Clause("kafka.metadata.unknown-topic",
            "Metadata for a missing topic without auto-creation gets UNKNOWN_TOPIC_OR_PARTITION (3); with "
-           "auto-creation the topic is created (LEADER_NOT_AVAILABLE (5) allowed on the first answer).",
-           "KafkaApis.getTopicMetadata; AutoTopicCreationManager"),
+           "auto-creation the topic is created (LEADER_NOT_AVAILABLE (5), as Kafka 3, or "
+           "UNKNOWN_TOPIC_OR_PARTITION (3), as Kafka 4, allowed on the first answer).",
+           "KafkaApis.getTopicMetadata; AutoTopicCreationManager (Kafka 4: DefaultAutoTopicCreationManager."
+           "sendCreateTopicRequest)"),
     Clause("kafka.metadata.empty-list",
            "Metadata v1+ with an empty topic array lists no topics; only a null array asks for all topics.",
            "MetadataRequest.json (Topics nullableVersions 1+)"),

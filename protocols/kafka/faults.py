@@ -190,6 +190,7 @@ VARIANTS = {
     "kafka.segment-below-max-message": "kafka.produce.message-too-large",
     "kafka.fetch-early-partial": "kafka.fetch.long-poll",
     "kafka.invalid-topic-unknown": "kafka.metadata.invalid-topic",
+    "kafka.metadata-auto-create-leader-not-available": "kafka.metadata.unknown-topic",
     "kafka.session-timeout-unbounded": "kafka.group.invalid-session-timeout",
     "kafka.txn-fenced-invalid-epoch": "kafka.txn.fenced",
     "kafka.txn-init-aborts-at-once": "kafka.txn.init-aborts-ongoing",

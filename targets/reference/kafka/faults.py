@@ -88,6 +88,9 @@ class KafkaVariants(Switches):
     fetch_early_partial = Switch(
         "a waiting Fetch is answered as soon as any bytes are there, below MinBytes too "
         "(MaxWaitMs is an upper bound)")
+    metadata_auto_create_leader_not_available = Switch(
+        "the Metadata that auto-creates a topic answers it LEADER_NOT_AVAILABLE (5) with its id, as Apache "
+        "Kafka 3 (AutoTopicCreationManager.scala), not UNKNOWN_TOPIC_OR_PARTITION (3) as Kafka 4")
     invalid_topic_unknown = Switch(
         "Metadata for a name outside Topic.validate's rule answers UNKNOWN_TOPIC_OR_PARTITION "
         "(3), not 17")

@@ -72,13 +72,18 @@ class MetadataApis(BrokerParts):
             if not (may_create and self.storage.has_room(self.settings.default_partitions)):
                 return {"ErrorCode": UNKNOWN_TOPIC_OR_PARTITION, "Name": name, "Partitions": [],
                         "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
-            # Kafka answers LEADER_NOT_AVAILABLE for a topic it has just auto-created (AutoTopicCreationManager);
-            # clients retry, and the next Metadata lists the partitions. (A KRaft broker, Apache Kafka 4.4 among
-            # them, answers UNKNOWN_TOPIC_OR_PARTITION instead: DefaultAutoTopicCreationManager.
-            # sendCreateTopicRequest. Answering so here needs kafka.metadata.unknown-topic's case to look again,
-            # else the fault metadata-ignores-allow-create answers the first Metadata exactly as a correct broker.)
+            # Apache Kafka 4 answers the Metadata that asks for the creation UNKNOWN_TOPIC_OR_PARTITION, with no id
+            # and no partitions (DefaultAutoTopicCreationManager.sendCreateTopicRequest: the request goes to the
+            # controller, and the answer does not wait for it); clients retry (3 is retriable), and a later
+            # Metadata lists the partitions. Kafka 3's AutoTopicCreationManager.scala answered LEADER_NOT_AVAILABLE
+            # with the topic's id (variant metadata-auto-create-leader-not-available). kafka.metadata.unknown-topic's
+            # case looks twice, so the fault metadata-ignores-allow-create is told from a correct broker by the
+            # topic the second Metadata lists.
             topic = self.storage.create(name, self.settings.default_partitions)
-            return {"ErrorCode": LEADER_NOT_AVAILABLE, "Name": name, "TopicId": topic.topic_id, "Partitions": [],
+            if self.variants.metadata_auto_create_leader_not_available:
+                return {"ErrorCode": LEADER_NOT_AVAILABLE, "Name": name, "TopicId": topic.topic_id, "Partitions": [],
+                        "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
+            return {"ErrorCode": UNKNOWN_TOPIC_OR_PARTITION, "Name": name, "Partitions": [],
                     "TopicAuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED}
         node = self.settings.node_id
         leader = node + 1 if self.faults.metadata_leader_not_a_broker else node  # fault: no such node
