@@ -23,7 +23,7 @@ func rounds(j *job) [][]record {
 
 // producer: a SyncProducer whose records go to the partition each names, with the job's codec; an idempotent one
 // needs acks from all replicas and one request in flight (Sarama's Config.Validate)
-func producer(j *job, codec string, idempotent bool) (sarama.SyncProducer, error) {
+func producer(j *job, topic string, codec string, idempotent bool) (sarama.SyncProducer, error) {
 	conf := config(j)
 	compression, known := codecs[codec]
 	if !known {
@@ -37,7 +37,54 @@ func producer(j *job, codec string, idempotent bool) (sarama.SyncProducer, error
 		conf.Producer.RequiredAcks = sarama.WaitForAll
 		conf.Net.MaxOpenRequests = 1
 	}
-	return sarama.NewSyncProducer(brokers(j), conf)
+	return syncProducer(j, conf, topic)
+}
+
+// syncProducer: a SyncProducer whose connections to topic's partition leaders are made, one after another, before
+// it sends. Sarama v1.61.1's Broker.Open marks the broker opened before it takes the lock its dial holds
+// (broker.go: opened.CompareAndSwap, conf.Validate, then b.lock.Lock), so of two partition producers asking for
+// one leader at once the second may send first, on no connection (ErrNotConnected); the client's metadata refresh
+// then drops and closes that broker under the first's Produce in flight, and the producer, not idempotent,
+// retries a request the broker had stored: one record twice (seen under load as a partition one record longer
+// than produced, the consumer's count filled by the copy and another record "missing").
+func syncProducer(j *job, conf *sarama.Config, topic string) (sarama.SyncProducer, error) {
+	client, err := sarama.NewClient(brokers(j), conf)
+	if err != nil {
+		return nil, err
+	}
+	partitions, err := client.Partitions(topic)
+	for _, partition := range partitions {
+		if err != nil {
+			break
+		}
+		var leader *sarama.Broker
+		if leader, err = client.Leader(topic, partition); err == nil {
+			_, err = leader.Connected() // waits for the dial Leader started (it holds the broker's lock)
+		}
+	}
+	var p sarama.SyncProducer
+	if err == nil {
+		p, err = sarama.NewSyncProducerFromClient(client)
+	}
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	return clientProducer{p, client}, nil
+}
+
+// clientProducer: a SyncProducer that closes the client it was made from (NewSyncProducerFromClient leaves it open)
+type clientProducer struct {
+	sarama.SyncProducer
+	client sarama.Client
+}
+
+func (p clientProducer) Close() error {
+	err := p.SyncProducer.Close()
+	if closing := p.client.Close(); err == nil {
+		err = closing
+	}
+	return err
 }
 
 func message(topic string, r record) *sarama.ProducerMessage {
@@ -73,7 +120,7 @@ func produceValues(j *job, topic string, values []string, first int, partitions 
 	for i, value := range values {
 		parts[i] = record{Partition: int32(first+i) % partitions, Value: value, Timestamp: time.Now().UnixMilli()}
 	}
-	p, err := producer(j, "none", false)
+	p, err := producer(j, topic, "none", false)
 	if err != nil {
 		return err
 	}
@@ -179,7 +226,7 @@ func consume(j *job, count int, commit bool) ([]record, error) {
 // produce-consume (also idempotent, compression, sasl): the records produced in rounds, then consumed back by a
 // group member that commits nothing
 func produceConsume(j *job, result map[string]any) error {
-	p, err := producer(j, j.Codec, j.Idempotent)
+	p, err := producer(j, j.Topic, j.Codec, j.Idempotent)
 	if err != nil {
 		return err
 	}
@@ -197,7 +244,7 @@ func produceConsume(j *job, result map[string]any) error {
 // group-consume: the job's records produced, then read by the group's only member, which commits each record it
 // reads and leaves; a second run of the group reads on from there
 func groupConsume(j *job, result map[string]any) error {
-	p, err := producer(j, "none", false)
+	p, err := producer(j, j.Topic, "none", false)
 	if err != nil {
 		return err
 	}

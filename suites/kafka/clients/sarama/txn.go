@@ -68,7 +68,7 @@ func transactions(j *job, result map[string]any) error {
 	conf.Net.MaxOpenRequests = 1
 	conf.Producer.Return.Successes = true
 	conf.Producer.Partitioner = sarama.NewManualPartitioner
-	p, err := sarama.NewSyncProducer(brokers(j), conf)
+	p, err := syncProducer(j, conf, j.Dest)
 	if err != nil {
 		return err
 	}
