@@ -26,9 +26,12 @@ class Waiting extends Error {}
 const raw = text => (text === null ? undefined : Buffer.from(text, 'base64'))
 const b64 = data => (data === null || data === undefined ? null : Buffer.from(data).toString('base64'))
 
-// job.client_id (optional): every connection names it, so the suite's capture keeps the client's connections only
+// job.client_id (optional): every connection names it, so the suite's capture keeps the client's connections only;
+// job.sasl (optional, {mechanism, username, password}): every connection logs in with it (the client's own SASL:
+// PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, SASLMechanisms in its apis/enumerations.js)
 const options = (job, role) => ({ clientId: job.client_id || `wirecheck-platformatic-${role}`, bootstrapBrokers: [job.bootstrap],
-  retries: 5, retryDelay: 100 })
+  retries: 5, retryDelay: 100,
+  ...(job.sasl ? { sasl: { mechanism: job.sasl.mechanism, username: job.sasl.username, password: job.sasl.password } } : {}) })
 
 async function waitUntil (condition, what, ms = CONSUME_MS) {
   const end = Date.now() + ms
