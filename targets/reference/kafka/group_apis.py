@@ -122,13 +122,16 @@ class GroupApis(BrokerParts):
                                   "ProtocolType": "", "ProtocolData": "", "Members": [],
                                   "AuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED})
                 continue
-            stable = group.state == group_model.STABLE
+            # as Apache Kafka's GroupMetadataManager.describeGroups: the protocol, and each member's metadata and
+            # assignment, only of a Stable group; otherwise ProtocolData "" and members without them
+            # (ClassicGroupMember.describeNoMetadata), the protocol being still chosen
+            stable = group.state == group_model.STABLE and bool(group.protocol_name)
             described.append({
                 "ErrorCode": NONE, "GroupId": group_id, "GroupState": group.state,
-                "ProtocolType": group.protocol_type or "", "ProtocolData": group.protocol_name or "",
+                "ProtocolType": group.protocol_type or "", "ProtocolData": group.protocol_name if stable else "",
                 "Members": [{"MemberId": m.member_id, "GroupInstanceId": m.group_instance_id,
                              "ClientId": m.client_id, "ClientHost": m.client_host,
-                             "MemberMetadata": m.metadata_for(group.protocol_name) if group.protocol_name else b"",
+                             "MemberMetadata": m.metadata_for(group.protocol_name) if stable else b"",
                              "MemberAssignment": m.assignment if stable else b""}
                             for m in group.members.values()],
                 "AuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED})
