@@ -127,6 +127,10 @@ _.listStreamsInScope  # unused method (targets/reference/pravega/controller/serv
 _.listStreamsInScopeForTag  # unused method (targets/reference/pravega/controller/service.py:139)
 _.updateStream  # unused method (targets/reference/pravega/controller/service.py:123)
 getSegmentsImmediatlyFollowing  # unused variable (targets/reference/pravega/controller/service.py:239)
+_.commitTransaction  # unused method (targets/reference/pravega/controller/transactions.py)
+_.abortTransaction  # unused method (targets/reference/pravega/controller/transactions.py)
+_.pingTransaction  # unused method (targets/reference/pravega/controller/transactions.py)
+_.checkTransactionState  # unused method (targets/reference/pravega/controller/transactions.py)
 
 # the independent servers, written apart from the suite: kept as their authors wrote them
 COMPRESSION_NONE  # unused variable (tests/independent/kafka/records.py:38)
