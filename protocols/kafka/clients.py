@@ -9,7 +9,8 @@ SCENARIOS = {
                        "back exactly once, byte-identical and in offset order per partition",
     "compression": "produces batches with each compression codec it offers and consumes them back byte-identical",
     "group-rebalance": "consumes with a group of two members, one leaving mid-way, each record exactly once across "
-                       "them: the remaining member resumes the leaver's partitions at the offsets committed",
+                       "them: the remaining member resumes the leaver's partitions at the offsets committed (a "
+                       "record whose commit the group refused, a commit racing the rebalance, comes once more)",
     "idempotent": "produces with an idempotent producer: each record stored once, in batches carrying the producer "
                   "id the broker handed out (>= 0)",
     "transactions": "consumes, transforms and produces in transactions with the consumed offsets "
@@ -22,7 +23,8 @@ SCENARIOS = {
     "mixed-group": "consumes with a group of two members, the other of another client library (kafka-python with "
                    "confluent-kafka, confluent-kafka with aiokafka, aiokafka with kafka-python) and leaving mid-way, "
                    "each record exactly once across them: the client's member resumes the leaver's partitions at the "
-                   "offsets the other library committed",
+                   "offsets the other library committed (a record whose commit the group refused, a commit racing "
+                   "the rebalance, comes once more: Kafka's CommitFailedException)",
     "group-consume": "consumes as a group's only member until it has read what was produced, committing on exit, "
                      "and a second run of the group reads on from the committed offsets: each record exactly once "
                      "across the runs",

@@ -11,7 +11,8 @@ optionally ``sasl`` ({"mechanism", "username", "password"}: every client the job
   next, so that later batches start at offsets above 0); then consumed from the earliest offset, committing
   nothing. Gives ``produced`` ([partition, offset] per record, in job order) and ``consumed`` (in the order read).
 - ``group-rebalance``: ``topic`` (``partitions`` of them), ``group``, ``values``: two members consume, committing
-  each record; one leaves after the first half. Gives ``consumed`` ([member, partition, offset, value]).
+  each record; one leaves after the first half. Gives ``consumed`` ([member, partition, offset, value]) and
+  ``refused_commits`` ([member, partition, offset] of each record whose commit the group refused, having rebalanced).
 - ``mixed-group``: the same, the member that leaves being of another client library, ``partner``.
 - ``cluster-admin``: ``topic`` (one partition), ``values`` produced to it, ``grow_to``, ``delete_below``: the topic
   grown to ``grow_to`` partitions and described, partition 0's records below ``delete_below`` deleted, the cluster
@@ -254,10 +255,16 @@ class Group:
         self.consumed: list[list] = []
         self.assigned: dict[str, set] = {}
         self.errors: list[str] = []
+        self.refused: list[list] = []  # [member, partition, offset] of each record whose commit the group refused
 
     def count(self) -> int:
         with self.lock:
             return len(self.consumed)
+
+    def distinct(self) -> int:
+        """The records consumed at least once (a record whose commit was refused comes again)."""
+        with self.lock:
+            return len({value for *_, value in self.consumed})
 
 
 def member_thread(group: Group, name: str, make_member, stop: threading.Event) -> threading.Thread:
@@ -270,7 +277,9 @@ def member_thread(group: Group, name: str, make_member, stop: threading.Event) -
                     for partition, offset, value in member.poll():
                         with group.lock:
                             group.consumed.append([name, partition, offset, b64(value)])
-                        member.commit(partition, offset + 1)
+                        if member.commit(partition, offset + 1) is False:
+                            with group.lock:
+                                group.refused.append([name, partition, offset])
                     with group.lock:
                         group.assigned[name] = member.assignment()
             finally:
@@ -307,14 +316,14 @@ def group_rebalance(job: dict, produce, make_member, make_leaver=None) -> dict:
     stops["b"].set()
     threads["b"].join(CONSUME_SECONDS)
     produce([(i % partitions, v) for i, v in enumerate(values[half:], half)])
-    wait_until(lambda: group.count() >= len(values), f"all {len(values)} records consumed", group=group)
+    wait_until(lambda: group.distinct() >= len(values), f"all {len(values)} records consumed", group=group)
     time.sleep(0.5)  # a record consumed twice may still come
     stops["a"].set()
     threads["a"].join(CONSUME_SECONDS)
     if group.errors:
         raise RuntimeError("; ".join(group.errors))
     with group.lock:
-        return {"consumed": list(group.consumed)}
+        return {"consumed": list(group.consumed), "refused_commits": list(group.refused)}
 
 
 def consumer_group_protocol(job: dict, produce, make_member) -> dict:
@@ -366,10 +375,16 @@ class KafkaPythonMember:
         batches = self.consumer.poll(timeout_ms=KAFKA_PYTHON_POLL_MS, max_records=1)
         return [(m.partition, m.offset, m.value) for messages in batches.values() for m in messages]
 
-    def commit(self, partition: int, offset: int) -> None:
-        from kafka.structs import TopicPartition
-        from kafka.structs import OffsetAndMetadata
-        self.consumer.commit({TopicPartition(self.topic, partition): OffsetAndMetadata(offset, None, -1)})
+    def commit(self, partition: int, offset: int) -> bool:
+        """False when the group refused the commit because it rebalanced under it (kafka-python's CommitFailedError,
+        as aiokafka's: AiokafkaMember.commit)."""
+        from kafka.errors import CommitFailedError
+        from kafka.structs import OffsetAndMetadata, TopicPartition
+        try:
+            self.consumer.commit({TopicPartition(self.topic, partition): OffsetAndMetadata(offset, None, -1)})
+        except CommitFailedError:
+            return False
+        return True
 
     def assignment(self) -> set:
         return {tp.partition for tp in self.consumer.assignment()}
@@ -439,9 +454,19 @@ class AiokafkaMember:
         batches = self.loop.run_until_complete(self.consumer.getmany(timeout_ms=100, max_records=1))
         return [(m.partition, m.offset, m.value) for messages in batches.values() for m in messages]
 
-    def commit(self, partition: int, offset: int) -> None:
+    def commit(self, partition: int, offset: int) -> bool:
+        """False when the group refused the commit because it rebalanced under it: aiokafka's CommitFailedError
+        (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS, group_coordinator.py commit_offsets), as
+        Kafka's CommitFailedException, whose javadoc says the commit cannot be retried: the partition's next owner
+        reads again from the last commit the group accepted, this record included. The member rejoins on its next
+        poll."""
         from aiokafka import TopicPartition
-        self.loop.run_until_complete(self.consumer.commit({TopicPartition(self.topic, partition): offset}))
+        from aiokafka.errors import CommitFailedError
+        try:
+            self.loop.run_until_complete(self.consumer.commit({TopicPartition(self.topic, partition): offset}))
+        except CommitFailedError:
+            return False
+        return True
 
     def assignment(self) -> set:
         return {tp.partition for tp in self.consumer.assignment()}
