@@ -18,13 +18,14 @@ from wirecheck.targets.reference.pravega.controller import controller_pb2_grpc a
 from wirecheck.targets.reference.pravega.controller.model import Metadata, ScaleError, Stream, segment_name, valid_name
 from wirecheck.targets.reference.pravega.controller.persist import MetadataFile
 from wirecheck.targets.reference.pravega.controller.store_link import SegmentStore, StoreError
+from wirecheck.targets.reference.pravega.controller.internal_streams import (
+    MARK_PREFIX,
+    READER_GROUP_STREAM_PREFIX,
+    InternalStreams,
+)
 from wirecheck.targets.reference.pravega.controller.transactions import TransactionCalls
 
 log = logging.getLogger("wirecheck.broker.pravega.controller")
-#: a reader group's state stream is "_RG" + its name, a stream's watermarks stream "_MARK" + its name
-#: (shared/protocol/src/main/java/io/pravega/shared/NameUtils.java: READER_GROUP_STREAM_PREFIX, MARK_PREFIX)
-READER_GROUP_STREAM_PREFIX = "_RG"
-MARK_PREFIX = "_MARK"
 
 
 def mutates(call):
@@ -41,7 +42,7 @@ def mutates(call):
     return saved_before_the_answer
 
 
-class ControllerService(TransactionCalls, pb_grpc.ControllerServiceServicer):
+class ControllerService(InternalStreams, TransactionCalls, pb_grpc.ControllerServiceServicer):
     def __init__(self, store: SegmentStore, store_host: str, store_port: int, controller_uri: tuple[str, int],
                  state: MetadataFile | None = None):
         self.state = state  # None: the metadata lives in memory only
@@ -353,39 +354,6 @@ class ControllerService(TransactionCalls, pb_grpc.ControllerServiceServicer):
         if not await self._drop_stream(request.scope, READER_GROUP_STREAM_PREFIX + request.readerGroup):
             return response(status=response.FAILURE)
         return response(status=response.SUCCESS)
-
-    async def _drop_stream(self, scope: str, name: str) -> bool:
-        """An internal stream deleted with what owns it (none is fine); False when the store refused."""
-        async with self._lock:
-            stream = self.meta.streams.get((scope, name))
-            if stream is None:
-                return True
-            try:
-                for segment in stream.segments.values():
-                    await self.store.delete_segment(segment_name(scope, name, segment.id))
-            except StoreError as exc:
-                log.warning("delete internal stream %s/%s: %s", scope, name, exc)
-                return False
-            del self.meta.streams[(scope, name)]
-        return True
-
-    async def _internal_stream(self, scope: str, name: str) -> bool:
-        """An internal stream of one segment (a stream's watermarks, a reader group's state), unless it exists;
-        False when the store refused its segment."""
-        async with self._lock:
-            if (scope, name) in self.meta.streams:
-                return True
-            fixed = pb.ScalingPolicy(scaleType=pb.ScalingPolicy.FIXED_NUM_SEGMENTS, minNumSegments=1)
-            config = pb.StreamConfig(streamInfo=pb.StreamInfo(scope=scope, stream=name), scalingPolicy=fixed)
-            stream = self.meta.create_stream(scope, name, 1, config.SerializeToString(), ())
-            try:
-                for segment in stream.active():
-                    await self.store.create_segment(segment_name(scope, name, segment.id))
-            except StoreError as exc:
-                log.warning("create reader group stream %s/%s: %s", scope, name, exc)
-                del self.meta.streams[(scope, name)]
-                return False
-        return True
 
     # ---- helpers ----
 
