@@ -122,6 +122,12 @@ class ProtocolSpec:
     #: fill otherwise (advertised version lists, lengths and checksums that follow from them, layout-chosen table
     #: versions, message texts); a replay against the same server still compares them
     implementation_fields: tuple[str, ...] = ()
+    #: fields whose value depends on when the server's own background work completes, not on the conversation
+    #: (Kafka's group assignments: delivered once the coordinator has computed them, which Kafka 4.3+ batches and,
+    #: for share groups, defers until the share partitions' state is initialised): never compared, since two runs
+    #: of one server may deliver them at different heartbeats too; the cases judge them (heartbeating until
+    #: assigned), and they are no value a later request carries
+    timed_fields: tuple[str, ...] = ()
     #: fields that follow from the rest of the answer (a frame's length or size): never compared, since what they
     #: follow from is, and never taken for a value the server chose
     derived_fields: tuple[str, ...] = ()

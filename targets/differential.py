@@ -218,7 +218,7 @@ class Comparator:
         self.spec = spec
         self.sent = sent
         self.endpoint = endpoint
-        self.ignored = spec.volatile_fields + spec.derived_fields + \
+        self.ignored = spec.volatile_fields + spec.derived_fields + spec.timed_fields + \
             (spec.implementation_fields if across_implementations else ())
         self.describe = endpoint.describe_answer or endpoint.describe
         self._decoders = dict(spec.field_decoders)

@@ -143,6 +143,14 @@ SPEC = ProtocolSpec(
                            *(f"GetTelemetrySubscriptionsResponse*.{name}" for name in (
                                "AcceptedCompressionTypes*", "PushIntervalMs", "TelemetryMaxBytes",
                                "DeltaTemporality", "RequestedMetrics*"))),
+    # when a member's assignment reaches it is the coordinator's (KIP-848: the target assignment is computed
+    # asynchronously, and Kafka 4.3+ batches it, KIP-1263; KIP-932: Kafka assigns a share partition only once its
+    # state is initialised in the share coordinator, GroupMetadataManager.shareGroupHeartbeat /
+    # initializeShareGroupState, so the first heartbeat answers an empty assignment and a later one the partitions)
+    timed_fields=tuple(f"{api}Response*.{field}" for api, field in (
+        ("ConsumerGroupHeartbeat", "Assignment*"), ("ShareGroupHeartbeat", "Assignment*"),
+        ("ConsumerGroupDescribe", "Assignment*"), ("ConsumerGroupDescribe", "TargetAssignment*"),
+        ("ShareGroupDescribe", "Assignment*"))),
     derived_fields=("*ResponseFrame*.length",),  # follows from what the frame carries, which is compared
     field_decoders={"*.Records": records.batches_as_fields},
     reseal=reseal_edited,

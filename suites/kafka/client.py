@@ -157,6 +157,19 @@ class Kafka(AdvertisedVersions, StrictClient):
         correlation_id = self.send(api_key, version, body, **send_options)
         return self.receive(api_key, version, correlation_id, clause_id)
 
+    def oracle_answer(self, api_key: int, version: int) -> dict | None:
+        """--differential: the oracle's answer to the last request, decoded (its body); None otherwise, or when it
+        gave none that decodes. Never judged (the oracle is not under test): a case that waits for something a
+        server makes visible in its own time (an assignment) waits until both have it, so the two conversations
+        go on from the same state."""
+        reply = getattr(self.session, "oracle_reply", None)
+        if reply is None or not reply.is_frame:
+            return None
+        try:
+            return messages.decode_response(api_key, version, reply.frame)["body"]
+        except Exception:  # noqa: BLE001 - an oracle answer that does not decode says nothing to wait for
+            return None
+
     def call_until_ready(self, api_key: int, version: int, body: dict, clause_id: str,
                          retriable: frozenset[int] = COORDINATOR_NOT_READY, codes_of=errors.error_codes,
                          wait_s: float = READY_WAIT_S) -> dict:

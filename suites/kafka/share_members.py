@@ -39,6 +39,7 @@ class ShareMember:
         self.owned: set[tuple] = set()
         self.session_epoch = 0  # the next ShareSessionEpoch to send: 0 opens
         self.pending: dict[int, int] = {}  # what the opening fetch acquired, not yet taken
+        self.oracle_owned: set[int] | None = None  # --differential: the partitions the oracle assigned, by index
 
     # -- membership --------------------------------------------------------------------------------------
 
@@ -62,6 +63,12 @@ class ShareMember:
         self.epoch = answer["MemberEpoch"]
         if answer["Assignment"] is not None:
             self.owned = partitions_of(answer["Assignment"])
+        oracle = self.client.oracle_answer(HEARTBEAT, self.hb_version)  # --differential: what the oracle assigned
+        if oracle is not None and oracle["ErrorCode"] == errors.NONE:
+            if oracle["Assignment"] is not None:
+                self.oracle_owned = {p for _, p in partitions_of(oracle["Assignment"])}
+            elif self.oracle_owned is None:
+                self.oracle_owned = set()
 
     def settle(self, clause_id: str, done, expected: str) -> None:
         """Heartbeats until ``done()`` holds: the coordinator assigns a share partition once its state is initialized
@@ -70,7 +77,7 @@ class ShareMember:
         the cases (Kafka answers a ShareFetch of a partition whose share state is not initialized yet with
         UNKNOWN_SERVER_ERROR)."""
         deadline = time.monotonic() + ASSIGNMENT_WAIT_S
-        while not done():
+        while not done() or not self._oracle_caught_up(deadline):
             if time.monotonic() > deadline:
                 raise Divergence(C[clause_id], f"{expected}, within {ASSIGNMENT_WAIT_S:.0f} s of heartbeats",
                                  f"member epoch {self.epoch} assigned {sorted(p[1] for p in self.owned)}")
@@ -78,6 +85,14 @@ class ShareMember:
             answer = self.heartbeat(clause_id)
             expect(clause_id, answer["ErrorCode"], errors.NONE)
             self.take(answer)
+
+    def _oracle_caught_up(self, deadline: float) -> bool:
+        """--differential: the oracle has assigned this member the same partitions (by index: topic ids are each
+        server's), so the case goes on from the same state on both; True without an oracle, and once the deadline
+        is near (the oracle is not under test: its lag is left to the comparison)."""
+        if self.oracle_owned is None or time.monotonic() + HEARTBEAT_PAUSE_S > deadline:
+            return True
+        return self.oracle_owned == {p for _, p in self.owned}
 
     def assigned_everything(self) -> None:
         """A sole member: heartbeats until every partition of the topic is assigned to it."""
