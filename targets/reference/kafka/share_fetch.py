@@ -95,8 +95,10 @@ class ShareFetcher:
         return NONE, session
 
     def _refusal(self, code: int, message: str) -> dict:
+        # a refused request acquires nothing: its AcquisitionLockTimeoutMs is the message's default 0, as Apache
+        # Kafka's error answers (ShareFetchRequest/ShareAcknowledgeRequest.getErrorResponse set only the error)
         return {"ThrottleTimeMs": 0, "ErrorCode": code, "ErrorMessage": message,
-                "AcquisitionLockTimeoutMs": self.shares.lock_ms, "Responses": [], "NodeEndpoints": []}
+                "AcquisitionLockTimeoutMs": 0, "Responses": [], "NodeEndpoints": []}
 
     # ------------------------------------------------------------------------------------------ acknowledgement
 
