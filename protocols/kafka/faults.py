@@ -197,7 +197,7 @@ VARIANTS = {
     "kafka.txn-max-timeout-int32": "kafka.txn.invalid-timeout",
     "kafka.txn-timeout-no-fence": "kafka.txn.timeout",
     "kafka.txn-completion-lags": "kafka.txn.invalid-state",
-    "kafka.txn-unadded-abortable": "kafka.txn.produce-unadded",
+    "kafka.txn-unadded-invalid-state": "kafka.txn.produce-unadded",
     "kafka.txn-v2-late-write-producer-fenced": "kafka.txn-v2.old-epoch-fenced",
     "kafka.read-only-invalid-config": "kafka.configs.read-only",
     "kafka.negative-count-null": "kafka.encoding.hostile-count",

@@ -113,9 +113,9 @@ class KafkaVariants(Switches):
         "a transaction completes a moment after EndTxn is answered (Kafka writes the markers, then the completion, "
         "to its log): the first coordinator request for the transactional id after an end gets "
         "CONCURRENT_TRANSACTIONS (51), whatever it asks")
-    txn_unadded_abortable = Switch(
-        "a transactional Produce v11 to a partition not in the transaction gets TRANSACTION_ABORTABLE (120), as "
-        "Kafka answers clients that know it (KIP-890), instead of INVALID_TXN_STATE (48)")
+    txn_unadded_invalid_state = Switch(
+        "a transactional Produce v11 to a partition not in the transaction gets INVALID_TXN_STATE (48), as below "
+        "v11, instead of TRANSACTION_ABORTABLE (120), which Kafka answers clients that know it (KIP-890)")
     txn_v2_late_write_producer_fenced = Switch(
         "a transactional Produce v12+ under an epoch EndTxn v5 left behind gets PRODUCER_FENCED (90), the "
         "coordinator's own answer, instead of INVALID_PRODUCER_EPOCH (47)")

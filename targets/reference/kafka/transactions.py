@@ -24,8 +24,10 @@ v5+) is in transactions_v2.py, hooked in at check_produce, commit_offsets and th
 - variant txn-completion-lags: Kafka answers EndTxn once the outcome is in its log and completes the transaction
   only after the markers are written; the first coordinator request for the transactional id after an end gets
   CONCURRENT_TRANSACTIONS (51), as Kafka's pending transition answers (TransactionCoordinator.endTransaction).
-- variant txn-unadded-abortable: Produce v11+ to a partition not in the transaction gets TRANSACTION_ABORTABLE
-  (120), which KafkaApis lets through from v11 (KIP-890), instead of INVALID_TXN_STATE.
+- Produce v11 to a partition not in the transaction gets TRANSACTION_ABORTABLE (120), as Apache Kafka 4.4 answers
+  on the wire: its coordinator's verification answers 120, which the partition leader turns into INVALID_TXN_STATE
+  only for Produce v10 and below (KafkaApis.scala 743, AddPartitionsToTxnManager.scala 228, KIP-890); variant
+  txn-unadded-invalid-state answers 48 at v11 too.
 Transaction state is in memory, while the markers themselves are in the (durable) log.
 """
 
@@ -168,7 +170,7 @@ class Transactions:
         if txn is None or epoch < txn.epoch:
             return INVALID_PRODUCER_EPOCH if txn is not None else INVALID_TXN_STATE
         if txn.state != ONGOING or (topic, partition) not in txn.partitions:
-            abortable = version >= ABORTABLE_PRODUCE and self.variants.txn_unadded_abortable
+            abortable = version >= ABORTABLE_PRODUCE and not self.variants.txn_unadded_invalid_state
             return TRANSACTION_ABORTABLE if abortable else INVALID_TXN_STATE
         return NONE
 
