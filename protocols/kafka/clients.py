@@ -69,9 +69,10 @@ CLIENTS = {client.name: client for client in (
     RealClient("aiokafka", "aiokafka, the asyncio client,", (*_EVERY, *_MORE, "mixed-group")),
     RealClient("kafkajs", "kafkajs, the pure-JavaScript client,", (*_EVERY, *_MORE)),
     # not group-rebalance yet: under load its consumer still delivers (and commits) a record of a partition its
-    # join event already moved to the other member, so a record comes twice whatever the broker does
+    # join event already moved to the other member, so a record comes twice whatever the broker does. Its SASL is
+    # its own (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512: SASLMechanisms in its apis/enumerations.js)
     RealClient("platformatic-kafka", "@platformatic/kafka, a modern pure-JavaScript client,",
-               tuple(s for s in _EVERY if s != "group-rebalance")),
+               (*(s for s in _EVERY if s != "group-rebalance"), "sasl")),
     # kcat is a command-line producer and consumer: no admin, no transactions, one consumer per process (its
     # group consumer runs alone, one run after another)
     RealClient("kcat", "kcat, librdkafka's command-line producer and consumer,",
