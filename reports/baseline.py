@@ -10,7 +10,7 @@ File format (JSON)::
 XPASS, which fails the run so that stale entries are removed. Expired entries no longer apply. An entry may also
 name the ``clause`` whose failure it expects (then a failure under another clause stays a failure), the ``test``
 (the test's name with its parameters, exactly, where one parameter of a case diverges) and the ``source`` that
-documents it (a ticket, an upstream issue or source line): the expected divergences of an
+documents it; ``intermittent`` marks a race the server loses only sometimes (a pass is then not XPASS) (a ticket, an upstream issue or source line): the expected divergences of an
 upstream server (targets/upstream/expectations/) are entries of this kind.
 """
 
@@ -33,6 +33,7 @@ class BaselineEntry:
     clause: str | None = None  # the clause whose failure is expected; None: any failure of the case
     source: str = ""  # where the divergence is documented
     test: str | None = None  # the test's name with its parameters, exactly ("test_x[overlapping]"); None: any
+    intermittent: bool = False  # a race the server loses only sometimes: passing is not XPASS
 
     def describe(self) -> str:
         return self.reason + (f" ({self.source})" if self.source else "")
@@ -57,8 +58,10 @@ class Baseline:
                 for key in ("clause", "source", "test"):
                     if key in e and not isinstance(e[key], str):
                         raise ValueError(f"entry {i}: {key!r} must be a string")
+                if not isinstance(e.get("intermittent", False), bool):
+                    raise ValueError(f"entry {i}: 'intermittent' must be true or false")
                 entries.append(BaselineEntry(e["case"], e["reason"], expires, e.get("clause"), e.get("source", ""),
-                                             e.get("test")))
+                                             e.get("test"), e.get("intermittent", False)))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise pytest.UsageError(f"--baseline {path}: {exc}") from None
         return cls(path, entries)

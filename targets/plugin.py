@@ -37,7 +37,8 @@ from wirecheck.targets.runner.case import CaseState, Target
 from wirecheck.reports.events import CaseStarted, Exchange, RunFinished, Subscriber, VerdictReached
 from wirecheck.targets.runner.run import Run, RunOptions, UsageProblem
 from wirecheck.targets.runner.validate import validate, writable_dir
-from wirecheck.targets.runner.verdicts import NOT_RUN, TARGET_DOWN, apply_baseline, classify, flaky, unwrap
+from wirecheck.targets.runner.verdicts import (NOT_RUN, TARGET_DOWN, apply_baseline, classify, expect_carried,
+                                               flaky, unwrap)
 
 case_key = pytest.StashKey["CaseState"]()
 
@@ -201,7 +202,7 @@ def pytest_configure_node(node):
     controller found them (each target is probed once per run)."""
     node.workerinput["wirecheck_run_id"] = node.config.wirecheck.run_id
     node.workerinput["wirecheck_surveys"] = node.config.wirecheck.surveys
-    node.workerinput["wirecheck_upstream"] = node.config.wirecheck.upstream_targets
+    node.workerinput["wirecheck_upstream"] = node.config.wirecheck.upstream_handover()
 
 
 @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: a re-judged case is shown as the records hold it
@@ -235,6 +236,7 @@ def _carry_blocked(run: Run, writer: RunWriter, config) -> bool:
     failed on it."""
     records = list(writer.records())
     carried = carry(records, run.strict)
+    expect_carried(run.baseline, carried)
     moved = reattribute(records, dependencies(run.specs.values()))
     if carried or moved:
         writer.rewrite(records)

@@ -328,8 +328,14 @@ _C = [
            "lastPosition from which a later call returns only later changes.",
            "notes §4.6 (88/87)"),
     Clause("pravega.table.info",
-           "GetTableSegmentInfo is answered with TableSegmentInfo whose entryCount is the number of live keys.",
-           "notes §4.6 (68/69)"),
+           "GetTableSegmentInfo is answered with TableSegmentInfo whose entryCount converges to the number of live "
+           "keys: asked again after a change, it reaches that number.",
+           "notes §4.6 (68/69); segmentstore/contracts/.../tables/TableSegmentInfo.java (entryCount: 'an eventually "
+           "consistent value ... will converge towards the actual number of unique keys'); ContainerKeyIndex."
+           "getUniqueEntryCount (the indexed count plus the tail cache's delta)",
+           decision="When the count reaches the number of keys is the server's: the reference answers it at once, "
+                    "Pravega once its background index caught up (variant table-info-count-converges); the case "
+                    "asks again for up to 10 s."),
     Clause("pravega.table.delete",
            "DeleteTableSegment with mustBeEmpty on a table holding keys is answered with TableSegmentNotEmpty; "
            "otherwise with SegmentDeleted.",

@@ -88,5 +88,6 @@ VARIANTS: dict[str, str] = {
     "pravega.read-auth-offset-as-request-id": "pravega.auth.token-rejected",
     "pravega.short-reads": "pravega.read.in-range",
     "pravega.negative-truncate-closes": "pravega.segment.truncate",
+    "pravega.table-info-count-converges": "pravega.table.info",
     "pravega.negative-conditional-appends": "pravega.append.conditional",
 }

@@ -1,10 +1,14 @@
 """Table segments: versioned keys, conditional updates and removals, reads, iteration, delta reads
 (notes §4.6)."""
 
+import time
+
 import pytest
 
 from wirecheck.protocols.pravega import commands as cmd
 from wirecheck.suites.pravega.client import Pravega, new_table, segment_name, table_with_keys
+
+INFO_CONVERGES_S = 10.0  # how long a table's entryCount may take to reach its keys (pravega.table.info)
 
 case = pytest.mark.case
 ANY, NEW = cmd.NO_VERSION, cmd.NOT_EXISTS
@@ -174,9 +178,16 @@ def test_delta_respects_the_count(target):
 def test_table_info_counts_keys(target):
     client, table = new_table(target)
     client.put(table, [(b"a", ANY, b"1"), (b"b", ANY, b"2"), (b"a", ANY, b"3")])
-    answer = client.call("GetTableSegmentInfo", "pravega.table.info", ("TableSegmentInfo",), segment=table)
-    if answer["entry_count"] != 2:
-        raise client.diverge("pravega.table.info", "entryCount 2", client._text(answer))
+    # an eventually consistent count (the clause's source): asked again until it shows the two keys, bounded
+    deadline = time.monotonic() + INFO_CONVERGES_S
+    while True:
+        answer = client.call("GetTableSegmentInfo", "pravega.table.info", ("TableSegmentInfo",), segment=table)
+        if answer["entry_count"] == 2:
+            return
+        if time.monotonic() > deadline:
+            raise client.diverge("pravega.table.info", f"entryCount 2 within {INFO_CONVERGES_S:.0f} s",
+                                 client._text(answer))
+        time.sleep(0.1)
 
 
 @case("pravega.table.delete")

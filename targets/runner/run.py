@@ -113,6 +113,7 @@ class Run:
         self.oracle_broker = None  # --differential: the clean reference broker answers are compared with
         self.upstreams: list = []  # UpstreamProcess: the real servers this run started (--upstream, controller only)
         self.upstream_targets: dict[str, str] = {}  # the --target each became -> the server and version (to workers)
+        self.upstream_options: list[str] = []  # the --target-option each needs besides its address (to workers)
         self._oracles: dict[str, TargetInfo] | None = None
         self._chosen: dict[str, ServerChosen] = {}  # --differential: per protocol, what each server chose
         self.collected_protocols: set[str] = set()  # the reference broker runs only these personalities
@@ -155,9 +156,10 @@ class Run:
 
     # -- targets
 
-    def start_upstreams(self, given: dict[str, str] | None = None) -> None:
+    def start_upstreams(self, given: dict | None = None) -> None:
         """``--upstream PROTOCOL[@VERSION]``: the controller starts each real server (its log and data in the
-        report directory) and tests it as a ``--target``; an xdist worker receives the controller's targets. The
+        report directory) and tests it as a ``--target``; an xdist worker receives the controller's
+        ``upstream_handover()``. The
         server's expected divergences (targets/upstream/expectations/) join the run's baseline: each is XFAIL with
         its source, and one that no longer fails is XPASS."""
         from wirecheck.targets import upstream
@@ -173,14 +175,19 @@ class Run:
                 host, port = server.address
                 self.upstream_targets[f"{name}={host}:{port}"] = f"{name}@{version}"
                 # what the suite needs to know of it besides its address (Pravega's controller endpoint)
-                self.options.target_options.extend(f"{name}.{key}={value}" for key, value in server.options.items())
+                self.upstream_options += [f"{name}.{key}={value}" for key, value in server.options.items()]
         else:
-            self.upstream_targets = dict(given)
+            self.upstream_targets, self.upstream_options = dict(given["targets"]), list(given["options"])
         self.options.targets.extend(self.upstream_targets)
+        self.options.target_options.extend(self.upstream_options)
         for server in self.upstream_targets.values():
             expected = upstream.expectations(server)
             if expected is not None:
                 self.baseline = expected if self.baseline is None else self.baseline.merged(expected)
+
+    def upstream_handover(self) -> dict:
+        """What an xdist worker needs of the servers the controller started (``start_upstreams(given=...)``)."""
+        return {"targets": self.upstream_targets, "options": self.upstream_options}
 
     def survey_targets(self, given: list[dict] | None = None) -> list[str]:
         """Probe every ``--target`` once (an xdist worker receives its controller's ``given`` surveys instead) and

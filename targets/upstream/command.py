@@ -1,6 +1,7 @@
 """``wirecheck upstream PROTOCOL``: install or start the real server a suite describes, by hand.
 
-Started, it prints ``PROTOCOL=HOST:PORT`` (what ``--target`` takes) and runs until interrupted; its log and data
+Started, it prints ``PROTOCOL=HOST:PORT`` (what ``--target`` takes), then any ``PROTOCOL.KEY=VALUE`` the suite needs
+as ``--target-option`` (Pravega's controller), and runs until interrupted; its log and data
 stay in ``--workdir`` (a new temporary directory unless given).
 """
 
@@ -24,6 +25,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--install", action="store_true", help="resolve the server into the cache and exit")
     parser.add_argument("--workdir", type=Path, default=None, help="its configuration, data and log")
     options = parser.parse_args(argv)
+
+    def interrupted(*_):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupted)  # while it starts: an interrupt stops the server it began
     try:
         name, version = parse(options.protocol + (f"@{options.version}" if options.version else ""))
         module = SERVERS[name]
@@ -35,8 +41,12 @@ def main(argv: list[str]) -> int:
     except HarnessError as exc:
         print(f"wirecheck upstream: {exc}", file=sys.stderr)
         return 4
+    except KeyboardInterrupt:
+        return 1
     host, port = server.address
     print(f"{name}={host}:{port}", flush=True)
+    for key, value in server.options.items():  # what --target-option needs besides the address
+        print(f"{name}.{key}={value}", flush=True)
     print(f"{server.name} running; log {server.log_path}; Ctrl-C stops it", file=sys.stderr, flush=True)
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())

@@ -90,13 +90,17 @@ def wait_ready(server: UpstreamProcess, ready: Callable[[], bool], timeout: floa
     """Poll ``ready`` until it holds; a server that exits or is not ready in ``timeout`` seconds is stopped and
     raises with the last lines of its log."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not server.alive:
-            raise HarnessError(f"{server.name} exited with status {server.process.returncode} while starting; "
-                               f"its log ({server.log_path}) ends:\n{server.log_tail()}")
-        if ready():
-            return
-        time.sleep(0.2)
+    try:
+        while time.monotonic() < deadline:
+            if not server.alive:
+                raise HarnessError(f"{server.name} exited with status {server.process.returncode} while starting; "
+                                   f"its log ({server.log_path}) ends:\n{server.log_tail()}")
+            if ready():
+                return
+            time.sleep(0.2)
+    except BaseException:  # interrupted while it starts: it runs in a group of its own, so stop it here
+        server.stop()
+        raise
     server.stop()
     raise HarnessError(f"{server.name} was not ready after {timeout:.0f} s; its log ({server.log_path}) ends:\n"
                        f"{server.log_tail()}")

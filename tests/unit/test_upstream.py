@@ -100,3 +100,23 @@ def test_an_entry_naming_a_test_matches_that_parameter_only(tmp_path):
     assert apply_baseline(baseline, "kafka.x.case", _failed("kafka.x.clause"), "test_x[one]").verdict is Verdict.XFAIL
     passed = Classified(Verdict.OK, "", None, outcome="passed")
     assert apply_baseline(baseline, "kafka.x.case", passed, "test_x[two]").verdict is Verdict.OK
+
+
+def test_an_intermittent_divergence_that_passes_is_ok(tmp_path):
+    baseline = _baseline(tmp_path, case="kafka.x.case", clause="kafka.x.clause", reason="r", source="s",
+                         intermittent=True)
+    passed = Classified(Verdict.OK, "", None, outcome="passed")
+    assert apply_baseline(baseline, "kafka.x.case", passed).verdict is Verdict.OK
+    assert apply_baseline(baseline, "kafka.x.case", _failed("kafka.x.clause")).verdict is Verdict.XFAIL
+
+
+def test_a_carried_failure_the_baseline_lists_is_xfail(tmp_path):
+    from wirecheck.targets.runner.verdicts import expect_carried
+
+    baseline = _baseline(tmp_path, case="p.case", clause="p.blocker", reason="r", source="s")
+    carried = [{"case": "p.case", "clause": "p.blocker", "nodeid": "suites/p/test_x.py::test_x", "verdict": "FAILED",
+                "message": "p.blocker: expected a; got b"},
+               {"case": "p.case", "clause": "p.other", "nodeid": "suites/p/test_x.py::test_x", "verdict": "FAILED",
+                "message": "p.other: expected a; got b"}]
+    expect_carried(baseline, carried)
+    assert [record["verdict"] for record in carried] == ["XFAIL", "FAILED"]

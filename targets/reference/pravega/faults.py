@@ -217,6 +217,10 @@ class PravegaVariants(Switches):
 
     personality = "pravega"
 
+    table_info_count_converges = Switch(
+        "TableSegmentInfo.entryCount is eventually consistent: each ask answers the count the previous ask saw, so "
+        "a count asked right after a change lags it once (TableSegmentInfo.java: 'will converge towards the actual "
+        "number of unique keys'; upstream adds an index attribute and a tail-cache delta)")
     equal_event_number_closes = Switch(
         "An append whose event number equals the writer's last closes the connection, nothing stored (notes §7.2 "
         "Equal event number, A24: derived from the code, no upstream test; the reference stores it without an ack)")
