@@ -55,6 +55,8 @@ run python -m pytest -n 2 suites --random-order-bucket=global --random-order-see
 # The Kafka suite against Apache Kafka itself (--upstream starts it on loopback): 0 FAILED; its expected divergences
 # (targets/upstream/expectations/) are XFAIL with their sources, listed in the summary
 run python -m pytest -n 2 suites/kafka --upstream kafka --random-order-bucket=global --random-order-seed="$seed"
+# ... and the Pravega suite against Pravega standalone
+run python -m pytest -n 2 suites/pravega --upstream pravega --random-order-bucket=global --random-order-seed="$seed"
 # The suites against configured servers (scripts/configured.py) run inside the self-tests, twice against one broker
 # in a random order: tests/quality/test_configured.py.
 exit "$status"
