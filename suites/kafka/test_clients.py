@@ -363,9 +363,9 @@ def judge_group(clause_id: str, values: list[str], run: ClientRun, members: str 
     commit that races a rebalance is refused (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS; Apache
     Kafka's CommitFailedException javadoc: the partitions may already be another member's, the commit cannot be
     retried), so the partition's next owner reads that record again from the last commit the group accepted. Each
-    commit the driver reports refused (``refused_commits``: [member, partition, offset]) excuses one more
-    consumption of its record; every other record consumed twice means a member started before the offset
-    committed."""
+    commit the driver reports refused, or not made because the partition was revoked first (``refused_commits``:
+    [member, partition, offset]), excuses one more consumption of its record; every other record consumed twice
+    means a member started before the offset committed."""
     expected = f"each of the {len(values)} records consumed once across the {members} members"
     if run.returncode != 0 or run.output is None or "consumed" not in run.output:
         raise Divergence(C[clause_id], expected, f"the client {run.summary()}")

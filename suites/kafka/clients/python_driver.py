@@ -12,7 +12,8 @@ optionally ``sasl`` ({"mechanism", "username", "password"}: every client the job
   nothing. Gives ``produced`` ([partition, offset] per record, in job order) and ``consumed`` (in the order read).
 - ``group-rebalance``: ``topic`` (``partitions`` of them), ``group``, ``values``: two members consume, committing
   each record; one leaves after the first half. Gives ``consumed`` ([member, partition, offset, value]) and
-  ``refused_commits`` ([member, partition, offset] of each record whose commit the group refused, having rebalanced).
+  ``refused_commits`` ([member, partition, offset] of each record whose commit the group refused, having rebalanced,
+  or the member could no longer make, its partition revoked).
 - ``mixed-group``: the same, the member that leaves being of another client library, ``partner``.
 - ``cluster-admin``: ``topic`` (one partition), ``values`` produced to it, ``grow_to``, ``delete_below``: the topic
   grown to ``grow_to`` partitions and described, partition 0's records below ``delete_below`` deleted, the cluster
@@ -459,12 +460,13 @@ class AiokafkaMember:
         (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS, group_coordinator.py commit_offsets), as
         Kafka's CommitFailedException, whose javadoc says the commit cannot be retried: the partition's next owner
         reads again from the last commit the group accepted, this record included. The member rejoins on its next
-        poll."""
+        poll. So too when the rebalance ran on this member's event loop before the commit was sent: aiokafka then
+        refuses to commit a partition no longer assigned (IllegalStateError, consumer.py commit)."""
         from aiokafka import TopicPartition
-        from aiokafka.errors import CommitFailedError
+        from aiokafka.errors import CommitFailedError, IllegalStateError
         try:
             self.loop.run_until_complete(self.consumer.commit({TopicPartition(self.topic, partition): offset}))
-        except CommitFailedError:
+        except (CommitFailedError, IllegalStateError):
             return False
         return True
 
