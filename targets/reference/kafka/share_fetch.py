@@ -198,9 +198,13 @@ class ShareFetcher:
             await self.storage.wait_for_append(wait)
         for key, code in ack_errors.items():
             out.setdefault(key, self._empty(key, NONE))["AcknowledgeErrorCode"] = code
-        if epoch > 0:  # an incremental session answers only the partitions with something to say
-            named = {(t["TopicId"], p["PartitionIndex"]) for t in req["Topics"] for p in t["Partitions"]}
-            out = {k: o for k, o in out.items() if k in named or o["AcquiredRecords"] or o["ErrorCode"]}
+        # the answer lists only the partitions with something to say: records acquired, an error, or the result of
+        # acknowledgements the request carried; as Apache Kafka 4.4 answers on the wire (a ShareFetch that acquires
+        # nothing answers Responses [], the session's partitions named or not: DelayedShareFetch completes with
+        # the partitions it acquired from, KafkaApis merges in the acknowledged ones)
+        acked = {(t["TopicId"], p["PartitionIndex"]) for t in req["Topics"] for p in t["Partitions"]
+                 if p["AcknowledgementBatches"]}
+        out = {k: o for k, o in out.items() if k in acked or o["AcquiredRecords"] or o["Records"] or o["ErrorCode"]}
         return self._answer(out)
 
     def _acquire_all(self, group_id: str, member_id: str, wanted: list, max_bytes: int, budget: int) -> dict:
