@@ -199,3 +199,11 @@ def test_answers_counted_apart_are_neither_exchanged_nor_compared():
     session.request(b"{}\n")  # compared again: this one differs
     assert (tally.compared, tally.exchanged, len(differences)) == (1, 1, 1)
     assert tally.as_dict()["apart"] == {"hostile": 1}
+
+
+def test_timed_fields_are_not_compared():
+    """A field whose value depends on when the server's background work completes (ProtocolSpec.timed_fields)."""
+    import dataclasses
+    timed = dataclasses.replace(RUSTLOG, timed_fields=("FetchResponse.next_offset",))
+    assert Comparator(timed, timed.primary).difference(None, fetched(2, 1), fetched(1, 1)) is None
+    assert COMPARE.difference(None, fetched(2, 1), fetched(1, 1)) is not None
