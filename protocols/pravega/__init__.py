@@ -58,7 +58,8 @@ SPEC = ProtocolSpec(
     # events lose their headers, so the reader cannot parse them; a byte stream reads back shifted by a byte; a
     # sealed stream still takes writes
     client_faults={"pravega.event-headers-stripped": ("pravega.clients.pravega-python.write-read",
-                                                      "pravega.clients.pravega-java.write-read"),
+                                                      "pravega.clients.pravega-java.write-read",
+                                                      "pravega.clients.pravega-java.transaction"),
                    "pravega.read-skips-first-byte": ("pravega.clients.pravega-python.byte-stream",
                                                      "pravega.clients.pravega-java.byte-stream"),
                    "pravega.sealed-accepts-appends": ("pravega.clients.pravega-python.stream-lifecycle",

@@ -177,23 +177,3 @@ def test_transaction(target, client):
     check(clause_id, "the committed events, in order, and nothing else", [e.hex() for e in committed],
           [base64.b64decode(e).hex() for e in result["read"]])
 
-
-@clients_case(SPEC, "key-value-table")
-def test_key_value_table(target, client):
-    clause_id = f"pravega.clients.{client}.key-value-table"
-    keys = [bytes([0, 0, 0, i]) + b"wc" for i in range(1, 5)]  # the table's fixed primary key length: 6
-    entries = {_b64(key): _b64(f"value-{i}-é".encode()) for i, key in enumerate(keys)}
-    job = {"action": "key-value-table", "table": target.unique("kvt").replace("-", ""), "key_length": 6,
-           "entries": entries, "updated": _b64(b"updated"), "remove": _b64(keys[1])}
-    run = drive(target, client, job)
-    controller_lacks(run, "key-value tables")
-    result = finished(clause_id, run, "a key-value table's entries inserted, updated, removed and read back")
-    check(clause_id, "the scope and the table created", [True, True], result["created"])
-    for step in ("insert_existing", "stale_update"):
-        if not (result[step] or "").startswith("BadKeyVersionException"):
-            raise Divergence(C[clause_id], f"{step.replace('_', ' ')} refused (BadKeyVersionException)",
-                             repr(result[step]))
-    expected = dict(entries)
-    expected[_b64(keys[0])] = _b64(b"updated")
-    expected[_b64(keys[1])] = None
-    check(clause_id, "the entries read back (the first updated, the second removed)", expected, result["read"])
