@@ -13,12 +13,14 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -58,6 +60,29 @@ class ClientRun:
         last = f"; the client's last log lines:\n{self.log_tail}" if self.log_tail.strip() else ""
         waiting = self.output.get("waiting_for") if self.output else None
         return how + (f", waiting for {waiting}" if waiting else "") + last
+
+
+@dataclass(frozen=True)
+class JavaDriver:
+    """A driver written in Java: a Maven project built into one runnable jar (``mvn package``), run as ``java -jar``
+    on the same jobs as the protocol's other drivers."""
+    project: Path  # the folder of its pom.xml
+    jar_name: str  # what ``mvn package`` builds into target/
+    install: str  # the line that builds it, from the checkout's root
+
+    @property
+    def jar(self) -> Path:
+        return self.project / "target" / self.jar_name
+
+    def missing(self) -> bool:
+        """No java on PATH, or the jar not built (or built before its sources last changed)."""
+        if shutil.which("java") is None or not self.jar.is_file():
+            return True
+        sources = [self.project / "pom.xml", *(self.project / "src").rglob("*")]
+        return max(path.stat().st_mtime for path in sources if path.is_file()) > self.jar.stat().st_mtime
+
+    def argv(self) -> list[str]:
+        return ["java", "-jar", str(self.jar)]
 
 
 def not_installed(client: str, install: str):

@@ -10,21 +10,19 @@ delay, which only slows a group's first join (Kafka's own tests set it to 0 too)
 from __future__ import annotations
 
 import base64
-import os
-import shutil
 import subprocess
-import tempfile
 import uuid
 from pathlib import Path
 
 from wirecheck.protocols.verdicts import HarnessError
-from wirecheck.targets.upstream.process import HOST, UpstreamProcess, cache_root, free_port, spawn, wait_ready
+from wirecheck.targets.upstream import maven
+from wirecheck.targets.upstream.maven import MavenBuild
+from wirecheck.targets.upstream.process import HOST, UpstreamProcess, free_port, spawn, wait_ready
 
 #: the newest 4.x line Maven Central serves here, and the 3.x line's last release (3.9: still patched after 4.0,
 #: and the line most users upgrade from); the first is the default
 VERSIONS = ("4.4.0", "3.9.2")
 TITLE = "Apache Kafka"
-BUILDS = Path(__file__).resolve().parent / "builds"
 START_TIMEOUT = 90.0  # seconds: a JVM's start on a loaded 2-core machine
 STARTED = "Kafka Server started"  # KafkaRaftServer's last start-up line, 3.x and 4.x alike
 HEAP = "-Xmx768m"
@@ -49,58 +47,8 @@ log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
 """
 
 
-def check_version(version: str) -> str:
-    if version not in VERSIONS:
-        raise HarnessError(f"Apache Kafka {version} has no build file here; known: {', '.join(VERSIONS)}")
-    return version
-
-
-def lib_dir(version: str) -> Path:
-    return cache_root() / f"kafka-{check_version(version)}" / "lib"
-
-
-def install_line(version: str) -> str:
-    return f"wirecheck upstream kafka --version {version} --install"
-
-
-def install(version: str) -> Path:
-    """Resolve the broker's runtime jars with Maven into the cache (once: a complete copy is kept as it is). The
-    copy is made beside the cache entry and renamed into place, so an interrupted install leaves nothing half-made."""
-    target = lib_dir(version)
-    if target.is_dir() and any(target.glob("kafka_2.13-*.jar")):
-        return target
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise HarnessError("Maven (mvn) is not on PATH: it resolves Apache Kafka from Maven Central")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix="lib-", dir=target.parent))
-    done = subprocess.run([mvn, "-q", "-B", "-f", str(BUILDS / f"kafka-{version}.pom.xml"),
-                           "dependency:copy-dependencies", f"-DoutputDirectory={staging}", "-DincludeScope=runtime"],
-                          capture_output=True, text=True)
-    if done.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
-        shutil.rmtree(staging, ignore_errors=True)
-        raise HarnessError(f"Maven could not resolve Apache Kafka {version} (exit {done.returncode}):\n"
-                           f"{(done.stdout + done.stderr)[-3000:]}")
-    try:
-        staging.rename(target)
-    except OSError:  # another process installed it meanwhile: theirs is as good
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
-
-
-def installed(version: str) -> Path:
-    target = lib_dir(version)
-    if not any(target.glob("kafka_2.13-*.jar")):
-        raise HarnessError(f"Apache Kafka {version} is not installed here ({install_line(version)})")
-    return target
-
-
-def _java() -> str:
-    home = os.environ.get("JAVA_HOME")
-    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
-    if not java or not Path(java).exists():
-        raise HarnessError("no Java runtime (java on PATH or JAVA_HOME): Apache Kafka needs Java 17 or newer")
-    return java
+BUILD = MavenBuild("kafka", TITLE, VERSIONS, "kafka_2.13-*.jar")
+install, install_line, installed = BUILD.install, BUILD.install_line, BUILD.installed
 
 
 def cluster_id() -> str:
@@ -141,7 +89,7 @@ def start(workdir: Path, version: str = VERSIONS[0], node_id: int = 1) -> Upstre
     from wirecheck.targets import probe
 
     lib = installed(version)
-    java = _java()
+    java = maven.java("Apache Kafka needs Java 17 or newer")
     workdir.mkdir(parents=True, exist_ok=True)
     port, controller_port = free_port(), free_port()
     config = workdir / "server.properties"

@@ -16,19 +16,15 @@ The controller's gRPC server has no listening-address setting in 0.13.0 (control
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
-import subprocess
-import tempfile
 from pathlib import Path
 
-from wirecheck.protocols.verdicts import HarnessError
-from wirecheck.targets.upstream.process import HOST, UpstreamProcess, cache_root, free_port, spawn, wait_ready
+from wirecheck.targets.upstream import maven
+from wirecheck.targets.upstream.maven import MavenBuild
+from wirecheck.targets.upstream.process import HOST, UpstreamProcess, free_port, spawn, wait_ready
 
 VERSIONS = ("0.13.0",)  # the newest release Maven Central serves here
 TITLE = "Pravega"
-BUILDS = Path(__file__).resolve().parent / "builds"
 START_TIMEOUT = 180.0  # seconds: ZooKeeper, a controller and a segment store in one JVM on a loaded 2-core machine
 # LocalPravegaEmulator.main's line once start() has returned (standalone/.../local/LocalPravegaEmulator.java)
 STARTED = "Pravega Sandbox is running locally now"
@@ -48,58 +44,8 @@ _LOGBACK = """<configuration>
 """
 
 
-def check_version(version: str) -> str:
-    if version not in VERSIONS:
-        raise HarnessError(f"Pravega {version} has no build file here; known: {', '.join(VERSIONS)}")
-    return version
-
-
-def lib_dir(version: str) -> Path:
-    return cache_root() / f"pravega-{check_version(version)}" / "lib"
-
-
-def install_line(version: str) -> str:
-    return f"wirecheck upstream pravega --version {version} --install"
-
-
-def install(version: str) -> Path:
-    """Resolve the standalone server's runtime jars with Maven into the cache (once). The copy is made beside the
-    cache entry and renamed into place, so an interrupted install leaves nothing half-made."""
-    target = lib_dir(version)
-    if target.is_dir() and any(target.glob(JAR)):
-        return target
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise HarnessError("Maven (mvn) is not on PATH: it resolves Pravega from Maven Central")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix="lib-", dir=target.parent))
-    done = subprocess.run([mvn, "-q", "-B", "-f", str(BUILDS / f"pravega-{version}.pom.xml"),
-                           "dependency:copy-dependencies", f"-DoutputDirectory={staging}", "-DincludeScope=runtime"],
-                          capture_output=True, text=True)
-    if done.returncode != 0 or not any(staging.glob(JAR)):
-        shutil.rmtree(staging, ignore_errors=True)
-        raise HarnessError(f"Maven could not resolve Pravega {version} (exit {done.returncode}):\n"
-                           f"{(done.stdout + done.stderr)[-3000:]}")
-    try:
-        staging.rename(target)
-    except OSError:  # another process installed it meanwhile: theirs is as good
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
-
-
-def installed(version: str) -> Path:
-    target = lib_dir(version)
-    if not any(target.glob(JAR)):
-        raise HarnessError(f"Pravega {version} is not installed here ({install_line(version)})")
-    return target
-
-
-def _java() -> str:
-    home = os.environ.get("JAVA_HOME")
-    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
-    if not java or not Path(java).exists():
-        raise HarnessError("no Java runtime (java on PATH or JAVA_HOME): Pravega 0.13 needs Java 11 or newer")
-    return java
+BUILD = MavenBuild("pravega", TITLE, VERSIONS, JAR)
+install, install_line, installed = BUILD.install, BUILD.install_line, BUILD.installed
 
 
 def settings(ports: dict[str, int]) -> dict[str, str]:
@@ -134,7 +80,7 @@ def start(workdir: Path, version: str = VERSIONS[0]) -> UpstreamProcess:
     from wirecheck.targets import probe
 
     lib = installed(version)
-    java = _java()
+    java = maven.java("Pravega 0.13 needs Java 11 or newer")
     workdir.mkdir(parents=True, exist_ok=True)
     ports = {"primary": free_port(), "controller": free_port(), "zookeeper": free_port()}
     (workdir / "logback.xml").write_text(_LOGBACK)

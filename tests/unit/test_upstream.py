@@ -28,7 +28,7 @@ def test_parse_refuses_what_has_no_build(text):
 
 def test_every_version_has_a_pinned_build_file():
     for version in kafka.VERSIONS:
-        text = (kafka.BUILDS / f"kafka-{version}.pom.xml").read_text()
+        text = kafka.BUILD.pom(version).read_text()
         assert f"<artifactId>kafka_2.13</artifactId><version>{version}</version>" in text
 
 

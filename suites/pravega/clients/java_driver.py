@@ -4,24 +4,14 @@ as ``java -jar`` on the same jobs as pravega_driver.py (and two of its own: ``tr
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parent / "java"
-JAR = PROJECT / "target" / "wirecheck-pravega-java-driver.jar"
-INSTALL = "mvn -q -B -f suites/pravega/clients/java/pom.xml package"
+from wirecheck.targets.clients import JavaDriver
 
-
-def missing() -> bool:
-    """No java on PATH, or the jar not built (or built before its sources last changed)."""
-    if shutil.which("java") is None or not JAR.is_file():
-        return True
-    sources = [PROJECT / "pom.xml", *(PROJECT / "src").rglob("*")]
-    return max(path.stat().st_mtime for path in sources if path.is_file()) > JAR.stat().st_mtime
-
-
-def argv() -> list[str]:
-    return ["java", "-jar", str(JAR)]
+DRIVER = JavaDriver(Path(__file__).resolve().parent / "java", "wirecheck-pravega-java-driver.jar",
+                    "mvn -q -B -f suites/pravega/clients/java/pom.xml package")
+PROJECT, JAR, INSTALL = DRIVER.project, DRIVER.jar, DRIVER.install
+missing, argv = DRIVER.missing, DRIVER.argv
 
 
 def version() -> str:
