@@ -42,6 +42,9 @@ class ServerChosen:
         self.map_request = map_request  # ProtocolSpec.map_request
         self.sentinels = dict(sentinels or {})  # ProtocolSpec.chosen_sentinels
         self.counters = tuple(counters)  # ProtocolSpec.chosen_counters
+        #: counted kind -> the oracle's count minus the target's at their latest sighting: a request's count that
+        #: neither server answered (a stale or future epoch a case makes up) moves by it, so it stays stale or future
+        self.shift: dict[str, int] = {}
         #: kind -> (old value -> new value, new value -> old value): the chosen fields' one-to-one mappings
         self.mapped: dict[str, tuple[dict, dict]] = {}
         #: the first "path: old -> new" that could not be substituted (a differential case of thousands of answers
@@ -81,8 +84,9 @@ class ServerChosen:
         if not (_plain_int(old) and _plain_int(new)) or old in sentinels or new in sentinels:
             return old == new
         forward, backward = self.mapped.setdefault(kind, ({}, {}))
-        if kind in self.counters:  # each server's own count: the value last seen beside the target's is carried
+        if kind in self.counters:  # each server's own count: what the oracle answered beside it, latest first
             forward[old] = new
+            self.shift[kind] = new - old
             return True
         if old in forward or new in backward:
             return forward.get(old) == new
@@ -94,6 +98,8 @@ class ServerChosen:
         forward = self.mapped.get(kind, ({}, {}))[0]
         if _plain_int(value) and value in self.sentinels.get(kind, (-1,)):
             return value
+        if kind in self.counters and _plain_int(value) and value not in forward:  # a count never answered (a
+            return value + self.shift.get(kind, 0)  # stale or future epoch): as far from the oracle's latest
         if isinstance(value, list):
             return [self.mapped_value(kind, item) for item in value]
         if isinstance(value, str) and _plain_int(_number(value)):  # a broker id written as text (a config resource)
@@ -109,8 +115,8 @@ class ServerChosen:
         for old, new in self.substitutions.items():
             edited = edited.replace(old, new)
         edited = self.reseal(before, edited) if self.reseal is not None and edited != before else edited
-        if self.map_request is not None and self.request_fields and any(
-                old != new for forward, _ in self.mapped.values() for old, new in forward.items()):
+        if self.map_request is not None and self.request_fields and (any(self.shift.values()) or any(
+                old != new for forward, _ in self.mapped.values() for old, new in forward.items())):
             edited = self.map_request(edited, self._rewrite)
         return edited
 

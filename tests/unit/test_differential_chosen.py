@@ -120,14 +120,17 @@ def test_every_broker_id_field_of_the_message_json_is_declared():
 
 
 def test_a_counted_kind_agrees_on_any_count_but_not_on_a_sentinel():
-    """Group epochs count each coordinator's own steps: 1 here and 2 there agree, and so do 2 and 2 afterwards;
-    a join's 0 or a leave's -1 agrees only with itself; a request carries the oracle's epoch last seen."""
+    """Group epochs count each coordinator's own steps: 1 here and 2 there agree, and so do 2 and 4 afterwards;
+    a join's 0 or a leave's -1 agrees only with itself; a request carries the oracle's count answered beside the
+    target's, and a count neither answered moves by the latest difference, so a made-up future epoch stays ahead."""
     chosen = ServerChosen(sentinels={"group-epoch": (0, -1, -2)}, counters=("group-epoch",))
-    assert chosen.same("group-epoch", 1, 2) and chosen.same("group-epoch", 2, 2)
-    assert chosen.mapped_value("group-epoch", 1) == 2 and chosen.mapped_value("group-epoch", 0) == 0
+    assert chosen.same("group-epoch", 1, 2) and chosen.mapped_value("group-epoch", 1) == 2
+    assert chosen.mapped_value("group-epoch", 0) == 0 and chosen.mapped_value("group-epoch", -1) == -1
     assert chosen.same("group-epoch", 0, 0) and not chosen.same("group-epoch", 0, 3)
     assert not chosen.same("group-epoch", -1, 4)
-    assert chosen.same("group-epoch", 1, 3) and chosen.mapped_value("group-epoch", 1) == 3
+    assert chosen.same("group-epoch", 2, 4)  # the oracle counted a step more: current 2 is its 4
+    assert chosen.mapped_value("group-epoch", 2) == 4 and chosen.mapped_value("group-epoch", 1) == 2
+    assert chosen.mapped_value("group-epoch", 7) == 9  # a future epoch no server answered stays ahead of both
 
 
 def test_a_zero_uuid_is_never_carried_over():

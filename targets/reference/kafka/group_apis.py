@@ -122,9 +122,9 @@ class GroupApis(BrokerParts):
                                   "ProtocolType": "", "ProtocolData": "", "Members": [],
                                   "AuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED})
                 continue
-            # as Apache Kafka's GroupMetadataManager.describeGroups: the protocol, and each member's metadata and
-            # assignment, only of a Stable group; otherwise ProtocolData "" and members without them
-            # (ClassicGroupMember.describeNoMetadata), the protocol being still chosen
+            # as Apache Kafka's GroupMetadataManager.describeGroups: the protocol, and each member's metadata, only
+            # of a Stable group; otherwise ProtocolData "" and members without metadata but with the assignment
+            # they hold (ClassicGroupMember.describeNoMetadata), the protocol being still chosen
             stable = group.state == group_model.STABLE and bool(group.protocol_name)
             described.append({
                 "ErrorCode": NONE, "GroupId": group_id, "GroupState": group.state,
@@ -132,7 +132,7 @@ class GroupApis(BrokerParts):
                 "Members": [{"MemberId": m.member_id, "GroupInstanceId": m.group_instance_id,
                              "ClientId": m.client_id, "ClientHost": m.client_host,
                              "MemberMetadata": m.metadata_for(group.protocol_name) if stable else b"",
-                             "MemberAssignment": m.assignment if stable else b""}
+                             "MemberAssignment": m.assignment}
                             for m in group.members.values()],
                 "AuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED})
         if version >= 3 and req.get("IncludeAuthorizedOperations"):  # KafkaApis.handleDescribeGroupsRequest
