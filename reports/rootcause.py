@@ -59,10 +59,11 @@ def reattribute(records: list[dict], depends_on: Mapping[str, Sequence[str]]) ->
     The evidence is a FAILED record of the dependency, never a guess: a case whose dependencies all held (or did
     not run) keeps its failure. A dependency only counts through a case of its own, so a case that itself depends
     on others never stands as evidence. A SHOULD-level divergence outside --strict (NON-STRICT) re-attributes
-    nothing: the run would pass while a case failed."""
+    nothing: the run would pass while a case failed. An expected divergence (XFAIL: the baseline's, or an upstream
+    server's own) is evidence like a failure: the scenarios it breaks are BLOCKED by it, not new defects."""
     failed: dict[str, dict] = {}
     for record in sorted(records, key=lambda r: r.get("finished_at") or ""):
-        if record["verdict"] == "FAILED" and record["clause"] not in depends_on:
+        if record["verdict"] in ("FAILED", "XFAIL") and record["clause"] not in depends_on:
             failed.setdefault(record["clause"], record)
     moved = []
     for record in records:
@@ -74,7 +75,7 @@ def reattribute(records: list[dict], depends_on: Mapping[str, Sequence[str]]) ->
         record["own_failure"] = {key: record.get(key) for key in ("clause", "requirement", "source", "level",
                                                                    "expected", "actual", "message")}
         record.update(verdict="BLOCKED", blocked_by=_blocker(evidence), expected=None, actual=None,
-                      message=f"{broken[0]} FAILED in this run ({evidence['case']}: expected "
+                      message=f"{broken[0]} {evidence['verdict']} in this run ({evidence['case']}: expected "
                               f"{evidence.get('expected')}; got {evidence.get('actual')}){also}, and "
                               f"{record['case']} depends on it; its own failure: {record.get('message') or ''}"
                               [:2000])

@@ -24,7 +24,7 @@ def _rows() -> dict[str, list[str]]:
     for line in README.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         for word, protocol in TABLE_NAMES.items():
-            if line.startswith(f"| {word}") and len(cells) == 7:
+            if line.startswith(f"| {word}") and len(cells) == 8:  # the last column: the upstream server
                 rows[protocol] = cells
     return rows
 

@@ -111,8 +111,9 @@ def test_a_scenario_with_no_failed_dependency_stays_failed():
 
 
 def test_only_a_failure_counts_as_evidence():
-    # a SHOULD divergence outside --strict, a baseline's known failure, a flaky one: the scenario keeps its failure
-    for verdict in ("NON-STRICT", "XFAIL", "FLAKY", "ERROR"):
+    # a SHOULD divergence outside --strict, a flaky one, the harness's error: the scenario keeps its failure (a known
+    # divergence, XFAIL, is evidence: test_an_expected_divergence_blocks_the_client_scenarios_it_breaks)
+    for verdict in ("NON-STRICT", "FLAKY", "ERROR"):
         records = [scenario(), record("p.commit.round-trip", verdict)]
         assert reattribute(records, NEEDS) == [] and records[0]["verdict"] == "FAILED", verdict
     # and only a FAILED scenario moves (an ERROR is the harness's, a FLAKY one passed once)
@@ -137,3 +138,15 @@ def test_a_dependent_case_is_never_evidence_for_another():
     needs = {"p.clients.c.group": ("p.clients.d.group",), "p.clients.d.group": ("p.commit.round-trip",)}
     records = [scenario(), record("p.clients.d.group", "FAILED")]
     assert reattribute(records, needs) == [] and records[0]["verdict"] == "FAILED"
+
+
+def test_an_expected_divergence_blocks_the_client_scenarios_it_breaks():
+    from wirecheck.reports.rootcause import reattribute
+
+    records = [{"case": "p.api", "clause": "p.api", "verdict": "XFAIL", "finished_at": "1", "expected": "a",
+                "actual": "b", "level": "MUST", "requirement": "r", "source": "s", "nodeid": "x::t"},
+               {"case": "p.clients.c.s", "clause": "p.clients.c.s", "verdict": "FAILED", "finished_at": "2",
+                "message": "failed", "nodeid": "x::u"}]
+    moved = reattribute(records, {"p.clients.c.s": ("p.api",)})
+    assert [r["verdict"] for r in records] == ["XFAIL", "BLOCKED"] and moved == [records[1]]
+    assert records[1]["message"].startswith("p.api XFAIL in this run")
