@@ -352,6 +352,9 @@ class MirroredSession:
         self.comparing = True
         #: while set, why this connection's answers are counted apart (:meth:`answers_apart`)
         self.apart: str | None = None
+        #: the target and the oracle are both the bundled reference broker (one implementation, one parser): a
+        #: hostile request's answers are compared too, a difference there being a fault, not another reading
+        self.same_implementation = False
         self.oracle_reply: Reply | None = None  # the reference broker's last answer (its advertised versions)
 
     def __getattr__(self, name):

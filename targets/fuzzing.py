@@ -84,7 +84,8 @@ class _Judge:
         next request's answer), and a late answer to an earlier mutant is judged as that mutant's."""
         owners = Owners(self.adapter, batch)
         pending: Reply | None = None  # an answer read ahead: it names a later request of the batch
-        apart = getattr(session, "answers_apart", None)  # --differential: the mutants' answers are not compared
+        # --differential against another implementation: the mutants' answers are counted apart, not compared
+        apart = None if getattr(session, "same_implementation", True) else getattr(session, "answers_apart", None)
         if apart is not None:
             apart(HOSTILE_APART)
         try:

@@ -133,8 +133,11 @@ class Target:
             session.close()
             raise HarnessError(f"--differential: the oracle ({address[0]}:{address[1]}) does not accept a connection: "
                               f"{exc}") from None
-        return mirrored(session, twin, self.spec, self.spec.endpoint(endpoint), self._state.differences.append,
-                        self._chosen, self._sent, self._state.tally)
+        mirror = mirrored(session, twin, self.spec, self.spec.endpoint(endpoint), self._state.differences.append,
+                          self._chosen, self._sent, self._state.tally)
+        if isinstance(mirror, MirroredSession):  # both the bundled broker: one parser, so hostile answers compare
+            mirror.same_implementation = self.info.reference and oracle.reference
+        return mirror
 
     def depends_on_server_timers(self, why: str) -> None:
         """From here on the case's answers depend on when the server's own timers fire (a transaction timeout, a
