@@ -49,9 +49,11 @@ SPEC = ProtocolSpec(
     variants=VARIANTS,
     volatile_fields=("*.last_modified",),  # the segment store's clock
     # table versions and a table segment's length are positions in how the server lays entries out (opaque to
-    # clients); a frame's length follows from what it carries; messages are free text
+    # clients); a frame's length follows from what it carries; messages and stack traces are free text (the reference
+    # sends none, Pravega its Java exception's); the newest wire version a
+    # server speaks is its release's (Pravega 0.13.0: 16, WireCommands.WIRE_VERSION; the reference: 17)
     implementation_fields=("TableEntriesUpdated.updated_versions", "TableSegmentInfo.length", "PravegaFrame.length",
-                           "ErrorMessage.message"),
+                           "ErrorMessage.message", "*.server_stack_trace", "Hello.high_version"),
     field_clauses={"*.request_id": "pravega.request-id.echo"},
     clients=CLIENTS,
     client_depends_on=SCENARIO_DEPENDS_ON,
