@@ -65,8 +65,8 @@ def flatten(packet, prefix: str = "", decoder: Decoders = lambda path: None) -> 
 
     fields: dict[str, object] = {}
     path = f"{prefix}{type(packet).__name__}"
-    for field in packet.fields_desc:
-        _leaves(packet.getfieldval(field.name), f"{path}.{field.name}", fields, decoder)
+    for described in packet.fields_desc:
+        _leaves(packet.getfieldval(described.name), f"{path}.{described.name}", fields, decoder)
     if not isinstance(packet.payload, NoPayload):
         fields.update(flatten(packet.payload, prefix, decoder))
     return fields

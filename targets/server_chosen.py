@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from wirecheck.targets.differential import Comparator
 from wirecheck.targets.session import Reply
@@ -136,7 +136,7 @@ def _number(value):
     return int(value) if isinstance(value, str) and value.isdigit() and len(value) < 10 else value
 
 
-def _plain_int(value) -> bool:
+def _plain_int(value) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
