@@ -742,18 +742,22 @@ def kafka_python_admin(job: dict) -> dict:
 
 
 def confluent_admin(job: dict) -> dict:
+    from confluent_kafka import KafkaException
     from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic,
                                        ResourceType)
 
     admin, topic, result = AdminClient({**confluent_to_server(job)}), job["topic"], {}
     [(_, created)] = admin.create_topics([NewTopic(topic, 2, 1)]).items()
     created.result(CONSUME_SECONDS)
-    result["partitions"] = len(admin.list_topics(topic, timeout=CONSUME_SECONDS).topics[topic].partitions)
+    result["partitions"] = settled(lambda: _confluent_partitions(admin, topic), lambda count: count > 0)
 
-    def config() -> str:
+    def config() -> str | None:
         [future] = admin.describe_configs([ConfigResource(ResourceType.TOPIC, topic)]).values()
-        return future.result(CONSUME_SECONDS)[ALTERED[0]].value
-    result["before"] = config()
+        try:
+            return future.result(CONSUME_SECONDS)[ALTERED[0]].value
+        except KafkaException:  # the broker does not know the topic yet (asked again, bounded)
+            return None
+    result["before"] = settled(config, lambda value: value is not None)
     entry = ConfigEntry(*ALTERED, incremental_operation=AlterConfigOpType.SET)  # the plain call is deprecated
     [future] = admin.incremental_alter_configs([ConfigResource(ResourceType.TOPIC, topic,
                                                                incremental_configs=[entry])]).values()
@@ -764,6 +768,12 @@ def confluent_admin(job: dict) -> dict:
     result["listed_after_delete"] = settled(lambda: topic in admin.list_topics(timeout=CONSUME_SECONDS).topics,
                                             lambda listed: not listed)
     return result
+
+
+def _confluent_partitions(admin, topic: str) -> int:
+    """The partitions Metadata lists for ``topic`` (0 while the broker does not know it)."""
+    found = admin.list_topics(topic, timeout=CONSUME_SECONDS).topics.get(topic)
+    return 0 if found is None or found.error is not None else len(found.partitions)
 
 
 def aiokafka_admin(job: dict) -> dict:
@@ -779,14 +789,16 @@ async def _aiokafka_admin(job: dict) -> dict:
     topic, result = job["topic"], {}
     try:
         await admin.create_topics([NewTopic(topic, 2, 1)])
-        [described] = await admin.describe_topics([topic])
+        # described once its broker knows it (as kafka_python_admin)
+        [described] = await settled_async(lambda: admin.describe_topics([topic]),
+                                          lambda found: found[0]["partitions"])
         result["partitions"] = len(described["partitions"])
 
-        async def config() -> str:
+        async def config() -> str | None:
             [response] = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
             [(_, _, _, _, entries)] = response.resources
-            return {entry[0]: entry[1] for entry in entries}[ALTERED[0]]  # (name, value, read_only, ...)
-        result["before"] = await config()
+            return {entry[0]: entry[1] for entry in entries}.get(ALTERED[0])  # (name, value, read_only, ...)
+        result["before"] = await settled_async(config, lambda value: value is not None)
         await admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=dict([ALTERED]))])
         result["after"] = await settled_async(config, lambda value: value == ALTERED[1])
         await admin.delete_topics([topic])
@@ -812,7 +824,10 @@ def kafka_python_cluster_admin(job: dict) -> dict:
     admin = KafkaAdminClient(**to_server(job), request_timeout_ms=CONSUME_SECONDS * 1000)
     try:
         admin.create_partitions({job["topic"]: NewPartitions(job["grow_to"])})
-        [described] = admin.describe_topics([job["topic"]])
+        # Admin.java: "It may take several seconds after this method returns success for all the brokers to become
+        # aware that the partitions have been created": described until they show, bounded
+        [described] = settled(lambda: admin.describe_topics([job["topic"]]),
+                              lambda found: len(found[0]["partitions"]) >= job["grow_to"])
         admin.delete_records({TopicPartition(job["topic"], 0): job["delete_below"]})
         cluster = admin.describe_cluster()
     finally:
@@ -829,7 +844,7 @@ def confluent_cluster_admin(job: dict) -> dict:
     admin, topic = AdminClient({**confluent_to_server(job)}), job["topic"]
     [grown] = admin.create_partitions([NewPartitions(topic, job["grow_to"])]).values()
     grown.result(CONSUME_SECONDS)
-    partitions = len(admin.list_topics(topic, timeout=CONSUME_SECONDS).topics[topic].partitions)
+    partitions = settled(lambda: _confluent_partitions(admin, topic), lambda count: count >= job["grow_to"])
     [deleted] = admin.delete_records([TopicPartition(topic, 0, job["delete_below"])]).values()
     deleted.result(CONSUME_SECONDS)
     cluster = admin.describe_cluster().result(CONSUME_SECONDS)
@@ -849,7 +864,8 @@ async def _aiokafka_cluster_admin(job: dict) -> dict:
     await admin.start()
     try:
         await admin.create_partitions({job["topic"]: NewPartitions(job["grow_to"])})
-        [described] = await admin.describe_topics([job["topic"]])
+        [described] = await settled_async(lambda: admin.describe_topics([job["topic"]]),
+                                          lambda found: len(found[0]["partitions"]) >= job["grow_to"])
         await admin.delete_records({TopicPartition(job["topic"], 0): RecordsToDelete(job["delete_below"])})
         cluster = await admin.describe_cluster()
     finally:
