@@ -69,8 +69,11 @@ def uncommitted_offset(w: Wire) -> int:
 
 
 def metadata_no_autocreate(w: Wire) -> int:
-    resp = w.call(MetadataRequest, MetadataResponse, 4, topics=[{"name": f"must-nx{next(_names)}"}],
-                  allow_auto_topic_creation=False)
+    """Asked twice: the first answer is 3 whether or not it created the topic (Kafka 4's auto-create answer,
+    DefaultAutoTopicCreationManager); the second tells whether it exists now."""
+    name = f"must-nx{next(_names)}"
+    for _ in range(2):
+        resp = w.call(MetadataRequest, MetadataResponse, 4, topics=[{"name": name}], allow_auto_topic_creation=False)
     return resp.topics[0].error_code
 
 

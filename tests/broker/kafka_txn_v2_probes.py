@@ -66,7 +66,7 @@ def add_after_end_v4(w: Wire) -> int:
 
 #: fault -> (probe(broker) -> observation, the clean broker's observation)
 TXN_V2_PROBES = {
-    "kafka.txn-v2-implicit-add-any-version": (with_wire(produce_v11_unadded), 48),
+    "kafka.txn-v2-implicit-add-any-version": (with_wire(produce_v11_unadded), 120),  # Produce v11: 120, v10-: 48
     "kafka.txn-v2-implicit-add-missing": (with_wire(produce_v12_unadded), 0),
     "kafka.txn-v2-offsets-add-missing": (with_wire(offsets_v5_unadded), 0),
     "kafka.txn-v2-epoch-not-bumped": (with_wire(epoch_step_of_end_v5), 1),

@@ -113,6 +113,30 @@ def commit_then_fetch(w: Wire) -> int:
     return got.topics[0].partitions[0].committed_offset
 
 
+def init_producer_id_v0(w: Wire) -> int:
+    return w.call(InitProducerIdRequest, InitProducerIdResponse, 0, transactional_id=None,
+                  transaction_timeout_ms=60000).error_code
+
+
+def fetch_all_offsets_v7(w: Wire) -> int:
+    """How many topics OffsetFetch v7 with null topics lists for a group that committed one."""
+    name, group = topic(w), f"g{next(_names)}"
+    w.call(OffsetCommitRequest, OffsetCommitResponse, 3, group_id=group, generation_id_or_member_epoch=-1,
+           member_id="", topics=[{"name": name, "partitions": [
+               {"partition_index": 0, "committed_offset": 7, "committed_metadata": None}]}])
+    return len(w.call(OffsetFetchRequest, OffsetFetchResponse, 7, group_id=group, topics=None,
+                      require_stable=False).topics)
+
+
+def fetch_in_unknown_session(w: Wire) -> int:
+    return w.call(FetchRequest, FetchResponse, 7, replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=65536,
+                  isolation_level=0, session_id=123456, session_epoch=1, topics=[
+                      {"topic": topic(w), "partitions": [{"partition": 0, "current_leader_epoch": -1,
+                                                          "fetch_offset": 0, "log_start_offset": -1,
+                                                          "partition_max_bytes": 65536}]}],
+                  forgotten_topics_data=[]).error_code
+
+
 def latest_offset(w: Wire) -> int:
     name = topic(w)
     produce(w, name, record_batch([b"a"]))
@@ -221,6 +245,9 @@ PROBES = {
         (with_wire(lambda w: outcome(w, struct.pack(">ihhih", 10, 999, 0, 1, -1))), "closed"),
     "kafka.fetch-ignores-offset": (with_wire(fetch_middle), 1),
     "kafka.commit-not-stored": (with_wire(commit_then_fetch), 7),
+    "kafka.init-producer-id-fails-below-v3": (with_wire(init_producer_id_v0), 0),
+    "kafka.fetch-all-empty-below-v8": (with_wire(fetch_all_offsets_v7), 1),
+    "kafka.fetch-unknown-session-served": (with_wire(fetch_in_unknown_session), 70),
     "kafka.correlation-id-wrong": (with_wire(correlation), 77),
     "kafka.listoffsets-latest-off-by-one": (with_wire(latest_offset), 1),
     "kafka.create-duplicate-no-error": (with_wire(create_twice), 36),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
+from kafka.protocol.consumer.offsets import ListOffsetsRequest, ListOffsetsResponse
 
 from wirecheck.targets.reference.kafka.storage import SEGMENT_MS, Partition
 from wirecheck.targets.reference.kafka import records as stored
@@ -16,11 +17,18 @@ from tests.interop.kafka_support import InProcessBroker, record_batch
 DAY = 24 * 3600 * 1000
 
 
+def log_start(w, topic: str) -> int:
+    """ListOffsets EARLIEST: the log start offset (a Fetch below it is out of range, and answers -1 there, as Kafka)."""
+    return w.call(ListOffsetsRequest, ListOffsetsResponse, 7, replica_id=-1, isolation_level=0, topics=[
+        {"name": topic, "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -2}]}]
+    ).topics[0].partitions[0].offset
+
+
 def log_start_after_sweeps(w, topic: str, expected: int) -> int:
     """The partition's log start offset once it is ``expected``, or after several retention runs (50 ms apart)."""
     deadline = time.monotonic() + 5
     while True:
-        start = fetch(w, topic, 1).log_start_offset
+        start = log_start(w, topic)
         if start == expected or time.monotonic() > deadline:
             return start
         time.sleep(0.05)
@@ -28,7 +36,7 @@ def log_start_after_sweeps(w, topic: str, expected: int) -> int:
 
 def log_start_after_a_while(w, topic: str) -> int:
     time.sleep(0.3)  # several retention runs (50 ms apart)
-    return fetch(w, topic, 1).log_start_offset
+    return log_start(w, topic)
 
 
 def test_default_retention_drops_closed_segments_only():

@@ -14,6 +14,7 @@ from tests.broker.test_kafka_data import batches_in
 from tests.broker.test_kafka_transactions import (INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, NONE, PRODUCER_FENCED,
                                                   add_partitions, broker, end, fetch, init, topic, values, w)
 from tests.interop.kafka_support import Wire, record_batch
+from wirecheck.protocols.kafka import errors
 from wirecheck.targets.reference.kafka import transactions_v2
 
 __all__ = ["broker", "w"]  # the fixtures, shared with the version-1 tests
@@ -84,7 +85,9 @@ def test_older_versions_keep_version_1_rules(w):
     name = topic(w)
     txn_id = f"t-{name}"
     _, pid, epoch = init(w, txn_id)
-    assert produce(w, name, pid, epoch, 0, [b"a"], version=11) == INVALID_TXN_STATE  # KIP-890 part 1
+    assert produce(w, name, pid, epoch, 0, [b"a"], version=10) == INVALID_TXN_STATE  # KIP-890 part 1
+    # v11 adds TRANSACTION_ABORTABLE (ProduceRequest.json), which Kafka answers there (KafkaApis.handleProduceRequest)
+    assert produce(w, name, pid, epoch, 0, [b"a"], version=11) == errors.TRANSACTION_ABORTABLE
     assert add_partitions(w, txn_id, pid, epoch, [(name, 0)]) == {(name, 0): NONE}
     assert produce(w, name, pid, epoch, 0, [b"a"], version=11) == NONE
     assert end(w, txn_id, pid, epoch, commit=True, version=4) == NONE

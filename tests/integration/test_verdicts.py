@@ -348,7 +348,7 @@ def test_run_json_names_each_target_with_the_protocol_it_was_probed_as(tmp_path,
     assert result.code == 0, result.out[-2000:]
     assert result.run_json["targets"] == {"vtoy": {"address": f"127.0.0.1:{server.port}", "reference": False,
                                                    "faults": [], "found": "answers like vtoy",
-                                                   "probed_as": "vtoy"}}
+                                                   "upstream": None, "probed_as": "vtoy"}}
 
 
 # -- 6. the run directory ----------------------------------------------------------------------------------------
