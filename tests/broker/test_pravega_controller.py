@@ -280,6 +280,32 @@ def test_wire_link_sends_the_spec_layouts_and_accepts_idempotent_answers():
     assert received[2].hex() == "0000001c0000000d" "0000000000000006" "000178" "0000"
 
 
+def test_a_link_the_store_closed_while_idle_is_reopened_for_the_step():
+    """The store closes an idle connection (its idle timeout): the next step goes over a new one, not a failure."""
+    connections = []
+
+    async def store(reader, writer):
+        connections.append(writer)
+        kind, length = struct.unpack(">ii", await reader.readexactly(8))
+        rid = (await reader.readexactly(length))[:8]
+        writer.write(struct.pack(">ii", 52, 13) + rid + b"\x00\x01x\x00\x00")  # SegmentCreated
+        await writer.drain()
+        writer.close()  # then idle: closed
+
+    async def scenario():
+        server = await asyncio.start_server(store, "127.0.0.1", 0)
+        link = WireSegmentStore("127.0.0.1", server.sockets[0].getsockname()[1])
+        await link.create_segment("x")
+        await asyncio.sleep(0.1)
+        await link.create_segment("y")  # the first link is closed by now
+        await link.close()
+        server.close()
+        await server.wait_closed()
+
+    asyncio.run(scenario())
+    assert len(connections) == 2
+
+
 # ---- beside the segment store, in the broker ----
 
 def test_the_broker_starts_the_controller_beside_the_store(tmp_path):

@@ -82,12 +82,17 @@ class WireSegmentStore:
 
     async def _call(self, command: int, build) -> bytes:
         async with self._lock:
-            try:
-                async with asyncio.timeout(TIMEOUT):
-                    return await self._exchange(command, build(next(self._ids)))
-            except (OSError, EOFError, TimeoutError, asyncio.IncompleteReadError) as exc:
-                await self.close()
-                raise StoreError(f"segment store at {self.host}:{self.port}: {exc!r}") from None
+            # a link opened for an earlier step may have been closed by the store meanwhile (its idle timeout):
+            # such a failure is tried once more on a new connection (the steps are idempotent: ACCEPTED)
+            for reused in (self._streams is not None, False):
+                try:
+                    async with asyncio.timeout(TIMEOUT):
+                        return await self._exchange(command, build(next(self._ids)))
+                except (OSError, EOFError, TimeoutError, asyncio.IncompleteReadError) as exc:
+                    await self.close()
+                    if not reused or isinstance(exc, TimeoutError):
+                        raise StoreError(f"segment store at {self.host}:{self.port}: {exc!r}") from None
+            raise AssertionError("unreachable: the second attempt returns or raises")
 
     async def _exchange(self, command: int, payload: bytes) -> bytes:
         if self._streams is None:
