@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import sys
 from importlib import metadata
 
@@ -154,4 +155,10 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # the binding's runtime threads still hold Python thread states while the interpreter finalizes, and one that
+    # releases its state then aborts the process ("PyGILState_Release: thread state ... must be current", seen
+    # under load after the result was printed): the result is written, so the process ends without finalizing
+    os._exit(code)
