@@ -174,6 +174,18 @@ async function clusterAdmin (job, result) {
   await admin.connect()
   try {
     await admin.createPartitions({ topicPartitions: [{ topic: job.topic, count: job.grow_to }] })
+    // the new partitions' leaders take their place a moment later (Admin.java: "it may take several seconds"), and
+    // deleteTopicRecords lists every partition's offsets first: asked until each answers, for up to 15 s
+    const until = Date.now() + 15000
+    for (;;) {
+      try {
+        await admin.fetchTopicOffsets(job.topic)
+        break
+      } catch (error) {
+        if (!error.retriable || Date.now() > until) throw error
+        await sleep(200)
+      }
+    }
     const metadata = await admin.fetchTopicMetadata({ topics: [job.topic] })
     result.partitions = metadata.topics[0].partitions.length
     await admin.deleteTopicRecords({ topic: job.topic,
