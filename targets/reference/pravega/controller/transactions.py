@@ -81,45 +81,36 @@ class TransactionCalls:
         return txn, self._transactions().get((request.streamInfo.scope, request.streamInfo.stream, txn))
 
     async def commitTransaction(self, request, context):
-        status = pb.TxnStatus
-        if (request.streamInfo.scope, request.streamInfo.stream) not in self.meta.streams:
-            return status(status=status.STREAM_NOT_FOUND)
-        txn, found = self._find(request)
-        if found is None:
-            return status(status=status.TRANSACTION_NOT_FOUND)
-        if found.state == pb.TxnState.COMMITTED:
-            return status(status=status.SUCCESS)  # committing twice: done already
-        if found.state != pb.TxnState.OPEN:
-            return status(status=status.FAILURE)
-        async with self._lock:
-            try:
-                for parent, segment in found.segments(txn):
-                    await self.store.merge_segments(parent, segment)
-            except StoreError as exc:
-                log.warning("commit transaction %s: %s", txn, exc)
-                return status(status=status.FAILURE)
-            found.state = pb.TxnState.COMMITTED
-        return status(status=status.SUCCESS)
+        # a commit merges each transaction segment into its parent's
+        return await self._end(request, pb.TxnState.COMMITTED, "commit",
+                               lambda parent, segment: self.store.merge_segments(parent, segment))
 
     async def abortTransaction(self, request, context):
+        # an abort deletes the transaction's segments
+        return await self._end(request, pb.TxnState.ABORTED, "abort",
+                               lambda _parent, segment: self.store.delete_segment(segment))
+
+    async def _end(self, request, final: int, what: str, step):
+        """Commit or abort: ``step(parent, segment)`` on each of the transaction's segments, then ``final``; ending
+        it twice the same way is done already, the other way a failure."""
         status = pb.TxnStatus
         if (request.streamInfo.scope, request.streamInfo.stream) not in self.meta.streams:
             return status(status=status.STREAM_NOT_FOUND)
         txn, found = self._find(request)
         if found is None:
             return status(status=status.TRANSACTION_NOT_FOUND)
-        if found.state == pb.TxnState.ABORTED:
+        if found.state == final:
             return status(status=status.SUCCESS)
         if found.state != pb.TxnState.OPEN:
             return status(status=status.FAILURE)
         async with self._lock:
             try:
-                for _parent, segment in found.segments(txn):
-                    await self.store.delete_segment(segment)
+                for parent, segment in found.segments(txn):
+                    await step(parent, segment)
             except StoreError as exc:
-                log.warning("abort transaction %s: %s", txn, exc)
+                log.warning("%s transaction %s: %s", what, txn, exc)
                 return status(status=status.FAILURE)
-            found.state = pb.TxnState.ABORTED
+            found.state = final
         return status(status=status.SUCCESS)
 
     async def pingTransaction(self, request, context):
