@@ -46,11 +46,8 @@ final class DataScenarios {
         } finally {
             producer.close(Duration.ofSeconds(5));
         }
-        Properties props = Driver.consumer(job, consumerExtra.getProperty("client.id", "wirecheck-java-consumer"));
+        Properties props = Driver.groupConsumer(job, consumerExtra.getProperty("client.id", "wirecheck-java-consumer"));
         props.putAll(consumerExtra);
-        props.put("group.id", job.get("group").asText());
-        props.put("auto.offset.reset", "earliest");
-        props.put("enable.auto.commit", "false");
         List<Object> consumed = new ArrayList<>();
         result.put("consumed", consumed);
         int wanted = job.get("records").size();
@@ -121,10 +118,7 @@ final class DataScenarios {
                 plain.send(new ProducerRecord<>(source.topic(), 0, null, value)).get(PRODUCE_MS, TimeUnit.MILLISECONDS);
             }
         }
-        Properties props = Driver.consumer(job, "wirecheck-java-consumer");
-        props.put("group.id", job.get("group").asText());
-        props.put("auto.offset.reset", "earliest");
-        props.put("enable.auto.commit", "false");
+        Properties props = Driver.groupConsumer(job, "wirecheck-java-consumer");
         props.put("isolation.level", "read_committed");
         Long committed;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
@@ -208,11 +202,8 @@ final class DataScenarios {
         KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps(job, producerExtra));
         try {
             result.put("produced", produce(job, producer));
-            Properties props = Driver.consumer(job, TELEMETRY_CONSUMER);
+            Properties props = Driver.groupConsumer(job, TELEMETRY_CONSUMER);
             props.putAll(consumerExtra);
-            props.put("group.id", job.get("group").asText());
-            props.put("auto.offset.reset", "earliest");
-            props.put("enable.auto.commit", "false");
             List<Object> consumed = new ArrayList<>();
             result.put("consumed", consumed);
             int wanted = job.get("records").size();

@@ -149,6 +149,15 @@ public final class Driver {
         return props;
     }
 
+    /** A member of the job's group that reads from the start and commits only when told, as every scenario's. */
+    static Properties groupConsumer(JsonNode job, String clientId) {
+        Properties props = consumer(job, clientId);
+        props.put("group.id", job.get("group").asText());
+        props.put("auto.offset.reset", "earliest");
+        props.put("enable.auto.commit", "false");
+        return props;
+    }
+
     // -- values --------------------------------------------------------------------------------------------
 
     static byte[] raw(JsonNode text) {

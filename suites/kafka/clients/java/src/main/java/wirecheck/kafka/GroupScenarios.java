@@ -73,10 +73,7 @@ final class GroupScenarios {
 
         private void run(JsonNode job, Group group, String name, boolean kip848) {
             try {
-                Properties props = Driver.consumer(job, "wirecheck-java-" + name);
-                props.put("group.id", job.get("group").asText());
-                props.put("auto.offset.reset", "earliest");
-                props.put("enable.auto.commit", "false");
+                Properties props = Driver.groupConsumer(job, "wirecheck-java-" + name);
                 props.put("max.poll.records", "1");
                 if (kip848) {
                     props.put("group.protocol", "consumer");
@@ -196,10 +193,7 @@ final class GroupScenarios {
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(DataScenarios.producerProps(job, new Properties()))) {
             result.put("produced", DataScenarios.produce(job, producer));
         }
-        Properties props = Driver.consumer(job, "wirecheck-java-consumer");
-        props.put("group.id", job.get("group").asText());
-        props.put("auto.offset.reset", "earliest");
-        props.put("enable.auto.commit", "false");
+        Properties props = Driver.groupConsumer(job, "wirecheck-java-consumer");
         List<Object> consumed = new ArrayList<>();
         result.put("consumed", consumed);
         int wanted = job.get("records").size();
