@@ -18,7 +18,11 @@ from tests.quality.warm_pytest import ROOT, run_pytest
 class SuiteRun:
     returncode: int
     records: list[dict]
-    output: str
+    output: str  # all of it: the terminal summary comes before a long failure's dump
+
+    def tail(self) -> str:
+        """The end of the output, short enough for an assertion message."""
+        return self.output[-6000:]
 
     def clauses_with(self, *verdicts: str) -> set[str]:
         return {r["clause"] for r in self.records if r["verdict"] in verdicts}
@@ -53,7 +57,7 @@ def run_suite(suite: str, report_dir: Path, faults: list[str] = (), expect: str 
     proc = run_pytest(argv, ROOT, timeout)  # a new process, its imports done once (warm_pytest)
     records = [json.loads(line) for path in report_dir.glob("*/cases-*.jsonl")
                for line in path.read_text().splitlines() if line.strip()]
-    return SuiteRun(proc.returncode, records, proc.stdout[-6000:] + proc.stderr[-3000:])
+    return SuiteRun(proc.returncode, records, proc.stdout + proc.stderr[-3000:])
 
 
 def broker_faults(protocol: str) -> set[str]:

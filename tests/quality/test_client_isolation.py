@@ -28,7 +28,7 @@ def test_a_protocol_defect_is_one_failure_and_the_client_scenarios_it_broke_are_
     run = run_suite("kafka", tmp_path / "reports", faults=[FAULT], clients=True, timeout=900,
                     extra=["-k", " or ".join([CLAUSE, *SCENARIOS]), "-p", "no:randomly", "--junitxml", str(junit),
                            "--maxfail", "100000"])
-    assert run.returncode == 1, run.output
+    assert run.returncode == 1, run.tail()
     ran = [r for r in run.records if r["verdict"] not in ("NOT-RUN",)]
     assert {r["clause"] for r in ran if r["verdict"] == "FAILED"} == {CLAUSE}, run.by_verdict()
     scenarios = {r["case"]: r for r in ran if r["case"] in SCENARIOS}  # of the clients installed here
@@ -43,10 +43,10 @@ def test_a_protocol_defect_is_one_failure_and_the_client_scenarios_it_broke_are_
     line = f"{CLAUSE}: FAILED ("
     shown = [text for text in run.output.splitlines() if text.startswith(line)]
     assert shown and shown[0].endswith(f"; {len(scenarios)} client scenario{'s' if len(scenarios) != 1 else ''} "
-                                       f"broken by it"), run.output
+                                       f"broken by it"), run.tail()
     failed = len([r for r in ran if r["verdict"] == "FAILED"])
     totals = re.findall(r"^(?:=+ )?(\d+) failed\b.* in [\d.]+s", run.output, re.MULTILINE)
-    assert totals == [str(failed)], run.output[-800:]  # pytest's own "N failed" line counts the clause's case only
+    assert totals == [str(failed)], run.tail()[-800:]  # pytest's own "N failed" line counts the clause's case only
     suite = ET.parse(junit).getroot().find("testsuite")
     failures = suite.findall("testcase/failure")
     assert int(suite.get("failures")) == len(failures) == failed

@@ -22,7 +22,7 @@ def test_fault_is_caught_naming_its_clause(tmp_path, protocol, fault):
     run = run_suite(f"{protocol}/{scope}.py" if scope else protocol, tmp_path, faults=[fault], expect=clause,
                     extra=EXTRA_ARGS.get(fault, []))
     failed = run.clauses_with("FAILED")
-    assert run.returncode == 1, run.output
+    assert run.returncode == 1, run.tail()
     assert clause in failed, f"{fault}: expected {clause} among failed clauses {sorted(failed)}"
     assert not run.clauses_with("ERROR"), run.by_verdict().get("ERROR")
 

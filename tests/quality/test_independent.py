@@ -51,8 +51,8 @@ def test_clean_independent_server_passes_the_suite(tmp_path, protocol):
     run, server = _suite_against(tmp_path, protocol, strict=False, extra=seeds, clients=True)  # real clients too
     verdicts = run.by_verdict()
     assert not verdicts.get("FAILED") and not verdicts.get("ERROR"), (verdicts.get("FAILED"), verdicts.get("ERROR"),
-                                                                      run.output, server.stderr_tail())
-    assert run.returncode == 0, run.output
+                                                                      run.tail(), server.stderr_tail())
+    assert run.returncode == 0, run.tail()
     assert len(verdicts.get("OK", [])) >= MIN_OK[protocol], {v: len(cases) for v, cases in verdicts.items()}
 
 
@@ -66,7 +66,7 @@ def test_clean_independent_server_survives_the_seeded_fuzz_finding(tmp_path, pro
     run, _ = _suite_against(tmp_path, protocol, suite=f"{protocol}/{module}.py", strict=False,
                             extra=["--fuzz-seed", str(seed)])
     assert not run.clauses_with("ERROR"), run.by_verdict().get("ERROR")
-    assert clause not in run.clauses_with("FAILED"), run.output
+    assert clause not in run.clauses_with("FAILED"), run.tail()
 
 
 @pytest.mark.parametrize(("protocol", "defect"), DEFECTS, ids=[f"{p}.{d}" for p, d in DEFECTS])
@@ -77,9 +77,9 @@ def test_independent_defect_is_caught(tmp_path, protocol, defect):
     errors = [r for r in run.records if r["verdict"] == "ERROR"]
     failed = run.clauses_with("FAILED")
     assert clause in failed, (f"{protocol} --defect {defect}: expected {clause} among the FAILED clauses "
-                              f"{sorted(failed)}\n{run.output}\n{server.stderr_tail()}")
+                              f"{sorted(failed)}\n{run.tail()}\n{server.stderr_tail()}")
     assert not errors, [f"{r['nodeid']}: {r['message'][:300]}" for r in errors]
-    assert run.returncode == 1, run.output
+    assert run.returncode == 1, run.tail()
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

@@ -33,4 +33,4 @@ def test_a_client_scenario_broken_by_a_protocol_defect_is_blocked_by_its_clause(
     for record in scenarios:
         assert record["verdict"] == "BLOCKED" and record["blocked_by"]["clause"] == CLAUSE, record
         assert record["own_failure"]["clause"] == record["case"] and "204" in record["own_failure"]["actual"], record
-    assert run.returncode == 1, run.output
+    assert run.returncode == 1, run.tail()

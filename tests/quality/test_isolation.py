@@ -32,7 +32,7 @@ def test_a_fault_fails_its_own_clause_only(tmp_path, fault):
     failed = [r for r in run.records if r["verdict"] == "FAILED"]
     assert {r["clause"] for r in failed} == {clause}, [f"{r['nodeid']}: {r['message'][:200]}" for r in failed
                                                        if r["clause"] != clause]
-    assert not [r for r in run.records if r["verdict"] == "ERROR"], run.output
+    assert not [r for r in run.records if r["verdict"] == "ERROR"], run.tail()
 
 
 def test_every_sampled_fault_exists():
@@ -53,7 +53,7 @@ def _against(tmp_path, protocol: str, fault: str, *extra: str):
 
 def test_a_named_protocol_whose_hello_is_wrong_is_tested_and_fails_on_the_hello_clause(tmp_path):
     run = _against(tmp_path, "rustlog", "rustlog.pong-wrong-type")
-    assert run.returncode == 1, run.output
+    assert run.returncode == 1, run.tail()
     assert run.clauses_with("FAILED") == {"rustlog.ping.pong"}, run.by_verdict()
     assert len(run.by_verdict()["OK"]) > 80  # every case that does not use a Ping to see the connection still open
     assert {r["blocked_by"]["clause"] for r in run.records if r["verdict"] == "BLOCKED"} <= {"rustlog.ping.pong"}

@@ -11,7 +11,7 @@ SASL_CASES = 11
 
 def test_sasl_cases_pass_against_a_sasl_broker(tmp_path):
     run = run_suite("kafka/test_sasl.py", tmp_path, extra=KAFKA_SASL_ARGS)
-    assert run.returncode == 0, run.output
+    assert run.returncode == 0, run.tail()
     assert set(run.by_verdict()) == {"OK"}, run.by_verdict()
     assert len(run.by_verdict()["OK"]) == SASL_CASES
 
@@ -20,13 +20,13 @@ def test_the_sasl_cases_need_credentials(tmp_path):
     """Credentials are how the user says a listener requires SASL: Apache Kafka advertises SaslHandshake on its
     PLAINTEXT listeners too, so without them every SASL case is UNIMPLEMENTED, even against a SASL broker."""
     run = run_suite("kafka/test_sasl.py", tmp_path, extra=KAFKA_SASL_ARGS[:1])
-    assert run.returncode == 0, run.output
+    assert run.returncode == 0, run.tail()
     assert set(run.by_verdict()) == {"UNIMPLEMENTED"} and len(run.records) == SASL_CASES
 
 
 def test_open_broker_does_not_advertise_sasl(tmp_path):
     run = run_suite("kafka/test_sasl.py", tmp_path)
-    assert run.returncode == 0, run.output
+    assert run.returncode == 0, run.tail()
     assert set(run.by_verdict()) == {"UNIMPLEMENTED"}
 
 
@@ -39,7 +39,7 @@ SLICE = ["kafka/test_produce_fetch.py", "kafka/test_transactions.py"]
 @pytest.mark.parametrize("suite", SLICE)
 def test_suite_slice_logs_in_on_every_connection(tmp_path, suite, mechanism):
     run = run_suite(suite, tmp_path, extra=[*KAFKA_SASL_ARGS, "--target-option", f"kafka.sasl-mechanism={mechanism}"])
-    assert run.returncode == 0, run.output
+    assert run.returncode == 0, run.tail()
     verdicts = run.by_verdict()
     assert set(verdicts) <= {"OK", "UNIMPLEMENTED"}, verdicts
     assert len(verdicts["OK"]) >= 10

@@ -34,7 +34,7 @@ def test_the_whole_suite_passes_against_a_variant(tmp_path, protocol, variant):
     run = run_suite(protocol, tmp_path, extra=["--reference-variant", variant, *VARIANT_ARGS.get(variant, [])],
                     strict=False)
     failed = [f"{r['nodeid']}: {r['message'][:300]}" for r in run.records if r["verdict"] in ("FAILED", "ERROR")]
-    assert not failed and run.returncode == 0, failed or run.output
+    assert not failed and run.returncode == 0, failed or run.tail()
 
 
 def variant_args(variants, also: list[str] = ()) -> list[str]:
@@ -56,7 +56,7 @@ def test_the_whole_suite_passes_against_every_variant_at_once(tmp_path, protocol
                     strict=False, clients=True, timeout=1200)
     failed = [f"{r['nodeid']}: {r['message'][:300]}" for r in run.records
               if r["verdict"] in ("FAILED", "ERROR", "DIVERGENT")]
-    assert not failed and run.returncode == 0, failed or run.output
+    assert not failed and run.returncode == 0, failed or run.tail()
 
 
 #: faults whose own case must still catch them on a broker taking every other permitted reading at once (every
