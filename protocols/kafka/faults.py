@@ -82,6 +82,7 @@ FAULTS: dict[str, str] = {
     "kafka.wrong-error-unknown-partition": "kafka.produce.unknown-topic",
     # configs, admin APIs and SASL
     "kafka.describe-configs-drops-key": "kafka.configs.requested-keys",
+    "kafka.describe-configs-named-keys-close": "kafka.configs.requested-keys",
     "kafka.describe-configs-synonyms-always": "kafka.configs.synonyms",
     "kafka.describe-configs-docs-always": "kafka.configs.documentation",
     "kafka.alter-configs-unknown-accepted": "kafka.configs.unknown-config",

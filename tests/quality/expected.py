@@ -70,6 +70,7 @@ SCOPES.update({
     "kafka.software-name-unchecked": "test_framing",
     "kafka.metadata-v13-as-v12": "test_versions",
     "kafka.describe-configs-drops-key": "test_configs",
+    "kafka.describe-configs-named-keys-close": "test_configs",
     "kafka.describe-configs-synonyms-always": "test_configs",
     "kafka.describe-configs-docs-always": "test_configs",
     "kafka.alter-configs-unknown-accepted": "test_configs",

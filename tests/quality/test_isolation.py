@@ -2,6 +2,8 @@
 
 - A fault of the reference broker, with the whole suite run as users run it (no --stop-at-clause), FAILs only
   cases of the fault's own clause: a sample of faults here, every fault in ``bench/fanout.py``.
+- A read-back helper that crashes (DescribeConfigs by named keys, which most config cases read back with) is one
+  FAILED case under the clause that owns the read, and the cases that needed it are BLOCKED by it.
 - A named protocol always runs: a broken hello is one FAILED case on the hello's clause, and the rest runs.
 - A Barco discovery answer without the binary port FAILs on the discovery clause and BLOCKs the binary producer
   cases, which run when ``--target-option barco.producer=HOST:PORT`` names the port.
@@ -38,6 +40,18 @@ def test_a_fault_fails_its_own_clause_only(tmp_path, fault):
 def test_every_sampled_fault_exists():
     known = {fault for table in EXPECTED.values() for fault in table}
     assert set(SAMPLE) <= known, set(SAMPLE) - known
+
+
+def test_a_crashing_read_back_helper_is_one_failure_and_blocks_the_cases_that_read_back(tmp_path):
+    fault = "kafka.describe-configs-named-keys-close"
+    run = run_suite("kafka/test_configs.py", tmp_path, faults=[fault], extra=["--maxfail", "100000"])
+    clause = EXPECTED["kafka"][fault]
+    failed = [r for r in run.records if r["verdict"] == "FAILED"]
+    assert [r["clause"] for r in failed] == [clause], run.by_verdict()
+    blocked = [r for r in run.records if r["verdict"] == "BLOCKED"]
+    # synonyms, documentation, incremental, validate-only, ...: each reads configs back by name
+    assert len({r["clause"] for r in blocked}) >= 4, run.by_verdict()
+    assert all(r["blocked_by"]["clause"] == clause for r in blocked), run.by_verdict()
 
 
 def _against(tmp_path, protocol: str, fault: str, *extra: str):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from wirecheck.targets.reference.kafka.faults import KafkaFaults, KafkaVariants
+from wirecheck.targets.reference.kafka.settings import CLOSE
 from wirecheck.targets.reference.kafka.storage import valid_topic_name
 
 NONE = 0
@@ -105,6 +106,8 @@ class Configs:
     # ------------------------------------------------------------------------------------------ describe
 
     def describe(self, req: dict, version: int) -> dict:
+        if self.faults.describe_configs_named_keys_close and any(r["ConfigurationKeys"] for r in req["Resources"]):
+            return {CLOSE: True}
         synonyms = (req.get("IncludeSynonyms", False) or self.faults.describe_configs_synonyms_always) \
             and version >= 1
         docs = req.get("IncludeDocumentation", False) or self.faults.describe_configs_docs_always

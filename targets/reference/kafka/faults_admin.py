@@ -19,6 +19,9 @@ class AdminFaults:
     describe_configs_drops_key = Switch(
         "DescribeConfigs returns every requested key the broker knows (DescribeConfigsRequest.json "
         "ConfigurationKeys); this drops the first one")
+    describe_configs_named_keys_close = Switch(
+        "DescribeConfigs answers a request that names its keys (DescribeConfigsRequest.json ConfigurationKeys); "
+        "this closes the connection instead, as a broker whose key filter crashes")
     describe_configs_synonyms_always = Switch(
         "DescribeConfigs lists synonyms only when IncludeSynonyms is set (KIP-226); this always lists them")
     describe_configs_docs_always = Switch(
