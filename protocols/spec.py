@@ -20,6 +20,8 @@ from wirecheck.protocols.framing import Framing
 if TYPE_CHECKING:  # scapy is imported by the layers that implement ``dissect``, not by the spec
     from scapy.packet import Packet
 
+    from wirecheck.protocols.states import StateModel
+
 #: length-prefixed frames over TCP; HTTP/1.1 (h11); HTTP/2 over cleartext TCP with prior knowledge (h2)
 TRANSPORTS = ("framed", "http1", "h2c")
 
@@ -167,6 +169,8 @@ class ProtocolSpec:
     #: (request frame, rewrite(path, value) -> value) -> the frame with every field rewritten (the same bytes when
     #: nothing changed); needed by ``chosen_request_fields``
     map_request: Callable[[bytes, Callable[[str, object], object]], bytes] | None = None
+    #: the reaction states the bulk fuzzer maps and is guided by (protocols/states.py; ``protocols/<name>/states.py``)
+    states: "StateModel | None" = None
 
     def __post_init__(self):
         if not self.endpoints:

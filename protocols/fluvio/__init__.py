@@ -11,6 +11,7 @@ from __future__ import annotations
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.fluvio import layers, messages, sc
 from wirecheck.protocols.fluvio.faults import FAULTS, VARIANTS
+from wirecheck.protocols.fluvio.states import STATES
 from wirecheck.protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
 from wirecheck.protocols.fluvio.clients import CLIENTS, SCENARIO_DEPENDS_ON
 from wirecheck.protocols.framing import I32_PREFIX
@@ -60,6 +61,7 @@ SPEC = ProtocolSpec(
     version_param="version",
     capture=CaptureSupport("wirecheck.protocols.fluvio.capture", unframeable_clause="fluvio.framing.oversize"),
     faults=FAULTS,
+    states=STATES,
     variants=VARIANTS,
     volatile_fields=("*.modified_time",),  # when a consumer offset was last written, by the server's clock
     derived_fields=("*ResponseFrame*.size",),

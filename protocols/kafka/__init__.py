@@ -14,6 +14,7 @@ from wirecheck.protocols.kafka import layers, messages, records
 from wirecheck.protocols.batches import reseal_edited
 from wirecheck.protocols.clients import all_client_clauses as client_clauses
 from wirecheck.protocols.kafka.faults import FAULTS, VARIANTS
+from wirecheck.protocols.kafka.states import STATES
 from wirecheck.protocols.kafka.request_fields import map_request
 from wirecheck.protocols.kafka.clauses import CATALOGUE
 from wirecheck.protocols.kafka.clients import CLIENTS, SCENARIO_DEPENDS_ON, SCENARIOS
@@ -98,6 +99,7 @@ SPEC = ProtocolSpec(
     version_param="api_version",
     capture=CaptureSupport("wirecheck.protocols.kafka.capture", unframeable_clause="kafka.framing.size-prefix"),
     faults=FAULTS,
+    states=STATES,
     variants=VARIANTS,
     login="wirecheck.suites.kafka.login:login",  # SASL when --target-option kafka.sasl=USER:PASSWORD is given
     # where a broker listens, ids it generates (topic, cluster, producer, member, fetch session), throttling

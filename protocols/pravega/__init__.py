@@ -13,6 +13,7 @@ from wirecheck.protocols.pravega import commands, layers
 from wirecheck.protocols.pravega.clauses import CATALOGUE
 from wirecheck.protocols.pravega.clients import CLIENTS, SCENARIO_DEPENDS_ON
 from wirecheck.protocols.pravega.faults import FAULTS, VARIANTS
+from wirecheck.protocols.pravega.states import STATES
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 12345  # service.listener.port (ServiceConfig.java:47)
@@ -46,6 +47,7 @@ SPEC = ProtocolSpec(
     version_param="version",
     capture=CaptureSupport("wirecheck.protocols.pravega.capture", unframeable_clause="pravega.framing.reply"),
     faults=FAULTS,
+    states=STATES,
     variants=VARIANTS,
     volatile_fields=("*.last_modified",),  # the segment store's clock
     # table versions and a table segment's length are positions in how the server lays entries out (opaque to

@@ -5,6 +5,7 @@ import json
 from wirecheck.protocols.framing import U32_PREFIX
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 from wirecheck.protocols.rustlog.faults import FAULTS, VARIANTS
+from wirecheck.protocols.rustlog.states import STATES
 from wirecheck.protocols.rustlog.clauses import CATALOGUE, MAX_FRAME
 from wirecheck.protocols.rustlog.layers import describe, dissect, encode_frame
 
@@ -26,6 +27,7 @@ SPEC = ProtocolSpec(
                         dissect=dissect),),
     capture=CaptureSupport("wirecheck.protocols.rustlog.capture", unframeable_clause="rustlog.framing.oversize"),
     faults=FAULTS,
+    states=STATES,
     variants=VARIANTS,
     # append times and messages are the server's own; the length follows the JSON text
     volatile_fields=("*.timestamp", "Error.message", "MetricsFetchResponse.metrics*"),
