@@ -6,6 +6,7 @@
     wirecheck replay FILE|DIR --target HOST:PORT  play a failing case's replay file (or a corpus) against a target
     wirecheck upstream PROTOCOL [--version V] [--install]  start the real server a suite describes (Apache Kafka)
     wirecheck clauses [--protocol P] [--format md|json] [--output DIR]  the clause audit tables (docs/clauses/)
+    wirecheck safety PROTOCOL [--target P=HOST:PORT] [--time S] ...  nothing acknowledged lost under faults
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-COMMANDS = ("run", "broker", "pipeline", "replay", "clauses", "upstream")
+COMMANDS = ("run", "broker", "pipeline", "replay", "clauses", "upstream", "safety")
 
 
 def run_suites(argv: list[str]) -> int:
@@ -86,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
         from wirecheck.targets.upstream.command import main as upstream
 
         return upstream(rest)
+    if command == "safety":
+        from wirecheck.targets.safety.command import main as safety
+
+        return safety(rest)
     if command == "replay":
         from wirecheck.targets.replay import main as replay
 
