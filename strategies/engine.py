@@ -36,6 +36,8 @@ class Mutant:
     context: object = None  # what the protocol's classifier needs to read the answer (api key, correlation id...)
     incomplete: bool = False  # the frame never completes: we shut our write side so the target sees the end
     index: int = -1  # its place in the run, set by the engine
+    request: str = ""  # the request kind it was made from, with its version where requests have one ("Fetch v12")
+    origin: tuple = ()  # guided runs: the recipe it came from (session-state prefix, operator), to keep in the corpus
 
     @property
     def family(self) -> str:
@@ -136,6 +138,7 @@ class Progress:
     seconds: float = 0.0
     operators: dict = field(default_factory=dict)
     non_strict: list = field(default_factory=list)  # (mutant, divergence) pairs at SHOULD level
+    coverage: object = None  # a strategies.coverage.CoverageMap: every judged mutant's reaction state, when kept
 
     def count(self, batch: list[Mutant]) -> None:
         self.cases += len(batch)

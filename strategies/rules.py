@@ -91,4 +91,10 @@ class RuleMutator:
         reaction = rule.reaction if isinstance(rule.reaction, Reaction) else rule.reaction(seed, span, broken)
         incomplete = rule.incomplete(seed, span, broken) if callable(rule.incomplete) else rule.incomplete
         frame = broken if rule.reframe == AS_IS else self.reframe(seed, broken, rule.reframe)
-        return Mutant(frame, operator, span.path, reaction, seed.context, incomplete)
+        return Mutant(frame, operator, span.path, reaction, seed.context, incomplete, request=request_of(seed))
+
+
+def request_of(seed: TracedSeed) -> str:
+    """The request kind a mutant of ``seed`` is, with the seed's version where it has one (Kafka's)."""
+    version = getattr(seed, "version", None)
+    return seed.name if version is None else f"{seed.name} v{version}"

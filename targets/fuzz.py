@@ -1,7 +1,9 @@
 """Fuzz budgets: ``--fuzz=ci`` (fast, reproducible), ``--fuzz=nightly`` (deep), or an example count.
 
 A budget sets two numbers: Hypothesis examples per property-based case, and mutants per bulk mutation case
-(bulk cases use a seeded ``random.Random`` and plain bytes, to reach thousands of cases per second).
+(bulk cases use a seeded ``random.Random`` and plain bytes, to reach thousands of cases per second); and whether
+bulk cases are guided by the target's answers (strategies/guided.py): the nightly budget is, the others draw blind
+(the mutants of a blind run depend on the seed alone, whatever the target answers).
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, settings
 
 PROFILES = {
-    # name: (hypothesis examples, bulk mutants, derandomize)
-    "ci": (25, 3_000, True),
-    "nightly": (1_000, 200_000, False),
+    # name: (hypothesis examples, bulk mutants, derandomize, guided bulk cases)
+    "ci": (25, 3_000, True, False),
+    "nightly": (1_000, 200_000, False, True),
 }
 
 
@@ -25,20 +27,21 @@ class FuzzBudget:
     mutants: int
     seed: int
     derandomize: bool
+    guided: bool = False  # bulk cases steered by the target's reactions (strategies/guided.py)
 
     @classmethod
     def parse(cls, text: str, seed: int | None) -> "FuzzBudget":
         if text in PROFILES:
-            examples, mutants, derandomize = PROFILES[text]
+            examples, mutants, derandomize, guided = PROFILES[text]
         elif text.isdigit() and int(text) > 0:
-            examples, mutants, derandomize = int(text), 10 * int(text), False
+            examples, mutants, derandomize, guided = int(text), 10 * int(text), False, False
         else:
             import pytest
 
             raise pytest.UsageError(f"--fuzz={text}: expected ci, nightly or a positive example count")
         if seed is None:
             seed = 0 if derandomize else random.SystemRandom().randrange(2**32)
-        return cls(text, examples, mutants, seed, derandomize)
+        return cls(text, examples, mutants, seed, derandomize, guided)
 
     def rng(self, salt: str) -> random.Random:
         """A generator for one case: the same seed and case give the same mutants."""

@@ -15,7 +15,11 @@ from typing import Callable, Iterable
 
 from wirecheck.protocols.reactions import CLOSE, ERROR, MALFORMED, RESET, SILENCE, Observation
 from wirecheck.protocols.verdicts import Divergence, TargetDied, Verdict
+from wirecheck.protocols.registry import spec_for
+from wirecheck.protocols.states import StateModel
+from wirecheck.strategies.coverage import CoverageMap
 from wirecheck.strategies.engine import Adapter, Mutant, Progress, bisect, numbered, plan_batches, wants_keepalive
+from wirecheck.strategies.guided import guided
 from wirecheck.targets.session import FramedSession, Outcome, Reply
 
 WINDOW = 16  # batches in flight at once, each on its own connection
@@ -61,11 +65,13 @@ def observe(adapter: Adapter, mutant: Mutant, reply: Reply) -> Observation:
 class _Judge:
     """Judges batches for one run: remembers keepalive answers and collects SHOULD-level divergences."""
 
-    def __init__(self, adapter: Adapter, non_strict: list):
+    def __init__(self, adapter: Adapter, non_strict: list, coverage: CoverageMap | None = None):
         self.adapter = adapter
         self.catalogue = adapter.catalogue
         self.non_strict = non_strict
         self._known: set[bytes] = set()
+        self.coverage = coverage  # each judged mutant's reaction state is recorded here
+        self._connection = 0  # the connection being judged (its id(): the coverage map's key)
 
     def send(self, session: FramedSession, batch: list[Mutant]) -> None:
         data = b"".join(m.frame for m in batch)
@@ -83,6 +89,7 @@ class _Judge:
         to the request it names: a mutant skipped over drew no answer (judged as silence, never blamed for the
         next request's answer), and a late answer to an earlier mutant is judged as that mutant's."""
         owners = Owners(self.adapter, batch)
+        self._connection = id(session)
         pending: Reply | None = None  # an answer read ahead: it names a later request of the batch
         # --differential against another implementation: the mutants' answers are counted apart, not compared
         apart = None if getattr(session, "same_implementation", True) else getattr(session, "answers_apart", None)
@@ -161,6 +168,8 @@ class _Judge:
 
     def _judged(self, mutant: Mutant, obs: Observation) -> tuple[Mutant, Divergence] | None:
         """The mutant's MUST-level failure, if ``obs`` is one; a SHOULD-level divergence is collected."""
+        if self.coverage is not None:
+            self.coverage.record(self._connection, mutant, obs)
         divergence = mutant.reaction.judge(obs, self.catalogue)
         if divergence is None:
             return None
@@ -254,6 +263,28 @@ def greeted(connect: Connect, adapter: Adapter) -> Connect:
     return opened
 
 
+def state_model(adapter: Adapter) -> StateModel | None:
+    """The reaction states of the adapter's protocol (its spec's ``states``), None for a protocol without."""
+    try:
+        return spec_for(adapter.name).states
+    except KeyError:
+        return None
+
+
+def tracked(connect: Connect, coverage: CoverageMap | None) -> Connect:
+    """``connect``, each new connection's session state started in the coverage map (``connect`` itself
+    without one)."""
+    if coverage is None:
+        return connect
+
+    def opened() -> FramedSession:
+        session = connect()
+        coverage.opened(id(session))
+        return session
+
+    return opened
+
+
 def run(connect: Connect, adapter: Adapter, mutants: Iterable[Mutant], count: int,
         progress: Progress | None = None, window: int = WINDOW) -> Progress:
     """Send ``count`` mutants; raise :class:`MutantFailed` at the first MUST-level divergence.
@@ -266,8 +297,8 @@ def run(connect: Connect, adapter: Adapter, mutants: Iterable[Mutant], count: in
     batch's keepalive proved the target outlived them.
     """
     progress = progress or Progress()
-    connect = greeted(connect, adapter)
-    judge = _Judge(adapter, progress.non_strict)
+    connect = tracked(greeted(connect, adapter), progress.coverage)
+    judge = _Judge(adapter, progress.non_strict, progress.coverage)
     planned = plan_batches(numbered(mutants, count))
     idle: list[FramedSession] = []
     flights: deque[tuple[FramedSession, list[Mutant], int]] = deque()  # (session, batch, batches sent until it)
@@ -426,8 +457,13 @@ def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, c
               window: int = WINDOW) -> Progress:
     """A bulk case: run the mutants, turn the first failure into the case's divergence (naming the mutant and
     the seed), note the statistics in the transcript, and report SHOULD-level divergences as NON-STRICT."""
-    seed = getattr(getattr(target, "fuzz", None), "seed", None)
-    progress = Progress()
+    budget = getattr(target, "fuzz", None)
+    seed = getattr(budget, "seed", None)
+    model = state_model(adapter)
+    coverage = CoverageMap(model) if model is not None else None
+    progress = Progress(coverage=coverage)
+    if coverage is not None and getattr(budget, "guided", False):
+        mutants = guided(adapter, mutants, coverage)
     try:
         if getattr(target, "differential", False):  # one batch at a time: both servers see the same order
             window = 1
@@ -440,6 +476,9 @@ def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, c
         if not lost.suspects:  # no mutant had been sent: the target was gone before the case began
             raise lost.divergence from None
         raise _died(target, adapter, lost.divergence, lost.suspects, seed, connect) from None
+    finally:
+        if coverage is not None and hasattr(target, "state_coverage"):
+            target.state_coverage(adapter.name, coverage.to_dict())
     target.transcript.note(progress.summary())
     if progress.non_strict:
         mutant, first = progress.non_strict[0]

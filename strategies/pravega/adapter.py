@@ -11,7 +11,7 @@ from wirecheck.protocols.pravega import commands as cmd
 from wirecheck.protocols.pravega.clauses import CATALOGUE
 from wirecheck.protocols.reactions import ANSWER, ERROR, MALFORMED, Observation
 from wirecheck.strategies.engine import Mutant
-from wirecheck.strategies.pravega.mutants import BulkMutator, Expect
+from wirecheck.strategies.pravega.mutants import BulkMutator, Expect, answered
 
 HELLO = cmd.encode("Hello", high_version=cmd.WIRE_VERSION, low_version=cmd.OLDEST_COMPATIBLE_VERSION)
 #: Hello carries no requestId; its answers (the keepalive's, a Hello mutant's) are matched by this id instead, never
@@ -42,6 +42,7 @@ class PravegaFuzz:
         self.operators = operators
         self.token = token  # the delegation token of a target with auth on
         self.wire_version = wire_version  # the server's (its Hello's highVersion): no seed newer than it
+        self._steps = 0  # step requests made (their requestIds)
 
     def mutants(self, rng: random.Random) -> BulkMutator:
         return BulkMutator(rng, self.segment, self.table, self.length, self.operators, self.token, self.wire_version)
@@ -86,6 +87,21 @@ class PravegaFuzz:
             return Observation(MALFORMED, detail=f"a {decoded.name} reply", clause="pravega.request-id.echo",
                                expected=" or ".join(cmd.name_of(c) for c in expect.replies))
         return Observation(ANSWER, detail=decoded.name)
+
+    #: step requests' requestIds, apart from the mutants' (which count up from 1)
+    STEP_IDS = 1 << 62
+
+    def step(self, kind: str, rng: random.Random) -> Mutant:
+        """A valid request of a step kind (``protocols/pravega/states.py``): a SetupAppend of a new writer on the
+        fuzzed segment, which moves the connection to ``writer-set-up``."""
+        if kind != "SetupAppend":
+            raise ValueError(f"pravega has no step {kind!r}")
+        self._steps += 1
+        rid = self.STEP_IDS + self._steps
+        frame = cmd.encode("SetupAppend", request_id=rid, writer_id=uuid.UUID(bytes=rng.randbytes(16)),
+                           segment=self.segment, delegation_token=self.token)
+        return Mutant(frame, "valid", "frame", answered("pravega.append.setup"),
+                      Expect(rid, frozenset({cmd.CODE["AppendSetup"]})), request="SetupAppend")
 
     def seeds(self) -> list[bytes]:
         """Valid harmless requests, each answered by one reply, for the raw-replay baseline."""

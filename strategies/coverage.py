@@ -1,0 +1,125 @@
+"""The state-coverage map of one bulk run: which reaction states (session state x request x reaction) the target
+was driven into, how often, the transitions between them, and which cells the clause catalogue names were reached.
+Pure: the I/O loop (targets/fuzzing.py) feeds it each judged mutant with the connection it went on.
+
+Two kinds of transition are counted. A *session move* is a declared change of a connection's session state
+(``StateModel.transitions``: SetupAppend answered, say). A *reaction transition* is a pair of consecutive reaction
+states on one connection, the response-code sequence AFLNet's state model is built from; it is what a guided run
+tries to multiply, and what bench/guided.py counts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from wirecheck.protocols.reactions import Observation
+from wirecheck.protocols.states import ANY, ENDED, StateModel, request_kind
+
+START = "start"  # the reaction state before the first request of a connection
+
+State = tuple[str, str, str]  # (session state, request, reaction)
+
+
+class CoverageMap:
+    """Counts for one run. ``fresh`` collects (mutant, what was new) for a guided run to read and clear."""
+
+    def __init__(self, model: StateModel):
+        self.model = model
+        self.cells: Counter[State] = Counter()
+        self.pairs: Counter[tuple[State | str, State]] = Counter()
+        self.moves: Counter[tuple[str, str, str, str]] = Counter()  # (before, request, reaction, after)
+        self.in_state: Counter[str] = Counter()  # mutants sent in each session state
+        self.fresh: list = []  # (mutant, new reaction state or transition) since the guided run last looked
+        self._connections: dict[int, tuple[str, State | str]] = {}  # connection -> (session state, last reaction)
+
+    def opened(self, connection: int) -> None:
+        """A new connection: its session starts in the initial state."""
+        self._connections[connection] = (self.model.initial, START)
+
+    def record(self, connection: int, mutant, obs: Observation) -> None:
+        """One judged mutant: its reaction state on ``connection`` and what it moved."""
+        model = self.model
+        state, last = self._connections.get(connection, (model.initial, START))
+        if state == ENDED:  # an answer read after the connection ended (a late one): the session is gone
+            state = model.initial
+        request = mutant.request or "?"
+        reaction = model.reaction(obs)
+        cell = (state, request, reaction)
+        pair = (last, cell)
+        new_cell, new_pair = cell not in self.cells, pair not in self.pairs
+        self.cells[cell] += 1
+        self.pairs[pair] += 1
+        self.in_state[state] += 1
+        after = model.after(state, request_kind(request), reaction)
+        if after not in (state, ENDED):
+            self.moves[(state, request_kind(request), reaction, after)] += 1
+        self._connections[connection] = (after, cell)
+        if new_cell or new_pair:
+            self.fresh.append((mutant, cell if new_cell else pair))
+
+    def states_reached(self) -> set[str]:
+        return {state for state, _, _ in self.cells}
+
+    # -- the report
+
+    def catalogue_cells(self) -> list[dict]:
+        """Each cell the clause catalogue names (``StateModel.cells``), with the mutants that reached it."""
+        reached: Counter[tuple[str, str]] = Counter()
+        for (_, request, reaction), count in self.cells.items():
+            reached[(request_kind(request), reaction)] += count
+            reached[(ANY, reaction)] += count
+        return [{"clause": cell.clause, "request": cell.request, "reaction": cell.reaction,
+                 "reached": reached[(cell.request, cell.reaction)] > 0, "count": reached[(cell.request, cell.reaction)]}
+                for cell in self.model.cells]
+
+    def to_dict(self) -> dict:
+        """The run's map, as run.json and the case record carry it (docs/report-schema.md: ``coverage``)."""
+        catalogue = self.catalogue_cells()
+        return {
+            "mutants": sum(self.cells.values()),
+            "initial": self.model.initial,
+            "states": {state: self.in_state.get(state, 0) for state in self.model.states},
+            "cells": [{"state": s, "request": r, "reaction": x, "count": n}
+                      for (s, r, x), n in sorted(self.cells.items())],
+            "transitions": [{"from": before, "request": request, "reaction": reaction, "to": after, "count": n}
+                            for (before, request, reaction, after), n in sorted(self.moves.items())],
+            "distinct": {"cells": len(self.cells), "transitions": len(self.pairs),
+                         "catalogue_reached": sum(c["reached"] for c in catalogue),
+                         "catalogue": len(catalogue)},
+            "catalogue": catalogue,
+        }
+
+
+def merged(maps: list[dict]) -> dict:
+    """Several runs' maps of one protocol (one per bulk case) as one: counts summed, a catalogue cell reached when
+    any run reached it, distinct reaction states recounted (distinct transitions: the largest of one run, since the
+    pairs themselves are not kept)."""
+    if len(maps) == 1:
+        return maps[0]
+    cells: Counter = Counter()
+    moves: Counter = Counter()
+    states: Counter = Counter()
+    catalogue: dict[tuple, dict] = {}
+    for one in maps:
+        for cell in one["cells"]:
+            cells[(cell["state"], cell["request"], cell["reaction"])] += cell["count"]
+        for move in one["transitions"]:
+            moves[(move["from"], move["request"], move["reaction"], move["to"])] += move["count"]
+        states.update(one["states"])
+        for cell in one["catalogue"]:
+            key = (cell["clause"], cell["request"], cell["reaction"])
+            row = catalogue.setdefault(key, {**cell, "reached": False, "count": 0})
+            row["count"] += cell["count"]
+            row["reached"] = row["reached"] or cell["reached"]
+    rows = list(catalogue.values())
+    return {
+        "mutants": sum(one["mutants"] for one in maps),
+        "initial": maps[0]["initial"],
+        "states": dict(states),
+        "cells": [{"state": s, "request": r, "reaction": x, "count": n} for (s, r, x), n in sorted(cells.items())],
+        "transitions": [{"from": a, "request": r, "reaction": x, "to": b, "count": n}
+                        for (a, r, x, b), n in sorted(moves.items())],
+        "distinct": {"cells": len(cells), "transitions": max(one["distinct"]["transitions"] for one in maps),
+                     "catalogue_reached": sum(row["reached"] for row in rows), "catalogue": len(rows)},
+        "catalogue": rows,
+    }

@@ -1,0 +1,170 @@
+"""Guided bulk fuzzing: mutants drawn from what the target's answers taught the run (AFLNet's state-guided loop,
+on a black box). Pure: the coverage map (strategies/coverage.py) is filled by the I/O loop as batches are judged,
+and read here each time a new sequence is planned.
+
+A *recipe* is how a mutant was made: the session-state prefix it was sent after (valid step requests, e.g.
+Pravega's SetupAppend), the operator, and the request kind. A recipe whose mutant reached a new reaction state or
+a new transition joins the corpus. Each sequence is planned as AFLNet plans one:
+
+* prefix: the steps that reach a session state, chosen with the least mutants sent in it so far (a step prefix
+  not yet tried comes first);
+* mutate: mutants of corpus recipes, weighted towards those whose reaction states are the least visited;
+* suffix: fresh mutants drawn as blind mode draws them (exploration), so new recipes keep coming.
+
+Everything is drawn from the run's seeded generator and from the target's reactions, in the order the engine judges
+them (targets/fuzzing.py judges batches in the order it sent them): the seed reproduces a guided run exactly
+against a target that reacts the same way. ``feedback=False`` plans the same kind of sequences without reading
+the map: the same ingredients (steps and operators) drawn blind, the baseline bench/guided.py measures against.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from wirecheck.protocols.states import request_kind
+from wirecheck.strategies.coverage import CoverageMap
+from wirecheck.strategies.engine import Mutant
+
+SEQUENCE = 8  # mutants planned after a prefix
+EXPLORE = 0.3  # share of a sequence's mutants drawn fresh (the suffix) once the corpus has recipes
+STEP = "step"  # a recipe's operator when it is a valid step request
+REDRAW = 8  # tries at drawing a recipe's request kind again from the protocol's mutator
+
+Recipe = tuple[tuple[str, ...], str, str]  # (step prefix, operator, request kind)
+Step = Callable[[str, random.Random], Mutant]  # a valid request of a step kind (Adapter.step)
+
+
+@dataclass
+class Entry:
+    """A corpus recipe and the reaction states (request kind, reaction) it was first to reach."""
+
+    recipe: Recipe
+    found: set = field(default_factory=set)
+    picked: int = 0
+
+
+class Guided:
+    """An endless iterator of mutants for the bulk engine, steered by ``coverage``."""
+
+    def __init__(self, mutator: Iterator[Mutant], coverage: CoverageMap, rng: random.Random,
+                 step: Step | None = None, feedback: bool = True):
+        self.mutator, self.coverage, self.rng, self.step, self.feedback = mutator, coverage, rng, step, feedback
+        model = coverage.model
+        self.steps = tuple(model.steps) if step is not None else ()
+        self.prefixes: dict[str, tuple[str, ...]] = {model.initial: ()}  # session state -> steps that reached it
+        self.untried = [(kind,) for kind in self.steps]
+        self.corpus: list[Entry] = []
+        self._entries: dict[Recipe, Entry] = {}
+        self._queue: deque[Mutant] = deque()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> Mutant:
+        if not self._queue:
+            if self.feedback:
+                self._learn()
+            self._plan()
+        return self._queue.popleft()
+
+    # -- learning from the map
+
+    def _learn(self) -> None:
+        """Recipes whose mutants reached something new join the corpus; a session state first reached after a
+        prefix is reached by that prefix from then on."""
+        fresh, self.coverage.fresh = self.coverage.fresh, []
+        for mutant, found in fresh:
+            if not mutant.origin:
+                continue
+            cell = found if len(found) == 3 else found[1]  # a new reaction state, or a new pair's second
+            state, request, reaction = cell
+            self.prefixes.setdefault(state, mutant.origin[0])
+            entry = self._entries.get(mutant.origin)
+            if entry is None:
+                entry = self._entries[mutant.origin] = Entry(mutant.origin)
+                self.corpus.append(entry)
+            entry.found.add((request_kind(request), reaction))
+
+    # -- planning a sequence
+
+    def _plan(self) -> None:
+        prefix = self._prefix()
+        for kind in prefix:
+            self._queue.append(self._step(kind, prefix))
+        reached = self._reached() if self.feedback and self.corpus else {}
+        for _ in range(SEQUENCE):
+            entry = self._pick(reached) if reached and self.rng.random() >= EXPLORE else None
+            self._queue.append(self._redraw(entry.recipe, prefix) if entry is not None else self._fresh(prefix))
+
+    def _prefix(self) -> tuple[str, ...]:
+        rng = self.rng
+        if not self.steps:
+            return ()
+        if not self.feedback:
+            return rng.choice([(), *[(kind,) for kind in self.steps]])
+        if self.untried:
+            return self.untried.pop(0)
+        # the least explored session state (AFLNet's state selection), ties broken by the seeded generator
+        visits = self.coverage.in_state
+        states = sorted(self.prefixes)
+        weights = [1.0 / (1 + visits.get(state, 0)) for state in states]
+        return self.prefixes[rng.choices(states, weights)[0]]
+
+    def _pick(self, reached: dict[tuple[str, str], int]) -> Entry:
+        """A corpus recipe, weighted towards those whose reaction states are the least visited."""
+        weights = [1.0 / (1 + min(reached.get(cell, 0) for cell in entry.found) + entry.picked / 64)
+                   for entry in self.corpus]
+        entry = self.rng.choices(self.corpus, weights)[0]
+        entry.picked += 1
+        return entry
+
+    def _reached(self) -> dict[tuple[str, str], int]:
+        counts: dict[tuple[str, str], int] = {}
+        for (_, request, reaction), count in self.coverage.cells.items():
+            key = (request_kind(request), reaction)
+            counts[key] = counts.get(key, 0) + count
+        return counts
+
+    # -- making the mutants
+
+    def _fresh(self, prefix: tuple[str, ...]) -> Mutant:
+        mutant = next(self.mutator)
+        mutant.origin = (prefix, mutant.family, request_kind(mutant.request))
+        return mutant
+
+    def _redraw(self, recipe: Recipe, prefix: tuple[str, ...]) -> Mutant:
+        """A new mutant of the recipe's operator and request kind (the protocol's mutator draws the bytes), sent
+        after ``prefix``: the recipe's own or the chosen state's."""
+        _, operator, kind = recipe
+        if operator == STEP:
+            return self._step(kind, prefix)
+        make = getattr(self.mutator, "mutant", None)
+        mutant = None
+        for _ in range(REDRAW if make is not None else 0):
+            try:
+                mutant = make(operator)
+            except LookupError:  # no seed of the enabled requests fits the operator
+                break
+            if request_kind(mutant.request) == kind:
+                break
+        if mutant is None:
+            return self._fresh(prefix)
+        mutant.origin = (prefix, operator, request_kind(mutant.request))
+        return mutant
+
+    def _step(self, kind: str, prefix: tuple[str, ...]) -> Mutant:
+        assert self.step is not None  # a prefix has steps only when the adapter makes them
+        mutant = self.step(kind, self.rng)
+        mutant.origin = (prefix, STEP, kind)
+        return mutant
+
+
+def guided(adapter, mutants: Iterator[Mutant], coverage: CoverageMap, rng: random.Random | None = None,
+           feedback: bool = True) -> Guided:
+    """The guided iterator over the adapter's mutator ``mutants`` (its own generator unless ``rng``), with the
+    adapter's step requests (``Adapter.step``) where it has them."""
+    rng = rng or getattr(mutants, "rng", None) or random.Random(0)
+    return Guided(mutants, coverage, rng, getattr(adapter, "step", None), feedback)
