@@ -23,6 +23,7 @@ from pathlib import Path
 from wirecheck.reports.api_support import api_support, version_matrix
 from wirecheck.reports.replay import replay_document
 from wirecheck.reports.rootcause import by_clause
+from wirecheck.strategies.coverage import merged
 from wirecheck.protocols.transcript import Event, Transcript
 
 RUN_SCHEMA = "wirecheck.run/1"
@@ -127,6 +128,8 @@ class RunWriter:
             record["blocked_by"] = blocked_by(event.blocking)
         if state.facts:
             record["facts"] = dict(state.facts)
+        if getattr(state, "coverage", None):  # a bulk case: the reaction states it drove the target into
+            record["coverage"] = dict(state.coverage)
         if getattr(state, "tally", None) is not None:  # --differential: answers compared of answers exchanged
             record["differential"] = state.tally.as_dict()
         if transcript_path is not None and event.verdict.value not in NO_REPLAY:
@@ -171,6 +174,9 @@ class RunWriter:
         self._run.update(finished_at=_now(), exit_status=exit_status, totals=self.totals(), headline=self.headline(),
                          failures_by_clause=[group.to_dict() for group in by_clause(records)],
                          clients=client_matrix(records), api_support=api_support(records))
+        covered = coverage_by_protocol(records)
+        if covered:
+            self._run["coverage"] = covered
         compared = differential_totals(records)
         if compared is not None:
             self._run["differential"] = compared
@@ -250,6 +256,15 @@ class RunWriter:
     def version_matrix(self) -> dict[tuple[str, str], dict[int, str]]:
         """(protocol, message) -> {version: verdict} for the per-version cases of versioned protocols."""
         return version_matrix(self.records())
+
+
+def coverage_by_protocol(records) -> dict:
+    """protocol -> the state-coverage map of its bulk cases, merged (strategies/coverage.py)."""
+    maps: dict[str, list[dict]] = {}
+    for record in records:
+        for protocol, one in (record.get("coverage") or {}).items():
+            maps.setdefault(protocol, []).append(one)
+    return {protocol: merged(found) for protocol, found in sorted(maps.items())}
 
 
 def differential_totals(records) -> dict | None:

@@ -5,6 +5,7 @@ the conversation. Written by the run's controlling process once every worker's r
 from __future__ import annotations
 
 import json
+import math
 from html import escape
 
 from wirecheck.reports.api_support import ranges
@@ -43,6 +44,7 @@ class SummaryPage:
         parts.append(_by_clause(groups))
         parts.append(_clients(run.get("clients") or []))
         parts.append(_api_support(run.get("api_support") or []))
+        parts.append(_coverage(run.get("coverage") or {}))
         parts.append(_areas(records))
         parts.append(_targets(run.get("targets", {})))
         parts.append(_totals(run.get("totals") or {}))
@@ -122,6 +124,47 @@ def _api_support(rows: list[dict]) -> str:
         for row in rows)
     return ("<h2>API support</h2><table><tr><th>protocol</th><th>message</th><th>by</th><th>versions advertised</th>"
             f"<th>working</th><th>failing</th><th>cases passed</th></tr>{body}</table>")
+
+
+def _coverage(maps: dict) -> str:
+    """Per protocol, a heatmap of request x reaction (mutants per cell, all session states summed; darker is more),
+    the catalogue's cells marked where no mutant reached them, mutants per session state and the state moves."""
+    if not maps:
+        return ""
+    parts = ["<h2>State coverage of the bulk fuzzer</h2>"]
+    for protocol, one in maps.items():
+        counts: dict[tuple[str, str], int] = {}
+        for cell in one["cells"]:
+            key = (cell["request"].split(" v", 1)[0], cell["reaction"])
+            counts[key] = counts.get(key, 0) + cell["count"]
+        missed = {(c["request"], c["reaction"]) for c in one["catalogue"] if not c["reached"]}
+        requests = sorted({r for r, _ in counts} | {r for r, _ in missed})
+        reactions = sorted({x for _, x in counts} | {x for _, x in missed})
+        top = max(counts.values(), default=1)
+        head = "".join(f"<th>{escape(x)}</th>" for x in reactions)
+        body = "".join(f"<tr><th>{escape(r)}</th>"
+                       f"{''.join(_heat(counts.get((r, x), 0), top, (r, x) in missed) for x in reactions)}</tr>"
+                       for r in requests)
+        distinct = one["distinct"]
+        states = ", ".join(f"{escape(s)} {n}" for s, n in one["states"].items())
+        moves = "; ".join(f"{escape(m['from'])} &rarr; {escape(m['to'])} by {escape(m['request'])} "
+                          f"({escape(m['reaction'])}) &times;{m['count']}" for m in one["transitions"]) or "none"
+        parts.append(
+            f"<h3>{escape(protocol)}</h3><p>{one['mutants']} mutants; {distinct['cells']} reaction states, "
+            f"{distinct['transitions']} transitions; catalogue cells reached {distinct['catalogue_reached']}/"
+            f"{distinct['catalogue']} (&#10007;: named by a clause, never reached); mutants per session state: "
+            f"{states}; state moves: {moves}</p><table><tr><th>request \\ reaction</th>{head}</tr>{body}</table>")
+    return "".join(parts)
+
+
+def _heat(count: int, top: int, missed: bool) -> str:
+    """One heatmap cell: shaded by the log of its count; a catalogue cell never reached is marked."""
+    if missed:
+        return "<td class='bad' title='named by the catalogue, never reached'>&#10007;</td>"
+    if not count:
+        return "<td></td>"
+    shade = 95 - int(55 * math.log1p(count) / math.log1p(top))
+    return f"<td style='background:hsl(210,70%,{shade}%)'>{count}</td>"
 
 
 def _targets(targets: dict) -> str:

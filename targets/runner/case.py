@@ -53,6 +53,8 @@ class CaseState:
     differences: list = field(default_factory=list)  # --differential: each connection's first difference
     tally: Tally | None = None  # --differential: answers compared of answers exchanged
     facts: dict = field(default_factory=dict)  # what the case learnt about its setting (a client's version)
+    #: bulk cases: protocol -> the run's state-coverage map (strategies/coverage.py CoverageMap.to_dict())
+    coverage: dict = field(default_factory=dict)
     #: files kept beside the transcript when it is kept (reports.records.Evidence: a real client's capture and log)
     evidence: list = field(default_factory=list)
 
@@ -245,6 +247,10 @@ class Target:
     def fact(self, name: str, value) -> None:
         """Record a fact about the case's setting in its record (``facts``), e.g. the real client's version."""
         self._state.facts[name] = value
+
+    def state_coverage(self, protocol: str, coverage: dict) -> None:
+        """A bulk case's state-coverage map, for its record and run.json (``coverage``)."""
+        self._state.coverage[protocol] = coverage
 
     def keep_evidence(self, evidence) -> None:
         """Files (``reports.records.Evidence``) the run writes beside the case's transcript when it keeps it."""
