@@ -1,0 +1,54 @@
+"""One client role of a safety run in a process of its own, so that a client crash is a real one (the supervisor
+kills it with -9) and a client library that aborts takes only itself down.
+
+    python -m wirecheck.targets.safety.client kafka ROLE --bootstrap HOST:PORT --history FILE --started T --base N
+                                                   [--slot S] [--seed X] [--owed FILE]
+
+ROLE: send, txn, poll (until SIGTERM) or final (read until every value listed in --owed, one per line, is seen;
+exit 0 if all were, 2 if not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import random
+import signal
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="wirecheck.targets.safety.client")
+    parser.add_argument("protocol", choices=["kafka"])
+    parser.add_argument("role", choices=["send", "txn", "poll", "final"])
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--history", type=Path, required=True)
+    parser.add_argument("--started", type=float, required=True)
+    parser.add_argument("--base", type=int, required=True)
+    parser.add_argument("--slot", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--owed", type=Path, default=None)
+    options = parser.parse_args(argv)
+
+    from wirecheck.targets.safety.kafka import KafkaWorkload
+    from wirecheck.targets.safety.run import Run
+
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(message)s")
+    run = Run(options.history, options.started, options.base)
+    signal.signal(signal.SIGTERM, lambda *_: run.stop.set())
+    workload = KafkaWorkload(options.bootstrap, run, random.Random(options.seed), logging.getLogger("client"),
+                             options.slot)
+    try:
+        if options.role == "final":
+            assert options.owed is not None
+            owed = {int(line) for line in options.owed.read_text().split()}
+            return 0 if workload.final_read(owed) else 2
+        workload.role(options.role)
+        return 0
+    finally:
+        run.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

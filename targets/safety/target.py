@@ -1,0 +1,104 @@
+"""The target a safety run drives, and how the nemesis restarts it.
+
+- :class:`ReferenceTarget`: the bundled reference broker, started with durable storage (``--data-dir``, fsync
+  before every acknowledgement) on an ephemeral port; a restart is ``kill -9`` and a new process on the same port
+  and data directory (each incarnation's log beside the run's report). Its pid can be paused too.
+- :class:`ExternalTarget`: a user's ``--target``; restarted by ``--target-restart CMD`` (run by the shell, in its
+  own process group, then the target's port is awaited), paused by ``--target-pid``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from wirecheck.protocols.verdicts import HarnessError
+from wirecheck.targets.launcher import BrokerProcess, launch
+
+READY_TIMEOUT_S = 60.0
+
+
+def wait_listening(address: tuple[str, int], timeout: float = READY_TIMEOUT_S) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            with socket.create_connection(address, timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise HarnessError(f"{address[0]}:{address[1]} not listening {timeout:.0f} s after the restart")
+
+
+class ReferenceTarget:
+    def __init__(self, protocol: str, workdir: Path, faults: list[str]):
+        self.protocol, self.workdir, self.faults = protocol, Path(workdir), faults
+        self.data_dir = self.workdir / "data"
+        self.incarnation = 0
+        self.broker = self._launch(0)
+        address = self.broker.address(protocol)
+        assert address is not None
+        self.address = address
+
+    def _launch(self, port: int) -> BrokerProcess:
+        self.incarnation += 1
+        return launch([self.protocol], faults=self.faults, workdir=self.workdir / f"broker-{self.incarnation}",
+                      extra_args=["--data-dir", str(self.data_dir), "--fsync", "batch",
+                                  f"--{self.protocol}-port", str(port)], startup_timeout=READY_TIMEOUT_S)
+
+    @property
+    def pid(self) -> int:
+        return self.broker.process.pid
+
+    @property
+    def restartable(self) -> bool:
+        return True
+
+    def restart(self) -> None:
+        """kill -9, then the same broker on the same port and data directory."""
+        self.broker.process.kill()
+        self.broker.process.wait(10)
+        self.broker = self._launch(self.address[1])
+
+    def alive(self) -> str | None:
+        """None while it runs, else how it ended (a crash the nemesis did not cause)."""
+        return None if self.broker.alive else self.broker.exit_status()
+
+    def stop(self) -> None:
+        self.broker.stop()
+
+
+class ExternalTarget:
+    def __init__(self, address: tuple[str, int], restart_command: str | None, pid: int | None):
+        self.address, self.restart_command, self.pid = address, restart_command, pid
+
+    @property
+    def restartable(self) -> bool:
+        return self.restart_command is not None
+
+    def restart(self) -> None:
+        assert self.restart_command is not None
+        done = subprocess.run(self.restart_command, shell=True, start_new_session=True, timeout=READY_TIMEOUT_S,
+                              capture_output=True, text=True)
+        if done.returncode:
+            raise HarnessError(f"--target-restart exited with status {done.returncode}: {done.stderr.strip()[-500:]}")
+        wait_listening(self.address)
+
+    def alive(self) -> str | None:
+        if self.pid is None:
+            return None
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return f"process {self.pid} is gone"
+        return None
+
+    def stop(self) -> None:
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGCONT)  # never leave a user's server stopped
+            except ProcessLookupError:
+                pass
