@@ -203,3 +203,15 @@ VARIANTS = {
     "kafka.read-only-invalid-config": "kafka.configs.read-only",
     "kafka.negative-count-null": "kafka.encoding.hostile-count",
 }
+
+
+#: reference-broker safety fault -> the anomalies of ``wirecheck safety kafka`` (reports/safety/checker.py) that show
+#: it, any one of which catches it. No conformance clause can: each shows only in a history of many clients' operations
+#: under faults, so they stay out of FAULTS (the suites' self-validation) and are proven by tests/safety.
+SAFETY_FAULTS: dict[str, tuple[str, ...]] = {
+    "kafka.safety-duplicate-on-retry": ("duplicate",),
+    "kafka.safety-unsynced-tail-lost": ("lost-write", "unseen", "inconsistent-offsets"),
+    "kafka.safety-log-end-reused": ("inconsistent-offsets",),
+    "kafka.safety-aborted-index-lost": ("aborted-read",),
+    "kafka.safety-abort-marker-delayed": ("lost-write", "unseen"),
+}

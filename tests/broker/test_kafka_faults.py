@@ -273,7 +273,8 @@ PROBES = {
 
 
 def test_every_fault_has_a_probe_and_at_least_twenty():
-    assert set(PROBES) | set(SASL_PROBES) == set(FAULTS)
+    # the safety faults (".safety-") show only in a history of many operations: tests/safety proves them
+    assert set(PROBES) | set(SASL_PROBES) == {fault for fault in FAULTS if ".safety-" not in fault}
     assert len(FAULTS) >= 20
 
 

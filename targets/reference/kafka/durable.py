@@ -40,7 +40,7 @@ from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from wirecheck.targets.reference.batchlog import BatchCache, BatchLog, fsync_dir, write_atomically
+from wirecheck.targets.reference.batchlog import HEADER, BatchCache, BatchLog, fsync_dir, write_atomically
 from wirecheck.targets.reference.kafka import records
 
 PARTITIONS_DIR = "partitions"
@@ -124,8 +124,9 @@ class PartitionLog:
 
 
 class DurableLog:
-    def __init__(self, data_dir: Path, fsync: bool, cache_bytes: int):
+    def __init__(self, data_dir: Path, fsync: bool, cache_bytes: int, faults=None):
         self.root = Path(data_dir) / "kafka"
+        self.faults = faults  # the personality's KafkaFaults: the safety faults of recovery (faults_safety.py)
         old = self.root / "logs"
         if old.is_dir() and any(old.iterdir()):
             raise SystemExit(f"{old}: Kafka data in the layout before batch logs, which this broker does not read; "
@@ -139,7 +140,14 @@ class DurableLog:
         self.max_partitions = open_files // 2 if open_files != resource.RLIM_INFINITY else 1 << 62
 
     def open_partition(self, topic_id: bytes, partition: int) -> PartitionLog:
-        return PartitionLog(self.partitions / f"{topic_id.hex()}-{partition}.log", self.cache, self.fsync)
+        path = self.partitions / f"{topic_id.hex()}-{partition}.log"
+        log = PartitionLog(path, self.cache, self.fsync)
+        if self.faults is not None and self.faults.safety_unsynced_tail_lost and len(log):
+            # fault: the last batch never reached the disk, though it was acknowledged
+            log.close()
+            os.truncate(path, log.log.entries[-1].position - HEADER.size)
+            log = PartitionLog(path, self.cache, self.fsync)
+        return log
 
     def save_topics(self, topics) -> None:
         doc = [{"name": t.name, "partitions": len(t.partitions), "topic_id": t.topic_id.hex(),

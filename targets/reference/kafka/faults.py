@@ -10,6 +10,7 @@ and combined here into the one object every component reads (``self.faults.crc_i
 from wirecheck.targets.reference.kafka.faults_admin import AdminFaults
 from wirecheck.targets.reference.kafka.faults_groups import ClassicGroupFaults, ConsumerGroupFaults
 from wirecheck.targets.reference.kafka.faults_records import RecordFaults
+from wirecheck.targets.reference.kafka.faults_safety import SafetyFaults
 from wirecheck.targets.reference.kafka.faults_sasl import SaslFaults
 from wirecheck.targets.reference.kafka.faults_share import ShareFaults
 from wirecheck.targets.reference.kafka.faults_telemetry import TelemetryFaults
@@ -18,7 +19,7 @@ from wirecheck.targets.reference.kafka.faults_wire import WireFaults
 from wirecheck.targets.reference.switches import Switch, Switches
 
 
-class KafkaFaults(SaslFaults, TransactionFaults, AdminFaults, ClassicGroupFaults, RecordFaults, WireFaults,
+class KafkaFaults(SafetyFaults, SaslFaults, TransactionFaults, AdminFaults, ClassicGroupFaults, RecordFaults, WireFaults,
                   ShareFaults, TelemetryFaults, ConsumerGroupFaults, Switches):
     """Every Kafka fault. The catalogue lists the last mixin's switches first (Switches.declared)."""
 

@@ -114,7 +114,7 @@ class ProduceApis(BrokerParts):
                 batch.last_sequence, check_sequences=check)
             if error:
                 return Appended(error, at_the_log=True)
-            if duplicate is not None:
+            if duplicate is not None and not self.faults.safety_duplicate_on_retry:  # fault: appended again
                 if self.faults.retry_out_of_order:  # fault: only the next sequence is accepted, no retry
                     return Appended(OUT_OF_ORDER_SEQUENCE_NUMBER, at_the_log=True)
                 # Kafka's UnifiedLog.append answers a duplicate with its BatchMetadata: the first offset, and as

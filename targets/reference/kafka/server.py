@@ -112,7 +112,8 @@ class KafkaPersonality(ResponseFrames):
         )
         journal = None
         if config.data_dir is not None:
-            journal = DurableLog(config.data_dir, fsync=config.fsync == "batch", cache_bytes=config.cache_bytes)
+            journal = DurableLog(config.data_dir, fsync=config.fsync == "batch", cache_bytes=config.cache_bytes,
+                                 faults=self.faults)
         storage = Storage(journal)
         for name, count in options.topics.items():  # an operator's topics (kept across restarts with --data-dir)
             if name not in storage.topics:

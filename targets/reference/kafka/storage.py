@@ -278,6 +278,11 @@ class Storage:
             return Partition(index)
         partition = Partition(index, self.journal.open_partition(topic_id, index))
         partition.recover()
+        faults = self.journal.faults
+        if faults is not None and faults.safety_log_end_reused and len(partition.log):
+            partition.next_offset -= 1  # fault: the last stored offset is handed out again
+        if faults is not None and faults.safety_aborted_index_lost:
+            partition.aborted.clear()  # fault: aborted transactions forgotten, their records read as committed
         return partition
 
     def save(self) -> None:

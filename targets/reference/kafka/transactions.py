@@ -62,6 +62,7 @@ class Transaction:
     timer: asyncio.TimerHandle | None = None  # the transaction timeout while Ongoing
     v2_end: tuple | None = None  # ((pid, epoch) left, (pid, epoch) reached, committed) of the last EndTxn v5+
     completing: bool = False  # variant txn-completion-lags: ended, and no request has been told 51 since
+    held_abort: list[tuple[str, int]] = field(default_factory=list)  # fault safety-abort-marker-delayed: unwritten
 
 
 class Transactions:
@@ -231,18 +232,24 @@ class Transactions:
             txn.timer.cancel()
             txn.timer = None
         now = int(time.time() * 1000)
-        for topic_name, index in sorted(txn.partitions):
+        held, txn.held_abort = txn.held_abort, []
+        if not commit and self.faults.safety_abort_marker_delayed:
+            # fault: the markers are written when the next transaction ends
+            txn.held_abort, markers = sorted(set(held) | txn.partitions), []
+        else:
+            markers = [*((tp, False) for tp in held), *((tp, commit) for tp in sorted(txn.partitions))]
+        for (topic_name, index), marker_commits in markers:
             topic = self.storage.topics.get(topic_name)
             partition = self.storage.partition(topic_name, index)
             if partition is None:
                 continue  # deleted since (every other added partition gets its marker, written to or not)
-            data, batch = records.control_batch(txn.producer_id, txn.epoch, commit, now)
+            data, batch = records.control_batch(txn.producer_id, txn.epoch, marker_commits, now)
             if self.faults.txn_marker_not_control:
                 # fault: the marker's bytes lack the control bit; the broker still ends the transaction with it
-                data = records.control_batch(txn.producer_id, txn.epoch, commit, now, control=False)[0]
+                data = records.control_batch(txn.producer_id, txn.epoch, marker_commits, now, control=False)[0]
             first = partition.open_transactions.get(txn.producer_id)
             self.storage.append(topic, partition, data, batch, None)
-            if commit and first is not None and self.faults.txn_lso_not_advanced:
+            if marker_commits and first is not None and self.faults.txn_lso_not_advanced:
                 partition.open_transactions[txn.producer_id] = first
         if commit:
             for group, offsets in txn.offsets.items():
