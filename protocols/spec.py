@@ -166,6 +166,11 @@ class ProtocolSpec:
     #: steps, so any two values agree (a sentinel still only with itself) and requests carry the oracle's value
     #: last seen beside the target's, not a one-to-one mapping
     chosen_counters: tuple[str, ...] = ()
+    #: differential mode: (request frame, answer frame) -> does the answer only say "not yet" (an error the protocol
+    #: defines as transient: a coordinator loading, a new partition's leader not in place)? Where the target
+    #: answered otherwise, the oracle is asked the same request again until it does too (bounded), as a client
+    #: would: how soon a server gets ready is its own, not an answer to compare
+    not_yet: Callable[[bytes, bytes], bool] | None = None
     #: (request frame, rewrite(path, value) -> value) -> the frame with every field rewritten (the same bytes when
     #: nothing changed); needed by ``chosen_request_fields``
     map_request: Callable[[bytes, Callable[[str, object], object]], bytes] | None = None

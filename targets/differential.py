@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 import socket
+import time
 from fnmatch import fnmatchcase
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping
@@ -52,6 +53,10 @@ _INDEX = re.compile(r"\[\d+\]")
 #: why the suite's answers after a real client started are counted apart (Target._count_apart)
 CLIENT_APART = "answers after a real client talked to the target alone"
 MAX_SHOWN = 1500  # characters of each decoded answer in a divergence
+#: how long the oracle may keep saying "not yet" (MirroredSession._once_oracle_ready): Kafka's loading a fresh
+#: __consumer_offsets took up to about 3 s on a busy two-core machine (suites/kafka/client.py READY_WAIT_S)
+ORACLE_READY_WAIT_S = 15.0
+ORACLE_BACKOFF_S, ORACLE_BACKOFF_MAX_S = 0.1, 1.0  # Kafka's retry.backoff.ms and retry.backoff.max.ms (KIP-580)
 REQUEST_LIMIT = 1 << 31  # hostile requests may claim any length; they are split here only to pair answers
 
 
@@ -299,6 +304,11 @@ class RequestQueue:
         self._frames += frames
         del self._unsplit[:len(self._unsplit) if problem else used]  # an unframeable request never gets a frame
 
+    @property
+    def waiting(self) -> bool:
+        """Are requests sent that no answer has answered yet?"""
+        return bool(self._frames or self._unsplit)
+
     def answered(self, answer: bytes | None = None) -> bytes | None:
         """The request an answer frame answers (None when none is waiting). Where the endpoint tells which request
         an answer answers, requests left unanswered before it (Kafka's acks=0) are skipped; otherwise such a
@@ -410,8 +420,10 @@ class MirroredSession:
         # reaction look like silence, so it gets twice as long; when the target was silent, as long as it had.
         patience = deadline if deadline is not None else self._ours.deadline
         oracle = self._oracle.recv(patience if ours.outcome is Outcome.SILENT else 2 * patience)
+        request = self._requests.answered(ours.frame) if ours.is_frame else None
+        oracle = self._once_oracle_ready(request, ours, oracle, 2 * patience)
         self.oracle_reply = oracle
-        request = self._check(ours, oracle)
+        self._check(request, ours, oracle)
         if self._chosen is not None:
             self._chosen.learn(self._comparator, request, ours, oracle)
         return ours
@@ -448,21 +460,40 @@ class MirroredSession:
         self.tally.exchanged += 1
         self.tally.compared += self.comparing
 
-    def _check(self, ours: Reply, oracle: Reply) -> bytes | None:
-        """Compare the two answers (while comparing); the request they answer."""
-        request = self._requests.answered(ours.frame) if ours.is_frame else None
+    def _once_oracle_ready(self, request: bytes | None, ours: Reply, oracle: Reply, patience: float) -> Reply:
+        """The oracle's answer once it no longer says "not yet" (``ProtocolSpec.not_yet``: a coordinator loading, a
+        new partition's leader not in place) where the target answered: the same request asked again after a
+        backoff, for up to ORACLE_READY_WAIT_S, as a client would. Only a request nothing was sent after (the
+        oracle answers in order), and only while this connection is compared."""
+        not_yet = self._comparator.spec.not_yet
+        if (not_yet is None or request is None or not (ours.is_frame and oracle.is_frame) or self._requests.waiting
+                or not self.comparing or self.apart is not None or not_yet(request, ours.frame)):
+            return oracle
+        deadline, backoff, asked = time.monotonic() + ORACLE_READY_WAIT_S, ORACLE_BACKOFF_S, 0
+        while oracle.is_frame and not_yet(request, oracle.frame) and time.monotonic() + backoff < deadline:
+            time.sleep(backoff)
+            backoff = min(2 * backoff, ORACLE_BACKOFF_MAX_S)
+            self._oracle.send(self._chosen.apply(request) if self._chosen else request)
+            oracle = self._oracle.recv(patience)
+            asked += 1
+        if asked:
+            self._ours.transcript.note(f"differential: the oracle answered \"not yet\" where the target answered; "
+                                       f"asked it the same request {asked} more time(s)")
+        return oracle
+
+    def _check(self, request: bytes | None, ours: Reply, oracle: Reply) -> None:
+        """Compare the two answers to ``request`` (while comparing)."""
         self._count(ours)
         if self.apart is not None:
             if self.comparing and oracle.ended and not ours.ended:
                 self.comparing = False
                 self.tally.stop(f"stopped: the oracle ended a connection the target kept open ({self.apart}; the "
                                 f"reaction model permits both)")
-            return request
+            return
         if self.comparing:
             found = self._comparator.difference(request, ours, oracle, self._chosen)
             if found is not None:
                 self._differs(*found, ours, oracle)
-        return request
 
     def _differs(self, path: str, mine, theirs, ours: Reply, oracle: Reply) -> None:
         comparator = self._comparator

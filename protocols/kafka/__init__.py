@@ -10,7 +10,7 @@ batch v2, legacy message sets), ``errors``, ``clauses``.
 from __future__ import annotations
 
 from wirecheck.protocols.framing import I32_PREFIX
-from wirecheck.protocols.kafka import layers, messages, records
+from wirecheck.protocols.kafka import errors, layers, messages, records
 from wirecheck.protocols.batches import reseal_edited
 from wirecheck.protocols.clients import all_client_clauses as client_clauses
 from wirecheck.protocols.kafka.faults import FAULTS, VARIANTS
@@ -65,6 +65,25 @@ def answers_request(answer: bytes, request: bytes) -> bool:
     """A response carries its request's correlation id (response header: after the length; request header: after
     the length, api key and version)."""
     return len(answer) >= 8 and len(request) >= 12 and answer[4:8] == request[8:12]
+
+
+#: requests never asked again on "not yet": each may have taken effect in part before a partition's error (records
+#: appended to another partition, a fetch or share session's epoch moved on), so a second one is another request
+_NOT_RETRIED = frozenset({0, 1, 78, 79})  # Produce, Fetch, ShareFetch, ShareAcknowledge
+
+
+def not_yet(request: bytes, answer: bytes) -> bool:
+    """Does the answer only say "not yet" (every error code it carries one of errors.NOT_YET) to a request that can
+    be asked again as it is?"""
+    try:
+        header = messages.decode_request(request)["header"]
+        if header["RequestApiKey"] in _NOT_RETRIED:
+            return False
+        body = messages.decode_response(header["RequestApiKey"], header["RequestApiVersion"], answer)["body"]
+    except Exception:  # noqa: BLE001 - an answer that does not decode says something else
+        return False
+    codes = errors.error_codes(body) - {errors.NONE}
+    return bool(codes) and codes <= errors.NOT_YET
 
 
 def describe_answer(frame: bytes) -> str:
@@ -124,7 +143,12 @@ SPEC = ProtocolSpec(
                      "DescribeConfigsResponse*.Configs": "Name"},
     # Apache Kafka answers a ListOffsets topic's partitions in its own (hash map) order
     unordered_lists={"ListOffsetsResponse*.Partitions": "PartitionIndex",
-                     "DeleteGroupsResponse*.Results": "GroupId"},  # Kafka: groups in its coordinator's order
+                     # Kafka answers groups in its coordinator's order: GroupCoordinatorService (deleteGroups,
+                     # describeGroups, consumerGroupDescribe, shareGroupDescribe, streamsGroupDescribe) groups the
+                     # ids by their __consumer_offsets partition in a HashMap and concatenates the partitions' answers
+                     "DeleteGroupsResponse*.Results": "GroupId",
+                     **{f"{api}Response*.Groups": "GroupId" for api in (
+                         "DescribeGroups", "ConsumerGroupDescribe", "ShareGroupDescribe", "StreamsGroupDescribe")}},
     # each server advertises its own versions and features (the cases judge the lists, and pick a version both
     # servers speak)
     implementation_fields=("ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*",
@@ -216,6 +240,7 @@ SPEC = ProtocolSpec(
             ("ShareGroupDescribe", ("GroupEpoch", "AssignmentEpoch", "MemberEpoch"))) for name in names}},
     chosen_sentinels={"telemetry-subscription": (), "group-epoch": (0, -1, -2)},
     chosen_counters=("group-epoch",),
+    not_yet=not_yet,
     # requests that name a broker (a replica assignment; a follower's ReplicaId, -1 from a client, stays as sent)
     chosen_request_fields={**{pattern: "broker-id" for pattern in (
         "CreateTopicsRequest.*.BrokerIds", "CreatePartitionsRequest.*.BrokerIds",

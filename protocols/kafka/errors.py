@@ -228,6 +228,14 @@ def _check_constants() -> None:
 
 _check_constants()
 
+#: "Not yet": a server still getting ready (a coordinator not elected or loading, a new partition's leader not in
+#: place, a transaction's markers still being written). Each is a RetriableException in Errors.java, and Kafka's
+#: clients ask the same request again after a backoff (suites/kafka/client.py names the lines); an answer of these
+#: says when, not what
+NOT_YET = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
+                     COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
+                     CONCURRENT_TRANSACTIONS})
+
 #: an ACL said no: the client lacks a permission, which no clause can require of a server
 AUTHORIZATION_FAILURES = frozenset({29, 30, 31, 53})  # topic, group, cluster, transactional id
 

@@ -1,0 +1,51 @@
+"""--differential with an oracle that says "not yet" where the target answers (ProtocolSpec.not_yet): a second
+reference broker with the variant kafka.txn-completion-lags (Kafka's own timing: a transaction completes a moment
+after EndTxn is answered, so the next coordinator request gets CONCURRENT_TRANSACTIONS) against the clean broker.
+
+A retriable "not yet" says when, not what: the oracle is asked the same request again until it answers, as a client
+would, and the comparison goes on. Every transaction case compares every answer it exchanged (but the one whose
+abort waits for the server's timeout sweep, which stops comparing by design), none is DIVERGENT under --strict,
+and the transcripts say where the oracle was asked again.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wirecheck.targets.launcher import launch
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT_SWEEP = "test_transaction_past_its_timeout_is_aborted"
+
+
+@pytest.fixture
+def lagging_oracle(tmp_path):
+    broker = launch(protocols=["kafka"], variants=["kafka.txn-completion-lags"], workdir=tmp_path / "oracle")
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def test_an_oracle_that_says_not_yet_is_asked_again_and_compared(tmp_path, lagging_oracle):
+    report = tmp_path / "reports"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                           "-p", "no:xdist", "-o", "addopts=", "suites/kafka/test_transactions.py",
+                           "--report-dir", str(report), "--differential", "--strict", "--keep-transcripts",
+                           "--oracle", f"kafka=127.0.0.1:{lagging_oracle.ports['kafka']}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    output = proc.stdout[-4000:] + proc.stderr[-2000:]
+    records = [json.loads(line) for path in report.glob("*/cases-*.jsonl")
+               for line in path.read_text().splitlines() if line.strip()]
+    assert proc.returncode == 0 and records, output
+    assert not [r for r in records if r["verdict"] != "OK"], output
+    partial = {r["nodeid"] for r in records if r["differential"]["compared"] != r["differential"]["exchanged"]}
+    assert {nodeid.rsplit("::", 1)[1] for nodeid in partial} <= {TIMEOUT_SWEEP}, partial
+    asked_again = [path for path in report.glob("*/transcripts/*.json") if 'oracle answered \\"not yet\\"'
+                   in path.read_text()]
+    assert asked_again, sorted(p.name for p in report.glob("*/transcripts/*.json"))
