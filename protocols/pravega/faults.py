@@ -56,6 +56,7 @@ FAULTS: dict[str, str] = {
     "pravega.read-skips-first-byte": "pravega.read.in-range",
     "pravega.parked-read-ignores-seal": "pravega.read.long-poll-sealed",
     "pravega.suggested-length-unclamped": "pravega.read.suggested-length",
+    "pravega.writer-read-size-closes": "pravega.read.suggested-length",
     "pravega.created-sealed": "pravega.segment.create",
     "pravega.delete-keeps-segment": "pravega.segment.delete",
     "pravega.info-start-offset-zero": "pravega.segment.info",

@@ -155,6 +155,10 @@ class PravegaFaults(Switches):
     suggested_length_unclamped = Switch(
         "suggestedLength is clamped to at least 8 (notes §7.4 Size, A9; PRP:160); this honours 0 and negative "
         "values with an empty SegmentRead")
+    writer_read_size_closes = Switch(
+        "suggestedLength is clamped to at least 8 whatever else the connection does (notes §7.4 Size, A9; "
+        "PRP:160); on a connection holding a writer (a SetupAppend answered), this closes the connection on a "
+        "suggestedLength below 1 (hidden behind a session state: bench/guided.py)")
     # -- segments and attributes
     created_sealed = Switch("A created segment is empty and unsealed (notes §7.5, PRP:470-503); this creates it sealed")
     delete_keeps_segment = Switch("A deleted segment is gone (notes §7.5); this answers SegmentDeleted and keeps it")

@@ -25,6 +25,8 @@ class ReadCommands(CommandFamily):
         if not self.token_ok(token):
             # A16: upstream passes the read's offset as the requestId (PRP:228); the variant does as upstream
             return self.auth_failed(offset if self.variants.read_auth_offset_as_request_id else rid)
+        if suggested < 1 and state.writers and self.faults.writer_read_size_closes:
+            raise Close(f"suggestedLength {suggested} on a connection holding a writer")
         size = min(MAX_READ, max(0 if self.faults.suggested_length_unclamped else MIN_READ, suggested))
         answer = self._read_now(name, offset, size, rid)
         if answer is not None:
