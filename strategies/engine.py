@@ -47,7 +47,8 @@ class Mutant:
         """Mutant index, operator, field path and hex: enough to find and replay it."""
         shown = self.frame[:HEX_SHOWN].hex()
         more = f"... ({len(self.frame)} bytes)" if len(self.frame) > HEX_SHOWN else ""
-        return f"mutant #{self.index} {self.operator} at {self.field}: {shown}{more}"
+        after = f" (sent after {', '.join(self.origin[0])})" if self.origin and self.origin[0] else ""
+        return f"mutant #{self.index} {self.operator} at {self.field}{after}: {shown}{more}"
 
 
 class Adapter(Protocol):

@@ -132,7 +132,10 @@ class Guided:
 
     def _fresh(self, prefix: tuple[str, ...]) -> Mutant:
         mutant = next(self.mutator)
-        mutant.origin = (prefix, mutant.family, request_kind(mutant.request))
+        # the rule's name: the operator itself, or its family where a detail was added to it
+        rules = getattr(self.mutator, "RULES", {})
+        mutant.origin = (prefix, mutant.operator if mutant.operator in rules else mutant.family,
+                         request_kind(mutant.request))
         return mutant
 
     def _redraw(self, recipe: Recipe, prefix: tuple[str, ...]) -> Mutant:

@@ -1,4 +1,5 @@
-"""Fuzz budgets: ``--fuzz=ci`` (fast, reproducible), ``--fuzz=nightly`` (deep), or an example count.
+"""Fuzz budgets: ``--fuzz=ci`` (fast, reproducible), ``--fuzz=nightly`` (deep), ``--fuzz=guided`` (ci's size,
+guided), or an example count.
 
 A budget sets two numbers: Hypothesis examples per property-based case, and mutants per bulk mutation case
 (bulk cases use a seeded ``random.Random`` and plain bytes, to reach thousands of cases per second); and whether
@@ -17,6 +18,8 @@ PROFILES = {
     # name: (hypothesis examples, bulk mutants, derandomize, guided bulk cases)
     "ci": (25, 3_000, True, False),
     "nightly": (1_000, 200_000, False, True),
+    # the ci budget, guided: what a state-hidden fault needs (tests/quality runs it for those)
+    "guided": (25, 3_000, True, True),
 }
 
 
@@ -38,7 +41,7 @@ class FuzzBudget:
         else:
             import pytest
 
-            raise pytest.UsageError(f"--fuzz={text}: expected ci, nightly or a positive example count")
+            raise pytest.UsageError(f"--fuzz={text}: expected {', '.join(PROFILES)} or a positive example count")
         if seed is None:
             seed = 0 if derandomize else random.SystemRandom().randrange(2**32)
         return cls(text, examples, mutants, seed, derandomize, guided)

@@ -9,6 +9,7 @@ MUST-level divergence (:class:`MutantFailed`, naming the mutant); SHOULD-level o
 
 from __future__ import annotations
 
+import random
 import time
 from collections import deque
 from typing import Callable, Iterable
@@ -19,7 +20,7 @@ from wirecheck.protocols.registry import spec_for
 from wirecheck.protocols.states import StateModel
 from wirecheck.strategies.coverage import CoverageMap
 from wirecheck.strategies.engine import Adapter, Mutant, Progress, bisect, numbered, plan_batches, wants_keepalive
-from wirecheck.strategies.guided import guided
+from wirecheck.strategies.guided import STEP, guided
 from wirecheck.targets.session import FramedSession, Outcome, Reply
 
 WINDOW = 16  # batches in flight at once, each on its own connection
@@ -368,7 +369,9 @@ def _replay_alone(connect: Connect, judge: _Judge, mutant: Mutant, progress: Pro
 
 
 def _probe(connect: Connect, judge: _Judge, batch: list[Mutant]) -> tuple[Mutant, Divergence] | None:
-    """Replay a batch on a fresh connection: its first MUST-level failure, or None."""
+    """Replay a batch on a fresh connection (after the session-state steps it was planned after, in a guided run):
+    its first MUST-level failure, or None."""
+    batch = with_prefix(judge.adapter, batch)
     session = connect()
     try:
         judge.send(session, batch)
@@ -376,6 +379,17 @@ def _probe(connect: Connect, judge: _Judge, batch: list[Mutant]) -> tuple[Mutant
         return failure
     finally:
         session.close()
+
+
+def with_prefix(adapter: Adapter, batch: list[Mutant]) -> list[Mutant]:
+    """``batch`` led by fresh step requests (``Adapter.step``) for the session-state prefix its first mutant was
+    planned after (a guided run's ``Mutant.origin``), so that a replay on a new connection meets the state the
+    mutant met; ``batch`` itself when there is none or it begins with its steps."""
+    origin, step = batch[0].origin, getattr(adapter, "step", None)
+    if not origin or not origin[0] or step is None or origin[1] == STEP:
+        return batch
+    rng = random.Random(batch[0].index)  # the steps' own values (a writer id): any valid ones will do
+    return [step(kind, rng) for kind in origin[0]] + batch
 
 
 def _alive(connect: Connect, judge: _Judge) -> bool:
