@@ -124,6 +124,7 @@ SCOPES.update({
 
 SCOPES.update({
     "pravega.ack-previous-wrong": "test_appends",
+    "pravega.writer-read-size-closes": "test_robustness",
     "pravega.write-offset-before-append": "test_appends",
     "pravega.sealed-accepts-appends": "test_appends",
     "pravega.lower-event-number-acked": "test_appends",
@@ -231,6 +232,8 @@ PRAVEGA_AUTH_ARGS = ["--reference-arg=--pravega-auth-token=quality-token",
 EXTRA_ARGS["pravega.auth-failure-closes"] = PRAVEGA_AUTH_ARGS
 #: the lock-expiry case waits out the acquisition lock only when it is short (Kafka's default is 30 s)
 EXTRA_ARGS["kafka.share-lock-never-expires"] = ["--reference-arg=--kafka-share-lock-ms=1000"]
+#: faults hidden behind a session state: the bulk fuzzer reaches them guided (strategies/guided.py), not blind
+EXTRA_ARGS["pravega.writer-read-size-closes"] = ["--fuzz=guided"]
 
 #: variant -> more arguments for its whole-suite run, where the variant lives in a feature the clean broker leaves off.
 VARIANT_ARGS = {"pravega.read-auth-offset-as-request-id": PRAVEGA_AUTH_ARGS}
