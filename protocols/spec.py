@@ -162,18 +162,19 @@ class ProtocolSpec:
     #: kind -> the values of that kind that are no choice but a meaning of their own (Kafka's -1: no broker; a
     #: member epoch's 0: join), compared as they are; a kind not named here has -1
     chosen_sentinels: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
-    #: kinds whose values count the server's own changes (Kafka's group epochs): two servers may count different
-    #: steps, so any two values agree (a sentinel still only with itself) and requests carry the oracle's value
-    #: last seen beside the target's, not a one-to-one mapping
-    chosen_counters: tuple[str, ...] = ()
+    #: kinds whose values count the server's own changes (Kafka's group epochs) -> the field beside such a value
+    #: whose value scopes the count ("" for none; Kafka's "MemberId": each member's epoch is its own): two servers
+    #: may count different steps, so any two values agree (a sentinel still only with itself) and requests carry the
+    #: oracle's value last seen beside the target's in that scope, not a one-to-one mapping
+    chosen_counters: Mapping[str, str] = field(default_factory=dict)
     #: differential mode: (request frame, answer frame) -> does the answer only say "not yet" (an error the protocol
     #: defines as transient: a coordinator loading, a new partition's leader not in place)? Where the target
     #: answered otherwise, the oracle is asked the same request again until it does too (bounded), as a client
     #: would: how soon a server gets ready is its own, not an answer to compare
     not_yet: Callable[[bytes, bytes], bool] | None = None
-    #: (request frame, rewrite(path, value) -> value) -> the frame with every field rewritten (the same bytes when
-    #: nothing changed); needed by ``chosen_request_fields``
-    map_request: Callable[[bytes, Callable[[str, object], object]], bytes] | None = None
+    #: (request frame, rewrite(path, value, the fields beside it) -> value) -> the frame with every field rewritten
+    #: (the same bytes when nothing changed); needed by ``chosen_request_fields``
+    map_request: Callable[[bytes, Callable[[str, object, dict], object]], bytes] | None = None
     #: the reaction states the bulk fuzzer maps and is guided by (protocols/states.py; ``protocols/<name>/states.py``)
     states: "StateModel | None" = None
 

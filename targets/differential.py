@@ -271,10 +271,23 @@ class Comparator:
                 return None if ours.frame == oracle.frame else ("bytes", ours.frame[:64].hex(), oracle.frame[:64].hex())
             return "decoding", "decodes" if mine is not None else "does not decode", \
                 "decodes" if theirs is not None else "does not decode"
+        chosen_beside: dict[str, object] = {}  # the oracle's volatile fields, read once a counted value needs its scope
+
+        def beside(path: str, name: str):
+            if not chosen_beside:
+                chosen_beside.update(self.fields(oracle.frame, request, volatile=True) or {None: None})
+            return chosen_beside.get(f"{path.rsplit('.', 1)[0]}.{name}", theirs.get(f"{path.rsplit('.', 1)[0]}.{name}"))
+
         for path in list(mine) + [p for p in theirs if p not in mine]:
             a, b = mine.get(path, "<absent>"), theirs.get(path, "<absent>")
             kind = self.chosen_kind(path) if chosen is not None and path in mine and path in theirs else None
-            if not (chosen.same(kind, a, b) if kind is not None and chosen is not None else a == b):
+            if kind is None or chosen is None:
+                if a != b:
+                    return path, a, b
+                continue
+            # a counted value's scope as the oracle wrote it beside the value (requests carry the oracle's too)
+            scope = chosen.scope_of(kind, lambda name, path=path: beside(path, name))
+            if not chosen.same(kind, a, b, scope):
                 return path, a, b
         return None
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING, Mapping, TypeGuard
 
 from wirecheck.targets.differential import Comparator
 from wirecheck.targets.session import Reply
@@ -41,12 +41,15 @@ class ServerChosen:
         self.request_fields = dict(request_fields or {})  # ProtocolSpec.chosen_request_fields
         self.map_request = map_request  # ProtocolSpec.map_request
         self.sentinels = dict(sentinels or {})  # ProtocolSpec.chosen_sentinels
-        self.counters = tuple(counters)  # ProtocolSpec.chosen_counters
-        #: counted kind -> the oracle's count minus the target's at their latest sighting: a request's count that
-        #: neither server answered (a stale or future epoch a case makes up) moves by it, so it stays stale or future
-        self.shift: dict[str, int] = {}
-        #: kind -> (old value -> new value, new value -> old value): the chosen fields' one-to-one mappings
-        self.mapped: dict[str, tuple[dict, dict]] = {}
+        #: ProtocolSpec.chosen_counters: counted kind -> the field beside it whose value scopes the count ("": none)
+        self.counters = dict(counters) if isinstance(counters, Mapping) else dict.fromkeys(counters, "")
+        #: (counted kind, scope) -> the oracle's count minus the target's at their latest sighting: a request's count
+        #: that neither server answered (a stale or future epoch a case makes up) moves by it, so it stays stale or
+        #: future
+        self.shift: dict[tuple[str, object], int] = {}
+        #: kind (a counted kind: with its scope) -> (old value -> new value, new value -> old value): the chosen
+        #: fields' mappings, one to one but for counted kinds
+        self.mapped: dict[object, tuple[dict, dict]] = {}
         #: the first "path: old -> new" that could not be substituted (a differential case of thousands of answers
         #: keeps no more than it shows)
         self.uncarried: list[str] = []
@@ -73,35 +76,37 @@ class ServerChosen:
         return cls(spec.reseal, spec.chosen_request_fields, spec.map_request, spec.chosen_sentinels,
                    spec.chosen_counters)
 
-    def same(self, kind: str, old, new) -> bool:
+    def same(self, kind: str, old, new, scope=None) -> bool:
         """Do two values of a chosen field agree under the kind's mapping (lists element by element, in order)?
         The first sighting of a value learns its counterpart; a sentinel of the kind (Kafka's -1: no leader, no
-        coordinator) is no choice and must be equal."""
+        coordinator) is no choice and must be equal. A counted kind's count is each ``scope``'s own (the value of
+        the field ``counters`` names beside it: a member's epoch is that member's)."""
         if isinstance(old, list) and isinstance(new, list):
-            return len(old) == len(new) and all(self.same(kind, a, b) for a, b in zip(old, new))
+            return len(old) == len(new) and all(self.same(kind, a, b, scope) for a, b in zip(old, new))
         old, new = _number(old), _number(new)
         sentinels = self.sentinels.get(kind, (-1,))
         if not (_plain_int(old) and _plain_int(new)) or old in sentinels or new in sentinels:
             return old == new
-        forward, backward = self.mapped.setdefault(kind, ({}, {}))
         if kind in self.counters:  # each server's own count: what the oracle answered beside it, latest first
-            forward[old] = new
-            self.shift[kind] = new - old
+            self.mapped.setdefault((kind, scope), ({}, {}))[0][old] = new
+            self.shift[kind, scope] = new - old
             return True
+        forward, backward = self.mapped.setdefault(kind, ({}, {}))
         if old in forward or new in backward:
             return forward.get(old) == new
         forward[old], backward[new] = new, old
         return True
 
-    def mapped_value(self, kind: str, value):
+    def mapped_value(self, kind: str, value, scope=None):
         """``value`` (or each element of a list) as the other server chose it; unknown values unchanged."""
-        forward = self.mapped.get(kind, ({}, {}))[0]
+        counted = kind in self.counters
+        forward = self.mapped.get((kind, scope) if counted else kind, ({}, {}))[0]
         if _plain_int(value) and value in self.sentinels.get(kind, (-1,)):
             return value
-        if kind in self.counters and _plain_int(value) and value not in forward:  # a count never answered (a
-            return value + self.shift.get(kind, 0)  # stale or future epoch): as far from the oracle's latest
+        if counted and _plain_int(value) and value not in forward:  # a count never answered (a stale or future
+            return value + self.shift.get((kind, scope), 0)  # epoch): as far from the oracle's latest
         if isinstance(value, list):
-            return [self.mapped_value(kind, item) for item in value]
+            return [self.mapped_value(kind, item, scope) for item in value]
         if isinstance(value, str) and _plain_int(_number(value)):  # a broker id written as text (a config resource)
             return str(forward.get(int(value), int(value)))
         return forward.get(value, value) if _plain_int(value) else value
@@ -120,15 +125,27 @@ class ServerChosen:
             edited = self.map_request(edited, self._rewrite)
         return edited
 
-    def _rewrite(self, path: str, value):
+    def scope_of(self, kind: str, beside) -> object:
+        """The scope of a counted kind's value: what ``beside(field name)`` reads of the field that scopes it."""
+        name = self.counters.get(kind)
+        return beside(name) if name else None
+
+    def _rewrite(self, path: str, value, struct: Mapping):
         kind = next((kind for pattern, kind in self.request_fields.items() if fnmatchcase(path, pattern)), None)
-        return value if kind is None else self.mapped_value(kind, value)
+        if kind is None:
+            return value
+        return self.mapped_value(kind, value, self.scope_of(kind, lambda name: _scope_value(struct.get(name))))
 
     def uncarried_text(self) -> str:
         """Why a difference may be the replay's own ("" when every server-chosen value was carried over)."""
         if not self.uncarried:
             return ""
         return f"server-chosen values changed that later requests may carry: {', '.join(self.uncarried)}"
+
+
+def _scope_value(value):
+    """A scope as one server's value of it (a member id as the oracle chose it): plain values only, else none."""
+    return value if isinstance(value, (str, int)) and not isinstance(value, bool) else None
 
 
 def _number(value):

@@ -239,7 +239,9 @@ SPEC = ProtocolSpec(
             ("ConsumerGroupDescribe", ("GroupEpoch", "AssignmentEpoch", "MemberEpoch")),
             ("ShareGroupDescribe", ("GroupEpoch", "AssignmentEpoch", "MemberEpoch"))) for name in names}},
     chosen_sentinels={"telemetry-subscription": (), "group-epoch": (0, -1, -2)},
-    chosen_counters=("group-epoch",),
+    # each member's epoch is its own count (two members of one group stand at different epochs), kept apart by the
+    # MemberId beside it; a group's epoch has none beside it
+    chosen_counters={"group-epoch": "MemberId"},
     not_yet=not_yet,
     # requests that name a broker (a replica assignment; a follower's ReplicaId, -1 from a client, stays as sent)
     chosen_request_fields={**{pattern: "broker-id" for pattern in (

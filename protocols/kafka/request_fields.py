@@ -10,10 +10,10 @@ from wirecheck.protocols.kafka import messages
 from wirecheck.protocols.kafka.codec import TAGGED
 
 
-def map_request(frame: bytes, rewrite: Callable[[str, object], object]) -> bytes:
-    """``frame`` with ``rewrite(path, value)`` applied to every body field, ``path`` being
-    ``<ApiName>Request.<Field>.<Field>...`` without list indices; the same bytes when nothing changed or the frame
-    does not decode (a hostile request is sent as the case wrote it)."""
+def map_request(frame: bytes, rewrite: Callable[[str, object, dict], object]) -> bytes:
+    """``frame`` with ``rewrite(path, value, struct)`` applied to every body field, ``path`` being
+    ``<ApiName>Request.<Field>.<Field>...`` without list indices and ``struct`` the fields beside it; the same bytes
+    when nothing changed or the frame does not decode (a hostile request is sent as the case wrote it)."""
     try:
         decoded = messages.decode_request(frame)
         header = decoded["header"]
@@ -37,13 +37,13 @@ def _not_a_broker(struct: dict, key: str) -> bool:
     return key == "ResourceName" and struct.get("ResourceType") not in BROKER_RESOURCES
 
 
-def _walk(value, path: str, rewrite, changed: list[bool]):
+def _walk(value, path: str, rewrite, changed: list[bool], struct: dict | None = None):
     if isinstance(value, dict):
         return {key: item if key == TAGGED or _not_a_broker(value, key)
-                else _walk(item, f"{path}.{key}", rewrite, changed) for key, item in value.items()}
+                else _walk(item, f"{path}.{key}", rewrite, changed, value) for key, item in value.items()}
     if isinstance(value, list) and any(isinstance(item, dict) for item in value):
         return [_walk(item, path, rewrite, changed) for item in value]
-    new = rewrite(path, value)
+    new = rewrite(path, value, struct or {})
     if new != value:
         changed.append(True)
     return new

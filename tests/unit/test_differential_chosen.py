@@ -133,6 +133,18 @@ def test_a_counted_kind_agrees_on_any_count_but_not_on_a_sentinel():
     assert chosen.mapped_value("group-epoch", 7) == 9  # a future epoch no server answered stays ahead of both
 
 
+def test_a_counted_kind_is_counted_per_scope():
+    """Two members of one group stand at different epochs: each member's count maps on its own (the MemberId beside
+    it), so a request carrying one member's epoch never gets the other member's count from the oracle."""
+    chosen = ServerChosen(sentinels={"group-epoch": (0, -1, -2)}, counters={"group-epoch": "MemberId"},
+                          request_fields={"ConsumerGroupHeartbeatRequest.MemberEpoch": "group-epoch"})
+    assert chosen.same("group-epoch", 5, 7, "a") and chosen.same("group-epoch", 5, 9, "b")
+    assert chosen.mapped_value("group-epoch", 5, "a") == 7 and chosen.mapped_value("group-epoch", 5, "b") == 9
+    assert chosen.mapped_value("group-epoch", 4, "b") == 8  # b's stale epoch stays stale by b's own difference
+    request = {"MemberId": "b", "MemberEpoch": 5}
+    assert chosen._rewrite("ConsumerGroupHeartbeatRequest.MemberEpoch", 5, request) == 9
+
+
 def test_a_zero_uuid_is_never_carried_over():
     """One server answering a topic id where the other answers none (zero) must not make every later request that
     names a topic by name (TopicId zero) name the other server's topic by id."""
