@@ -19,7 +19,8 @@ and Bufstream 0.1.0 analyses at jepsen.io); the facts carry over, the code is ou
   one operation). ``nonmonotonic-send-realtime`` (across clients): a send acknowledged before another client's send
   to the same key began got a higher index than it; one log hands out offsets in the order appends happen.
 - ``aborted-read``: a value of an operation that certainly failed (an aborted transaction), or of a transaction
-  whose commit was never requested, was read (consumers read read_committed).
+  whose commit was never requested, was read (consumers read read_committed). A client that died mid-transaction
+  (``crashed``) may or may not have requested the commit: its values are judged by neither rule.
 - ``precommitted-read``: a poll completed before the commit of the transaction whose value it read was requested.
 
 Indeterminate (``info``) sends and transactions are not owed to anyone: never read is no loss. What a read proves
@@ -52,6 +53,7 @@ class Write:
     completed: float
     commit_time: float | None = None
     transactional: bool = False
+    crashed: bool = False  # its client died mid-operation: whether a commit was requested is unknown
 
 
 @dataclass
@@ -128,7 +130,7 @@ def _writes(invoked: dict, done: dict, writes: dict, seen, where, result: Result
         key, sent = mop[1], mop[2]
         offset, value = (sent if done["type"] == "ok" or isinstance(sent, list) else (None, sent))
         writes[value] = Write(done["index"], done["type"], key, offset, invoked["time"], done["time"],
-                              done.get("commit_time"), done["f"] == "txn")
+                              done.get("commit_time"), done["f"] == "txn", bool(done.get("crashed")))
         if done["type"] == "ok" and offset is not None:
             result.acknowledged += 1
             seen[key][offset].add(value)
@@ -177,7 +179,8 @@ def _reads(reads, writes: dict, index, result: Result) -> None:
                     write = writes.get(value)
                     if write is None:
                         continue
-                    if write.type == "fail" or (write.transactional and write.commit_time is None):
+                    never_committed = write.transactional and write.commit_time is None and not write.crashed
+                    if write.type == "fail" or never_committed:
                         result.add("aborted-read", key=key, value=value, offset=offset,
                                    ops=[write.op, done["index"]])
                     elif write.transactional and write.commit_time is not None and done["time"] < write.commit_time:

@@ -17,7 +17,9 @@ monotonic clock for the whole run) and ``f``:
   ``["poll", {KEY: [[OFFSET, VALUE], ...]}]``. KEY names a partition ("topic/partition"); VALUE is an integer
   unique over the run.
 - optional: ``error`` (the client's words for a fail or info), ``commit_time`` (a txn completion: when the commit
-  was requested; absent when it never was), ``abort`` (true: the workload chose to abort the transaction).
+  was requested; absent when it never was), ``abort`` (true: the workload chose to abort the transaction),
+  ``crashed`` (true: an ``info`` the recorder's client never wrote, because its process died in the middle of the
+  operation; what it did before dying, a commit request included, is unknown).
 
 The same format serves every protocol: a "key" is whatever ordered log the target gives offsets in.
 """

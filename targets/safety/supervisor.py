@@ -152,7 +152,7 @@ def merge(files: list[tuple[Path, float | None]], out: Path) -> list[dict]:
         died = max(ended if ended is not None else last, last)
         for process, invoked in open_ops.items():
             mine.append({"type": "info", "process": process, "time": died, "f": invoked["f"],
-                         "value": invoked["value"], "error": "the client process died"})
+                         "value": invoked["value"], "error": "the client process died", "crashed": True})
             mine.append({"type": "info", "process": process, "time": died, "f": "crash", "value": None})
         ops += [(op["time"], number, position, op) for position, op in enumerate(mine)]
     ops.sort(key=lambda entry: entry[:3])

@@ -165,6 +165,11 @@ def test_read_of_a_transaction_never_committed_is_aborted():
     assert kinds(h.check()) == {"aborted-read"}
 
 
+def test_a_crashed_transaction_may_have_committed():
+    h = H().txn(1, K, (0, 1), type_="info", commit=False, crashed=True).poll(2, {K: [(0, 1)]})
+    assert h.check().valid
+
+
 def test_precommitted_read():
     h = H()
     h._add("invoke", 1, "txn", [["send", K, 1]])
