@@ -92,7 +92,7 @@ class KafkaWorkload:
         return not self.run.stop.wait(self.rng.uniform(*PACE_S))
 
     def _producer_loop(self) -> None:
-        from confluent_kafka import Producer
+        from confluent_kafka import KafkaException, Producer
 
         while not self.run.stop.is_set():
             process = self.run.process()
@@ -111,7 +111,11 @@ class KafkaWorkload:
                 except Exception as exc:  # BufferError, KafkaException: the producer cannot take it
                     self._indeterminate(process, "send", key, values, delivered, f"produce: {exc}")
                     break
-                producer.flush(OP_TIMEOUT_S)
+                try:
+                    producer.flush(OP_TIMEOUT_S)
+                except KafkaException as exc:  # a fatal error (e.g. sequence desynchronisation): replaced
+                    self._indeterminate(process, "send", key, values, delivered, f"flush: {exc.args[0].str()}")
+                    break
                 errors = [err for _, err in delivered.values() if err]
                 if len(delivered) == len(values) and not errors:
                     self.run.record("ok", process, "send", [["send", key, [delivered[v][0], v]] for v in values])
@@ -120,7 +124,7 @@ class KafkaWorkload:
                                         "; ".join(errors) or "not delivered in time")
                     if any("fatal" in e.lower() for e in errors):
                         break
-            producer.flush(5)
+            _quietly(producer.flush, 5)
 
     def _transactional_loop(self) -> None:
         from confluent_kafka import KafkaException, Producer
@@ -138,7 +142,7 @@ class KafkaWorkload:
             for _ in range(self._life()):
                 if not self._pace() or self._transaction(process, producer) != "continue":
                     break
-            producer.flush(5)
+            _quietly(producer.flush, 5)
 
     def _transaction(self, process: int, producer) -> str:
         """One txn operation: 'continue', or 'replace' (the producer is unusable)."""
@@ -193,7 +197,7 @@ class KafkaWorkload:
                 if not self._pace():
                     break
                 self._poll(process, consumer)
-            consumer.close()
+            _quietly(consumer.close)
 
     def _assigned(self, process: int):
         from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
@@ -243,7 +247,7 @@ class KafkaWorkload:
         # read on until the partitions' ends too: a value read twice shows as a duplicate only if its copy is read
         for _ in range(3):
             self._poll(process, consumer, 1.0)
-        consumer.close()
+        _quietly(consumer.close)
         return not owed
 
 
@@ -253,3 +257,12 @@ def _delivery(delivered: dict, value: int):
 
     return callback
 
+
+def _quietly(close, *args) -> None:
+    """End a client whose last error its operations already recorded (a fatal producer raises again here)."""
+    from confluent_kafka import KafkaException
+
+    try:
+        close(*args)
+    except KafkaException:
+        pass
