@@ -1,7 +1,7 @@
 """One client role of a safety run in a process of its own, so that a client crash is a real one (the supervisor
 kills it with -9) and a client library that aborts takes only itself down.
 
-    python -m wirecheck.targets.safety.client kafka ROLE --bootstrap HOST:PORT --history FILE --started T --base N
+    python -m wirecheck.targets.safety.client kafka ROLE --bootstrap HOST:PORT --topic T --history FILE --started T --base N
                                                    [--slot S] [--seed X] [--owed FILE]
 
 ROLE: send, txn, poll (until SIGTERM) or final (read until every value listed in --owed, one per line, is seen;
@@ -23,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("protocol", choices=["kafka"])
     parser.add_argument("role", choices=["send", "txn", "poll", "final"])
     parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--topic", required=True)
     parser.add_argument("--history", type=Path, required=True)
     parser.add_argument("--started", type=float, required=True)
     parser.add_argument("--base", type=int, required=True)
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(message)s")
     run = Run(options.history, options.started, options.base)
     signal.signal(signal.SIGTERM, lambda *_: run.stop.set())
-    workload = KafkaWorkload(options.bootstrap, run, random.Random(options.seed), logging.getLogger("client"),
+    workload = KafkaWorkload(options.bootstrap, options.topic, run, random.Random(options.seed), logging.getLogger("client"),
                              options.slot)
     try:
         if options.role == "final":

@@ -123,7 +123,7 @@ def execute(options: argparse.Namespace, report_dir: Path) -> int:
     from wirecheck.reports.safety import checker, report
     from wirecheck.targets.safety import supervisor
     from wirecheck.targets.safety.faults import Nemesis
-    from wirecheck.targets.safety.kafka import KafkaWorkload
+    from wirecheck.targets.safety.kafka import TOPIC_PREFIX, KafkaWorkload
     from wirecheck.targets.safety.kafka_address import KafkaAddressRewriter
     from wirecheck.targets.safety.proxy import FaultProxy
     from wirecheck.targets.safety.run import Run
@@ -152,8 +152,9 @@ def execute(options: argparse.Namespace, report_dir: Path) -> int:
     try:
         proxy.start()
         bootstrap = f"127.0.0.1:{proxy.port}"
-        KafkaWorkload(bootstrap, run, rng, log).create_topic()
-        clients = supervisor.Clients(options.protocol, bootstrap, report_dir / "clients", started,
+        topic = f"{TOPIC_PREFIX}{rng.randrange(1 << 32):08x}"
+        KafkaWorkload(bootstrap, topic, run, rng, log).create_topic()
+        clients = supervisor.Clients(options.protocol, bootstrap, topic, report_dir / "clients", started,
                                      random.Random(rng.random()), run.clock)
         nemesis = Nemesis(run, target, None if options.no_proxy_faults else proxy, random.Random(rng.random()),
                           options.restart_every, pause=True)

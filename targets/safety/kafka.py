@@ -25,7 +25,7 @@ import time
 from wirecheck.protocols.verdicts import HarnessError
 from wirecheck.targets.safety.run import Run
 
-TOPIC = "wirecheck-safety"
+TOPIC_PREFIX = "wirecheck-safety-"  # + a run id: a target reused across runs never mixes their values
 PARTITIONS = 4
 FINAL_READ_S = 60.0
 PACE_S = (0.005, 0.03)  # between one client's operations: a few hundred operations a second in all
@@ -39,14 +39,15 @@ CONSUMER = {**COMMON, "enable.auto.commit": False, "isolation.level": "read_comm
             "auto.offset.reset": "earliest", "fetch.wait.max.ms": 200, "session.timeout.ms": 10000}
 
 
-def key_of(partition: int) -> str:
-    return f"{TOPIC}/{partition}"
 
 
 class KafkaWorkload:
-    def __init__(self, bootstrap: str, run: Run, rng: random.Random, log: logging.Logger, slot: int = 0):
-        self.bootstrap, self.run, self.rng, self.log = bootstrap, run, rng, log
+    def __init__(self, bootstrap: str, topic: str, run: Run, rng: random.Random, log: logging.Logger, slot: int = 0):
+        self.bootstrap, self.topic, self.run, self.rng, self.log = bootstrap, topic, run, rng, log
         self.slot = slot  # the transactional id's number: a replacement fences its predecessor
+
+    def key_of(self, partition: int) -> str:
+        return f"{self.topic}/{partition}"
 
     def config(self, base: dict, **extra) -> dict:
         return {"bootstrap.servers": self.bootstrap, "logger": self.log, **base, **extra}
@@ -61,22 +62,22 @@ class KafkaWorkload:
         end = time.monotonic() + timeout
         last = ""
         while time.monotonic() < end:
-            future = admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)], request_timeout=10)[TOPIC]
+            future = admin.create_topics([NewTopic(self.topic, PARTITIONS, 1)], request_timeout=10)[self.topic]
             try:
                 future.result(15)
                 return
             except KafkaException as exc:
                 error = exc.args[0]
                 if error.name() == "TOPIC_ALREADY_EXISTS":
-                    metadata = admin.list_topics(TOPIC, timeout=10)
-                    count = len(metadata.topics[TOPIC].partitions)
+                    metadata = admin.list_topics(self.topic, timeout=10)
+                    count = len(metadata.topics[self.topic].partitions)
                     if count != PARTITIONS:
-                        raise HarnessError(f"topic {TOPIC} exists with {count} partitions, not {PARTITIONS}: "
+                        raise HarnessError(f"topic {self.topic} exists with {count} partitions, not {PARTITIONS}: "
                                            f"delete it or start the target empty") from None
                     return
                 last = error.str()
             time.sleep(1)
-        raise HarnessError(f"could not create topic {TOPIC} on {self.bootstrap} in {timeout:.0f} s: {last}")
+        raise HarnessError(f"could not create topic {self.topic} on {self.bootstrap} in {timeout:.0f} s: {last}")
 
     # ------------------------------------------------------------------------------------------ clients
 
@@ -101,12 +102,12 @@ class KafkaWorkload:
                 if not self._pace():
                     break
                 partition = self.rng.randrange(PARTITIONS)
-                key, values = key_of(partition), self.run.values(self.rng.randint(1, 3))
+                key, values = self.key_of(partition), self.run.values(self.rng.randint(1, 3))
                 self.run.record("invoke", process, "send", [["send", key, v] for v in values])
                 delivered: dict[int, tuple[int | None, str | None]] = {}
                 try:
                     for value in values:
-                        producer.produce(TOPIC, value=str(value).encode(), partition=partition,
+                        producer.produce(self.topic, value=str(value).encode(), partition=partition,
                                          on_delivery=_delivery(delivered, value))
                 except Exception as exc:  # BufferError, KafkaException: the producer cannot take it
                     self._indeterminate(process, "send", key, values, delivered, f"produce: {exc}")
@@ -149,7 +150,7 @@ class KafkaWorkload:
         from confluent_kafka import KafkaException
 
         partitions = self.rng.sample(range(PARTITIONS), self.rng.randint(1, 2))
-        plan = [(key_of(p), p, v) for p in partitions for v in self.run.values(self.rng.randint(1, 2))]
+        plan = [(self.key_of(p), p, v) for p in partitions for v in self.run.values(self.rng.randint(1, 2))]
         self.run.record("invoke", process, "txn", [["send", key, v] for key, _, v in plan])
         delivered: dict[int, tuple[int | None, str | None]] = {}
         commit_time: float | None = None
@@ -163,7 +164,7 @@ class KafkaWorkload:
         try:
             producer.begin_transaction()
             for _key, partition, value in plan:
-                producer.produce(TOPIC, value=str(value).encode(), partition=partition,
+                producer.produce(self.topic, value=str(value).encode(), partition=partition,
                                  on_delivery=_delivery(delivered, value))
             producer.flush(OP_TIMEOUT_S)
             errors = [err for _, err in delivered.values() if err]
@@ -203,9 +204,9 @@ class KafkaWorkload:
         from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
         consumer = Consumer(self.config(CONSUMER, **{"group.id": f"wirecheck-safety-{process}"}))
-        keys = [key_of(p) for p in range(PARTITIONS)]
+        keys = [self.key_of(p) for p in range(PARTITIONS)]
         self.run.record("invoke", process, "assign", keys)
-        consumer.assign([TopicPartition(TOPIC, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
+        consumer.assign([TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
         self.run.record("ok", process, "assign", keys)
         return consumer
 
@@ -226,7 +227,7 @@ class KafkaWorkload:
                 value: int | str = int(raw)
             except ValueError:
                 value = raw.decode(errors="replace")  # not a value we wrote: the checker finds no writer
-            reads.setdefault(key_of(message.partition()), []).append([message.offset(), value])
+            reads.setdefault(self.key_of(message.partition()), []).append([message.offset(), value])
         self.run.record("ok", process, "poll", [["poll", reads]])
         return reads
 

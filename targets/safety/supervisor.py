@@ -38,9 +38,10 @@ class Child:
 
 
 class Clients:
-    def __init__(self, protocol: str, bootstrap: str, workdir: Path, started: float, rng: random.Random,
+    def __init__(self, protocol: str, bootstrap: str, topic: str, workdir: Path, started: float, rng: random.Random,
                  clock, crashes: bool = True):
-        self.protocol, self.bootstrap, self.workdir, self.started = protocol, bootstrap, Path(workdir), started
+        self.protocol, self.bootstrap, self.topic = protocol, bootstrap, topic
+        self.workdir, self.started = Path(workdir), started
         self.rng, self.clock, self.crashes = rng, clock, crashes
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._bases = itertools.count(1)
@@ -55,7 +56,7 @@ class Clients:
         base = next(self._bases)
         path = self.workdir / f"client-{base}.jsonl"
         argv = [sys.executable, "-m", "wirecheck.targets.safety.client", self.protocol, role,
-                "--bootstrap", self.bootstrap, "--history", str(path), "--started", repr(self.started),
+                "--bootstrap", self.bootstrap, "--topic", self.topic, "--history", str(path), "--started", repr(self.started),
                 "--base", str(base * RANGE), "--slot", str(slot), "--seed", str(self.rng.randrange(1 << 31)), *extra]
         root = Path(__file__).resolve().parents[2]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
