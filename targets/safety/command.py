@@ -17,6 +17,7 @@ import random
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from wirecheck.protocols.verdicts import HarnessError
@@ -152,7 +153,7 @@ def execute(options: argparse.Namespace, report_dir: Path) -> int:
     try:
         proxy.start()
         bootstrap = f"127.0.0.1:{proxy.port}"
-        topic = f"{TOPIC_PREFIX}{rng.randrange(1 << 32):08x}"
+        topic = TOPIC_PREFIX + uuid.uuid4().hex[:12]  # never the seed's: the same seed twice on one target
         KafkaWorkload(bootstrap, topic, run, rng, log).create_topic()
         clients = supervisor.Clients(options.protocol, bootstrap, topic, report_dir / "clients", started,
                                      random.Random(rng.random()), run.clock)
