@@ -37,7 +37,6 @@ class FaultProxy:
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter | None]] = set()
         self._holed: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter | None]] = set()
-        self.accepted = 0
 
     def start(self) -> int:
         self._thread.start()
@@ -82,7 +81,6 @@ class FaultProxy:
             self._holed.update(self._connections)
 
     async def _handle(self, client_reader: asyncio.StreamReader, client: asyncio.StreamWriter) -> None:
-        self.accepted += 1
         if self.mode == "drop":
             client.close()
             return
