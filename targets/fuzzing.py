@@ -73,6 +73,7 @@ class _Judge:
         self._known: set[bytes] = set()
         self.coverage = coverage  # each judged mutant's reaction state is recorded here
         self._connection = 0  # the connection being judged (its id(): the coverage map's key)
+        self._observed: list[tuple[Mutant, Observation]] = []  # this batch's, recorded in request order
 
     def send(self, session: FramedSession, batch: list[Mutant]) -> None:
         data = b"".join(m.frame for m in batch)
@@ -101,6 +102,15 @@ class _Judge:
         finally:
             if apart is not None:
                 apart(None)
+            self._record()
+
+    def _record(self) -> None:
+        """The batch's reaction states into the coverage map in request order, however the answers came in (an
+        asynchronous server's may overtake each other): the map, and a guided run, do not depend on timing."""
+        if self.coverage is not None:
+            for mutant, obs in sorted(self._observed, key=lambda seen: seen[0].index):
+                self.coverage.record(self._connection, mutant, obs)
+        self._observed.clear()
 
     def _receive(self, session: FramedSession, batch: list[Mutant], owners: "Owners", pending: Reply | None,
                  apart) -> tuple[tuple[Mutant, Divergence] | None, bool, list[Mutant]]:
@@ -170,7 +180,7 @@ class _Judge:
     def _judged(self, mutant: Mutant, obs: Observation) -> tuple[Mutant, Divergence] | None:
         """The mutant's MUST-level failure, if ``obs`` is one; a SHOULD-level divergence is collected."""
         if self.coverage is not None:
-            self.coverage.record(self._connection, mutant, obs)
+            self._observed.append((mutant, obs))
         divergence = mutant.reaction.judge(obs, self.catalogue)
         if divergence is None:
             return None
