@@ -120,8 +120,8 @@ def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: byte
         elif isinstance(value, list) and (pattern := _first_match(path, listings)) is not None:
             if listings[pattern]:  # a listing with no entries at all: as an emptied one
                 out[f"{path}.count"] = 0
-            else:  # a list of names
-                out[path] = [item for item in value if named(item)]
+            else:  # a list of names (or of plain entries), in their own order as the entries above
+                out[path] = sorted((item for item in value if named(item)), key=repr)
         else:
             out[path] = value
     for (base, name_field), by_index in entries.items():
@@ -379,6 +379,9 @@ class MirroredSession:
         #: hostile request's answers are compared too, a difference there being a fault, not another reading
         self.same_implementation = False
         self.oracle_reply: Reply | None = None  # the reference broker's last answer (its advertised versions)
+        #: why this connection's later answers are counted apart once the oracle ended it by a reaction the
+        #: reaction model permits while the target kept it open ("" while the oracle has it)
+        self._oracle_gone = ""
 
     def __getattr__(self, name):
         return getattr(self._ours, name)
@@ -470,6 +473,9 @@ class MirroredSession:
         if self.apart is not None:
             self.tally.set_apart(self.apart)
             return
+        if self._oracle_gone:  # the oracle no longer has this connection: its later answers are no exchange with it
+            self.tally.set_apart(self._oracle_gone)
+            return
         self.tally.exchanged += 1
         self.tally.compared += self.comparing
 
@@ -502,6 +508,8 @@ class MirroredSession:
                 self.comparing = False
                 self.tally.stop(f"stopped: the oracle ended a connection the target kept open ({self.apart}; the "
                                 f"reaction model permits both)")
+                self._oracle_gone = f"answers on a connection the oracle ended ({self.apart}; the reaction model " \
+                                    f"permits both)"
             return
         if self.comparing:
             found = self._comparator.difference(request, ours, oracle, self._chosen)
