@@ -147,6 +147,13 @@ class Target:
         the case is no longer compared (its bytes still go to both servers); otherwise nothing changes."""
         self._stop_comparing(why)
 
+    def beyond_comparison(self, why: str) -> None:
+        """From here on the two servers' answers may differ by a choice each is free to make (an order the protocol
+        leaves to the server decides what the case asks next; the oracle speaks an older version that lacks the
+        command the case needs): under --differential the rest of the case is no longer compared (its bytes still
+        go to both servers); otherwise nothing changes."""
+        self._stop_comparing(why)
+
     def _stop_comparing(self, why: str) -> None:
         if not self.differential or not self._comparing:
             return
