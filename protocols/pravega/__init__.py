@@ -50,23 +50,31 @@ SPEC = ProtocolSpec(
     states=STATES,
     variants=VARIANTS,
     volatile_fields=("*.last_modified",),  # the segment store's clock
-    # table versions and a table segment's length are positions in how the server lays entries out (opaque to
-    # clients); a frame's length follows from what it carries; messages and stack traces are free text (the reference
-    # sends none, Pravega its Java exception's); the newest wire version a
-    # server speaks is its release's (Pravega 0.13.0: 16, WireCommands.WIRE_VERSION; the reference: 17)
-    implementation_fields=("TableEntriesUpdated.updated_versions", "TableSegmentInfo.length", "PravegaFrame.length",
-                           "ErrorMessage.message", "*.server_stack_trace", "Hello.high_version"),
+    # a table segment's length counts what the server's compaction left (Pravega's copies entries forward); table
+    # versions, the offsets entries were written at, are compared: the reference broker lays entries out as Pravega
+    # does (targets/reference/pravega/store.py ENTRY_OVERHEAD); a frame's length follows from what it carries;
+    # messages and stack traces are free text (the reference sends none, Pravega its Java exception's); the newest
+    # wire version a server speaks is its release's (Pravega 0.13.0: 16, WireCommands.WIRE_VERSION; the reference: 17)
+    implementation_fields=("TableSegmentInfo.length", "PravegaFrame.length",
+                           "ErrorMessage.message", "*.server_stack_trace", "Hello.high_version",
+                           "*.continuation_token"),
+    # the order of an iteration's page and of a delta read is the server's: Pravega 0.13.0 iterates a table of
+    # variable-length keys by key hash and answers a delta read from a HashMap (PravegaRequestProcessor.java
+    # readTableEntriesDelta, DeltaIteratorResult, 1190-1196); the notes' key order (D4) and version order (D5) are
+    # the reference broker's readings. A continuation token is the server's own encoding of where it stopped.
+    unordered_lists={"TableKeysRead.keys": "", "TableEntriesRead.entries": "", "TableEntriesDeltaRead.entries": ""},
     field_clauses={"*.request_id": "pravega.request-id.echo"},
     clients=CLIENTS,
     client_depends_on=SCENARIO_DEPENDS_ON,
     # events lose their headers, so the reader cannot parse them; a byte stream reads back shifted by a byte; a
-    # sealed stream still takes writes
+    # sealed stream still takes writes; a key-value table's removed key still reads back
     client_faults={"pravega.event-headers-stripped": ("pravega.clients.pravega-python.write-read",
                                                       "pravega.clients.pravega-java.write-read",
                                                       "pravega.clients.pravega-java.transaction"),
                    "pravega.read-skips-first-byte": ("pravega.clients.pravega-python.byte-stream",
                                                      "pravega.clients.pravega-java.byte-stream"),
                    "pravega.sealed-accepts-appends": ("pravega.clients.pravega-python.stream-lifecycle",
-                                                      "pravega.clients.pravega-java.stream-lifecycle")},
+                                                      "pravega.clients.pravega-java.stream-lifecycle"),
+                   "pravega.remove-keys-ignored": ("pravega.clients.pravega-java.key-value-table",)},
     login="wirecheck.suites.pravega.client:login",  # Hello first on every connection, as the Java client does
 )

@@ -336,10 +336,20 @@ def server_range(target) -> tuple[int, int]:
 
 def needs_wire_version(target, version: int, command: str) -> None:
     """A command newer than the server's wire version is not one it has (UNIMPLEMENTED): Pravega 0.13.0 speaks 16
-    (WireCommands.java:66 at v0.13.0) and closes the connection on a type it does not know."""
-    high, _ = server_range(target)
+    (WireCommands.java:66 at v0.13.0) and closes the connection on a type it does not know. Under --differential an
+    oracle that speaks an older version than the command's is asked it too, but its answer is no comparison."""
+    session = target.connect(login=False)
+    high = Pravega(target, session).hello()["high_version"]
     if high < version:
         raise Unimplemented(f"{command} is a wire version {version} command; the server's Hello tops at {high}")
+    oracle = getattr(session, "oracle_reply", None)  # a mirrored session: the oracle's Hello
+    try:
+        oracle_high = cmd.decode(oracle.frame)["high_version"] if oracle is not None and oracle.is_frame else version
+    except (DecodeError, KeyError):
+        oracle_high = version
+    if oracle_high < version:
+        target.beyond_comparison(f"{command} is a wire version {version} command; the oracle's Hello tops at "
+                                 f"{oracle_high}")
 
 
 def new_segment(target, stem: str = "s", data: list[bytes] = ()) -> tuple[Pravega, str]:

@@ -326,6 +326,9 @@ def test_conditional_append_at_the_length(target, command):
 def test_conditional_append_at_a_wrong_offset(target, command, expected):
     client, name, writer = writer_on(target, data=[b"abc"])
     field = "event" if command == "ConditionalAppend" else "data"
+    if expected < 0:
+        target.beyond_comparison("a conditional append at a negative offset: ConditionalCheckFailed or appended at "
+                                 "the end, both permitted (variant pravega.negative-conditional-appends)")
     rid = client.send(command, writer_id=writer, event_number=1, expected_offset=expected, **{field: b"xyz"})
     # a negative offset names no position: Pravega 0.13.0 appends at the end (SegmentMetadataUpdateTransaction.java
     # :297-307 at v0.13.0: an append offset below 0 is none), which the clause permits
@@ -358,6 +361,10 @@ def test_conditional_nested_type_must_be_event(target, kind):
 def test_transient_segment(target):
     client, name = new_segment(target)
     writer = uuid.uuid4()
+    # the transient segment's name is the server's: Pravega 0.13.0 adds a random part (NameUtils.java
+    # getTransientNameFromId, 276-288), a name of another length than the reference broker's, so no later request
+    # that names it can be carried over to the other server
+    target.beyond_comparison("a transient segment's name is the server's own choice")
     answer = client.call("CreateTransientSegment", "pravega.append.transient", ("SegmentCreated",),
                          writer_id=writer, parent_segment=name)
     transient = answer["segment"]

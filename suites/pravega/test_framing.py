@@ -279,6 +279,9 @@ def test_pipelined_requests_each_answered(target):
     hello = cmd.encode("Hello", high_version=cmd.WIRE_VERSION, low_version=cmd.OLDEST_COMPATIBLE_VERSION)
     data = b"".join(cmd.encode("GetStreamSegmentInfo", request_id=100 + i, segment=name,
                                delegation_token=token_of(target)) for i in range(10)) + hello
+    # the order the answers come in is the server's (Pravega 0.13.0 answers the Hello at once on the connection's
+    # thread, each info once its container completes it), so they are compared as the set the case checks, not here
+    target.beyond_comparison("pipelined requests: the order of their answers is the server's")
     client.session.send(data)
     seen = set()
     for _ in range(11):

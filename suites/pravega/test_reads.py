@@ -135,6 +135,8 @@ def test_read_outside_the_segment(target, where):
         offset = 100
     else:
         offset = -1
+    target.beyond_comparison("a read outside the segment: ErrorMessage or a closed connection, both permitted "
+                             "(variant pravega.beyond-sealed-closes)")
     rid = client.send("ReadSegment", segment=name, offset=offset, suggested_length=10)
     reply = client.session.recv()
     if reply.ended:

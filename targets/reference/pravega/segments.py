@@ -85,6 +85,8 @@ class SegmentCommands(CommandFamily):
         rid, name, offset, token = r.i64(), r.utf(), r.i64(), r.utf()
         if not self.token_ok(token):
             return self.auth_failed(rid)
+        if name not in self.store.segments:  # the answer carries the offset asked for (PravegaRequestProcessor.java
+            return self.no_such_segment(rid, name, offset)  # truncateSegment, 605-618 at v0.13.0)
         found = self.lookup(rid, name, False, "truncateSegment")
         if isinstance(found, bytes):
             return found
@@ -116,16 +118,19 @@ class SegmentCommands(CommandFamily):
                 updates.append((r.uuid(), r.i8(), r.i64(), r.i64()))
         if not self.token_ok(token):
             return self.auth_failed(rid)
+        # a merge's error names the source, whichever segment it is about (PravegaRequestProcessor.java mergeSegments,
+        # 489-535 at v0.13.0: every failure goes to handleException with mergeSegments.getSource()); a sealed
+        # target refuses before a merge into itself is looked at (a sealed segment merged into itself: SegmentIsSealed)
         target = self.lookup(rid, target_name, False, "mergeSegments")
         if isinstance(target, bytes):
-            return target
+            return self.no_such_segment(rid, source_name) if target_name not in self.store.segments else target
         source = self.lookup(rid, source_name, False, "mergeSegments")
         if isinstance(source, bytes):
             return source
+        if target.sealed:
+            return self.writer().i64(rid).utf(source_name).utf("").i64(-1).frame(IS_SEALED)
         if source is target:
             return self.illegal(rid, target_name, "a segment cannot be merged into itself")
-        if target.sealed:
-            return self.writer().i64(rid).utf(target_name).utf("").i64(-1).frame(IS_SEALED)
         for attribute, kind, _new, old in updates:  # 4 ReplaceIfEquals must match; 1 Replace always applies
             if kind == 4 and target.attributes.get(attribute, NULL_VALUE) != old:
                 return self.writer().i64(rid).boolean(False).frame(ATTRIBUTE_UPDATED)

@@ -51,7 +51,11 @@ from wirecheck.targets.reference.pravega.segment_log import SegmentLog, tail_pat
 
 NULL_VALUE = -(2**63)  # Long.MIN_VALUE: an attribute never set, a table key with no version condition
 NOT_EXISTS = -1
-ENTRY_OVERHEAD = 29  # bytes a table entry costs in the table segment besides its key and value (our choice)
+#: bytes a table entry's header takes in the table segment besides its key and value: Pravega's (serialization
+#: version, key length, value length, entry version; EntrySerializer.HEADER_LENGTH, segmentstore/server/src/main/
+#: java/io/pravega/segmentstore/server/tables/EntrySerializer.java:49 at v0.13.0), so that a key's version, the
+#: offset its entry was written at, is the one Pravega gives it
+ENTRY_OVERHEAD = 17
 _RECORD = struct.Struct(">II")
 
 
@@ -314,7 +318,12 @@ class Store:
 
     def remove(self, table: Segment, keys: list[bytes], log: bool = True) -> None:
         for key in keys:
-            if table.entries.pop(key, None) is not None:
+            table.entries.pop(key, None)
+            # a table of variable-length keys writes a removal (a header and the key) for every key it is asked to
+            # remove, present or not; one of fixed-length keys only drops the key from its index and writes nothing
+            # (v0.13.0 segmentstore/server/.../tables/HashTableSegmentLayout.java remove, 144-152, and
+            # EntrySerializer.getRemovalLength; FixedKeyLengthTableSegmentLayout.java remove, 188-207)
+            if table.key_length == 0:
                 table.table_length += ENTRY_OVERHEAD + len(key)
         if log:
             self._log("R", self._name(table.name), *keys)

@@ -14,7 +14,7 @@ from wirecheck.targets.reference.pravega.codes import (
     KEYS_READ, KEYS_REMOVED, MAX_READ, NO_VERSION, TABLE_INFO, TABLE_NOT_EMPTY, TABLE_READ)
 from wirecheck.targets.reference.pravega.connection import ConnectionState, Wedged
 from wirecheck.targets.reference.pravega.family import CommandFamily
-from wirecheck.targets.reference.pravega.store import NOT_EXISTS, Segment
+from wirecheck.targets.reference.pravega.store import ENTRY_OVERHEAD, NOT_EXISTS, Segment
 from wirecheck.targets.reference.pravega.wire import Reader, Writer
 
 
@@ -134,7 +134,7 @@ class TableCommands(CommandFamily):
         last = from_position
         if page:
             version, key, value = page[-1]
-            last = version + 29 + len(key) + len(value)
+            last = version + ENTRY_OVERHEAD + len(key) + len(value)
         reached_end = len(page) == len(changed)
         if reached_end:
             last = max(last, table.table_length)
