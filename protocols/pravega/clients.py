@@ -15,16 +15,16 @@ SCENARIOS = {
                         "writes to the stream, seals it, and deletes the stream and the scope",
     "transaction": "writes events in two transactions, commits one and aborts the other, sees their final states, "
                    "and reads back through a reader group only the committed events, in order",
+    "key-value-table": "creates a key-value table of two partitions, inserts entries (a second insert of a key "
+                       "refused), updates one at its version (an update at its old version refused), removes one, "
+                       "reads every key back, and deletes the table and its scope",
 }
-# Not yet a scenario: the Java driver's key-value-table action (create a table, insert, update at a version, remove,
-# read back) passes against Pravega 0.13.0, but the reference controller serves no key-value tables, so no
-# reference-broker fault can prove such a clause able to fail.
 
 CLIENTS = {client.name: client for client in (
     RealClient("pravega-python", "pravega, the Python binding of the Rust client (controller and segment store),",
                ("write-read", "byte-stream", "stream-lifecycle")),
     RealClient("pravega-java", "pravega-client, the Java client (controller and segment store),",
-               ("write-read", "byte-stream", "stream-lifecycle", "transaction")),
+               ("write-read", "byte-stream", "stream-lifecycle", "transaction", "key-value-table")),
 )}
 
 # -- what each scenario depends on (protocols/clients.py: a scenario failing in a run where one of these FAILED is
@@ -45,4 +45,10 @@ SCENARIO_DEPENDS_ON: dict[str | tuple[str, str], tuple[str, ...]] = {
     # a transaction is a segment of its own, merged into the stream's at the commit, deleted at the abort
     "transaction": (*_CONNECTS, *_APPENDS, "pravega.segment.create", "pravega.segment.merge",
                     "pravega.segment.delete", "pravega.read.in-range", "pravega.read.long-poll"),
+    # the controller creates and deletes the table's partitions (table segments); the client updates, removes and
+    # reads their keys on the segment store, conditionally on a key's version (the table's own Insert and Put at a
+    # version are version conditions)
+    "key-value-table": (*_CONNECTS, "pravega.table.create", "pravega.table.update", "pravega.table.version-bump",
+                        "pravega.table.conditional", "pravega.table.read", "pravega.table.remove",
+                        "pravega.table.delete"),
 }

@@ -177,3 +177,30 @@ def test_transaction(target, client):
     check(clause_id, "the committed events, in order, and nothing else", [e.hex() for e in committed],
           [base64.b64decode(e).hex() for e in result["read"]])
 
+
+
+@clients_case(SPEC, "key-value-table")
+def test_key_value_table(target, client):
+    clause_id = f"pravega.clients.{client}.key-value-table"
+    key_length = 8  # a key-value table's keys all have its primary key length
+    entries = {f"key-{i:04d}".encode(): f"value {i} ✓".encode() + bytes([0, 255, i]) for i in range(6)}
+    first, removed = next(iter(entries)), list(entries)[3]
+    updated = b"updated \x00 value"
+    job = {"action": "key-value-table", "table": target.unique("table"), "key_length": key_length,
+           "entries": {_b64(key): _b64(value) for key, value in entries.items()}, "updated": _b64(updated),
+           "remove": _b64(removed)}
+    run = drive(target, client, job)
+    controller_lacks(run, "key-value tables")
+    result = finished(clause_id, run, "a key-value table created, written, read back and deleted")
+    check(clause_id, "the scope and the key-value table created", [True, True], result["created"])
+    if result["insert_existing"] is None:
+        raise Divergence(C[clause_id], "a second insert of an existing key refused (the client reports an error)",
+                         "the insert succeeded")
+    if result["stale_update"] is None:
+        raise Divergence(C[clause_id], "an update at the key's old version refused (the client reports an error)",
+                         "the update succeeded")
+    expected = {_b64(key): None if key == removed else _b64(updated if key == first else value)
+                for key, value in entries.items()}
+    check(clause_id, "every key read back: the first updated, the removed one missing, the others as inserted",
+          expected, result["read"])
+    check(clause_id, "the key-value table and the scope deleted", [True, True], result["deleted"])

@@ -42,6 +42,12 @@ class RecordingStore:
     async def delete_segment(self, name):
         await self._step("delete", name)
 
+    async def create_table_segment(self, name, key_length, rollover):
+        await self._step("create-table", name, key_length, rollover)
+
+    async def delete_table_segment(self, name):
+        await self._step("delete-table", name)
+
 
 class LoopThread:
     """An event loop in a thread, so the blocking grpc stubs of the test can call the aio server."""
@@ -233,6 +239,43 @@ def test_reader_group_lifecycle(controller):
     assert stub.getReaderGroupConfig(info, timeout=5).status == pb.ReaderGroupConfigResponse.RG_NOT_FOUND
 
 
+def test_key_value_table_lifecycle(controller):
+    """Pravega v0.13.0's answers (ControllerService.createKeyValueTable, TableMetadataTasks): the name first, then
+    the scope; a second creation TABLE_EXISTS; one table segment per partition, of the primary plus secondary key
+    length, named after the table with "_kvtable"; deleting it deletes them; a scope holding it is not empty."""
+    stub, store = controller
+    config = pb.KeyValueTableConfig(scope="sc", kvtName="kv", partitionCount=2, primaryKeyLength=8,
+                                    secondaryKeyLength=4, rolloverSizeBytes=1024)
+    status, info = pb.CreateKeyValueTableStatus, pb.KeyValueTableInfo(scope="sc", kvtName="kv")
+    assert stub.createKeyValueTable(config, timeout=5).status == status.SCOPE_NOT_FOUND
+    bad = pb.KeyValueTableConfig(scope="sc", kvtName="a/b", partitionCount=1, primaryKeyLength=1)
+    assert stub.createKeyValueTable(bad, timeout=5).status == status.INVALID_TABLE_NAME
+    stub.createScope(pb.ScopeInfo(scope="sc"), timeout=5)
+    with pytest.raises(grpc.RpcError) as refused:
+        stub.createKeyValueTable(pb.KeyValueTableConfig(scope="sc", kvtName="kv", partitionCount=0,
+                                                        primaryKeyLength=8), timeout=5)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert stub.getKeyValueTableConfiguration(info, timeout=5).status == pb.KeyValueTableConfigResponse.TABLE_NOT_FOUND
+    assert stub.createKeyValueTable(config, timeout=5).status == status.SUCCESS
+    assert stub.createKeyValueTable(config, timeout=5).status == status.TABLE_EXISTS
+    assert store.steps == [("create-table", f"sc/kv_kvtable/{n}.#epoch.0", 12, 1024) for n in range(2)]
+    answer = stub.getKeyValueTableConfiguration(info, timeout=5)
+    assert answer.status == pb.KeyValueTableConfigResponse.SUCCESS and answer.config == config
+    segments = stub.getCurrentSegmentsKeyValueTable(info, timeout=5).segmentRanges
+    assert [(r.segmentId.streamInfo.stream, r.segmentId.segmentId, r.minKey, r.maxKey) for r in segments] == \
+        [("kv", 0, 0.0, 0.5), ("kv", 1, 0.5, 1.0)]
+    listed = stub.listKeyValueTablesInScope(pb.KVTablesInScopeRequest(scope=pb.ScopeInfo(scope="sc")), timeout=5)
+    assert [t.kvtName for t in listed.kvtables] == ["kv"]
+    assert stub.deleteScope(pb.ScopeInfo(scope="sc"), timeout=5).status == pb.DeleteScopeStatus.SCOPE_NOT_EMPTY
+    assert stub.deleteKeyValueTable(info, timeout=5).status == pb.DeleteKVTableStatus.SUCCESS
+    assert store.steps[2:] == [("delete-table", f"sc/kv_kvtable/{n}.#epoch.0") for n in range(2)]
+    assert stub.deleteKeyValueTable(info, timeout=5).status == pb.DeleteKVTableStatus.TABLE_NOT_FOUND
+    with pytest.raises(grpc.RpcError) as missing:
+        stub.getCurrentSegmentsKeyValueTable(info, timeout=5)
+    assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+    assert stub.deleteScope(pb.ScopeInfo(scope="sc"), timeout=5).status == pb.DeleteScopeStatus.SUCCESS
+
+
 def test_a_transaction_on_an_unknown_stream_is_not_found(controller):
     stub, _ = controller
     with pytest.raises(grpc.RpcError) as caught:
@@ -346,7 +389,7 @@ def test_the_broker_starts_the_controller_beside_the_store(tmp_path):
 
 
 def test_the_metadata_snapshot_round_trips(tmp_path):
-    from wirecheck.targets.reference.pravega.controller.model import Metadata
+    from wirecheck.targets.reference.pravega.controller.model import KeyValueTable, Metadata
     from wirecheck.targets.reference.pravega.controller.persist import MetadataFile
 
     meta = Metadata()
@@ -356,10 +399,12 @@ def test_the_metadata_snapshot_round_trips(tmp_path):
     stream.head = {stream.epochs[0][1]: 42}
     stream.sealed = True
     meta.add_reader_group("s", "rg", b"\x01group")
+    meta.kv_tables[("s", "kv")] = KeyValueTable("s", "kv", b"\x02table", 3)
     file = MetadataFile(tmp_path, fsync=True)
     file.save(meta)
     again = file.load()
     assert again.scopes == meta.scopes and again.reader_groups == meta.reader_groups
+    assert again.kv_tables == meta.kv_tables
     assert again.streams == meta.streams
     assert not (tmp_path / "controller.json.tmp").exists()  # written whole, then renamed
 

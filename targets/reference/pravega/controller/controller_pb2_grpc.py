@@ -204,6 +204,11 @@ class ControllerServiceStub:
                 request_serializer=wirecheck_dot_targets_dot_reference_dot_pravega_dot_controller_dot_controller__pb2.KVTablesInScopeRequest.SerializeToString,
                 response_deserializer=wirecheck_dot_targets_dot_reference_dot_pravega_dot_controller_dot_controller__pb2.KVTablesInScopeResponse.FromString,
                 _registered_method=True)
+        self.getKeyValueTableConfiguration = channel.unary_unary(
+                '/io.pravega.controller.stream.api.grpc.v1.ControllerService/getKeyValueTableConfiguration',
+                request_serializer=wirecheck_dot_targets_dot_reference_dot_pravega_dot_controller_dot_controller__pb2.KeyValueTableInfo.SerializeToString,
+                response_deserializer=wirecheck_dot_targets_dot_reference_dot_pravega_dot_controller_dot_controller__pb2.KeyValueTableConfigResponse.FromString,
+                _registered_method=True)
         self.deleteKeyValueTable = channel.unary_unary(
                 '/io.pravega.controller.stream.api.grpc.v1.ControllerService/deleteKeyValueTable',
                 request_serializer=wirecheck_dot_targets_dot_reference_dot_pravega_dot_controller_dot_controller__pb2.KeyValueTableInfo.SerializeToString,
@@ -459,6 +464,12 @@ class ControllerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def getKeyValueTableConfiguration(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def deleteKeyValueTable(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -685,6 +696,11 @@ def add_ControllerServiceServicer_to_server(servicer, server):
                     servicer.listKeyValueTablesInScope,
                     request_deserializer=wirecheck_dot_targets_dot_reference_dot_pravega_dot_controller_dot_controller__pb2.KVTablesInScopeRequest.FromString,
                     response_serializer=wirecheck_dot_targets_dot_reference_dot_pravega_dot_controller_dot_controller__pb2.KVTablesInScopeResponse.SerializeToString,
+            ),
+            'getKeyValueTableConfiguration': grpc.unary_unary_rpc_method_handler(
+                    servicer.getKeyValueTableConfiguration,
+                    request_deserializer=wirecheck_dot_targets_dot_reference_dot_pravega_dot_controller_dot_controller__pb2.KeyValueTableInfo.FromString,
+                    response_serializer=wirecheck_dot_targets_dot_reference_dot_pravega_dot_controller_dot_controller__pb2.KeyValueTableConfigResponse.SerializeToString,
             ),
             'deleteKeyValueTable': grpc.unary_unary_rpc_method_handler(
                     servicer.deleteKeyValueTable,
@@ -1650,6 +1666,33 @@ class ControllerService:
             '/io.pravega.controller.stream.api.grpc.v1.ControllerService/listKeyValueTablesInScope',
             wirecheck_dot_targets_dot_reference_dot_pravega_dot_controller_dot_controller__pb2.KVTablesInScopeRequest.SerializeToString,
             wirecheck_dot_targets_dot_reference_dot_pravega_dot_controller_dot_controller__pb2.KVTablesInScopeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def getKeyValueTableConfiguration(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/io.pravega.controller.stream.api.grpc.v1.ControllerService/getKeyValueTableConfiguration',
+            wirecheck_dot_targets_dot_reference_dot_pravega_dot_controller_dot_controller__pb2.KeyValueTableInfo.SerializeToString,
+            wirecheck_dot_targets_dot_reference_dot_pravega_dot_controller_dot_controller__pb2.KeyValueTableConfigResponse.FromString,
             options,
             channel_credentials,
             insecure,

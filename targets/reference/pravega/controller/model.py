@@ -19,6 +19,12 @@ def segment_name(scope: str, stream: str, segment: int) -> str:
     return f"{scope}/{stream}/{number}.#epoch.{epoch}"
 
 
+def table_segment_name(scope: str, table: str, segment: int) -> str:
+    """A key-value table's partition as the clients name it: the table's name with "_kvtable" appended stands for
+    the stream's (shared/protocol/.../NameUtils.java getQualifiedTableSegmentName, KVTABLE_SUFFIX, at v0.13.0)."""
+    return segment_name(scope, table + "_kvtable", segment)
+
+
 def valid_name(name: str) -> bool:
     """Scope and stream names: non-empty, and no '/' (it separates scope, stream and segment)."""
     return bool(name) and "/" not in name and len(name) <= 255
@@ -78,11 +84,29 @@ class ReaderGroup:
     config: bytes  # the ReaderGroupConfiguration (serialized), with the generation and id the controller set
 
 
+@dataclass
+class KeyValueTable:
+    """A key-value table: ``partitions`` table segments of epoch 0 (ids 0..n-1) over equal key-hash ranges."""
+
+    scope: str
+    name: str
+    config: bytes  # the KeyValueTableConfig as the client sent it (serialized), answered back verbatim
+    partitions: int
+
+    def segments(self) -> list[Segment]:
+        count = self.partitions
+        return [Segment(segment_id(i, 0), i / count, (i + 1) / count) for i in range(count)]
+
+
 class Metadata:
     def __init__(self):
         self.scopes: set[str] = set()
         self.streams: dict[tuple[str, str], Stream] = {}
         self.reader_groups: dict[tuple[str, str], ReaderGroup] = {}
+        self.kv_tables: dict[tuple[str, str], KeyValueTable] = {}
+
+    def tables_in(self, scope: str) -> list[KeyValueTable]:
+        return [t for (sc, _), t in sorted(self.kv_tables.items()) if sc == scope]
 
     def streams_in(self, scope: str) -> list[Stream]:
         return [s for (sc, _), s in sorted(self.streams.items()) if sc == scope]

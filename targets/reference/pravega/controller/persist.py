@@ -1,4 +1,4 @@
-"""The controller's metadata on disk (``--data-dir``): scopes, streams and reader groups survive a restart, as
+"""The controller's metadata on disk (``--data-dir``): scopes, streams, reader groups and key-value tables survive a restart, as
 the segments they name do in the segment store's journal.
 
 The whole metadata is one JSON snapshot, ``pravega/controller.json``, rewritten after every call that may change
@@ -11,11 +11,12 @@ client retries it (creating a segment that exists is accepted by the store).
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from pathlib import Path
 
 from wirecheck.targets.reference.batchlog import write_atomically
-from wirecheck.targets.reference.pravega.controller.model import Metadata, ReaderGroup, Segment, Stream
+from wirecheck.targets.reference.pravega.controller.model import KeyValueTable, Metadata, ReaderGroup, Segment, Stream
 
 FILE_NAME = "controller.json"
 
@@ -34,6 +35,8 @@ def to_json(meta: Metadata) -> dict:
                     for s in meta.streams.values()],
         "reader_groups": [{"scope": g.scope, "name": g.name, "config": _bytes(g.config)}
                           for g in meta.reader_groups.values()],
+        "kv_tables": [{"scope": t.scope, "name": t.name, "config": _bytes(t.config), "partitions": t.partitions}
+                      for t in meta.kv_tables.values()],
     }
 
 
@@ -48,7 +51,25 @@ def from_json(data: dict) -> Metadata:
         meta.streams[(stream.scope, stream.name)] = stream
     for g in data["reader_groups"]:
         meta.reader_groups[(g["scope"], g["name"])] = ReaderGroup(g["scope"], g["name"], base64.b64decode(g["config"]))
+    for t in data.get("kv_tables", []):  # a snapshot from before key-value tables has none
+        meta.kv_tables[(t["scope"], t["name"])] = KeyValueTable(t["scope"], t["name"], base64.b64decode(t["config"]),
+                                                                t["partitions"])
     return meta
+
+
+def mutates(call):
+    """A ControllerService call that may change the metadata: with ``--data-dir`` the snapshot is rewritten before
+    it is answered."""
+
+    @functools.wraps(call)
+    async def saved_before_the_answer(self, request, context):
+        try:
+            return await call(self, request, context)
+        finally:
+            if self.state is not None:
+                self.state.save(self.meta)
+
+    return saved_before_the_answer
 
 
 class MetadataFile:

@@ -1,14 +1,14 @@
 """The ControllerService calls the clients make, over the metadata (model.py) and the segment store (store_link.py).
 
-Answers follow the Controller API's status enums; transactions are transactions.py's; a call the reference does not
-serve (key-value tables, subscribers, watermarks) is left to grpc's UNIMPLEMENTED, so a client that needs it fails loudly. Auth is
+Answers follow the Controller API's status enums; transactions are transactions.py's, key-value tables
+key_value_tables.py's; a call the reference does not serve (subscribers, watermarks) is left to grpc's
+UNIMPLEMENTED, so a client that needs it fails loudly. Auth is
 off: every delegation token is "" (the segment store accepts any token).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 
 import grpc
@@ -16,33 +16,20 @@ import grpc
 from wirecheck.targets.reference.pravega.controller import controller_pb2 as pb
 from wirecheck.targets.reference.pravega.controller import controller_pb2_grpc as pb_grpc
 from wirecheck.targets.reference.pravega.controller.model import Metadata, ScaleError, Stream, segment_name, valid_name
-from wirecheck.targets.reference.pravega.controller.persist import MetadataFile
+from wirecheck.targets.reference.pravega.controller.persist import MetadataFile, mutates
 from wirecheck.targets.reference.pravega.controller.store_link import SegmentStore, StoreError
 from wirecheck.targets.reference.pravega.controller.internal_streams import (
     MARK_PREFIX,
     READER_GROUP_STREAM_PREFIX,
     InternalStreams,
 )
+from wirecheck.targets.reference.pravega.controller.key_value_tables import KeyValueTableCalls
 from wirecheck.targets.reference.pravega.controller.transactions import TransactionCalls
 
 log = logging.getLogger("wirecheck.broker.pravega.controller")
 
 
-def mutates(call):
-    """A call that may change the metadata: with ``--data-dir`` the snapshot is rewritten before it is answered."""
-
-    @functools.wraps(call)
-    async def saved_before_the_answer(self, request, context):
-        try:
-            return await call(self, request, context)
-        finally:
-            if self.state is not None:
-                self.state.save(self.meta)
-
-    return saved_before_the_answer
-
-
-class ControllerService(InternalStreams, TransactionCalls, pb_grpc.ControllerServiceServicer):
+class ControllerService(InternalStreams, TransactionCalls, KeyValueTableCalls, pb_grpc.ControllerServiceServicer):
     def __init__(self, store: SegmentStore, store_host: str, store_port: int, controller_uri: tuple[str, int],
                  state: MetadataFile | None = None):
         self.state = state  # None: the metadata lives in memory only
@@ -90,7 +77,7 @@ class ControllerService(InternalStreams, TransactionCalls, pb_grpc.ControllerSer
         status = pb.DeleteScopeStatus
         if request.scope not in self.meta.scopes:
             return status(status=status.SCOPE_NOT_FOUND)
-        if self.meta.streams_in(request.scope):
+        if self.meta.streams_in(request.scope) or self.meta.tables_in(request.scope):
             return status(status=status.SCOPE_NOT_EMPTY)
         self.meta.scopes.discard(request.scope)
         return status(status=status.SUCCESS)

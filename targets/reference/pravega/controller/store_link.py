@@ -19,6 +19,7 @@ SEAL_SEGMENT, SEGMENT_SEALED = 28, 29
 DELETE_SEGMENT, SEGMENT_DELETED = 30, 31
 TRUNCATE_SEGMENT, SEGMENT_TRUNCATED = 38, 39
 MERGE_SEGMENTS, SEGMENTS_MERGED = 58, 59
+CREATE_TABLE_SEGMENT, DELETE_TABLE_SEGMENT = 70, 71  # answered SegmentCreated and SegmentDeleted
 SEGMENT_IS_SEALED, SEGMENT_ALREADY_EXISTS, NO_SUCH_SEGMENT = 51, 52, 53
 KEEP_ALIVE = 100
 # The answers that count as done for an idempotent lifecycle step (e.g. sealing a segment already sealed).
@@ -28,6 +29,8 @@ ACCEPTED = {
     DELETE_SEGMENT: {SEGMENT_DELETED, NO_SUCH_SEGMENT},
     TRUNCATE_SEGMENT: {SEGMENT_TRUNCATED},
     MERGE_SEGMENTS: {SEGMENTS_MERGED},
+    CREATE_TABLE_SEGMENT: {SEGMENT_CREATED, SEGMENT_ALREADY_EXISTS},
+    DELETE_TABLE_SEGMENT: {SEGMENT_DELETED, NO_SUCH_SEGMENT},
 }
 MAX_REPLY = 1 << 20  # the controller's replies are tiny; anything longer is a broken store
 TIMEOUT = 10.0
@@ -43,6 +46,8 @@ class SegmentStore(Protocol):
     async def truncate_segment(self, name: str, offset: int) -> None: ...
     async def delete_segment(self, name: str) -> None: ...
     async def merge_segments(self, target: str, source: str) -> None: ...
+    async def create_table_segment(self, name: str, key_length: int, rollover: int) -> None: ...
+    async def delete_table_segment(self, name: str) -> None: ...
 
 
 def _string(text: str) -> bytes:
@@ -79,6 +84,17 @@ class WireSegmentStore:
         # a transaction's commit: its segment appended to its parent's (no attribute updates: count 0)
         await self._call(MERGE_SEGMENTS, lambda rid: struct.pack(">q", rid) + _string(target) + _string(source)
                          + _string("") + struct.pack(">i", 0))
+
+    async def create_table_segment(self, name: str, key_length: int, rollover: int) -> None:
+        # a key-value table's partition: an unsorted table segment of fixed-length keys (Pravega v0.13.0
+        # TableMetadataTasks.createNewSegment: createTableSegment(name, token, id, false, keyLength, rolloverSizeBytes))
+        await self._call(CREATE_TABLE_SEGMENT, lambda rid: struct.pack(">q", rid) + _string(name) + _string("")
+                         + struct.pack(">?iq", False, key_length, rollover))
+
+    async def delete_table_segment(self, name: str) -> None:
+        # mustBeEmpty false: a table is deleted with what it holds (TableMetadataTasks.deleteSegment)
+        await self._call(DELETE_TABLE_SEGMENT, lambda rid: struct.pack(">q", rid) + _string(name)
+                         + struct.pack(">?", False) + _string(""))
 
     async def _call(self, command: int, build) -> bytes:
         async with self._lock:

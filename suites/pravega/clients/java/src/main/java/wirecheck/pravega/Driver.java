@@ -351,7 +351,8 @@ public final class Driver {
 
     /**
      * A key-value table created at the controller; entries inserted, an insert of an existing key refused, one
-     * updated (conditionally on its version), one removed, and everything read back.
+     * updated (conditionally on its version), an update at its old version refused, one removed, everything read
+     * back; then the table and its scope deleted.
      */
     static void keyValueTable(JsonNode job, ClientConfig config, Map<String, Object> result) throws Exception {
         String scope = job.path("scope").asText();
@@ -401,6 +402,11 @@ public final class Driver {
             }
             result.put("read", found);
             result.put("removed", removed);
+        }
+        try (StreamManager streams = StreamManager.create(config);
+             KeyValueTableManager tables = KeyValueTableManager.create(config)) {
+            waiting("the deletion of key-value table " + table + " and scope " + scope);
+            result.put("deleted", List.of(tables.deleteKeyValueTable(scope, table), streams.deleteScope(scope)));
         }
     }
 }
