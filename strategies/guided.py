@@ -30,6 +30,7 @@ from wirecheck.strategies.engine import Mutant
 
 SEQUENCE = 8  # mutants planned after a prefix
 EXPLORE = 0.3  # share of a sequence's mutants drawn fresh (the suffix) once the corpus has recipes
+REWEIGH = 32  # sequences planned between two weighings of the corpus (it changes slowly)
 STEP = "step"  # a recipe's operator when it is a valid step request
 REDRAW = 8  # tries at drawing a recipe's request kind again from the protocol's mutator
 
@@ -42,7 +43,7 @@ class Entry:
     """A corpus recipe and the reaction states (request kind, reaction) it was first to reach."""
 
     recipe: Recipe
-    found: set = field(default_factory=set)
+    found: list = field(default_factory=list)  # in the order found (a list: the run must not depend on hashing)
     picked: int = 0
 
 
@@ -59,6 +60,8 @@ class Guided:
         self.corpus: list[Entry] = []
         self._entries: dict[Recipe, Entry] = {}
         self._queue: deque[Mutant] = deque()
+        self._weights: list[float] = []  # the corpus's, recomputed after it grew or every REWEIGH sequences
+        self._planned = 0
 
     def __iter__(self):
         return self
@@ -86,7 +89,8 @@ class Guided:
             if entry is None:
                 entry = self._entries[mutant.origin] = Entry(mutant.origin)
                 self.corpus.append(entry)
-            entry.found.add((request_kind(request), reaction))
+            if (request_kind(request), reaction) not in entry.found:
+                entry.found.append((request_kind(request), reaction))
 
     # -- planning a sequence
 
@@ -94,9 +98,12 @@ class Guided:
         prefix = self._prefix()
         for kind in prefix:
             self._queue.append(self._step(kind, prefix))
-        reached = self._reached() if self.feedback and self.corpus else {}
+        self._planned += 1
+        if self.feedback and self.corpus and (len(self._weights) != len(self.corpus)
+                                              or self._planned % REWEIGH == 0):
+            self._weights = self._weigh()
         for _ in range(SEQUENCE):
-            entry = self._pick(reached) if reached and self.rng.random() >= EXPLORE else None
+            entry = self._pick() if self._weights and self.rng.random() >= EXPLORE else None
             self._queue.append(self._redraw(entry.recipe, prefix) if entry is not None else self._fresh(prefix))
 
     def _prefix(self) -> tuple[str, ...]:
@@ -113,11 +120,15 @@ class Guided:
         weights = [1.0 / (1 + visits.get(state, 0)) for state in states]
         return self.prefixes[rng.choices(states, weights)[0]]
 
-    def _pick(self, reached: dict[tuple[str, str], int]) -> Entry:
-        """A corpus recipe, weighted towards those whose reaction states are the least visited."""
-        weights = [1.0 / (1 + min(reached.get(cell, 0) for cell in entry.found) + entry.picked / 64)
-                   for entry in self.corpus]
-        entry = self.rng.choices(self.corpus, weights)[0]
+    def _weigh(self) -> list[float]:
+        """Each corpus recipe's weight: higher the less visited its rarest reaction state, and the less it was
+        picked (AFL's favoured entries, by what a black box shows)."""
+        reached = self._reached()
+        return [1.0 / (1 + min(reached.get(cell, 0) for cell in entry.found) + entry.picked / 64)
+                for entry in self.corpus]
+
+    def _pick(self) -> Entry:
+        entry = self.rng.choices(self.corpus, self._weights)[0]
         entry.picked += 1
         return entry
 
