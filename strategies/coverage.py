@@ -63,9 +63,6 @@ class CoverageMap:
         if new_cell or new_pair:
             self.fresh.append((mutant, cell if new_cell else pair))
 
-    def states_reached(self) -> set[str]:
-        return {state for state, _, _ in self.cells}
-
     # -- the report
 
     def catalogue_cells(self) -> list[dict]:

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Generator, Iterable, Iterator, Protocol
+from typing import TYPE_CHECKING, Generator, Iterable, Iterator, Protocol
 
 from wirecheck.protocols.clauses import Catalogue
 from wirecheck.protocols.reactions import Observation, Reaction
+
+if TYPE_CHECKING:  # the coverage map is filled by the I/O half; the pure half only carries it
+    from wirecheck.strategies.coverage import CoverageMap
 
 BATCH = 64  # mutants pipelined in one write while the connection is expected to stay open
 HEX_SHOWN = 256  # bytes of a mutant's frame shown in a failure (the full frame is in the transcript)
@@ -139,7 +142,7 @@ class Progress:
     seconds: float = 0.0
     operators: dict = field(default_factory=dict)
     non_strict: list = field(default_factory=list)  # (mutant, divergence) pairs at SHOULD level
-    coverage: object = None  # a strategies.coverage.CoverageMap: every judged mutant's reaction state, when kept
+    coverage: CoverageMap | None = None  # a strategies.coverage.CoverageMap: every judged mutant's reaction state, when kept
 
     def count(self, batch: list[Mutant]) -> None:
         self.cases += len(batch)

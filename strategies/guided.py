@@ -155,9 +155,11 @@ class Guided:
         _, operator, kind = recipe
         if operator == STEP:
             return self._step(kind, prefix)
-        make = getattr(self.mutator, "mutant", None)
+        make: Callable[[str], Mutant] | None = getattr(self.mutator, "mutant", None)
+        if make is None:  # a mutator that cannot make a named operator's mutant: a fresh one instead
+            return self._fresh(prefix)
         mutant = None
-        for _ in range(REDRAW if make is not None else 0):
+        for _ in range(REDRAW):
             try:
                 mutant = make(operator)
             except LookupError:  # no seed of the enabled requests fits the operator
@@ -180,5 +182,5 @@ def guided(adapter, mutants: Iterator[Mutant], coverage: CoverageMap, rng: rando
            feedback: bool = True) -> Guided:
     """The guided iterator over the adapter's mutator ``mutants`` (its own generator unless ``rng``), with the
     adapter's step requests (``Adapter.step``) where it has them."""
-    rng = rng or getattr(mutants, "rng", None) or random.Random(0)
-    return Guided(mutants, coverage, rng, getattr(adapter, "step", None), feedback)
+    drawn: random.Random = rng or getattr(mutants, "rng", None) or random.Random(0)
+    return Guided(mutants, coverage, drawn, getattr(adapter, "step", None), feedback)

@@ -487,7 +487,7 @@ def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, c
     coverage = CoverageMap(model) if model is not None else None
     progress = Progress(coverage=coverage)
     if coverage is not None and getattr(budget, "guided", False):
-        mutants = guided(adapter, mutants, coverage)
+        mutants = guided(adapter, iter(mutants), coverage)
     try:
         if getattr(target, "differential", False):  # one batch at a time: both servers see the same order
             window = 1
