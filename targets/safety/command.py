@@ -80,7 +80,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return options
 
 
-def safety_faults(protocol: str) -> dict[str, str]:
+def safety_faults(protocol: str) -> dict[str, tuple[str, ...]]:
     """The reference broker's safety faults (protocols/<p>/faults.py SAFETY_FAULTS) -> the anomaly each must cause."""
     import importlib
 
@@ -108,8 +108,8 @@ def main(argv: list[str]) -> int:
             print(f"wirecheck safety: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if options.list_faults:
-        for name, anomaly in sorted(safety_faults(options.protocol).items()):
-            print(f"{name}  (must show: {anomaly})")
+        for name, anomalies in sorted(safety_faults(options.protocol).items()):
+            print(f"{name}  (caught as {' or '.join(anomalies)})")
         return EXIT_CLEAN
     report_dir = options.report_dir or Path(tempfile.mkdtemp(prefix="wirecheck-safety-"))
     report_dir.mkdir(parents=True, exist_ok=True)
