@@ -9,8 +9,29 @@ The bulk mutants are read-only requests, which move no state: every one of them 
 
 from __future__ import annotations
 
-from wirecheck.protocols.kafka import errors, messages
+from wirecheck.protocols.kafka import errors
 from wirecheck.protocols.states import ANY, Cell, StateModel, Transition
+
+#: every API's name (messages.api_name of each key kafka-python's and kio's definitions hold), as data: naming
+#: them from the definitions would load every kio class at import (seconds); tests/unit/test_coverage_map_catalogue.py
+#: checks the two agree
+REQUESTS = (
+    "AddOffsetsToTxn", "AddPartitionsToTxn", "AddRaftVoter", "AlterClientQuotas", "AlterConfigs",
+    "AlterPartitionReassignments", "AlterReplicaLogDirs", "AlterShareGroupOffsets", "AlterUserScramCredentials",
+    "ApiVersions", "ConsumerGroupDescribe", "ConsumerGroupHeartbeat", "CreateAcls", "CreateDelegationToken",
+    "CreatePartitions", "CreateTopics", "DeleteAcls", "DeleteGroups", "DeleteRecords",
+    "DeleteShareGroupOffsets", "DeleteTopics", "DescribeAcls", "DescribeClientQuotas", "DescribeCluster",
+    "DescribeConfigs", "DescribeDelegationToken", "DescribeGroups", "DescribeLogDirs", "DescribeProducers",
+    "DescribeQuorum", "DescribeShareGroupOffsets", "DescribeTopicPartitions", "DescribeTransactions",
+    "DescribeUserScramCredentials", "ElectLeaders", "EndTxn", "ExpireDelegationToken", "Fetch",
+    "FindCoordinator", "GetTelemetrySubscriptions", "Heartbeat", "IncrementalAlterConfigs", "InitProducerId",
+    "JoinGroup", "LeaveGroup", "ListConfigResources", "ListGroups", "ListOffsets", "ListPartitionReassignments",
+    "ListTransactions", "Metadata", "OffsetCommit", "OffsetDelete", "OffsetFetch", "OffsetForLeaderEpoch",
+    "Produce", "PushTelemetry", "RemoveRaftVoter", "RenewDelegationToken", "SaslAuthenticate", "SaslHandshake",
+    "ShareAcknowledge", "ShareFetch", "ShareGroupDescribe", "ShareGroupHeartbeat", "StreamsGroupDescribe",
+    "StreamsGroupHeartbeat", "SyncGroup", "TxnOffsetCommit", "UnregisterBroker", "UpdateFeatures",
+    "WriteTxnMarkers",
+)
 
 NO_PRODUCER, PRODUCER, ONGOING = "no-producer", "txn-producer", "in-transaction"
 
@@ -24,7 +45,7 @@ STATES = StateModel(
                  Transition(ONGOING, "AddPartitionsToTxn", "answer", ONGOING),
                  Transition(ONGOING, "EndTxn", "answer", PRODUCER)),
     error_names={code: error.name for code, error in errors.BY_CODE.items()},
-    requests=tuple(sorted({messages.api_name(key) for key in messages.api_keys()})),
+    requests=REQUESTS,
     error_vocabulary={name: name for name in errors.BY_NAME if name != "NONE"},
     cells=(
         Cell("kafka.api-versions.unsupported-version", "ApiVersions", "error:UNSUPPORTED_VERSION"),

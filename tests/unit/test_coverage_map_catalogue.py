@@ -49,6 +49,12 @@ def test_transitions_name_known_requests_and_states(name):
         assert any(move.request == step for move in model.transitions), f"step {step} moves no state"
 
 
+def test_kafka_names_every_api_it_has_definitions_for():
+    from wirecheck.protocols.kafka import messages
+
+    assert set(SPECS["kafka"].states.requests) == {messages.api_name(key) for key in messages.api_keys()}
+
+
 def test_a_catalogue_error_without_a_cell_is_found():
     """The check above can fail: a vocabulary entry a clause uses, with its cell removed, is reported."""
     model = SPECS["pravega"].states
