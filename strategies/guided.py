@@ -32,7 +32,6 @@ SEQUENCE = 8  # mutants planned after a prefix
 EXPLORE = 0.3  # share of a sequence's mutants drawn fresh (the suffix) once the corpus has recipes
 REWEIGH = 32  # sequences planned between two weighings of the corpus (it changes slowly)
 STEP = "step"  # a recipe's operator when it is a valid step request
-REDRAW = 8  # tries at drawing a recipe's request kind again from the protocol's mutator
 
 Recipe = tuple[tuple[str, ...], str, str]  # (step prefix, operator, request kind)
 Step = Callable[[str, random.Random], Mutant]  # a valid request of a step kind (Adapter.step)
@@ -142,8 +141,11 @@ class Guided:
     # -- making the mutants
 
     def _fresh(self, prefix: tuple[str, ...]) -> Mutant:
-        mutant = next(self.mutator)
-        # the rule's name: the operator itself, or its family where a detail was added to it
+        return self._origin(next(self.mutator), prefix)
+
+    def _origin(self, mutant: Mutant, prefix: tuple[str, ...]) -> Mutant:
+        """``mutant`` with its recipe: the prefix, the rule's name (the operator itself, or its family where a
+        detail was added to it) and the request kind."""
         rules = getattr(self.mutator, "RULES", {})
         mutant.origin = (prefix, mutant.operator if mutant.operator in rules else mutant.family,
                          request_kind(mutant.request))
@@ -155,21 +157,13 @@ class Guided:
         _, operator, kind = recipe
         if operator == STEP:
             return self._step(kind, prefix)
-        make: Callable[[str], Mutant] | None = getattr(self.mutator, "mutant", None)
+        make: Callable[[str, str], Mutant] | None = getattr(self.mutator, "mutant_like", None)
         if make is None:  # a mutator that cannot make a named operator's mutant: a fresh one instead
             return self._fresh(prefix)
-        mutant = None
-        for _ in range(REDRAW):
-            try:
-                mutant = make(operator)
-            except LookupError:  # no seed of the enabled requests fits the operator
-                break
-            if request_kind(mutant.request) == kind:
-                break
-        if mutant is None:
+        try:
+            return self._origin(make(operator, kind), prefix)
+        except LookupError:  # no seed of the enabled requests fits the operator
             return self._fresh(prefix)
-        mutant.origin = (prefix, operator, request_kind(mutant.request))
-        return mutant
 
     def _step(self, kind: str, prefix: tuple[str, ...]) -> Mutant:
         assert self.step is not None  # a prefix has steps only when the adapter makes them

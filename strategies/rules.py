@@ -83,6 +83,18 @@ class RuleMutator:
             raise ValueError(f"unknown operator {operator!r}")
         return self.build(operator, rule, self.seed(rule.seeds))
 
+    REDRAW = 8  # tries at drawing a given request kind by its operator's seed group
+
+    def mutant_like(self, operator: str, request: str) -> Mutant:
+        """A new mutant by ``operator`` of a request of kind ``request`` (no version) where the operator's seed
+        group draws one within a few tries, else of whatever it drew (a guided run redraws a corpus recipe)."""
+        mutant = self.mutant(operator)
+        for _ in range(self.REDRAW - 1):
+            if mutant.request.split(" v", 1)[0] == request:
+                break
+            mutant = self.mutant(operator)
+        return mutant
+
     def build(self, operator: str, rule: Rule, seed: TracedSeed) -> Mutant:
         """The mutant of ``seed`` the rule makes (a protocol that picks the seed before the operator calls it)."""
         span = rule.field(seed, self.rng) if callable(rule.field) else seed.field(rule.field)

@@ -270,13 +270,24 @@ class BulkMutator(RuleMutator):
         self.api_keys, self.version_ranges, self.fixup = api_keys, version_ranges, fixup
         self.corpus: list[Seed] = []
         self._entries: list[tuple[Seed, list[str]]] = []  # each corpus seed and the operators that apply to it
+        self._by_kind: dict[tuple[str, str], list[Seed]] = {}  # (API name, operator) -> corpus seeds it applies to
 
     def _fresh(self) -> Seed:
         return random_seed(self.rng, self.api_keys, self.version_ranges, self.fixup)
 
     def _keep(self, seed: Seed) -> None:
         self.corpus.append(seed)
-        self._entries.append((seed, self.applicable(seed)))
+        applicable = self.applicable(seed)
+        self._entries.append((seed, applicable))
+        for operator in applicable:
+            self._by_kind.setdefault((seed.name, operator), []).append(seed)
+
+    def mutant_like(self, operator: str, request: str) -> Mutant:
+        """A corpus seed of that API the operator applies to, mutated by it (a fresh draw when there is none)."""
+        seeds = self._by_kind.get((request, operator))
+        if not seeds:
+            return next(self)
+        return self.build(operator, self.RULES[operator], self.rng.choice(seeds))
 
     def __next__(self) -> Mutant:
         rng, corpus = self.rng, self.corpus
