@@ -1,6 +1,7 @@
 """Benchmark: bulk-fuzz cases per second for any registered protocol, against its raw valid-replay rate.
 
     python bench/fuzz_rate.py --protocol NAME --mutants N [--target host:port] [--pin] [--seed S] [--window W]
+                              [--guided]
 
 Prints ``NAME: <cases/s> cases/s, raw replay <rt/s> rt/s``, then the ratio and where the time went.
 
@@ -11,7 +12,8 @@ Prints ``NAME: <cases/s> cases/s, raw replay <rt/s> rt/s``, then the ratio and w
   baseline the speed goal is relative to: the engine must reach at least half of it, measured in the same run.
 
 Without ``--target`` the bundled reference broker is started (targets.launcher) with only that personality.
-``--pin`` puts this process on one core and the broker on another. The CPU time per case of both processes is
+``--guided`` sends the mutants of a guided run (strategies/guided.py, the nightly budget's mode: its coverage map
+filled as batches are judged) instead of blind ones. ``--pin`` puts this process on one core and the broker on another. The CPU time per case of both processes is
 printed, with the rate they would reach with a full core each: on a shared machine the wall-clock rate depends
 on the neighbours, the CPU time per case much less. ``--cprofile FILE`` writes a profile of the fuzzer side.
 
@@ -36,6 +38,9 @@ sys.path.insert(0, str(ROOT))
 
 from wirecheck.protocols.registry import all_specs  # noqa: E402
 from wirecheck.protocols.transcript import Transcript  # noqa: E402
+from wirecheck.strategies.coverage import CoverageMap  # noqa: E402
+from wirecheck.strategies.engine import Progress  # noqa: E402
+from wirecheck.strategies.guided import guided  # noqa: E402
 from wirecheck.targets.fuzzing import WINDOW, MutantFailed, run  # noqa: E402
 from wirecheck.targets.launcher import launch  # noqa: E402
 from wirecheck.targets.session import Session  # noqa: E402
@@ -96,6 +101,7 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=WINDOW, help="batches in flight at once")
     parser.add_argument("--pin", action="store_true", help="this process on one core, the broker on another")
     parser.add_argument("--cprofile", help="write a cProfile of the measured fuzz run to this file")
+    parser.add_argument("--guided", action="store_true", help="a guided run (the nightly mode) instead of blind")
     args = parser.parse_args()
 
     spec = specs[args.protocol]
@@ -133,9 +139,13 @@ def main() -> None:
 
             profiler = cProfile.Profile()
             profiler.enable()
+        mutants = adapter.mutants(random.Random(args.seed))
+        coverage = CoverageMap(spec.states) if args.guided and spec.states is not None else None
+        if coverage is not None:
+            mutants = guided(adapter, mutants, coverage)
         try:
-            progress = run(connect, adapter, adapter.mutants(random.Random(args.seed)), args.mutants,
-                           window=args.window)
+            progress = run(connect, adapter, mutants, args.mutants, window=args.window,
+                           progress=Progress(coverage=coverage))
         except MutantFailed as failed:
             raise SystemExit(f"{spec.name}: divergence at {failed.mutant.label()}: {failed.divergence}")
         finally:
@@ -155,6 +165,7 @@ def main() -> None:
               f"{progress.connections} connections, {progress.batches} batches, generating "
               f"{progress.generate_s / progress.seconds:.0%} of the time; {cpu}; "
               f"{len(progress.non_strict)} SHOULD-level divergences; window {args.window}"
+              f"{'; guided' if coverage is not None else ''}"
               f"{'; pinned one core each' if args.pin else ''}")
         costs = ", ".join(f"{side} {seconds * 1e6:.0f} us" for side, seconds in per_case.items())
         print(f"  CPU time per case: {costs}; with a full core each: {1 / max(per_case.values()):,.0f} cases/s "
