@@ -9,11 +9,15 @@ A scenario also declares the protocol clauses it depends on (``ProtocolSpec.clie
 ids, what the clients do in it that the server must get right): when one of them FAILED in the same run, a scenario
 that failed is BLOCKED by it instead of reported as a second defect (``reports.rootcause.reattribute``); a scenario
 failing with every dependency holding stays FAILED under its own clause.
+
+A client's own defect is declared too (``ProtocolSpec.client_defects``): what a client version cannot read although
+the protocol permits it, and how its traffic shows that the server sent it. A scenario of that client that fails
+with its traffic showing it is XFAIL, the client's known defect, not the server's (targets.clients.client_scenario).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -26,6 +30,26 @@ AREA = "clients"
 
 
 @dataclass(frozen=True)
+class ClientDefect:
+    """A client's own defect: something the protocol permits a server to send that these client versions cannot
+    read. ``shown_by(exchanges)`` reads the client's captured (request, answer) frames and says where the server
+    sent it (None: it did not, so a failure is not this defect's)."""
+
+    name: str
+    clients: tuple[str, ...]  # the clients (RealClient.name) it is seen in
+    versions: tuple[str, ...]  # the versions seen to have it, as the run records them (a substring of the fact)
+    what: str  # what the client does wrong, and what the protocol permits instead
+    source: str  # where it was seen (an upstream issue, or how to reproduce it here)
+    shown_by: Callable[[Sequence[tuple[bytes, bytes]]], str | None]
+
+    def affects(self, client: str, version: str | None) -> bool:
+        return client in self.clients and version is not None and any(seen in version for seen in self.versions)
+
+    def describe(self) -> str:
+        return f"{self.what} ({self.source})"
+
+
+@dataclass(frozen=True)
 class RealClient:
     name: str  # the ID part: kafka-python, confluent-kafka, ...
     description: str  # what it is, for the clause's requirement
@@ -34,6 +58,12 @@ class RealClient:
 
 def clause_id(protocol: str, client: str, scenario: str) -> str:
     return f"{protocol}.{AREA}.{client}.{scenario}"
+
+
+def client_of(clause: str) -> str | None:
+    """The client a scenario clause (``<protocol>.clients.<client>.<scenario>``) names, or None."""
+    parts = clause.split(".")
+    return parts[2] if len(parts) == 4 and parts[1] == AREA else None
 
 
 def scenario_clauses(protocol: str, clients: Mapping[str, RealClient], scenario: str) -> dict[str, str]:

@@ -20,6 +20,7 @@ from wirecheck.protocols.framing import Framing
 if TYPE_CHECKING:  # scapy is imported by the layers that implement ``dissect``, not by the spec
     from scapy.packet import Packet
 
+    from wirecheck.protocols.clients import ClientDefect
     from wirecheck.protocols.states import StateModel
 
 #: length-prefixed frames over TCP; HTTP/1.1 (h11); HTTP/2 over cleartext TCP with prior knowledge (h2)
@@ -101,6 +102,9 @@ class ProtocolSpec:
     #: in a run where one of them FAILED is BLOCKED by it, not a second defect (protocols.clients.dependencies,
     #: reports.rootcause.reattribute)
     client_depends_on: Mapping[str | tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    #: what real clients of this protocol cannot read although the protocol permits it (protocols.clients
+    #: .ClientDefect): a failing scenario whose traffic shows it is the client's own defect (XFAIL)
+    client_defects: tuple["ClientDefect", ...] = ()
     capture: CaptureSupport | None = None
     #: fields of a case's parameters that name the message and its version in records (e.g. "api", "api_version")
     message_param: str = "message"

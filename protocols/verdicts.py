@@ -101,6 +101,17 @@ class Blocked(Exception):
         return cls(f"{divergence.clause.id} holds", divergence)
 
 
+class ClientDefectMet(Exception):
+    """A client scenario failed where the client's own traffic shows a known defect of that client version
+    (protocols.clients.ClientDefect): the client's, not the target's (XFAIL). ``divergence``: how the scenario
+    failed."""
+
+    def __init__(self, defect: str, evidence: str, divergence: Divergence, about: str):
+        super().__init__(f"the client's own known defect {defect}: {evidence}; the scenario: {divergence}; the "
+                         f"defect: {about}")
+        self.divergence = divergence
+
+
 class Unimplemented(Exception):
     """The target does not advertise the feature this case needs (a skip, counted and reported)."""
 

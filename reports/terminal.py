@@ -82,7 +82,8 @@ class TerminalSummary:
                 terminal.line(f"... and {len(groups) - GROUPS_SHOWN} more clauses (run.json: failures_by_clause)")
         expected = [r for r in records if r.get("verdict") == "XFAIL"]
         if expected:
-            terminal.section("wirecheck expected divergences (XFAIL: the baseline's, or the upstream server's own)")
+            terminal.section("wirecheck expected divergences (XFAIL: the baseline's, the upstream server's own, or a "
+                             "client's own known defect)")
             for record in expected:
                 terminal.line(f"{record['case']} ({record['nodeid']}): {record.get('message', '')}"[:600])
         otherwise = [r for r in records if r.get("verdict") == "OK"

@@ -32,6 +32,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from wirecheck.protocols.clients import ClientDefect, client_of
 from wirecheck.protocols.spec import Endpoint, describe_bytes
 from wirecheck.protocols.transcript import Event
 from wirecheck.reports.pcap import pcap_records
@@ -347,6 +348,9 @@ class ScenarioCapture:
     why_not: str | None = None  # why nothing was captured
     _tcpdump: Tcpdump | None = None
     _started: bool = False
+    _finished: bool = False
+    #: the client's connections with their endpoints, once the capture ended (:meth:`finish`)
+    _client_flows: list[tuple[Endpoint | None, Flow]] = field(default_factory=list)
 
     @classmethod
     def for_case(cls, target) -> "ScenarioCapture":
@@ -406,9 +410,10 @@ class ScenarioCapture:
                 f"{names['log']} (in the run directory)")
 
     def finish(self) -> None:
-        """Stop capturing; keep the artifacts with the case (written if its transcript is kept)."""
-        if not self._started:
+        """Stop capturing; keep the artifacts with the case (written if its transcript is kept). Once."""
+        if not self._started or self._finished:
             return
+        self._finished = True
         summary: dict = {"client_id": self.client_id, "runs": len(self.logs), "captured": False}
         files = {"log": (f"{self.base}.log", "".join(log.text() for log in self.logs).encode())}
         tcpdump, self._tcpdump = self._tcpdump, None
@@ -429,6 +434,7 @@ class ScenarioCapture:
                if event.kind == "connect" and (port := _port(event.local)) is not None}
         id_of = getattr(_capture_module(self.target.spec), "client_id", None)
         kept = client_flows(capture, endpoints, self.client_id, id_of, own)
+        self._client_flows = [(endpoints[flow.server[1]], flow) for flow in kept.flows]
         pcap, packets = filtered_pcap(capture, kept.flows)
         if kept.how == "source port":
             notes.append("connections told by source port: another case's connections opened to the same ports "
@@ -449,6 +455,40 @@ class ScenarioCapture:
                                     f"{kept.how} of {kept.seen} to the target's ports, {packets} packets"
                                     + "".join(f"; {note}" for note in notes))
         return summary
+
+
+    def defect_shown(self) -> tuple[ClientDefect, str] | None:
+        """A known defect of the scenario's client version (``ProtocolSpec.client_defects``) that the client's
+        captured traffic shows, with where it shows; None when there is none (or nothing was captured)."""
+        client, version = client_of(self.target.case_id), self.target.fact_of("client_version")
+        exchanges = None
+        for defect in self.target.spec.client_defects:
+            if client is not None and defect.affects(client, version):
+                if exchanges is None:
+                    exchanges = [pair for endpoint, flow in self._client_flows for pair in exchanges_of(endpoint, flow)]
+                evidence = defect.shown_by(exchanges)
+                if evidence:
+                    return defect, evidence
+        return None
+
+
+def exchanges_of(endpoint: Endpoint | None, flow: Flow) -> list[tuple[bytes, bytes]]:
+    """A connection's (request, answer) frames: each answer with the request it answers (``answers_request``, the
+    earlier unanswered ones skipped), else in order."""
+    if endpoint is None or endpoint.framing is None:
+        return []
+    requests, _ = _frames(endpoint, flow.to_server.assemble()[0])
+    answers, _ = _frames(endpoint, flow.to_client.assemble()[0])
+    if endpoint.answers_request is None:
+        return list(zip(requests, answers))
+    pairs, waiting = [], list(requests)
+    for answer in answers:
+        for number, request in enumerate(waiting):
+            if endpoint.answers_request(answer, request):
+                pairs.append((request, answer))
+                del waiting[:number + 1]
+                break
+    return pairs
 
 
 def _port(address: str) -> int | None:

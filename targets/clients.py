@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from wirecheck.protocols.clients import scenario_clauses
-from wirecheck.protocols.verdicts import Divergence, HarnessError
+from wirecheck.protocols.verdicts import ClientDefectMet, Divergence, HarnessError
 from wirecheck.targets.client_capture import ClientLog, ScenarioCapture
 from wirecheck.targets.runner.verdicts import NOT_RUN
 
@@ -125,7 +125,13 @@ def client_scenario(target):
     except Divergence as div:
         if not scenario.ran:
             raise
-        raise div.with_note("; ".join(filter(None, (div.note, scenario.where())))) from None
+        failure = div.with_note("; ".join(filter(None, (div.note, scenario.where()))))
+        scenario.finish()  # the client's traffic, read for a known defect of its own
+        met = scenario.defect_shown()
+        if met is not None:
+            defect, evidence = met
+            raise ClientDefectMet(defect.name, evidence, failure, defect.describe()) from None
+        raise failure from None
     finally:
         _SCENARIO.reset(token)
         scenario.finish()

@@ -18,6 +18,7 @@ from wirecheck.protocols.kafka.states import STATES
 from wirecheck.protocols.kafka.request_fields import map_request
 from wirecheck.protocols.kafka.clauses import CATALOGUE
 from wirecheck.protocols.kafka.clients import CLIENTS, SCENARIO_DEPENDS_ON, SCENARIOS
+from wirecheck.protocols.kafka.client_defects import CLIENT_DEFECTS
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 9092
@@ -182,6 +183,7 @@ SPEC = ProtocolSpec(
     reseal=reseal_edited,
     clients=CLIENTS,
     client_depends_on=SCENARIO_DEPENDS_ON,  # a scenario failing beside a failed clause it needs: BLOCKED by it
+    client_defects=CLIENT_DEFECTS,  # what a client version cannot read although the protocol permits it
     # producers that report offsets are told the wrong ones; kcat reads to the high watermark, which is never reached;
     # each other scenario by a fault that breaks it within seconds (kcat: True for kcat's clauses only, False for the
     # others', None for all)

@@ -24,6 +24,9 @@ from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.kafka.schema import FieldDef, MessageDef
 
 TAGGED = "_tagged_fields"
+#: while a list (messages.tagged_defaults), every known tagged field decoded at its default value is named in it: a
+#: writer may put them in (KIP-482 leaves it free), Kafka's leave them out, and some readers trip on them
+DEFAULT_TAGS_SEEN: list[str] | None = None
 
 ZERO_UUID = uuid.UUID(int=0)
 
@@ -245,6 +248,8 @@ class StructCodec:
                 raise exc.within(f"{name} (tag {tag})") from None
             if end != len(payload):
                 raise DecodeError(f"tag {tag} has {len(payload)} bytes but its value used {end}", at, [name])
+            if DEFAULT_TAGS_SEEN is not None and decoded == known[2]:
+                DEFAULT_TAGS_SEEN.append(name)
             value[name] = decoded
         for name, _, default in self.tagged.values():
             value.setdefault(name, default)

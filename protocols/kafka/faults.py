@@ -202,6 +202,7 @@ VARIANTS = {
     "kafka.txn-v2-late-write-producer-fenced": "kafka.txn-v2.old-epoch-fenced",
     "kafka.read-only-invalid-config": "kafka.configs.read-only",
     "kafka.negative-count-null": "kafka.encoding.hostile-count",
+    "kafka.tagged-defaults-written": "kafka.encoding.flexible",
 }
 
 

@@ -25,7 +25,7 @@ import functools
 
 from wirecheck.protocols import fields as f
 from wirecheck.protocols.fields import DecodeError
-from wirecheck.protocols.kafka import kio_definitions, schema
+from wirecheck.protocols.kafka import codec as kafka_codec, kio_definitions, schema
 from wirecheck.protocols.kafka.codec import EncodeError, StructCodec, message_codec
 
 __all__ = [
@@ -185,6 +185,19 @@ def encode_response(api_key: int, version: int, correlation_id: int, body: dict)
     response_header_codec(response_header_version(api_key, version)).write(out, {"CorrelationId": correlation_id})
     response_codec(api_key, version).write(out, body)
     return _frame(out)
+
+
+def tagged_defaults(api_key: int, version: int, frame: bytes) -> list[str]:
+    """The known tagged fields a response frame carries at their default values (Kafka's writers leave such a field
+    out); empty also when the frame does not decode."""
+    kafka_codec.DEFAULT_TAGS_SEEN = seen = []
+    try:
+        decode_response(api_key, version, frame)
+    except DecodeError:
+        return []
+    finally:
+        kafka_codec.DEFAULT_TAGS_SEEN = None
+    return seen
 
 
 def _decode_struct(codec: StructCodec, frame, pos: int, part: str):

@@ -255,6 +255,10 @@ class Target:
         """Record a fact about the case's setting in its record (``facts``), e.g. the real client's version."""
         self._state.facts[name] = value
 
+    def fact_of(self, name: str):
+        """A fact the case recorded (:meth:`fact`), or None."""
+        return self._state.facts.get(name)
+
     def state_coverage(self, protocol: str, coverage: dict) -> None:
         """A bulk case's state-coverage map, for its record and run.json (``coverage``)."""
         self._state.coverage[protocol] = coverage

@@ -16,7 +16,8 @@ from typing import TypeGuard
 
 from wirecheck.reports.baseline import Baseline
 from wirecheck.protocols.clauses import Level
-from wirecheck.protocols.verdicts import Blocked, Differs, Divergence, HarnessError, TargetDied, Unimplemented, Verdict
+from wirecheck.protocols.verdicts import (Blocked, ClientDefectMet, Differs, Divergence, HarnessError, TargetDied,
+                                          Unimplemented, Verdict)
 
 NOT_RUN = "NOT-RUN"
 TARGET_DOWN = "TARGET-DOWN"
@@ -55,6 +56,8 @@ def classify(exc: BaseException | None, when: str, skip_reason: str | None, stri
     if isinstance(exc, Blocked):
         return Classified(Verdict.BLOCKED, str(exc), outcome="skipped", longrepr=f"BLOCKED: {exc}",
                           blocking=exc.divergence if exc.carries else None)
+    if isinstance(exc, ClientDefectMet):
+        return Classified(Verdict.XFAIL, str(exc), exc.divergence, outcome="xfail", longrepr=f"XFAIL: {exc}")
     if isinstance(exc, Differs):  # --differential --strict (the plugin raises it only then)
         passes = exc.clause.level is Level.SHOULD and not strict
         return Classified(Verdict.DIVERGENT, str(exc), exc, outcome="passed" if passes else None)

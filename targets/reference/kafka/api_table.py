@@ -116,9 +116,11 @@ SASL_APIS: dict[int, Api] = {
 
 @functools.lru_cache(maxsize=None)
 def compile_messages(misskip_tags: bool, sasl: bool = False, short_string_varints: bool = False,
-                     negative_null: bool = False) -> tuple[dict[int, Message], dict[int, Message]]:
+                     negative_null: bool = False, default_tags: bool = False) \
+        -> tuple[dict[int, Message], dict[int, Message]]:
     """Request and response codecs of every API, each advertised version compiled once per process."""
-    opts = Options(misskip_tags=misskip_tags, short_string_varint=short_string_varints, negative_null=negative_null)
+    opts = Options(misskip_tags=misskip_tags, short_string_varint=short_string_varints, negative_null=negative_null,
+                   default_tags=default_tags)
     apis = {**APIS, **SASL_APIS} if sasl else APIS
     requests = {key: Message(api.name + "Request", opts) for key, api in apis.items()}
     responses = {key: Message(api.name + "Response", opts) for key, api in apis.items()}

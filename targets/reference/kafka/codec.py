@@ -34,8 +34,11 @@ _elements = [0]  # elements decoded in the current request (decoding is synchron
 class Options:
     """Codec deviations the broker's faults switch on (all False in a correct broker)."""
 
-    def __init__(self, misskip_tags: bool = False, short_string_varint: bool = False, negative_null: bool = False):
+    def __init__(self, misskip_tags: bool = False, short_string_varint: bool = False, negative_null: bool = False,
+                 default_tags: bool = False):
         self.misskip_tags = misskip_tags
+        # variant tagged-defaults-written: every tagged field written, also at its default value
+        self.default_tags = default_tags
         self.short_string_varint = short_string_varint
         # variant negative-count-null: any negative count or length of a nullable field is null, as Apache Kafka's
         # generated readers take it ("if (length < 0)"; a compact one computed in 32-bit ints)
@@ -180,7 +183,7 @@ def _compile_struct(fields: list[dict], version: int, flexible: bool, opts: Opti
         else:
             regular.append((field["name"], read, write, default, nullable))
     tag_order = sorted(tagged.items())
-    misskip = opts.misskip_tags
+    misskip, every_tag = opts.misskip_tags, opts.default_tags
 
     def read_struct(buf, pos):
         value = {}
@@ -212,12 +215,12 @@ def _compile_struct(fields: list[dict], version: int, flexible: bool, opts: Opti
             v = get(name, _ABSENT)
             write(default if v is _ABSENT or (v is None and not nullable) else v, out)
         if flexible:
-            present = [(tag, name, write) for tag, (name, _, write, default) in tag_order
-                       if get(name, default) != default]
+            present = [(tag, write, v) for tag, (name, _, write, default) in tag_order
+                       if (v := get(name, default)) != default or every_tag]
             write_uvarint(len(present), out)
-            for tag, name, write in present:
+            for tag, write, v in present:
                 body = bytearray()
-                write(value[name], body)
+                write(v, body)
                 write_uvarint(tag, out)
                 write_uvarint(len(body), out)
                 out += body

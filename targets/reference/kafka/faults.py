@@ -120,6 +120,11 @@ class KafkaVariants(Switches):
     txn_v2_late_write_producer_fenced = Switch(
         "a transactional Produce v12+ under an epoch EndTxn v5 left behind gets PRODUCER_FENCED (90), the "
         "coordinator's own answer, instead of INVALID_PRODUCER_EPOCH (47)")
+    tagged_defaults_written = Switch(
+        "every tagged field of a flexible answer is written, also at its default value (a CurrentLeader of -1/-1, "
+        "an empty NodeEndpoints), which Kafka's serializer leaves out; a reader takes a present tagged field "
+        "whatever its value (KIP-482; clients/src/main/resources/common/message/README.md, 'Tagged Fields': optional "
+        "data; Kafka's generated writers leave a field at its default out)")
     negative_count_null = Switch(
         "a negative array count or string/bytes length other than -1 in a nullable field is read as null, as Apache "
         "Kafka's generated readers do (\"if (length < 0)\"), instead of refusing the request")

@@ -141,7 +141,8 @@ class KafkaPersonality(ResponseFrames):
         sasl_apis = self.sasl is not None or self.variants.sasl_apis_on_plaintext
         self.requests, self.responses = compile_messages(self.faults.tagged_fields_misskipped, sasl_apis,
                                                          self.faults.compact_string_length_two_bytes,
-                                                         self.variants.negative_count_null)
+                                                         self.variants.negative_count_null,
+                                                         self.variants.tagged_defaults_written)
         apis = {**APIS, **SASL_APIS} if sasl_apis else APIS
         self.ranges = {key: (api.low, api.high) for key, api in apis.items()}
         if not options.telemetry:  # --no-kafka-telemetry: the KIP-714 keys unknown, as to a broker without KIP-714
