@@ -88,12 +88,15 @@ class RuleMutator:
     def mutant_like(self, operator: str, request: str) -> Mutant:
         """A new mutant by ``operator`` of a request of kind ``request`` (no version) where the operator's seed
         group draws one within a few tries, else of whatever it drew (a guided run redraws a corpus recipe)."""
-        mutant = self.mutant(operator)
-        for _ in range(self.REDRAW - 1):
-            if mutant.request.split(" v", 1)[0] == request:
+        rule = self.RULES.get(operator)
+        if rule is None:
+            raise ValueError(f"unknown operator {operator!r}")
+        seed = self.seed(rule.seeds)
+        for _ in range(self.REDRAW - 1):  # seeds are cheap to draw, mutants less so: the seed is chosen first
+            if seed.name == request:
                 break
-            mutant = self.mutant(operator)
-        return mutant
+            seed = self.seed(rule.seeds)
+        return self.build(operator, rule, seed)
 
     def build(self, operator: str, rule: Rule, seed: TracedSeed) -> Mutant:
         """The mutant of ``seed`` the rule makes (a protocol that picks the seed before the operator calls it)."""
