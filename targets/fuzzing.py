@@ -555,6 +555,7 @@ def pin_killer(target, adapter: Adapter, suspects: list[Mutant], connect: Connec
                 return True  # an earlier batch of these killed it
             try:
                 judge = _Judge(adapter, [])
+                batch = with_prefix(adapter, batch)  # a guided run's mutant meets the session state it met
                 judge.send(session, batch)
                 judge.receive(session, batch)
             except (Divergence, OSError):
