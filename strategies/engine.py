@@ -151,6 +151,8 @@ class Progress:
 
     def summary(self) -> str:
         rate = self.cases / self.seconds if self.seconds else 0.0
+        reached = (f"; {len(self.coverage.cells)} reaction states, {len(self.coverage.pairs)} transitions"
+                   if self.coverage is not None else "")
         return (f"{self.cases} mutants, {self.connections} connections, {self.batches} batches, "
                 f"{self.bisections} bisections in {self.seconds:.2f}s ({rate:,.0f}/s); operators "
-                f"{dict(sorted(self.operators.items()))}")
+                f"{dict(sorted(self.operators.items()))}{reached}")
