@@ -23,6 +23,10 @@ if TYPE_CHECKING:  # scapy is imported by the layers that implement ``dissect``,
     from wirecheck.protocols.clients import ClientDefect
     from wirecheck.protocols.states import StateModel
 
+#: ProtocolSpec.unordered_lists: a list whose entries have no name of their own but a value the server chose (a
+#: generated member id): its entries are ordered by all they hold but such values (volatile_fields)
+BY_CONTENT = "*"
+
 #: length-prefixed frames over TCP; HTTP/1.1 (h11); HTTP/2 over cleartext TCP with prior knowledge (h2)
 TRANSPORTS = ("framed", "http1", "h2c")
 
@@ -144,8 +148,13 @@ class ProtocolSpec:
     #: real client's or another run's, created)
     server_listings: Mapping[str, str] = field(default_factory=dict)
     #: lists in an answer whose order the server chooses (glob as above -> the entry's field to order them by),
-    #: e.g. the partitions of a ListOffsets answer: compared in the order of that field
+    #: e.g. the partitions of a ListOffsets answer: compared in the order of that field (BY_CONTENT: of all the
+    #: entry holds but what the server chose)
     unordered_lists: Mapping[str, str] = field(default_factory=dict)
+    #: lists in an answer where an entry that says nothing may as well be absent (glob as above -> the entry's fields
+    #: that must all be empty: 0, null, empty), e.g. a share fetch's partition with no records, no error: such entries
+    #: are left out before comparing, and a list they emptied is an empty list
+    silent_entries: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: differential mode: answer fields a clause covers (glob as above -> clause id); a difference in any other
     #: field is reported under "<name>.differential.same-answer" (SHOULD)
     field_clauses: Mapping[str, str] = field(default_factory=dict)

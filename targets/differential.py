@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from wirecheck.protocols.clauses import Clause, differential_clause_id
-from wirecheck.protocols.spec import Endpoint, ProtocolSpec
+from wirecheck.protocols.spec import BY_CONTENT, Endpoint, ProtocolSpec
 from wirecheck.protocols.verdicts import Differs
 from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.session import Outcome, Reply, Session
@@ -99,10 +99,12 @@ def _leaves(value, key: str, out: dict[str, object], decoder: Decoders) -> None:
 _ANY_INDEX = re.compile(r"\[(\d+)\]")
 
 
-def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: bytes | bytearray | None) -> dict[str, object]:
+def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: bytes | bytearray | None,
+                chosen: tuple[str, ...] = ()) -> dict[str, object]:
     """``flat`` with each server-wide listing cut to the entries whose name occurs in ``sent`` (every entry when
     ``sent`` is None), renumbered in the order of their names (the order a server lists everything it has in is its
-    own); a listing may sit inside another list (each DescribeConfigs result lists every config of its resource)."""
+    own); a listing may sit inside another list (each DescribeConfigs result lists every config of its resource).
+    A list named BY_CONTENT is ordered by its entries' fields but those matching ``chosen`` (globs)."""
     def named(value) -> bool:
         return sent is None or (value if isinstance(value, bytes) else str(value).encode()) in sent
 
@@ -125,12 +127,55 @@ def own_entries(flat: dict[str, object], listings: Mapping[str, str], sent: byte
         else:
             out[path] = value
     for (base, name_field), by_index in entries.items():
+        def key(fields: dict[str, object], base=base, name_field=name_field) -> str:
+            if name_field == BY_CONTENT:
+                return repr(sorted((rest, repr(value)) for rest, value in fields.items()
+                                   if _first_match(f"{base}{rest}", chosen) is None))
+            return str(_entry_name(fields, name_field))
         own = sorted((fields for _, fields in sorted(by_index.items()) if named(_entry_name(fields, name_field))),
-                     key=lambda fields: str(_entry_name(fields, name_field)))
+                     key=key)
         for number, fields in enumerate(own):
             out.update({f"{base}[{number}]{rest}": value for rest, value in fields.items()})
         out[f"{base}.count"] = len(own)
     return out
+
+
+def without_silent(flat: dict[str, object], pattern: str, silent: tuple[str, ...]) -> dict[str, object]:
+    """``flat`` without the entries of the lists matching ``pattern`` whose ``silent`` fields are all empty (0, null,
+    empty), the others renumbered in their order; a list left with no entry is an empty list (``path: []``), as
+    flatten writes one."""
+    entries: dict[str, dict[int, dict[str, object]]] = {}
+    out: dict[str, object] = {}
+    for path, value in flat.items():
+        index = next((index for index in _ANY_INDEX.finditer(path)
+                      if _first_match(path[:index.start()], (pattern,))), None)
+        if index is not None:
+            entries.setdefault(path[:index.start()], {}).setdefault(int(index.group(1)), {})[path[index.end():]] = value
+        elif not (path.endswith(".count") and _first_match(path[:-len(".count")], (pattern,))):
+            out[path] = value
+    for base, by_index in entries.items():
+        kept = [fields for _, fields in sorted(by_index.items()) if not _says_nothing(fields, silent)]
+        for number, fields in enumerate(kept):
+            out.update({f"{base}[{number}]{rest}": value for rest, value in fields.items()})
+        if kept:
+            out[f"{base}.count"] = len(kept)
+        else:
+            out[base] = []
+    return out
+
+
+def _says_nothing(fields: dict[str, object], silent: tuple[str, ...]) -> bool:
+    """Are the entry's ``silent`` fields (its own, not a list's below it) all empty: 0, null, empty, no entries?"""
+    for rest, value in fields.items():
+        own = rest if "[" not in rest else rest[:rest.index("[")]
+        name = own.rpartition(".")[2]
+        if name == "count" and "[" not in rest:  # a list's length: empty when 0
+            name, empty = own[:-len(".count")].rpartition(".")[2], not value
+        else:  # a list's entry is never empty; a value is when 0, null or empty
+            empty = "[" not in rest and value in (0, None, b"", "", [])
+        if name in silent and not empty:
+            return False
+    return True
 
 
 def _entry_name(fields: dict[str, object], name: str):
@@ -245,8 +290,12 @@ class Comparator:
         flat = flatten(packet, decoder=self.decoder)
         if self.spec.server_listings:
             flat = own_entries(flat, self.spec.server_listings, self.sent)
-        if self.spec.unordered_lists:  # each server's own order: compared in the order of the entries' keys
-            flat = own_entries(flat, self.spec.unordered_lists, None)
+        for pattern, fields in self.spec.silent_entries.items():  # innermost first, as declared
+            flat = without_silent(flat, pattern, fields)
+        # each server's own order: compared in the order of the entries' keys, one list at a time (so a list inside
+        # another, a group's members, is ordered too)
+        for pattern, key in self.spec.unordered_lists.items():
+            flat = own_entries(flat, {pattern: key}, None, self.spec.volatile_fields)
         if volatile:  # the values the server chose (not those of its implementation, nor what follows from the rest)
             return {path: value for path, value in flat.items() if _first_match(path, self.spec.volatile_fields)}
         return {path: value for path, value in flat.items() if _first_match(path, patterns) is None}
@@ -271,12 +320,13 @@ class Comparator:
                 return None if ours.frame == oracle.frame else ("bytes", ours.frame[:64].hex(), oracle.frame[:64].hex())
             return "decoding", "decodes" if mine is not None else "does not decode", \
                 "decodes" if theirs is not None else "does not decode"
-        chosen_beside: dict[str, object] = {}  # the oracle's volatile fields, read once a counted value needs its scope
+        chosen_beside: list[dict[str, object]] = []  # the oracle's volatile fields, read once a scope is needed
 
         def beside(path: str, name: str):
             if not chosen_beside:
-                chosen_beside.update(self.fields(oracle.frame, request, volatile=True) or {None: None})
-            return chosen_beside.get(f"{path.rsplit('.', 1)[0]}.{name}", theirs.get(f"{path.rsplit('.', 1)[0]}.{name}"))
+                chosen_beside.append(self.fields(oracle.frame, request, volatile=True) or {})
+            field_path = f"{path.rsplit('.', 1)[0]}.{name}"
+            return chosen_beside[0].get(field_path, theirs.get(field_path))
 
         for path in list(mine) + [p for p in theirs if p not in mine]:
             a, b = mine.get(path, "<absent>"), theirs.get(path, "<absent>")

@@ -19,7 +19,7 @@ from wirecheck.protocols.kafka.request_fields import map_request
 from wirecheck.protocols.kafka.clauses import CATALOGUE
 from wirecheck.protocols.kafka.clients import CLIENTS, SCENARIO_DEPENDS_ON, SCENARIOS
 from wirecheck.protocols.kafka.client_defects import CLIENT_DEFECTS
-from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
+from wirecheck.protocols.spec import BY_CONTENT, CaptureSupport, Endpoint, ProtocolSpec
 
 DEFAULT_PORT = 9092
 MAX_BODY = 104_857_600  # socket.request.max.bytes default (SocketServerConfigs.SOCKET_REQUEST_MAX_BYTES_DEFAULT)
@@ -149,7 +149,10 @@ SPEC = ProtocolSpec(
                      # ids by their __consumer_offsets partition in a HashMap and concatenates the partitions' answers
                      "DeleteGroupsResponse*.Results": "GroupId",
                      **{f"{api}Response*.Groups": "GroupId" for api in (
-                         "DescribeGroups", "ConsumerGroupDescribe", "ShareGroupDescribe", "StreamsGroupDescribe")}},
+                         "DescribeGroups", "ConsumerGroupDescribe", "ShareGroupDescribe", "StreamsGroupDescribe")},
+                     # a classic group's members come from a HashMap of member ids the coordinator generated
+                     # (ClassicGroup.allMembers): ordered by what each member holds, its id left out
+                     "DescribeGroupsResponse*.Members": BY_CONTENT},
     # each server advertises its own versions and features (the cases judge the lists, and pick a version both
     # servers speak)
     implementation_fields=("ApiVersionsResponse*.ApiKeys*", "ApiVersionsResponse*Features*",
@@ -173,11 +176,20 @@ SPEC = ProtocolSpec(
     # when a member's assignment reaches it is the coordinator's (KIP-848: the target assignment is computed
     # asynchronously, and Kafka 4.3+ batches it, KIP-1263; KIP-932: Kafka assigns a share partition only once its
     # state is initialised in the share coordinator, GroupMetadataManager.shareGroupHeartbeat /
-    # initializeShareGroupState, so the first heartbeat answers an empty assignment and a later one the partitions)
+    # initializeShareGroupState, so the first heartbeat answers an empty assignment and a later one the partitions);
+    # so is the group state that follows it (KIP-848 ConsumerGroupState: Assigning until the target assignment is
+    # computed, Reconciling until every member has it, then Stable)
     timed_fields=tuple(f"{api}Response*.{field}" for api, field in (
         ("ConsumerGroupHeartbeat", "Assignment*"), ("ShareGroupHeartbeat", "Assignment*"),
         ("ConsumerGroupDescribe", "Assignment*"), ("ConsumerGroupDescribe", "TargetAssignment*"),
-        ("ShareGroupDescribe", "Assignment*"))),
+        ("ShareGroupDescribe", "Assignment*"), ("ConsumerGroupDescribe", "GroupState"),
+        ("ShareGroupDescribe", "GroupState"))),
+    # Kafka reads for a share fetch only the partitions whose fetch lock it could take and that have records to
+    # acquire (DelayedShareFetch.onComplete, acquirablePartitions), and lists each it read, with nothing acquired
+    # too: whether a quiet partition is listed is its locks' timing. A client reads both alike (no records, no error)
+    silent_entries={"ShareFetchResponse*.Partitions": ("ErrorCode", "AcknowledgeErrorCode", "Records",
+                                                        "AcquiredRecords"),
+                    "ShareFetchResponse*.Responses": ("Partitions",)},
     derived_fields=("*ResponseFrame*.length",),  # follows from what the frame carries, which is compared
     field_decoders={"*.Records": records.batches_as_fields},
     reseal=reseal_edited,

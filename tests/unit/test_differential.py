@@ -11,9 +11,11 @@ import pytest
 from wirecheck.protocols.clauses import Level
 from wirecheck.protocols.registry import all_specs
 from wirecheck.protocols.rustlog.layers import encode_frame
+from wirecheck.protocols.spec import BY_CONTENT
 from wirecheck.protocols.verdicts import Differs, Verdict
 from wirecheck.reports.records import differential_totals
-from wirecheck.targets.differential import Comparator, MirroredSession, RequestQueue, Tally, flatten, own_entries
+from wirecheck.targets.differential import (Comparator, MirroredSession, RequestQueue, Tally, flatten, own_entries,
+                                            without_silent)
 from wirecheck.targets.runner.run import RunOptions
 from wirecheck.targets.runner.validate import UsageProblem, validate
 from wirecheck.targets.runner.verdicts import classify
@@ -185,6 +187,28 @@ def test_a_list_in_the_servers_own_order_is_compared_in_key_order():
     assert own_entries({**flat, "R.parts[1].offset": 4}, {"R.parts": "index"}, None) != ordered
 
 
+def test_a_list_keyed_by_a_chosen_value_is_ordered_by_its_content_inside_another_list():
+    """A classic group's members carry only a member id the server generated (BY_CONTENT): two servers listing the
+    same members in their own orders compare equal, the ids left out; a members list inside a groups list too."""
+    def group(first: tuple[str, bytes], second: tuple[str, bytes]) -> dict:
+        return {"R.groups[0].id": "g", "R.groups[0].members[0].member": first[0],
+                "R.groups[0].members[0].assignment": first[1], "R.groups[0].members[1].member": second[0],
+                "R.groups[0].members[1].assignment": second[1], "R.groups[0].members.count": 2, "R.groups.count": 1}
+
+    listings = {"R.groups": "id", "R.groups.members": BY_CONTENT}
+    chosen = ("*.member",)
+
+    def ordered(flat: dict) -> dict:
+        for pattern, key in listings.items():
+            flat = own_entries(flat, {pattern: key}, None, chosen)
+        return {path: value for path, value in flat.items() if not path.endswith(".member")}
+
+    target = ordered(group(("a-1", b"\x01"), ("a-2", b"")))
+    oracle = ordered(group(("b-9", b""), ("b-3", b"\x01")))
+    assert target == oracle and target["R.groups[0].members[0].assignment"] == b""
+    assert ordered(group(("b-9", b""), ("b-3", b"\x02"))) != target
+
+
 def test_answers_counted_apart_are_neither_exchanged_nor_compared():
     """A hostile mutant's answer (or the suite's after a real client ran) is counted apart: a different answer is
     no difference, and the connection's later answers are compared again."""
@@ -207,3 +231,22 @@ def test_timed_fields_are_not_compared():
     timed = dataclasses.replace(RUSTLOG, timed_fields=("FetchResponse.next_offset",))
     assert Comparator(timed, timed.primary).difference(None, fetched(2, 1), fetched(1, 1)) is None
     assert COMPARE.difference(None, fetched(2, 1), fetched(1, 1)) is not None
+
+
+def test_entries_that_say_nothing_are_left_out_and_an_emptied_list_is_empty():
+    """ProtocolSpec.silent_entries: Kafka lists a share-fetch partition it read with nothing to acquire, and leaves
+    out one it could not lock; a partition with no records and no error compares as absent, and a topic left with
+    no partition as no topic, so [] on one server equals a quiet entry on the other."""
+    quiet = {"R.topics[0].id": "t", "R.topics[0].parts[0].index": 0, "R.topics[0].parts[0].error": 0,
+             "R.topics[0].parts[0].records": b"", "R.topics[0].parts[0].acquired": [], "R.topics[0].parts.count": 1,
+             "R.topics.count": 1, "R.throttle": 0}
+
+    def said(flat: dict) -> dict:
+        flat = without_silent(flat, "R.topics.parts", ("error", "records", "acquired"))
+        return without_silent(flat, "R.topics", ("parts",))
+
+    assert said(quiet) == {"R.topics": [], "R.throttle": 0} == said({"R.topics": [], "R.throttle": 0})
+    acquired = {**quiet, "R.topics[0].parts[0].acquired[0].first": 5}
+    del acquired["R.topics[0].parts[0].acquired"]
+    assert said(acquired)["R.topics.count"] == 1 and said(acquired)["R.topics[0].parts[0].acquired[0].first"] == 5
+    assert said({**quiet, "R.topics[0].parts[0].error": 3})["R.topics[0].parts[0].error"] == 3
