@@ -31,7 +31,7 @@ from wirecheck.reports.summary_page import SummaryPage
 from wirecheck.reports.terminal import TerminalSummary
 from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.corpus import ReplayCase, ReplayFile, in_corpus, replay_command
-from wirecheck.targets.rejudged import show_blocked
+from wirecheck.targets.rejudged import show_blocked, show_carried
 from wirecheck.targets.fuzz import FuzzBudget, register_hypothesis_profiles, shrink_budget
 from wirecheck.targets.runner.case import CaseState, Target
 from wirecheck.reports.events import CaseStarted, Exchange, RunFinished, Subscriber, VerdictReached
@@ -240,6 +240,7 @@ def _carry_blocked(run: Run, writer: RunWriter, config) -> bool:
     moved = reattribute(records, dependencies(run.specs.values()))
     if carried or moved:
         writer.rewrite(records)
+    show_carried(config, [record for record in carried if record["verdict"] == "FAILED"])
     show_blocked(config, moved)
     return any(record["verdict"] == "FAILED" for record in carried)
 

@@ -1,5 +1,6 @@
-"""pytest's own record of cases the run's end re-judged (reports.rootcause.reattribute): a client scenario that
-pytest saw fail, BLOCKED once the run knew a clause it depends on FAILED.
+"""pytest's own record of cases the run's end re-judged: a client scenario that pytest saw fail, BLOCKED once the
+run knew a clause it depends on FAILED (reports.rootcause.reattribute); a case pytest saw BLOCKED (skipped) that
+carries the failure of a clause no case of its own reported (reports.rootcause.carry), FAILED.
 
 pytest reported the case when it ran, maybe before the clause's own case ran (random order, xdist workers), so
 its terminal statistics (the "N failed" line, the FAILURES section) and the JUnit XML (written at the session's
@@ -21,6 +22,39 @@ def show_blocked(config, records: list[dict]) -> None:
     reasons = {record["nodeid"]: f"BLOCKED: {record['message']}" for record in records}
     _terminal(config, reasons)
     _junit(config, reasons)
+
+
+def show_carried(config, records: list[dict]) -> None:
+    """Show each of ``records`` (carriers whose carried verdict fails the run) as failed in the terminal's statistics
+    and the JUnit XML: a CI that reads either sees the failure the exit code reports."""
+    reasons = {record["nodeid"]: record["message"] for record in records}
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is not None:
+        kept = []
+        for report in terminal.stats.get("skipped", []):
+            reason = reasons.get(report.nodeid)
+            if reason is None:
+                kept.append(report)
+                continue
+            report.outcome, report.longrepr = "failed", f"FAILED (carried) {reason}"
+            terminal.stats.setdefault("failed", []).append(report)
+        terminal.stats["skipped"] = kept
+    xml = config.stash.get(junitxml.xml_key, None)
+    if xml is None:
+        return
+    wanted = {_name(xml, nodeid): reason for nodeid, reason in reasons.items()}
+    for reporter in xml.node_reporters_ordered:
+        testcase = reporter.to_xml()
+        reason = wanted.get((testcase.get("classname"), testcase.get("name")))
+        skipped = testcase.find("skipped")
+        if reason is None or skipped is None:
+            continue
+        testcase.remove(skipped)
+        failure = ET.Element("failure", message=junitxml.bin_xml_escape(f"FAILED (carried) {reason}"[:1000]))
+        failure.text = junitxml.bin_xml_escape(reason)
+        testcase.insert(0, failure)
+        xml.stats["skipped"] -= 1
+        xml.stats["failure"] += 1
 
 
 def _terminal(config, reasons: dict[str, str]) -> None:
