@@ -11,9 +11,9 @@ from html import escape
 from wirecheck.reports.api_support import ranges
 from wirecheck.reports.events import RunFinished
 from wirecheck.reports.rootcause import by_clause
+from wirecheck.reports.verdict_classes import UNMARKED
 from wirecheck.protocols.transcript import hexdump
 
-PASSING = {"OK", "NON-STRICT", "NOT-RUN", "UNIMPLEMENTED", "XFAIL"}
 STYLE = """body{font-family:sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse}
 td,th{border:1px solid #bbb;padding:.2em .6em;text-align:left;vertical-align:top}
 pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:85%}.bad{color:#b00}.headline{font-weight:bold}
@@ -48,7 +48,7 @@ class SummaryPage:
         parts.append(_areas(records))
         parts.append(_targets(run.get("targets", {})))
         parts.append(_totals(run.get("totals") or {}))
-        bad = [r for r in records if r["verdict"] not in PASSING]
+        bad = [r for r in records if r["verdict"] not in UNMARKED]
         down = [r for r in bad if r["verdict"] == "TARGET-DOWN"]
         shown = [r for r in bad if r["verdict"] != "TARGET-DOWN"]
         parts.append(f"<h2>Cases that did not pass ({len(shown)}" +
@@ -84,10 +84,10 @@ def _areas(records: list[dict]) -> str:
         area = record["clause"].split(".")[1] if record["clause"].count(".") >= 2 else "-"
         cell = counts.setdefault((record["protocol"], area), {})
         cell[record["verdict"]] = cell.get(record["verdict"], 0) + 1
-    verdicts = sorted({v for cell in counts.values() for v in cell}, key=lambda v: (v in PASSING, v))
+    verdicts = sorted({v for cell in counts.values() for v in cell}, key=lambda v: (v in UNMARKED, v))
     head = "".join(f"<th>{escape(v)}</th>" for v in verdicts)
     rows = "".join(f"<tr><td>{escape(protocol)}</td><td>{escape(area)}</td>" + "".join(
-        f"<td class='{'bad' if v not in PASSING and cell.get(v) else ''}'>{cell.get(v, '')}</td>" for v in verdicts)
+        f"<td class='{'bad' if v not in UNMARKED and cell.get(v) else ''}'>{cell.get(v, '')}</td>" for v in verdicts)
         + "</tr>" for (protocol, area), cell in sorted(counts.items()))
     return f"<h2>By protocol and area</h2><table><tr><th>protocol</th><th>area</th>{head}</tr>{rows}</table>"
 
@@ -100,7 +100,7 @@ def _clients(rows: list[dict]) -> str:
     head = "".join(f"<th>{escape(s)}</th>" for s in scenarios)
     body = "".join(f"<tr><td>{escape(row['protocol'])}</td><td>{escape(row['client'])}</td>"
                    f"<td>{escape(str(row['version'] or ''))}</td>" + "".join(
-                       f"<td class='{'' if row['scenarios'].get(s, 'OK') in PASSING else 'bad'}'>"
+                       f"<td class='{'' if row['scenarios'].get(s, 'OK') in UNMARKED else 'bad'}'>"
                        f"{escape(row['scenarios'].get(s, ''))}</td>" for s in scenarios) + "</tr>" for row in rows)
     return (f"<h2>Real clients</h2><table><tr><th>protocol</th><th>client</th><th>version</th>{head}</tr>"
             f"{body}</table>")
@@ -175,7 +175,7 @@ def _targets(targets: dict) -> str:
 
 
 def _totals(totals: dict) -> str:
-    rows = "".join(f"<tr><td class='{'' if v in PASSING else 'bad'}'>{escape(v)}</td><td>{n}</td></tr>"
+    rows = "".join(f"<tr><td class='{'' if v in UNMARKED else 'bad'}'>{escape(v)}</td><td>{n}</td></tr>"
                    for v, n in sorted(totals.items()))
     return f"<h2>Totals</h2><table><tr><th>verdict</th><th>cases</th></tr>{rows}</table>"
 

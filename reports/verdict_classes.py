@@ -13,6 +13,9 @@ EXECUTED = ("OK", "NON-STRICT", "FAILED", "ERROR", "XFAIL", "XPASS", "FLAKY", "D
 #: Verdicts counted as passing in pass rates: the case held, or failed only as the vendor said it would, or
 #: failed once and passed when run again (FLAKY: counted among the flaky cases too).
 PASSING = ("OK", "NON-STRICT", "XFAIL", "FLAKY")
+#: Verdicts a report shows without a warning mark: nothing for its reader to act on (the case held, could not
+#: apply, or failed as the vendor said it would). FLAKY and BLOCKED are marked although they pass or fail nothing.
+UNMARKED = ("OK", "NON-STRICT", "NOT-RUN", "UNIMPLEMENTED", "XFAIL")
 #: Severity, to pick one verdict when several records of one clause meet in one run (the worst wins).
 #: Each value is distinct: the worst severity is mapped back to its verdict.
 SEVERITY = {
