@@ -83,7 +83,7 @@ def not_yet(request: bytes, answer: bytes) -> bool:
         body = messages.decode_response(header["RequestApiKey"], header["RequestApiVersion"], answer)["body"]
     except Exception:  # noqa: BLE001 - an answer that does not decode says something else
         return False
-    codes = errors.error_codes(body) - {errors.NONE}
+    codes = errors.every_error_code(body) - {errors.NONE}
     return bool(codes) and codes <= errors.NOT_YET
 
 

@@ -253,3 +253,14 @@ def error_codes(value) -> set[int]:
         for item in value:
             found |= error_codes(item)
     return found
+
+
+def every_error_code(value) -> set[int]:
+    """The codes of every field whose name ends in ErrorCode (PartitionErrorCode, AcknowledgeErrorCode, ...), not
+    only of those named ErrorCode (:func:`error_codes`)."""
+    if isinstance(value, dict):
+        return {item for key, item in value.items() if key.endswith("ErrorCode") and isinstance(item, int)} | {
+            code for key, item in value.items() if not key.endswith("ErrorCode") for code in every_error_code(item)}
+    if isinstance(value, list):
+        return {code for item in value for code in every_error_code(item)}
+    return set()

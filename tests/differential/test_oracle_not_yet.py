@@ -49,3 +49,23 @@ def test_an_oracle_that_says_not_yet_is_asked_again_and_compared(tmp_path, laggi
     asked_again = [path for path in report.glob("*/transcripts/*.json") if 'oracle answered \\"not yet\\"'
                    in path.read_text()]
     assert asked_again, sorted(p.name for p in report.glob("*/transcripts/*.json"))
+
+
+def test_not_yet_reads_every_error_field_and_never_a_request_that_took_effect():
+    """A partition's CONCURRENT_TRANSACTIONS in AddPartitionsToTxn v3 (PartitionErrorCode) says "not yet"; a
+    Produce answer never does (records may be in another partition), nor an answer with any other error."""
+    from wirecheck.protocols.kafka import errors, messages, not_yet
+
+    request = messages.encode_request(24, 3, 9, "c", {"TransactionalId": "t", "ProducerId": 1, "ProducerEpoch": 0,
+                                                      "Topics": [{"Name": "x", "Partitions": [0]}]})
+
+    def answer(code: int) -> bytes:
+        return messages.encode_response(24, 3, 9, {"ThrottleTimeMs": 0, "ResultsByTopicV3AndBelow": [
+            {"Name": "x", "ResultsByPartition": [{"PartitionIndex": 0, "PartitionErrorCode": code}]}]})
+
+    assert not_yet(request, answer(errors.CONCURRENT_TRANSACTIONS))
+    assert not not_yet(request, answer(errors.NONE)) and not not_yet(request, answer(errors.INVALID_TXN_STATE))
+    produce = messages.encode_request(0, 9, 9, "c", {"TransactionalId": None, "Acks": -1, "TimeoutMs": 1000,
+                                                     "TopicData": []})
+    assert not not_yet(produce, messages.encode_response(0, 9, 9, {"ThrottleTimeMs": 0, "Responses": [
+        {"Name": "x", "PartitionResponses": [{"Index": 0, "ErrorCode": errors.NOT_LEADER_OR_FOLLOWER}]}]}))
