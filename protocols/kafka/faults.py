@@ -62,6 +62,7 @@ FAULTS: dict[str, str] = {
     "kafka.frame-limit-ignored": "kafka.framing.size-limit",
     "kafka.fetch-unknown-partition-no-error": "kafka.fetch.unknown-topic",
     "kafka.listoffsets-unknown-partition-no-error": "kafka.list-offsets.unknown-topic",
+    "kafka.listoffsets-unknown-topic-closes-v5": "kafka.list-offsets.unknown-topic",
     "kafka.batch-length-ignored": "kafka.produce.batch-length",
     "kafka.replication-factor-unchecked": "kafka.topics.invalid-replication-factor",
     "kafka.software-name-unchecked": "kafka.api-versions.invalid-software-name",

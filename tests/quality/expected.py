@@ -62,6 +62,7 @@ SCOPES.update({
     "kafka.frame-limit-ignored": "test_framing",
     "kafka.fetch-unknown-partition-no-error": "test_produce_fetch",
     "kafka.listoffsets-unknown-partition-no-error": "test_produce_fetch",
+    "kafka.listoffsets-unknown-topic-closes-v5": "test_versions",
     "kafka.batch-length-ignored": "test_produce_fetch",
     "kafka.replication-factor-unchecked": "test_topics_groups",
     "kafka.sync-generation-unchecked": "test_topics_groups",

@@ -18,6 +18,10 @@ class RecordFaults:
     fetch_unknown_partition_no_error = Switch(
         "Fetch of an unknown topic or partition fails with UNKNOWN_TOPIC_OR_PARTITION (3) (KafkaApis."
         "handleFetchRequest); this answers an empty partition with error 0")
+    listoffsets_unknown_topic_closes_v5 = Switch(
+        "ListOffsets for an unknown topic answers UNKNOWN_TOPIC_OR_PARTITION (3) at every version; at v5 only "
+        "this closes the connection, as a broker whose error path at that version crashes (a valid v5 request is "
+        "answered)")
     listoffsets_unknown_partition_no_error = Switch(
         "ListOffsets of an unknown topic or partition fails with UNKNOWN_TOPIC_OR_PARTITION (3) (KafkaApis."
         "handleListOffsetRequest); this answers offset -1 with error 0")

@@ -14,6 +14,7 @@ from wirecheck.targets.reference.kafka.errors import (FETCH_SESSION_ID_NOT_FOUND
                                                       INVALID_REQUEST, NONE, OFFSET_OUT_OF_RANGE, UNKNOWN_TOPIC_ID,
                                                       UNKNOWN_TOPIC_OR_PARTITION)
 from wirecheck.targets.reference.kafka.broker_parts import BrokerParts
+from wirecheck.targets.reference.kafka.settings import CLOSE
 
 # ListOffsets special timestamps (ListOffsetsRequest.java)
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
@@ -133,6 +134,8 @@ class FetchApis(BrokerParts):
                        "LeaderEpoch": -1}
                 parts.append(out)
                 error = self._partition_error(t["Name"], p["PartitionIndex"])
+                if error and version == 5 and self.faults.listoffsets_unknown_topic_closes_v5:
+                    return {CLOSE: True}  # fault: the error path of one version crashes
                 if error and self.faults.listoffsets_unknown_partition_no_error:
                     continue  # fault: offset -1 with error 0
                 if error:
