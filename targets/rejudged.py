@@ -20,62 +20,43 @@ def show_blocked(config, records: list[dict]) -> None:
     """Show each of ``records`` (re-judged case records) as BLOCKED in the terminal's statistics and the JUnit
     XML."""
     reasons = {record["nodeid"]: f"BLOCKED: {record['message']}" for record in records}
-    _terminal(config, reasons)
-    _junit(config, reasons)
+    _terminal(config, reasons, "failed", "skipped")
+    _junit(config, reasons, "failure", "skipped")
 
 
 def show_carried(config, records: list[dict]) -> None:
     """Show each of ``records`` (carriers whose carried verdict fails the run) as failed in the terminal's statistics
     and the JUnit XML: a CI that reads either sees the failure the exit code reports."""
-    reasons = {record["nodeid"]: record["message"] for record in records}
-    terminal = config.pluginmanager.get_plugin("terminalreporter")
-    if terminal is not None:
-        kept = []
-        for report in terminal.stats.get("skipped", []):
-            reason = reasons.get(report.nodeid)
-            if reason is None:
-                kept.append(report)
-                continue
-            report.outcome, report.longrepr = "failed", f"FAILED (carried) {reason}"
-            terminal.stats.setdefault("failed", []).append(report)
-        terminal.stats["skipped"] = kept
-    xml = config.stash.get(junitxml.xml_key, None)
-    if xml is None:
-        return
-    wanted = {_name(xml, nodeid): reason for nodeid, reason in reasons.items()}
-    for reporter in xml.node_reporters_ordered:
-        testcase = reporter.to_xml()
-        reason = wanted.get((testcase.get("classname"), testcase.get("name")))
-        skipped = testcase.find("skipped")
-        if reason is None or skipped is None:
-            continue
-        testcase.remove(skipped)
-        failure = ET.Element("failure", message=junitxml.bin_xml_escape(f"FAILED (carried) {reason}"[:1000]))
-        failure.text = junitxml.bin_xml_escape(reason)
-        testcase.insert(0, failure)
-        xml.stats["skipped"] -= 1
-        xml.stats["failure"] += 1
+    reasons = {record["nodeid"]: f"FAILED (carried) {record['message']}" for record in records}
+    _terminal(config, reasons, "skipped", "failed")
+    _junit(config, reasons, "skipped", "failure")
 
 
-def _terminal(config, reasons: dict[str, str]) -> None:
+def _terminal(config, reasons: dict[str, str], was: str, now: str) -> None:
+    """Move the terminal's report of each case in ``reasons`` from outcome ``was`` to ``now`` (a failure: of its
+    call phase), with the reason as pytest shows that outcome."""
     terminal = config.pluginmanager.get_plugin("terminalreporter")
     if terminal is None:
         return
     kept = []
-    for report in terminal.stats.get("failed", []):
+    for report in terminal.stats.get(was, []):
         reason = reasons.get(report.nodeid)
-        if reason is None or report.when != "call":
+        if reason is None or (was == "failed" and report.when != "call"):
             kept.append(report)
             continue
         path, line = report.location[0], report.location[1] or 0
-        report.outcome, report.longrepr = "skipped", (path, line, reason)
-        terminal.stats.setdefault("skipped", []).append(report)
-    terminal.stats["failed"] = kept
+        report.outcome, report.longrepr = now, (path, line, reason) if now == "skipped" else reason
+        terminal.stats.setdefault(now, []).append(report)
+    terminal.stats[was] = kept
 
 
-def _junit(config, reasons: dict[str, str]) -> None:
-    """A finished testcase element keeps its name and classname (the node id, mangled as junitxml does): its
-    ``failure`` becomes a ``skipped`` with the reason, and the suite's counts follow."""
+#: the attributes of junitxml's element for an outcome besides its message (its tag is the suite count's key)
+_ATTRIBUTES = {"failure": {}, "skipped": {"type": "pytest.skip"}}
+
+
+def _junit(config, reasons: dict[str, str], was: str, now: str) -> None:
+    """A finished testcase element keeps its name and classname (the node id, mangled as junitxml does): its ``was``
+    element (failure or skipped) becomes a ``now`` one with the reason, and the suite's counts follow."""
     xml = config.stash.get(junitxml.xml_key, None)
     if xml is None:
         return
@@ -83,15 +64,15 @@ def _junit(config, reasons: dict[str, str]) -> None:
     for reporter in xml.node_reporters_ordered:
         testcase = reporter.to_xml()
         reason = wanted.get((testcase.get("classname"), testcase.get("name")))
-        failure = testcase.find("failure")
-        if reason is None or failure is None:
+        old = testcase.find(was)
+        if reason is None or old is None:
             continue
-        testcase.remove(failure)
-        skipped = ET.Element("skipped", type="pytest.skip", message=junitxml.bin_xml_escape(reason[:1000]))
-        skipped.text = junitxml.bin_xml_escape(reason)
-        testcase.insert(0, skipped)
-        xml.stats["failure"] -= 1
-        xml.stats["skipped"] += 1
+        testcase.remove(old)
+        element = ET.Element(now, message=junitxml.bin_xml_escape(reason[:1000]), **_ATTRIBUTES[now])
+        element.text = junitxml.bin_xml_escape(reason)
+        testcase.insert(0, element)
+        xml.stats[was] -= 1
+        xml.stats[now] += 1
 
 
 def _name(xml, nodeid: str) -> tuple[str, str]:
