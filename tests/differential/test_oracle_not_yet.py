@@ -10,16 +10,11 @@ and the transcripts say where the oracle was asked again.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.quality.harness import run_suite
 from wirecheck.targets.launcher import launch
 
-ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_SWEEP = "test_transaction_past_its_timeout_is_aborted"
 
 
@@ -34,17 +29,12 @@ def lagging_oracle(tmp_path):
 
 def test_an_oracle_that_says_not_yet_is_asked_again_and_compared(tmp_path, lagging_oracle):
     report = tmp_path / "reports"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-                           "-p", "no:xdist", "-o", "addopts=", "suites/kafka/test_transactions.py",
-                           "--report-dir", str(report), "--differential", "--strict", "--keep-transcripts",
-                           "--oracle", f"kafka=127.0.0.1:{lagging_oracle.ports['kafka']}"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
-    output = proc.stdout[-4000:] + proc.stderr[-2000:]
-    records = [json.loads(line) for path in report.glob("*/cases-*.jsonl")
-               for line in path.read_text().splitlines() if line.strip()]
-    assert proc.returncode == 0 and records, output
-    assert not [r for r in records if r["verdict"] != "OK"], output
-    partial = {r["nodeid"] for r in records if r["differential"]["compared"] != r["differential"]["exchanged"]}
+    run = run_suite("kafka/test_transactions.py", report, extra=[
+        "-p", "no:randomly", "--differential", "--keep-transcripts",
+        "--oracle", f"kafka=127.0.0.1:{lagging_oracle.ports['kafka']}"])
+    assert run.returncode == 0 and run.records, run.tail()
+    assert not [r for r in run.records if r["verdict"] != "OK"], run.by_verdict()
+    partial = {r["nodeid"] for r in run.records if r["differential"]["compared"] != r["differential"]["exchanged"]}
     assert {nodeid.rsplit("::", 1)[1] for nodeid in partial} <= {TIMEOUT_SWEEP}, partial
     asked_again = [path for path in report.glob("*/transcripts/*.json") if 'oracle answered \\"not yet\\"'
                    in path.read_text()]
