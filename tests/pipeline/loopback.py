@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from wirecheck.protocols.rustlog.layers import decode_frame, encode_frame
+from wirecheck.reports.pipeline.captures.flows import read_capture
 
 TCPDUMP = shutil.which("tcpdump")
 REPO = Path(__file__).resolve().parents[2]
@@ -87,7 +88,8 @@ def capture_broker_traffic(out: Path, faults: list[str] = (), protocol: str = "r
             raise RuntimeError(f"tcpdump exited: {dump.stderr.read()}")
         time.sleep(0.5)  # "listening" is printed as the filter is attached; give it a moment
         answers = client(port)
-        _wait_for(lambda: _settled(out), 5, "capture file")  # the last packets reach the file
+        # the conversation's last packets reach the file: a quiet spell is no proof on a busy machine
+        _wait_for(lambda: _ended(out, port), 20, "both sides' FIN or a reset in the capture file")
         return out, port, answers
     finally:
         if dump is not None and dump.poll() is None:
@@ -103,11 +105,14 @@ def capture_broker_traffic(out: Path, faults: list[str] = (), protocol: str = "r
             broker.kill()
 
 
-def _settled(path: Path, quiet: float = 0.3) -> bool:
-    """The capture file has data and stopped growing for ``quiet`` seconds."""
-    size = path.stat().st_size if path.exists() else 0
-    time.sleep(quiet)
-    return size > 24 and path.stat().st_size == size  # 24 bytes: the pcap header alone
+def _ended(path: Path, port: int) -> bool:
+    """Has every connection to ``port`` in the capture file so far ended on both sides (FIN, or a reset)?"""
+    try:
+        flows = read_capture(path.read_bytes(), {port}).flows
+    except Exception:  # noqa: BLE001 - a record still being written: not yet
+        return False
+    return bool(flows) and all((flow.to_server.fin and flow.to_client.fin) or flow.to_server.rst
+                               or flow.to_client.rst for flow in flows)
 
 
 def _listening(dump: subprocess.Popen) -> bool:
