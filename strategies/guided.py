@@ -59,7 +59,8 @@ class Guided:
         self.corpus: list[Entry] = []
         self._entries: dict[Recipe, Entry] = {}
         self._queue: deque[Mutant] = deque()
-        self._weights: list[float] = []  # the corpus's, recomputed after it grew or every REWEIGH sequences
+        #: aimed-at session state -> the corpus's weights, recomputed after it grew or every REWEIGH sequences
+        self._weights: dict[str | None, list[float]] = {}
         self._planned = 0
 
     def __iter__(self):
@@ -94,48 +95,51 @@ class Guided:
     # -- planning a sequence
 
     def _plan(self) -> None:
-        prefix = self._prefix()
+        state, prefix = self._prefix()
         for kind in prefix:
             self._queue.append(self._step(kind, prefix))
         self._planned += 1
-        if self.feedback and self.corpus and (len(self._weights) != len(self.corpus)
-                                              or self._planned % REWEIGH == 0):
-            self._weights = self._weigh()
+        weights = self._weights.get(state, [])
+        if self.feedback and self.corpus and (len(weights) != len(self.corpus) or self._planned % REWEIGH == 0):
+            weights = self._weights[state] = self._weigh(state)
         for _ in range(SEQUENCE):
-            entry = self._pick() if self._weights and self.rng.random() >= EXPLORE else None
+            entry = self._pick(weights) if weights and self.rng.random() >= EXPLORE else None
             self._queue.append(self._redraw(entry.recipe, prefix) if entry is not None else self._fresh(prefix))
 
-    def _prefix(self) -> tuple[str, ...]:
+    def _prefix(self) -> tuple[str | None, tuple[str, ...]]:
+        """The session state the next sequence aims at (None: not known yet) and the steps that reach it."""
         rng = self.rng
         if not self.steps:
-            return ()
+            return self.coverage.model.initial, ()
         if not self.feedback:
-            return rng.choice([(), *[(kind,) for kind in self.steps]])
+            return None, rng.choice([(), *[(kind,) for kind in self.steps]])
         if self.untried:
-            return self.untried.pop(0)
+            return None, self.untried.pop(0)
         # the least explored session state (AFLNet's state selection), ties broken by the seeded generator
         visits = self.coverage.in_state
         states = sorted(self.prefixes)
-        weights = [1.0 / (1 + visits.get(state, 0)) for state in states]
-        return self.prefixes[rng.choices(states, weights)[0]]
+        state = rng.choices(states, [1.0 / (1 + visits.get(state, 0)) for state in states])[0]
+        return state, self.prefixes[state]
 
-    def _weigh(self) -> list[float]:
-        """Each corpus recipe's weight: higher the less visited its rarest reaction state, and the less it was
-        picked (AFL's favoured entries, by what a black box shows)."""
-        reached = self._reached()
+    def _weigh(self, state: str | None) -> list[float]:
+        """Each corpus recipe's weight for a sequence aimed at ``state``: higher the less visited its rarest
+        reaction state is in that session state (AFLNet picks seeds per state), and the less it was picked."""
+        reached = self._reached(state)
         return [1.0 / (1 + min(reached.get(cell, 0) for cell in entry.found) + entry.picked / 64)
                 for entry in self.corpus]
 
-    def _pick(self) -> Entry:
-        entry = self.rng.choices(self.corpus, self._weights)[0]
+    def _pick(self, weights: list[float]) -> Entry:
+        entry = self.rng.choices(self.corpus, weights)[0]
         entry.picked += 1
         return entry
 
-    def _reached(self) -> dict[tuple[str, str], int]:
+    def _reached(self, state: str | None) -> dict[tuple[str, str], int]:
+        """(request kind, reaction) -> mutants that drew it in ``state`` (in any state for None)."""
         counts: dict[tuple[str, str], int] = {}
-        for (_, request, reaction), count in self.coverage.cells.items():
-            key = (request_kind(request), reaction)
-            counts[key] = counts.get(key, 0) + count
+        for (sent_in, request, reaction), count in self.coverage.cells.items():
+            if state is None or sent_in == state:
+                key = (request_kind(request), reaction)
+                counts[key] = counts.get(key, 0) + count
         return counts
 
     # -- making the mutants
