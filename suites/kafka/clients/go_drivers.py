@@ -2,8 +2,9 @@
 
 Each driver is a Go module of its own (suites/kafka/clients/<folder>/: go.mod and go.sum pin the library), built
 into a binary in its folder by the install line below; it reads the same JSON job on stdin and prints the same
-JSON result as the other drivers (python_driver.py). Without go or without the binary a case is NOT-RUN with
-that line.
+JSON result as the other drivers (python_driver.py). What the two share (the job, the result, the records'
+encoding) is the module in go-common/, which each go.mod takes from the repository by a ``replace`` directive
+(never fetched). Without go or without the binary a case is NOT-RUN with that line.
 """
 
 from __future__ import annotations

@@ -4,35 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	driver "wirecheck/suites/kafka/clients/go-common"
 )
 
-// altered: the topic config the admin scenario sets, and its new value
-var altered = [2]string{"retention.ms", "3600000"}
-
-// settleLimit: how long a driver asks again for a change it was told is made to show. Apache Kafka's brokers learn
-// of topics, partitions and configs from the controller's metadata log, so a broker may describe the state before
-// a change for a moment after the controller answered it (KRaft: the broker's MetadataCache is updated when it
-// replays the record, KIP-500); what is still not shown after this is reported as seen, for the suite to judge.
-const settleLimit = 10 * time.Second
-
-// settle asks until done says the change shows or settleLimit passed; an error of the asking ends it
-func settle(done func() (bool, error)) error {
-	end := time.Now().Add(settleLimit)
-	for {
-		shown, err := done()
-		if err != nil || shown || time.Now().After(end) {
-			return err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func adminClient(j *job) (*kadm.Client, context.Context, func()) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*consumeLimit)
+func adminClient(j *driver.Job) (*kadm.Client, context.Context, func()) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*driver.ConsumeLimit)
 	adm := kadm.NewClient(client(j))
 	return adm, ctx, func() { adm.Close(); cancel() }
 }
@@ -41,7 +21,7 @@ func adminClient(j *job) (*kadm.Client, context.Context, func()) {
 // knows fewer than want partitions
 func describeTopic(ctx context.Context, adm *kadm.Client, topic string, want int) (int, error) {
 	var partitions int
-	err := settle(func() (bool, error) {
+	err := driver.Settle(func() (bool, error) {
 		described, err := adm.ListTopics(ctx, topic)
 		if err == nil {
 			err = described.Error()
@@ -57,7 +37,7 @@ func describeTopic(ctx context.Context, adm *kadm.Client, topic string, want int
 
 // admin: a topic created (CreateTopics), described (Metadata), a config altered (kadm's AlterTopicConfigs:
 // IncrementalAlterConfigs) and described again (DescribeConfigs), the topic deleted and the topics listed
-func admin(j *job, result map[string]any) error {
+func admin(j *driver.Job, result map[string]any) error {
 	adm, ctx, done := adminClient(j)
 	defer done()
 	created, err := adm.CreateTopic(ctx, 2, 1, nil, j.Topic)
@@ -83,7 +63,7 @@ func admin(j *job, result map[string]any) error {
 			return nil, err
 		}
 		for _, entry := range described.Configs {
-			if entry.Key == altered[0] && entry.Value != nil {
+			if entry.Key == driver.Altered[0] && entry.Value != nil {
 				return *entry.Value, nil
 			}
 		}
@@ -92,8 +72,8 @@ func admin(j *job, result map[string]any) error {
 	if result["before"], err = config(); err != nil {
 		return fmt.Errorf("describe configs: %w", err)
 	}
-	alteredTopics, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: altered[0],
-		Value: &altered[1]}}, j.Topic)
+	alteredTopics, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: driver.Altered[0],
+		Value: &driver.Altered[1]}}, j.Topic)
 	if err == nil {
 		var one kadm.AlterConfigsResponse
 		if one, err = alteredTopics.On(j.Topic, nil); err == nil {
@@ -103,9 +83,9 @@ func admin(j *job, result map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("alter configs: %w", err)
 	}
-	if err = settle(func() (bool, error) {
+	if err = driver.Settle(func() (bool, error) {
 		result["after"], err = config()
-		return result["after"] == altered[1], err
+		return result["after"] == driver.Altered[1], err
 	}); err != nil {
 		return fmt.Errorf("describe configs: %w", err)
 	}
@@ -116,7 +96,7 @@ func admin(j *job, result map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
-	if err = settle(func() (bool, error) {
+	if err = driver.Settle(func() (bool, error) {
 		listed, err := adm.ListTopics(ctx)
 		result["listed_after_delete"] = listed.Has(j.Topic)
 		return !listed.Has(j.Topic), err
@@ -128,20 +108,20 @@ func admin(j *job, result map[string]any) error {
 
 // cluster-admin: the values produced to partition 0, the topic grown (CreatePartitions) and described, partition
 // 0's records below delete_below deleted (DeleteRecords), the cluster's brokers described (Metadata)
-func clusterAdmin(j *job, result map[string]any) error {
+func clusterAdmin(j *driver.Job, result map[string]any) error {
 	if err := produceValues(j, j.Topic, j.Values, 0, 1); err != nil {
 		return err
 	}
 	adm, ctx, done := adminClient(j)
 	defer done()
-	grown, err := adm.UpdatePartitions(ctx, j.GrowTo, j.Topic)
+	grown, err := adm.UpdatePartitions(ctx, int(j.GrowTo), j.Topic)
 	if err == nil {
 		err = grown.Error()
 	}
 	if err != nil {
 		return fmt.Errorf("create partitions: %w", err)
 	}
-	if result["partitions"], err = describeTopic(ctx, adm, j.Topic, j.GrowTo); err != nil {
+	if result["partitions"], err = describeTopic(ctx, adm, j.Topic, int(j.GrowTo)); err != nil {
 		return fmt.Errorf("describe: %w", err)
 	}
 	below := kadm.Offsets{}
@@ -167,7 +147,7 @@ func clusterAdmin(j *job, result map[string]any) error {
 
 // group-admin: an offset committed for partition 0 without consuming (kadm's CommitOffsets: OffsetCommit with no
 // member), the groups listed, the group's offsets read, the group deleted and the groups listed again
-func groupAdmin(j *job, result map[string]any) error {
+func groupAdmin(j *driver.Job, result map[string]any) error {
 	adm, ctx, done := adminClient(j)
 	defer done()
 	commit := kadm.Offsets{}

@@ -8,16 +8,24 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	driver "wirecheck/suites/kafka/clients/go-common"
 )
 
 // probe: what the share-group scenario produces until every share partition has started (see shareGroup)
 var probe = []byte("wirecheck-share-probe")
 
+// probed: the partitions a probe record came back from, shared by the members' goroutines
+type probed struct {
+	mu   sync.Mutex
+	seen map[int32]bool
+}
+
 // shareMember: one member of a KIP-932 share group (kgo.ShareGroup: ShareGroupHeartbeat, ShareFetch,
 // ShareAcknowledge) in its own goroutine until stop: every record it gets is marked ACCEPT and the acks flushed
 // (FlushAcks waits until the broker answered them) before the next poll; the broker's answers to the acks come to
 // the ShareAckCallback, whose errors are kept
-func shareMember(j *job, g *group, name string, probes map[int32]bool, ackErrors *[]string) *member {
+func shareMember(j *driver.Job, g *driver.Group, name string, probes *probed, ackErrors *[]string) *member {
 	m := &member{stop: make(chan struct{}), done: make(chan struct{})}
 	var ackMu sync.Mutex
 	onAcks := func(_ *kgo.Client, results kgo.ShareAckResults) {
@@ -43,28 +51,28 @@ func shareMember(j *job, g *group, name string, probes map[int32]bool, ackErrors
 			fetches := cl.PollRecords(ctx, 0)
 			cancel()
 			if err := fetchErr(fetches); err != nil {
-				g.fail(name, err)
+				g.Fail(name, err)
 				return
 			}
 			records := fetches.Records()
 			if len(records) == 0 {
 				continue
 			}
-			g.mu.Lock()
 			for _, r := range records {
 				if bytes.Equal(r.Value, probe) {
-					probes[r.Partition] = true
+					probes.mu.Lock()
+					probes.seen[r.Partition] = true
+					probes.mu.Unlock()
 				} else {
-					g.consumed = append(g.consumed, []any{name, r.Partition, r.Offset, b64(r.Value)})
+					g.Consumed(name, r.Partition, r.Offset, r.Value)
 				}
 			}
-			g.mu.Unlock()
 			cl.MarkAcks(kgo.AckAccept, records...)
-			flushing, done := context.WithTimeout(context.Background(), consumeLimit)
+			flushing, done := context.WithTimeout(context.Background(), driver.ConsumeLimit)
 			err := cl.FlushAcks(flushing)
 			done()
 			if err != nil {
-				g.fail(name, fmt.Errorf("flushing acks: %w", err))
+				g.Fail(name, fmt.Errorf("flushing acks: %w", err))
 				return
 			}
 		}
@@ -77,8 +85,8 @@ func shareMember(j *job, g *group, name string, probes map[int32]bool, ackErrors
 // tells a client when that has happened: so a probe record goes to every partition, again every half second,
 // until one came back from each; only then are the job's values produced. Probes are accepted like any record
 // and left out of consumed. Gives consumed ([member, partition, offset, value]) and ack_errors.
-func shareGroup(j *job, result map[string]any) error {
-	g, probes, ackErrors := newGroup(), map[int32]bool{}, []string{}
+func shareGroup(j *driver.Job, result map[string]any) error {
+	g, probes, ackErrors := driver.NewGroup(), &probed{seen: map[int32]bool{}}, []string{}
 	members := []*member{shareMember(j, g, "a", probes, &ackErrors), shareMember(j, g, "b", probes, &ackErrors)}
 	defer func() {
 		for _, m := range members {
@@ -86,39 +94,39 @@ func shareGroup(j *job, result map[string]any) error {
 		}
 	}()
 	started := func() bool {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		return int32(len(probes)) >= j.Partitions
+		probes.mu.Lock()
+		defer probes.mu.Unlock()
+		return int32(len(probes.seen)) >= j.Partitions
 	}
-	end := time.Now().Add(consumeLimit)
+	end := time.Now().Add(driver.ConsumeLimit)
 	for !started() {
 		var missing []string
 		var partitions []int32
-		g.mu.Lock()
+		probes.mu.Lock()
 		for p := int32(0); p < j.Partitions; p++ {
-			if !probes[p] {
-				missing, partitions = append(missing, b64(probe)), append(partitions, p)
+			if !probes.seen[p] {
+				missing, partitions = append(missing, driver.B64(probe)), append(partitions, p)
 			}
 		}
-		g.mu.Unlock()
+		probes.mu.Unlock()
 		for i, p := range partitions {
 			if err := produceValues(j, j.Topic, missing[i:i+1], int(p), j.Partitions); err != nil {
 				return err
 			}
 		}
 		time.Sleep(500 * time.Millisecond)
-		if err := g.failed(); err != nil {
+		if err := g.Failed(); err != nil {
 			return err
 		}
 		if time.Now().After(end) {
-			return waiting{fmt.Sprintf("a probe record back from each of the %d partitions", j.Partitions)}
+			return driver.Waiting{What: fmt.Sprintf("a probe record back from each of the %d partitions", j.Partitions)}
 		}
 	}
 	if err := produceValues(j, j.Topic, j.Values, 0, j.Partitions); err != nil {
 		return err
 	}
-	if err := waitUntil(func() bool { return g.count() >= len(j.Values) },
-		fmt.Sprintf("all %d records consumed", len(j.Values)), g.failed); err != nil {
+	if err := driver.WaitUntil(func() bool { return g.Count() >= len(j.Values) },
+		fmt.Sprintf("all %d records consumed", len(j.Values)), g.Failed); err != nil {
 		return err
 	}
 	time.Sleep(500 * time.Millisecond) // a record delivered twice may still come
@@ -126,7 +134,7 @@ func shareGroup(j *job, result map[string]any) error {
 		m.leave()
 	}
 	members = nil
-	if err := finish(g, result); err != nil {
+	if err := g.Finish(result); err != nil {
 		return err
 	}
 	result["ack_errors"] = ackErrors

@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	driver "wirecheck/suites/kafka/clients/go-common"
 )
 
 // the KIP-714 requests franz-go sends on its own (kgo/metrics_714.go: on by default unless DisableClientMetrics,
@@ -102,11 +104,11 @@ func (t *telemetryLog) summary() map[string]any {
 // telemetry: produce-consume with franz-go's default KIP-714 metrics push, the producer kept open while the
 // consumer reads; then both keep running (for wait seconds at most) until each has had a push accepted (or
 // cannot). Gives produced, consumed and telemetry (producer, consumer: each client's telemetry log summary).
-func telemetry(j *job, result map[string]any) error {
+func telemetry(j *driver.Job, result map[string]any) error {
 	logs := map[string]*telemetryLog{"producer": {}, "consumer": {}}
 	p := producerWith(j, j.Codec, sniffingDialer(logs["producer"]))
 	defer p.Close()
-	produced, err := produce(p, j.Topic, rounds(j))
+	produced, err := produce(p, j.Topic, driver.Rounds(j))
 	if err != nil {
 		return err
 	}

@@ -7,17 +7,16 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-)
 
-// transform: what the transactions scenario puts before each source value
-const transform = "t:"
+	driver "wirecheck/suites/kafka/clients/go-common"
+)
 
 // transactions: consume-transform-produce with franz-go's GroupTransactSession (a group member and a
 // transactional producer in one client, ending each transaction with the offsets it consumed): the source read
 // in the group, its transformed records produced to the destination, the first transaction aborted (the session
 // rewinds to the committed offsets, so the records are read again), the second committed. Gives what a
 // read_committed reader of the destination reads, and the group's committed source offset.
-func transactions(j *job, result map[string]any) error {
+func transactions(j *driver.Job, result map[string]any) error {
 	if err := produceValues(j, j.Source, j.Values, 0, 1); err != nil {
 		return err
 	}
@@ -35,7 +34,7 @@ func transactions(j *job, result map[string]any) error {
 		for len(read) < len(j.Values) {
 			if ctx.Err() != nil {
 				session.Close()
-				return waiting{fmt.Sprintf("source records (%d of %d read)", len(read), len(j.Values))}
+				return driver.Waiting{What: fmt.Sprintf("source records (%d of %d read)", len(read), len(j.Values))}
 			}
 			fetches := session.PollFetches(ctx)
 			if err := fetchErr(fetches); err != nil {
@@ -49,7 +48,7 @@ func transactions(j *job, result map[string]any) error {
 			return err
 		}
 		for _, value := range read {
-			out := &kgo.Record{Topic: j.Dest, Partition: 0, Value: append([]byte(transform), value...)}
+			out := &kgo.Record{Topic: j.Dest, Partition: 0, Value: append([]byte(driver.Transform), value...)}
 			if err := session.ProduceSync(ctx, out).FirstErr(); err != nil {
 				session.Close()
 				return err
@@ -86,20 +85,20 @@ func transactions(j *job, result map[string]any) error {
 
 // readCommitted: a read_committed reader of partition 0 (no group), until count values and half a second more
 // (a record of an aborted transaction must not come)
-func readCommitted(j *job, topic string, count int) ([]string, error) {
+func readCommitted(j *driver.Job, topic string, count int) ([]string, error) {
 	cl := client(j, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond))
 	defer cl.Close()
 	seen := []string{}
 	poll := func(ctx context.Context) error {
 		fetches := cl.PollFetches(ctx)
-		fetches.EachRecord(func(r *kgo.Record) { seen = append(seen, b64(r.Value)) })
+		fetches.EachRecord(func(r *kgo.Record) { seen = append(seen, driver.B64(r.Value)) })
 		return fetchErr(fetches)
 	}
-	end := time.Now().Add(consumeLimit)
+	end := time.Now().Add(driver.ConsumeLimit)
 	for len(seen) < count {
 		if time.Now().After(end) {
-			return seen, waiting{fmt.Sprintf("committed records (%d of %d read)", len(seen), count)}
+			return seen, driver.Waiting{What: fmt.Sprintf("committed records (%d of %d read)", len(seen), count)}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		err := poll(ctx)

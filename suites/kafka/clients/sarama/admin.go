@@ -5,37 +5,17 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"time"
 
 	"github.com/IBM/sarama"
+
+	driver "wirecheck/suites/kafka/clients/go-common"
 )
-
-// altered: the topic config the admin scenario sets, and its new value
-var altered = [2]string{"retention.ms", "3600000"}
-
-// settleLimit: how long a driver asks again for a change it was told is made to show. Apache Kafka's brokers learn
-// of topics, partitions and configs from the controller's metadata log, so a broker may describe the state before
-// a change for a moment after the controller answered it (KRaft: the broker's MetadataCache is updated when it
-// replays the record, KIP-500); what is still not shown after this is reported as seen, for the suite to judge.
-const settleLimit = 10 * time.Second
-
-// settle asks until done says the change shows or settleLimit passed; an error of the asking ends it
-func settle(done func() (bool, error)) error {
-	end := time.Now().Add(settleLimit)
-	for {
-		shown, err := done()
-		if err != nil || shown || time.Now().After(end) {
-			return err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 // describeTopic: the topic's partitions (Metadata), asked again while the broker does not know the topic yet, or
 // knows fewer than want partitions
 func describeTopic(adm sarama.ClusterAdmin, topic string, want int) (int, error) {
 	var partitions int
-	err := settle(func() (bool, error) {
+	err := driver.Settle(func() (bool, error) {
 		described, err := adm.DescribeTopics([]string{topic})
 		if err != nil {
 			return false, err
@@ -58,7 +38,7 @@ func describeTopic(adm sarama.ClusterAdmin, topic string, want int) (int, error)
 
 // admin: a topic created (CreateTopics), described (Metadata), a config altered (AlterConfig: AlterConfigs) and
 // described again (DescribeConfigs), the topic deleted and the topics listed
-func admin(j *job, result map[string]any) error {
+func admin(j *driver.Job, result map[string]any) error {
 	adm, err := sarama.NewClusterAdmin(brokers(j), config(j))
 	if err != nil {
 		return err
@@ -72,12 +52,12 @@ func admin(j *job, result map[string]any) error {
 	}
 	config := func() (any, error) {
 		entries, err := adm.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: j.Topic,
-			ConfigNames: []string{altered[0]}})
+			ConfigNames: []string{driver.Altered[0]}})
 		if err != nil {
 			return nil, err
 		}
 		for _, entry := range entries {
-			if entry.Name == altered[0] {
+			if entry.Name == driver.Altered[0] {
 				return entry.Value, nil
 			}
 		}
@@ -86,20 +66,20 @@ func admin(j *job, result map[string]any) error {
 	if result["before"], err = config(); err != nil {
 		return fmt.Errorf("describe configs: %w", err)
 	}
-	if err := adm.AlterConfig(sarama.TopicResource, j.Topic, map[string]*string{altered[0]: &altered[1]},
+	if err := adm.AlterConfig(sarama.TopicResource, j.Topic, map[string]*string{driver.Altered[0]: &driver.Altered[1]},
 		false); err != nil {
 		return fmt.Errorf("alter configs: %w", err)
 	}
-	if err = settle(func() (bool, error) {
+	if err = driver.Settle(func() (bool, error) {
 		result["after"], err = config()
-		return result["after"] == altered[1], err
+		return result["after"] == driver.Altered[1], err
 	}); err != nil {
 		return fmt.Errorf("describe configs: %w", err)
 	}
 	if err := adm.DeleteTopic(j.Topic); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
-	if err = settle(func() (bool, error) {
+	if err = driver.Settle(func() (bool, error) {
 		listed, err := adm.ListTopics()
 		_, result["listed_after_delete"] = listed[j.Topic]
 		return result["listed_after_delete"] == false, err
@@ -112,7 +92,7 @@ func admin(j *job, result map[string]any) error {
 // cluster-admin: the values produced to partition 0, the topic grown (CreatePartitions) and described, partition
 // 0's records below delete_below deleted (DeleteRecords), the cluster's brokers described (DescribeCluster:
 // Metadata)
-func clusterAdmin(j *job, result map[string]any) error {
+func clusterAdmin(j *driver.Job, result map[string]any) error {
 	if err := produceValues(j, j.Topic, j.Values, 0, 1); err != nil {
 		return err
 	}
@@ -152,7 +132,7 @@ func clusterAdmin(j *job, result map[string]any) error {
 
 // group-admin: an offset committed for partition 0 without consuming (an OffsetManager's Commit: OffsetCommit
 // with no member), the groups listed, the group's offsets read, the group deleted and the groups listed again
-func groupAdmin(j *job, result map[string]any) error {
+func groupAdmin(j *driver.Job, result map[string]any) error {
 	conf := config(j)
 	conf.Consumer.Offsets.AutoCommit.Enable = false // Commit is then synchronous
 	conf.Consumer.Return.Errors = true

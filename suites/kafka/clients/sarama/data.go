@@ -7,23 +7,13 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-)
 
-// rounds: the job's records split into its rounds, in order (each sent before the next, so that later batches
-// start at offsets above 0)
-func rounds(j *job) [][]record {
-	count := max(j.Rounds, 1)
-	size := (len(j.Records) + count - 1) / count
-	var parts [][]record
-	for start := 0; start < len(j.Records); start += size {
-		parts = append(parts, j.Records[start:min(start+size, len(j.Records))])
-	}
-	return parts
-}
+	driver "wirecheck/suites/kafka/clients/go-common"
+)
 
 // producer: a SyncProducer whose records go to the partition each names, with the job's codec; an idempotent one
 // needs acks from all replicas and one request in flight (Sarama's Config.Validate)
-func producer(j *job, topic string, codec string, idempotent bool) (sarama.SyncProducer, error) {
+func producer(j *driver.Job, topic string, codec string, idempotent bool) (sarama.SyncProducer, error) {
 	conf := config(j)
 	compression, known := codecs[codec]
 	if !known {
@@ -47,7 +37,7 @@ func producer(j *job, topic string, codec string, idempotent bool) (sarama.SyncP
 // then drops and closes that broker under the first's Produce in flight, and the producer, not idempotent,
 // retries a request the broker had stored: one record twice (seen under load as a partition one record longer
 // than produced, the consumer's count filled by the copy and another record "missing").
-func syncProducer(j *job, conf *sarama.Config, topic string) (sarama.SyncProducer, error) {
+func syncProducer(j *driver.Job, conf *sarama.Config, topic string) (sarama.SyncProducer, error) {
 	client, err := sarama.NewClient(brokers(j), conf)
 	if err != nil {
 		return nil, err
@@ -87,17 +77,17 @@ func (p clientProducer) Close() error {
 	return err
 }
 
-func message(topic string, r record) *sarama.ProducerMessage {
+func message(topic string, r driver.Record) *sarama.ProducerMessage {
 	msg := &sarama.ProducerMessage{Topic: topic, Partition: r.Partition, Key: rawKey(r.Key),
-		Value: sarama.ByteEncoder(raw(r.Value)), Timestamp: time.UnixMilli(r.Timestamp)}
+		Value: sarama.ByteEncoder(driver.Raw(r.Value)), Timestamp: time.UnixMilli(r.Timestamp)}
 	for _, h := range r.Headers {
-		msg.Headers = append(msg.Headers, sarama.RecordHeader{Key: []byte(h[0]), Value: raw(h[1])})
+		msg.Headers = append(msg.Headers, sarama.RecordHeader{Key: []byte(h[0]), Value: driver.Raw(h[1])})
 	}
 	return msg
 }
 
 // produce: each round's records in one SendMessages; [partition, offset] per record, in job order
-func produce(p sarama.SyncProducer, topic string, parts [][]record) ([][2]int64, error) {
+func produce(p sarama.SyncProducer, topic string, parts [][]driver.Record) ([][2]int64, error) {
 	var produced [][2]int64
 	for _, part := range parts {
 		msgs := make([]*sarama.ProducerMessage, len(part))
@@ -115,26 +105,23 @@ func produce(p sarama.SyncProducer, topic string, parts [][]record) ([][2]int64,
 }
 
 // produceValues: values to a topic's partitions in turn (value i to partition first+i % partitions)
-func produceValues(j *job, topic string, values []string, first int, partitions int32) error {
-	parts := make([]record, len(values))
-	for i, value := range values {
-		parts[i] = record{Partition: int32(first+i) % partitions, Value: value, Timestamp: time.Now().UnixMilli()}
-	}
+func produceValues(j *driver.Job, topic string, values []string, first int, partitions int32) error {
+	parts := driver.Spread(values, first, partitions, time.Now().UnixMilli())
 	p, err := producer(j, topic, "none", false)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	_, err = produce(p, topic, [][]record{parts})
+	_, err = produce(p, topic, [][]driver.Record{parts})
 	return err
 }
 
-func consumedRecord(msg *sarama.ConsumerMessage) record {
+func consumedRecord(msg *sarama.ConsumerMessage) driver.Record {
 	headers := [][2]string{}
 	for _, h := range msg.Headers {
-		headers = append(headers, [2]string{string(h.Key), b64(h.Value)})
+		headers = append(headers, [2]string{string(h.Key), driver.B64(h.Value)})
 	}
-	return record{Partition: msg.Partition, Offset: msg.Offset, Key: b64Key(msg.Key), Value: b64(msg.Value),
+	return driver.Record{Partition: msg.Partition, Offset: msg.Offset, Key: driver.B64Key(msg.Key), Value: driver.B64(msg.Value),
 		Headers: headers, Timestamp: msg.Timestamp.UnixMilli()}
 }
 
@@ -144,7 +131,7 @@ type reader struct {
 	mu       sync.Mutex
 	count    int
 	commit   bool
-	consumed []record
+	consumed []driver.Record
 	full     chan struct{}
 	errs     []error
 }
@@ -177,9 +164,8 @@ func (r *reader) ConsumeClaim(session sarama.ConsumerGroupSession, claim sarama.
 	}
 }
 
-// consume: a member of the job's group reads count records (from the earliest offset where the group has none),
-// committing them when commit is set (and nothing otherwise); the member leaves the group on return
-func consume(j *job, count int, commit bool) ([]record, error) {
+// consume (a driver.Consume): a Sarama ConsumerGroup member whose reader keeps count records, auto-commit off
+func consume(j *driver.Job, count int, commit bool) ([]driver.Record, error) {
 	conf := config(j)
 	conf.Consumer.Offsets.Initial = sarama.OffsetOldest
 	conf.Consumer.Offsets.AutoCommit.Enable = false
@@ -209,9 +195,9 @@ func consume(j *job, count int, commit bool) ([]record, error) {
 	select {
 	case <-r.full:
 	case err = <-failed:
-	case <-time.After(consumeLimit):
+	case <-time.After(driver.ConsumeLimit):
 		r.mu.Lock()
-		err = waiting{fmt.Sprintf("records (%d of %d consumed)", len(r.consumed), count)}
+		err = driver.Waiting{What: fmt.Sprintf("records (%d of %d consumed)", len(r.consumed), count)}
 		r.mu.Unlock()
 	}
 	cancel()
@@ -223,38 +209,12 @@ func consume(j *job, count int, commit bool) ([]record, error) {
 	return r.consumed, err
 }
 
-// produce-consume (also idempotent, compression, sasl): the records produced in rounds, then consumed back by a
-// group member that commits nothing
-func produceConsume(j *job, result map[string]any) error {
-	p, err := producer(j, j.Topic, j.Codec, j.Idempotent)
+// send: the parts produced by a SyncProducer of the job's codec, idempotent where asked
+func send(j *driver.Job, codec string, idempotent bool, parts [][]driver.Record) ([][2]int64, error) {
+	p, err := producer(j, j.Topic, codec, idempotent)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	produced, err := produce(p, j.Topic, rounds(j))
-	p.Close()
-	if err != nil {
-		return err
-	}
-	result["produced"] = produced
-	consumed, err := consume(j, len(j.Records), false)
-	result["consumed"] = consumed
-	return err
-}
-
-// group-consume: the job's records produced, then read by the group's only member, which commits each record it
-// reads and leaves; a second run of the group reads on from there
-func groupConsume(j *job, result map[string]any) error {
-	p, err := producer(j, j.Topic, "none", false)
-	if err != nil {
-		return err
-	}
-	produced, err := produce(p, j.Topic, [][]record{j.Records})
-	p.Close()
-	if err != nil {
-		return err
-	}
-	result["produced"] = produced
-	consumed, err := consume(j, len(j.Records), true)
-	result["consumed"] = consumed
-	return err
+	defer p.Close()
+	return produce(p, j.Topic, parts)
 }

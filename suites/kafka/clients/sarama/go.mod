@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/IBM/sarama v1.61.1
 	github.com/xdg-go/scram v1.4.0
+	wirecheck/suites/kafka/clients/go-common v0.0.0
 )
 
 require (
@@ -25,3 +26,6 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
+
+// the drivers' shared code, from this repository (never fetched)
+replace wirecheck/suites/kafka/clients/go-common => ../go-common

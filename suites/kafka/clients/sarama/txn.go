@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-)
 
-// transform: what the transactions scenario puts before each source value
-const transform = "t:"
+	driver "wirecheck/suites/kafka/clients/go-common"
+)
 
 // readPartition: partition 0 of topic from its start with the given isolation level, until count values and then
 // for settle more (a record of an aborted transaction must not come)
-func readPartition(j *job, topic string, count int, isolation sarama.IsolationLevel, settle time.Duration) ([][]byte, error) {
+func readPartition(j *driver.Job, topic string, count int, isolation sarama.IsolationLevel, settle time.Duration) ([][]byte, error) {
 	conf := config(j)
 	conf.Consumer.IsolationLevel = isolation
 	conf.Consumer.MaxWaitTime = 100 * time.Millisecond
@@ -28,7 +27,7 @@ func readPartition(j *job, topic string, count int, isolation sarama.IsolationLe
 	}
 	defer partition.Close()
 	var values [][]byte
-	limit := time.After(consumeLimit)
+	limit := time.After(driver.ConsumeLimit)
 	var settled <-chan time.Time
 	for {
 		if settled == nil && len(values) >= count {
@@ -43,7 +42,7 @@ func readPartition(j *job, topic string, count int, isolation sarama.IsolationLe
 			return values, nil
 		case <-limit:
 			if settled == nil {
-				return values, waiting{fmt.Sprintf("records of %s (%d of %d read)", topic, len(values), count)}
+				return values, driver.Waiting{What: fmt.Sprintf("records of %s (%d of %d read)", topic, len(values), count)}
 			}
 		}
 	}
@@ -53,7 +52,7 @@ func readPartition(j *job, topic string, count int, isolation sarama.IsolationLe
 // the destination by a transactional producer with the source offsets for the group (AddOffsetsToTxn), first in a
 // transaction it aborts, then in one it commits. Gives what a read_committed reader of the destination reads, and
 // the group's committed source offset.
-func transactions(j *job, result map[string]any) error {
+func transactions(j *driver.Job, result map[string]any) error {
 	if err := produceValues(j, j.Source, j.Values, 0, 1); err != nil {
 		return err
 	}
@@ -80,7 +79,7 @@ func transactions(j *job, result map[string]any) error {
 		msgs := make([]*sarama.ProducerMessage, len(read))
 		for i, value := range read {
 			msgs[i] = &sarama.ProducerMessage{Topic: j.Dest, Partition: 0,
-				Value: sarama.ByteEncoder(append([]byte(transform), value...))}
+				Value: sarama.ByteEncoder(append([]byte(driver.Transform), value...))}
 		}
 		if err := p.SendMessages(msgs); err != nil {
 			p.Close()
@@ -123,7 +122,7 @@ func transactions(j *job, result map[string]any) error {
 	dest, err := readPartition(j, j.Dest, len(j.Values), sarama.ReadCommitted, 500*time.Millisecond)
 	shown := []string{}
 	for _, value := range dest {
-		shown = append(shown, b64(value))
+		shown = append(shown, driver.B64(value))
 	}
 	result["dest"] = shown
 	return err

@@ -1,0 +1,3 @@
+module wirecheck/suites/kafka/clients/go-common
+
+go 1.26.0
