@@ -23,7 +23,7 @@ from pathlib import Path
 from wirecheck.reports.api_support import api_support, version_matrix
 from wirecheck.reports.replay import replay_document
 from wirecheck.reports.rootcause import by_clause
-from wirecheck.strategies.coverage import merged
+from wirecheck.reports.coverage_maps import merged
 from wirecheck.protocols.transcript import Event, Transcript
 
 RUN_SCHEMA = "wirecheck.run/1"

@@ -8,7 +8,8 @@ import random
 from wirecheck.protocols.pravega import commands as cmd
 from wirecheck.protocols.pravega.states import FRESH, STATES, WRITER
 from wirecheck.protocols.reactions import ANSWER, CLOSE, ERROR, SILENCE, Observation
-from wirecheck.strategies.coverage import CLOSE_OR_WAIT, CoverageMap, merged
+from wirecheck.reports.coverage_maps import merged
+from wirecheck.strategies.coverage import CLOSE_OR_WAIT, CoverageMap
 from wirecheck.strategies.guided import Guided
 from wirecheck.strategies.pravega import offline_adapter
 from wirecheck.strategies.pravega.mutants import OVERSIZE_MAY_WAIT
