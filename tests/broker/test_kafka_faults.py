@@ -23,6 +23,7 @@ from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest, Fin
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProducerIdResponse
 
+from wirecheck.protocols.kafka import messages
 from wirecheck.targets.reference.kafka import FAULTS
 from tests.broker.kafka_admin_probes import ADMIN_PROBES, SASL_PROBES, sasl_options
 from tests.broker.kafka_check_probes import CHECK_PROBES
@@ -261,6 +262,14 @@ PROBES = {
     "kafka.fetch-no-long-poll": (with_wire(long_poll), True),
     "kafka.heartbeat-ignores-rebalance": (heartbeat_during_rebalance, 27),
     "kafka.coordinator-port-hardcoded": (coordinator_port, True),
+    "kafka.describe-configs-named-keys-close": (with_wire(lambda w: outcome(w, messages.encode_request(
+        32, 4, 1, "probe", {"Resources": [{"ResourceType": 2, "ResourceName": topic(w),
+                                           "ConfigurationKeys": ["retention.ms"]}],
+                            "IncludeSynonyms": False, "IncludeDocumentation": False}))), "answered"),
+    "kafka.listoffsets-unknown-topic-closes-v5": (with_wire(lambda w: outcome(w, messages.encode_request(
+        2, 5, 1, "probe", {"ReplicaId": -1, "IsolationLevel": 0, "Topics": [
+            {"Name": f"nx{next(_names)}", "Partitions": [
+                {"PartitionIndex": 0, "CurrentLeaderEpoch": -1, "Timestamp": -1}]}]}))), "answered"),
     **ADMIN_PROBES,
     **TXN_PROBES,
     **TXN_V2_PROBES,
