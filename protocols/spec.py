@@ -97,6 +97,14 @@ class ProtocolSpec:
     #: reference-broker variant (namespaced, the name --variant and --reference-variant take) -> the clause whose
     #: other permitted reading it takes; the whole suite must pass against it (tests/quality/test_variants.py)
     variants: Mapping[str, str] = field(default_factory=dict)
+    #: reference-broker fault that breaks a safety guarantee (``<name>.safety-...``) -> the anomalies of
+    #: reports/safety/checker.py that catch it: no conformance exchange shows them, a safety history does
+    safety_faults: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the module of the protocol's safety workload (``wirecheck safety``), empty when it has none: ``Workload``
+    #: (bootstrap, topic, run, rng, log, slot) with create_topic(), role(name) and final_read(owed), ``TOPIC_PREFIX``
+    #: and ``address_rewriter(target, proxy)`` (its answers rewritten to name the fault proxy). A name, not the
+    #: module: the workload drives real clients, and protocols/ imports no other layer
+    safety: str = ""
     #: reference-broker fault -> the client scenario clauses (``<protocol>.clients.*``) it must also break: a real
     #: client cannot work with a server that has it (tests/quality/test_client_faults.py runs each)
     client_faults: Mapping[str, tuple[str, ...]] = field(default_factory=dict)

@@ -13,7 +13,7 @@ from wirecheck.protocols.framing import I32_PREFIX
 from wirecheck.protocols.kafka import errors, layers, messages, records
 from wirecheck.protocols.batches import reseal_edited
 from wirecheck.protocols.clients import all_client_clauses as client_clauses
-from wirecheck.protocols.kafka.faults import FAULTS, VARIANTS
+from wirecheck.protocols.kafka.faults import FAULTS, SAFETY_FAULTS, VARIANTS
 from wirecheck.protocols.kafka.states import STATES
 from wirecheck.protocols.kafka.request_fields import map_request
 from wirecheck.protocols.kafka.clauses import CATALOGUE
@@ -121,6 +121,8 @@ SPEC = ProtocolSpec(
     faults=FAULTS,
     states=STATES,
     variants=VARIANTS,
+    safety_faults=SAFETY_FAULTS,
+    safety="wirecheck.targets.safety.kafka",
     login="wirecheck.suites.kafka.login:login",  # SASL when --target-option kafka.sasl=USER:PASSWORD is given
     # where a broker listens, ids it generates (topic, cluster, producer, member, fetch session), throttling
     # and free-text messages

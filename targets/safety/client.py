@@ -17,10 +17,12 @@ import signal
 import sys
 from pathlib import Path
 
+from wirecheck.targets.safety.command import workload_of, workloads
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="wirecheck.targets.safety.client")
-    parser.add_argument("protocol", choices=["kafka"])
+    parser.add_argument("protocol", choices=workloads())
     parser.add_argument("role", choices=["send", "txn", "poll", "final"])
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--topic", required=True)
@@ -32,14 +34,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--owed", type=Path, default=None)
     options = parser.parse_args(argv)
 
-    from wirecheck.targets.safety.kafka import KafkaWorkload
     from wirecheck.targets.safety.run import Run
 
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(message)s")
     run = Run(options.history, options.started, options.base)
     signal.signal(signal.SIGTERM, lambda *_: run.stop.set())
-    workload = KafkaWorkload(options.bootstrap, options.topic, run, random.Random(options.seed), logging.getLogger("client"),
-                             options.slot)
+    workload = workload_of(options.protocol).Workload(options.bootstrap, options.topic, run,
+                                                      random.Random(options.seed), logging.getLogger("client"),
+                                                      options.slot)
     try:
         if options.role == "final":
             assert options.owed is not None

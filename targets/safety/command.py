@@ -22,7 +22,6 @@ from pathlib import Path
 
 from wirecheck.protocols.verdicts import HarnessError
 
-WORKLOADS = ("kafka",)  # protocols with a safety workload so far
 EXIT_CLEAN, EXIT_ANOMALY, EXIT_HARNESS, EXIT_USAGE = 0, 1, 3, 4
 
 
@@ -30,9 +29,25 @@ class Usage(Exception):
     """Misuse: one line, exit 4."""
 
 
+def workloads() -> list[str]:
+    """The protocols with a safety workload (ProtocolSpec.safety)."""
+    from wirecheck.protocols.registry import all_specs
+
+    return sorted(name for name, spec in all_specs().items() if spec.safety)
+
+
+def workload_of(protocol: str):
+    """The protocol's safety workload module (ProtocolSpec.safety)."""
+    import importlib
+
+    from wirecheck.protocols.registry import spec_for
+
+    return importlib.import_module(spec_for(protocol).safety)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wirecheck safety", description=__doc__.split("\n\n")[0])
-    p.add_argument("protocol", help=f"the protocol's workload: {', '.join(WORKLOADS)}")
+    p.add_argument("protocol", help=f"the protocol's workload: {', '.join(workloads())}")
     p.add_argument("--target", help="PROTOCOL=HOST:PORT of the server to test (default: the reference broker)")
     p.add_argument("--target-restart", metavar="CMD", help="a shell command that restarts the target (kill and start)")
     p.add_argument("--target-pid", type=int, metavar="PID", help="the target's process: paused (SIGSTOP/SIGCONT)")
@@ -55,8 +70,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
         raise Usage("" if exc.code else "help") from None
     if options.list_faults:
         return options
-    if options.protocol not in WORKLOADS:
-        raise Usage(f"no safety workload for {options.protocol!r} yet; known: {', '.join(WORKLOADS)}")
+    if options.protocol not in workloads():
+        raise Usage(f"no safety workload for {options.protocol!r} yet; known: {', '.join(workloads())}")
     if options.time <= 0 or (options.restart_every is not None and options.restart_every <= 0):
         raise Usage("--time and --restart-every must be positive")
     if options.target:
@@ -81,14 +96,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def safety_faults(protocol: str) -> dict[str, tuple[str, ...]]:
-    """The reference broker's safety faults (protocols/<p>/faults.py SAFETY_FAULTS) -> the anomaly each must cause."""
-    import importlib
+    """The reference broker's safety faults (ProtocolSpec.safety_faults) -> the anomalies that catch each."""
+    from wirecheck.protocols.registry import all_specs
 
-    try:
-        faults = importlib.import_module(f"wirecheck.protocols.{protocol}.faults")
-    except ImportError:
-        return {}
-    return dict(getattr(faults, "SAFETY_FAULTS", {}))
+    spec = all_specs().get(protocol)
+    return dict(spec.safety_faults) if spec is not None else {}
 
 
 def broker_faults(protocol: str) -> set[str]:
@@ -124,12 +136,11 @@ def execute(options: argparse.Namespace, report_dir: Path) -> int:
     from wirecheck.reports.safety import checker, report
     from wirecheck.targets.safety import supervisor
     from wirecheck.targets.safety.faults import Nemesis
-    from wirecheck.targets.safety.kafka import TOPIC_PREFIX, KafkaWorkload
-    from wirecheck.targets.safety.kafka_address import KafkaAddressRewriter
     from wirecheck.targets.safety.proxy import FaultProxy
     from wirecheck.targets.safety.run import Run
     from wirecheck.targets.safety.target import ExternalTarget, ReferenceTarget
 
+    workload = workload_of(options.protocol)
     seed = options.seed if options.seed is not None else random.randrange(1 << 32)
     rng = random.Random(seed)
     log = logging.getLogger("wirecheck.safety")
@@ -145,7 +156,7 @@ def execute(options: argparse.Namespace, report_dir: Path) -> int:
         described = "the reference broker" + (f" with {', '.join(options.reference_fault)}"
                                               if options.reference_fault else "")
     proxy = FaultProxy(target.address)
-    proxy.rewriter = lambda: KafkaAddressRewriter(target.address, ("127.0.0.1", proxy.port))
+    proxy.rewriter = lambda: workload.address_rewriter(target.address, ("127.0.0.1", proxy.port))
     started = time.monotonic()
     run = Run(report_dir / "nemesis.jsonl", started)
     notes: list[str] = []
@@ -153,8 +164,8 @@ def execute(options: argparse.Namespace, report_dir: Path) -> int:
     try:
         proxy.start()
         bootstrap = f"127.0.0.1:{proxy.port}"
-        topic = TOPIC_PREFIX + uuid.uuid4().hex[:12]  # never the seed's: the same seed twice on one target
-        KafkaWorkload(bootstrap, topic, run, rng, log).create_topic()
+        topic = workload.TOPIC_PREFIX + uuid.uuid4().hex[:12]  # never the seed's: the same seed twice on one target
+        workload.Workload(bootstrap, topic, run, rng, log).create_topic()
         clients = supervisor.Clients(options.protocol, bootstrap, topic, report_dir / "clients", started,
                                      random.Random(rng.random()), run.clock)
         nemesis = Nemesis(run, target, None if options.no_proxy_faults else proxy, random.Random(rng.random()),

@@ -23,6 +23,7 @@ import random
 import time
 
 from wirecheck.protocols.verdicts import HarnessError
+from wirecheck.targets.safety.kafka_address import KafkaAddressRewriter
 from wirecheck.targets.safety.run import Run
 
 TOPIC_PREFIX = "wirecheck-safety-"  # + a run id: a target reused across runs never mixes their values
@@ -267,3 +268,8 @@ def _quietly(close, *args) -> None:
         close(*args)
     except KafkaException:
         pass
+
+
+# what the shared runner asks of a protocol's workload module (ProtocolSpec.safety)
+Workload = KafkaWorkload
+address_rewriter = KafkaAddressRewriter
