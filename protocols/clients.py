@@ -60,10 +60,10 @@ def clause_id(protocol: str, client: str, scenario: str) -> str:
     return f"{protocol}.{AREA}.{client}.{scenario}"
 
 
-def client_of(clause: str) -> str | None:
-    """The client a scenario clause (``<protocol>.clients.<client>.<scenario>``) names, or None."""
+def scenario_of(clause: str) -> tuple[str, str, str] | None:
+    """(protocol, client, scenario) of a scenario clause (``<protocol>.clients.<client>.<scenario>``), or None."""
     parts = clause.split(".")
-    return parts[2] if len(parts) == 4 and parts[1] == AREA else None
+    return (parts[0], parts[2], parts[3]) if len(parts) == 4 and parts[1] == AREA else None
 
 
 def scenario_clauses(protocol: str, clients: Mapping[str, RealClient], scenario: str) -> dict[str, str]:

@@ -24,6 +24,7 @@ from wirecheck.reports.api_support import api_support, version_matrix
 from wirecheck.reports.replay import replay_document
 from wirecheck.reports.rootcause import by_clause
 from wirecheck.reports.coverage_maps import merged
+from wirecheck.protocols.clients import scenario_of
 from wirecheck.protocols.transcript import Event, Transcript
 
 RUN_SCHEMA = "wirecheck.run/1"
@@ -288,13 +289,14 @@ def client_matrix(records) -> list[dict]:
     its version (the case's ``client_version`` fact) and each scenario's verdict."""
     rows: dict[tuple[str, str], dict] = {}
     for record in records:
-        parts = record["case"].split(".")
-        if len(parts) != 4 or parts[1] != "clients":
+        parts = scenario_of(record["case"])
+        if parts is None:
             continue
-        row = rows.setdefault((parts[0], parts[2]), {"protocol": parts[0], "client": parts[2], "version": None,
-                                                     "scenarios": {}})
+        protocol, client, scenario = parts
+        row = rows.setdefault((protocol, client), {"protocol": protocol, "client": client, "version": None,
+                                                   "scenarios": {}})
         row["version"] = (record.get("facts") or {}).get("client_version") or row["version"]
-        row["scenarios"][parts[3]] = record["verdict"]
+        row["scenarios"][scenario] = record["verdict"]
     return [rows[key] for key in sorted(rows)]
 
 

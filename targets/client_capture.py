@@ -32,7 +32,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from wirecheck.protocols.clients import ClientDefect, client_of
+from wirecheck.protocols.clients import ClientDefect, scenario_of
 from wirecheck.protocols.spec import Endpoint, describe_bytes
 from wirecheck.protocols.transcript import Event
 from wirecheck.reports.pcap import pcap_records
@@ -460,10 +460,10 @@ class ScenarioCapture:
     def defect_shown(self) -> tuple[ClientDefect, str] | None:
         """A known defect of the scenario's client version (``ProtocolSpec.client_defects``) that the client's
         captured traffic shows, with where it shows; None when there is none (or nothing was captured)."""
-        client, version = client_of(self.target.case_id), self.target.fact_of("client_version")
+        scenario, version = scenario_of(self.target.case_id), self.target.fact_of("client_version")
         exchanges = None
         for defect in self.target.spec.client_defects:
-            if client is not None and defect.affects(client, version):
+            if scenario is not None and defect.affects(scenario[1], version):
                 if exchanges is None:
                     exchanges = [pair for endpoint, flow in self._client_flows for pair in exchanges_of(endpoint, flow)]
                 evidence = defect.shown_by(exchanges)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import struct
 
 from wirecheck.protocols.clauses import Clause, Level
-from wirecheck.protocols.clients import client_of
+from wirecheck.protocols.clients import scenario_of
 from wirecheck.protocols.kafka import SPEC, messages
 from wirecheck.protocols.kafka.client_defects import default_tags_sent
 from wirecheck.protocols.verdicts import ClientDefectMet, Divergence, Verdict
@@ -47,8 +47,9 @@ def test_the_defect_names_the_client_versions_seen_to_have_it():
     assert defect.affects("confluent-kafka", "2.16.1 (librdkafka 2.16.0)")
     assert not defect.affects("confluent-kafka", "2.17.0 (librdkafka 2.17.0)")  # a new version is judged afresh
     assert not defect.affects("kcat", "1.7.1 (librdkafka 2.0.2)") and not defect.affects("confluent-kafka", None)
-    assert client_of("kafka.clients.confluent-kafka.produce-consume") == "confluent-kafka"
-    assert client_of("kafka.commit.round-trip") is None
+    assert scenario_of("kafka.clients.confluent-kafka.produce-consume") == ("kafka", "confluent-kafka",
+                                                                           "produce-consume")
+    assert scenario_of("kafka.commit.round-trip") is None
 
 
 def test_a_scenario_failing_with_the_defect_shown_is_xfail_not_failed():
