@@ -38,6 +38,7 @@ from wirecheck.protocols.transcript import Event
 from wirecheck.reports.pcap import pcap_records
 from wirecheck.reports.pipeline.captures.flows import Flow, read_capture, tcp_records
 from wirecheck.reports.records import Evidence
+from wirecheck.targets.differential import RequestQueue
 
 if TYPE_CHECKING:
     from wirecheck.targets.runner.case import Target
@@ -473,22 +474,13 @@ class ScenarioCapture:
 
 
 def exchanges_of(endpoint: Endpoint | None, flow: Flow) -> list[tuple[bytes, bytes]]:
-    """A connection's (request, answer) frames: each answer with the request it answers (``answers_request``, the
-    earlier unanswered ones skipped), else in order."""
+    """A connection's (request, answer) frames, paired as differential mode pairs them (RequestQueue)."""
     if endpoint is None or endpoint.framing is None:
         return []
-    requests, _ = _frames(endpoint, flow.to_server.assemble()[0])
+    requests = RequestQueue(endpoint.framing, endpoint.answers_request)
+    requests.sent(flow.to_server.assemble()[0])
     answers, _ = _frames(endpoint, flow.to_client.assemble()[0])
-    if endpoint.answers_request is None:
-        return list(zip(requests, answers))
-    pairs, waiting = [], list(requests)
-    for answer in answers:
-        for number, request in enumerate(waiting):
-            if endpoint.answers_request(answer, request):
-                pairs.append((request, answer))
-                del waiting[:number + 1]
-                break
-    return pairs
+    return [(request, answer) for answer in answers if (request := requests.answered(answer)) is not None]
 
 
 def _port(address: str) -> int | None:

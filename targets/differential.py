@@ -536,7 +536,8 @@ class MirroredSession:
         oracle answers in order), and only while this connection is compared."""
         not_yet = self._comparator.spec.not_yet
         if (not_yet is None or request is None or not (ours.is_frame and oracle.is_frame) or self._requests.waiting
-                or not self.comparing or self.apart is not None or not_yet(request, ours.frame)):
+                or not self.comparing or self.apart is not None or not not_yet(request, oracle.frame)
+                or not_yet(request, ours.frame)):
             return oracle
         deadline, backoff, asked = time.monotonic() + ORACLE_READY_WAIT_S, ORACLE_BACKOFF_S, 0
         while oracle.is_frame and not_yet(request, oracle.frame) and time.monotonic() + backoff < deadline:
