@@ -3,7 +3,7 @@ as subpackages of ``wirecheck``, so the wheel claims one top-level import name."
 
 from setuptools import find_packages, setup
 
-TOP_LEVEL = ("protocols", "strategies", "targets", "reports", "suites")
+TOP_LEVEL = ("protocols", "strategies", "targets", "reports", "suites", "broker")
 
 #: Folders of package data only (no __init__.py): listed so that setuptools ships them without warning that an
 #: importable folder is missing from the packages.

@@ -1,6 +1,6 @@
 """Produce throughput of the reference broker's Fluvio SPU personality, in records per second.
 
-Starts ``python -m wirecheck.targets.reference`` (Fluvio only) on an ephemeral 127.0.0.1 port and drives it with 1 and 8
+Starts ``python -m wirecheck.broker`` (Fluvio only) on an ephemeral 127.0.0.1 port and drives it with 1 and 8
 connections. Each connection sends Produce v25 requests holding one batch (default 100 records of 100 bytes)
 to its own topic (auto-created on its first produce, one partition) and waits for each answer before the next,
 as the Rust producer does per partition. Request frames are encoded once up front so that the client's cost

@@ -48,7 +48,7 @@ from fuzz_rate import prepare  # noqa: E402
 from machine import machine_info  # noqa: E402
 
 #: protocol -> reference-broker faults that hide behind a session state (protocols/<name>/faults.py lists them
-#: with their clause; each one's description in targets/reference/<name>/faults.py says which state)
+#: with their clause; each one's description in broker/<name>/faults.py says which state)
 HIDDEN = {"pravega": ("pravega.writer-read-size-closes",)}
 MODES = ("guided", "blind", "blind+steps")
 

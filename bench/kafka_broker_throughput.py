@@ -1,6 +1,6 @@
 """Produce and consume throughput of the reference broker's Kafka personality, with two real clients.
 
-Method: start ``python -m wirecheck.targets.reference --protocols kafka`` on an ephemeral 127.0.0.1 port (one process,
+Method: start ``python -m wirecheck.broker --protocols kafka`` on an ephemeral 127.0.0.1 port (one process,
 one core at most: asyncio), create one topic per run with one partition, then
 - produce N records of 1 KiB (random bytes, no compression, the client's default batching and acks) and time
   from the first send to the end of flush();
@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))  # run as a script from anywhere: the broker packa
 
 def start_broker(tmp: Path, fsync: str | None) -> tuple[subprocess.Popen, int]:
     ready = tmp / "ready.json"
-    args = [sys.executable, "-m", "wirecheck.targets.reference", "--protocols", "kafka", "--kafka-port", "0",
+    args = [sys.executable, "-m", "wirecheck.broker", "--protocols", "kafka", "--kafka-port", "0",
             "--ready-file", str(ready)]
     if fsync is not None:
         args += ["--data-dir", str(tmp / "data"), "--fsync", fsync]
@@ -132,7 +132,7 @@ def codec_timings(repeat: int = 2000) -> tuple[float, float]:
 
     from kafka.protocol.producer.produce import ProduceRequest
 
-    from wirecheck.targets.reference.kafka.codec import Message
+    from wirecheck.broker.kafka.codec import Message
 
     batch = os.urandom(16 * 1024)
     request = ProduceRequest(version=9, acks=-1, timeout_ms=1000, topic_data=[ProduceRequest.TopicProduceData(

@@ -1,6 +1,6 @@
 """Produce throughput of the reference broker's RustLog personality, in records per second.
 
-Starts ``python -m wirecheck.targets.reference`` (RustLog only) on an ephemeral 127.0.0.1 port, once per storage mode,
+Starts ``python -m wirecheck.broker`` (RustLog only) on an ephemeral 127.0.0.1 port, once per storage mode,
 and drives it with 1 and 8 connections, each sending Produce batches (default 100 records of 100 bytes) to its
 own partition and waiting for each answer (the protocol has one request in flight per connection). Request
 frames are encoded once up front so that the client's cost stays small next to the broker's.

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from machine import machine_info  # noqa: E402
 
-from wirecheck.targets.reference.core import BrokerConfig  # noqa: E402
-from wirecheck.targets.reference.rustlog import create  # noqa: E402
+from wirecheck.broker.core import BrokerConfig  # noqa: E402
+from wirecheck.broker.rustlog import create  # noqa: E402
 
 BATCH = 1000
 

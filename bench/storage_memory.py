@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from machine import machine_info
 
 from tests.crash_support import CrashableBroker, barco_bodies
-from wirecheck.targets.reference.batchlog import DEFAULT_CACHE_BYTES
+from wirecheck.broker.batchlog import DEFAULT_CACHE_BYTES
 
 MB = 1 << 20
 SETTLE_SECONDS = 2.0

@@ -7,7 +7,7 @@ set -u
 cd "$(dirname "$0")/.."
 status=0
 ruff check --quiet . || status=1
-vulture --min-confidence 60 protocols strategies targets reports suites wirecheck/*.py tests bench scripts conftest.py \
+vulture --min-confidence 60 protocols strategies targets reports suites broker wirecheck/*.py tests bench scripts conftest.py \
   scripts/vulture_whitelist.py --exclude "*_pb2.py,*_pb2_grpc.py,node_modules,wirecheck-reports" \
   --ignore-names "pytest_*,test_*,pytestmark" \
   --ignore-decorators "@pytest.fixture,@pytest.hookimpl,@rule,@invariant,@initialize,@precondition,@st.composite,@property,@*.setter,@case" \

@@ -63,11 +63,11 @@ class BrokerProcess:
 def launch(protocols: list[str] | None = None, faults: list[str] | None = None, extra_args: list[str] | None = None,
            workdir: Path | None = None, startup_timeout: float = 30.0,
            variants: list[str] | None = None) -> BrokerProcess:
-    """Start ``python -m wirecheck.targets.reference`` with every (or the named) personality on port 0.
+    """Start ``python -m wirecheck.broker`` with every (or the named) personality on port 0.
 
     ``faults`` are namespaced (``kafka.crc-ieee``); a named protocol the broker has no personality for is left out.
     """
-    from wirecheck.targets.reference.personality import discover
+    from wirecheck.broker.personality import discover
 
     available = discover()
     names = [n for n in protocols if n in available] if protocols else list(available)
@@ -77,7 +77,7 @@ def launch(protocols: list[str] | None = None, faults: list[str] | None = None, 
     workdir.mkdir(parents=True, exist_ok=True)
     ready = workdir / "ready.json"
     log_path = workdir / "broker.log"
-    argv = [sys.executable, "-m", "wirecheck.targets.reference", "--host", "127.0.0.1", "--protocols", ",".join(names),
+    argv = [sys.executable, "-m", "wirecheck.broker", "--host", "127.0.0.1", "--protocols", ",".join(names),
             "--ready-file", str(ready), "--log-level", "INFO"]
     argv += [arg for name in names for arg in (f"--{name}-port", "0")]
     argv += [arg for name in names for endpoint in available[name].endpoints

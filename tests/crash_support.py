@@ -34,7 +34,7 @@ class CrashableBroker:
 
     def _port_flags(self) -> list[str]:
         if not self.ports:  # first start: every listener ephemeral
-            from wirecheck.targets.reference.personality import discover
+            from wirecheck.broker.personality import discover
 
             info = discover()[self.protocol]
             return [f"--{self.protocol}-port", "0", *(arg for endpoint in info.endpoints
@@ -51,7 +51,7 @@ class CrashableBroker:
         ready.unlink(missing_ok=True)
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "wirecheck.targets.reference", "--protocols", self.protocol,
+                [sys.executable, "-m", "wirecheck.broker", "--protocols", self.protocol,
                  "--data-dir", str(self.data_dir), "--ready-file", str(ready), *self._port_flags(), *self.extra],
                 cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                 env=dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))))

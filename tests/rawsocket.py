@@ -54,7 +54,7 @@ class InThreadBroker:
     timeout = 5.0
 
     def __init__(self, config):
-        from wirecheck.targets.reference.core import Listener
+        from wirecheck.broker.core import Listener
 
         self.config = config
         self.loop = asyncio.new_event_loop()

@@ -1,4 +1,4 @@
-"""The reference broker's Fluvio faults (targets/reference/fluvio/faults.py) and the clause the suite must report
+"""The reference broker's Fluvio faults (broker/fluvio/faults.py) and the clause the suite must report
 each under (see ``ProtocolSpec.faults``)."""
 
 FAULTS: dict[str, str] = {

@@ -1,4 +1,4 @@
-"""The reference broker's Kafka faults (targets/reference/kafka/faults.py) and the clause the suite must report
+"""The reference broker's Kafka faults (broker/kafka/faults.py) and the clause the suite must report
 each under (see ``ProtocolSpec.faults``)."""
 
 FAULTS: dict[str, str] = {

@@ -52,7 +52,7 @@ SPEC = ProtocolSpec(
     volatile_fields=("*.last_modified",),  # the segment store's clock
     # a table segment's length counts what the server's compaction left (Pravega's copies entries forward); table
     # versions, the offsets entries were written at, are compared: the reference broker lays entries out as Pravega
-    # does (targets/reference/pravega/store.py ENTRY_OVERHEAD); a frame's length follows from what it carries;
+    # does (broker/pravega/store.py ENTRY_OVERHEAD); a frame's length follows from what it carries;
     # messages and stack traces are free text (the reference sends none, Pravega its Java exception's); the newest
     # wire version a server speaks is its release's (Pravega 0.13.0: 16, WireCommands.WIRE_VERSION; the reference: 17)
     implementation_fields=("TableSegmentInfo.length", "PravegaFrame.length",

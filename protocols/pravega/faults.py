@@ -1,7 +1,7 @@
 """What the Pravega suite must report when the reference broker runs with each of its faults.
 
 Namespaced fault name (``--fault``, ``--reference-fault``) -> the clause the suite reports FAILED. The faults
-themselves are the broker's (targets/reference/pravega/faults.py); tests/quality checks that both lists agree
+themselves are the broker's (broker/pravega/faults.py); tests/quality checks that both lists agree
 and that the suite catches each fault naming this clause.
 """
 

@@ -1,4 +1,4 @@
-"""The reference broker's RustLog faults (targets/reference/rustlog/faults.py) and the clause the suite must report
+"""The reference broker's RustLog faults (broker/rustlog/faults.py) and the clause the suite must report
 each under (see ``ProtocolSpec.faults``)."""
 
 FAULTS: dict[str, str] = {

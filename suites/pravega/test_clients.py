@@ -153,7 +153,7 @@ def test_stream_lifecycle(target, client):
 
 def controller_lacks(run: ClientRun, what: str) -> None:
     """A controller that does not serve ``what`` answers its calls with gRPC's UNIMPLEMENTED (the reference broker's
-    leaves transactions and key-value tables to it: targets/reference/pravega/controller/service.py): the scenario
+    leaves transactions and key-value tables to it: broker/pravega/controller/service.py): the scenario
     cannot run there (UNIMPLEMENTED), which is the controller's business, not the segment store's."""
     error = (run.output or {}).get("error") or ""
     if "UNIMPLEMENTED" in error:

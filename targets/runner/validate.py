@@ -77,12 +77,12 @@ def validate(options, specs: dict[str, ProtocolSpec]) -> None:
     for fault in options.reference_faults:
         if fault not in faults:
             raise UsageProblem(f"--reference-fault {fault}: no such fault; expected PROTOCOL.NAME "
-                               f"(python -m wirecheck.targets.reference --list-faults)")
+                               f"(python -m wirecheck.broker --list-faults)")
     variants = {variant for spec in specs.values() for variant in spec.variants}
     for variant in options.reference_variants:
         if variant not in variants:
             raise UsageProblem(f"--reference-variant {variant}: no such variant; expected PROTOCOL.NAME "
-                               f"(python -m wirecheck.targets.reference --list-variants)")
+                               f"(python -m wirecheck.broker --list-variants)")
     if options.confirm is not None and options.confirm < 0:
         raise UsageProblem(f"--confirm {options.confirm}: expected a count of re-runs >= 0")
     if options.target_restart is not None and not options.target_restart.strip():

@@ -104,7 +104,7 @@ def safety_faults(protocol: str) -> dict[str, tuple[str, ...]]:
 
 
 def broker_faults(protocol: str) -> set[str]:
-    from wirecheck.targets.reference.personality import discover
+    from wirecheck.broker.personality import discover
 
     info = discover().get(protocol)
     return set(info.faults) if info else set()

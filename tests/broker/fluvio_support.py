@@ -12,8 +12,8 @@ import struct
 
 import crc32c
 
-from wirecheck.targets.reference.core import BrokerConfig
-from wirecheck.targets.reference.fluvio import FluvioOptions, create
+from wirecheck.broker.core import BrokerConfig
+from wirecheck.broker.fluvio import FluvioOptions, create
 
 from tests.rawsocket import Closed, InThreadBroker, RawClient  # noqa: F401 - Closed is re-exported to the tests
 

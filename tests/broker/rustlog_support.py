@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from wirecheck.targets.reference.core import BrokerConfig
-from wirecheck.targets.reference.rustlog import create
+from wirecheck.broker.core import BrokerConfig
+from wirecheck.broker.rustlog import create
 
 from tests.rawsocket import Closed, InThreadBroker, RawClient
 
@@ -100,14 +100,14 @@ class ThreadBroker(InThreadBroker):
 
 
 class ProcessBroker:
-    """``python -m wirecheck.targets.reference`` as a child process (for restarts, signals and crashes)."""
+    """``python -m wirecheck.broker`` as a child process (for restarts, signals and crashes)."""
 
     def __init__(self, *args: str, workdir: Path | None = None):
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="rustlog-broker-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.ready = self.workdir / "ready.json"
         self.ready.unlink(missing_ok=True)
-        argv = [sys.executable, "-m", "wirecheck.targets.reference", "--protocols", "rustlog", "--rustlog-port", "0",
+        argv = [sys.executable, "-m", "wirecheck.broker", "--protocols", "rustlog", "--rustlog-port", "0",
                 "--ready-file", str(self.ready), *args]
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         self.log = open(self.workdir / "broker.log", "ab")

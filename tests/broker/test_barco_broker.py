@@ -14,13 +14,13 @@ import pytest
 
 from wirecheck.protocols.barco import wire
 from wirecheck.targets.launcher import launch
-from wirecheck.targets.reference import barco
+from wirecheck.broker import barco
 
 DEFAULT_PORTS = {9250, 9251, 9252, 9254}
 
 
 def test_package_imports_nothing_from_the_suite():
-    """ARCHITECTURE: targets/reference/ never imports protocols, strategies or suites."""
+    """ARCHITECTURE: broker/ never imports protocols, strategies or suites."""
     for path in Path(barco.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \

@@ -1,4 +1,4 @@
-"""Barco's chunk store (targets/reference/barco/store.py): in durable mode a compact index, payloads read back
+"""Barco's chunk store (broker/barco/store.py): in durable mode a compact index, payloads read back
 through a small cache after a restart, a torn tail dropped; memory mode still bounded by retention and its cap."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from array import array
 
 import pytest
 from wirecheck.targets.launcher import launch
-from wirecheck.targets.reference.barco.store import ChunkStore, StoreFull
+from wirecheck.broker.barco.store import ChunkStore, StoreFull
 
 from tests.broker.test_barco_broker import Producer, consume
 

@@ -1,4 +1,4 @@
-"""The shared batch log (targets/reference/batchlog.py): what survives a reopen, what recovery truncates, and
+"""The shared batch log (broker/batchlog.py): what survives a reopen, what recovery truncates, and
 that the cache stays within its bound whatever the log holds."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 
 import crc32c
 import pytest
-from wirecheck.targets.reference.batchlog import (
+from wirecheck.broker.batchlog import (
     HEADER,
     MAGIC,
     BatchCache,
@@ -182,7 +182,7 @@ def write_log_directly(path, count: int) -> None:
 
 _OPEN_AND_REPORT_MEMORY = """
 import json, sys
-from wirecheck.targets.reference.batchlog import BatchCache, BatchLog
+from wirecheck.broker.batchlog import BatchCache, BatchLog
 
 def status():
     fields = dict(line.split(":", 1) for line in open("/proc/self/status"))

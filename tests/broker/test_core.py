@@ -1,4 +1,4 @@
-"""The broker core (targets/reference/core.py, framed.py and the CLI), exercised through the RustLog personality.
+"""The broker core (broker/core.py, framed.py and the CLI), exercised through the RustLog personality.
 
 Connection limit, idle and frame timeouts, ready file, clean shutdown on SIGTERM, and refusal of unknown faults.
 """
@@ -149,7 +149,7 @@ def test_sigterm_shuts_down_cleanly_with_open_connections():
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "wirecheck.targets.reference", "--protocols", "rustlog", *args],
+    return subprocess.run([sys.executable, "-m", "wirecheck.broker", "--protocols", "rustlog", *args],
                           cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True,
                           timeout=30)
 
@@ -157,7 +157,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("fault", ["rustlog.no-such-fault", "zero-length-ignored", "kafka.crc-ieee"])
 def test_unknown_fault_is_refused_listing_the_valid_ones(tmp_path, fault):
     """Unknown, un-namespaced, or of a personality that is not running: refused, naming every valid fault."""
-    from wirecheck.targets.reference.rustlog import FAULTS
+    from wirecheck.broker.rustlog import FAULTS
 
     result = run_cli("--rustlog-port", "0", "--fault", fault, "--ready-file", str(tmp_path / "r.json"))
     assert result.returncode != 0
@@ -167,7 +167,7 @@ def test_unknown_fault_is_refused_listing_the_valid_ones(tmp_path, fault):
 
 
 def test_list_faults_groups_the_faults_by_personality():
-    from wirecheck.targets.reference.personality import discover
+    from wirecheck.broker.personality import discover
 
     personalities = discover()
     assert {"rustlog", "kafka", "fluvio"} <= set(personalities)
@@ -190,8 +190,8 @@ def test_a_persistence_option_a_personality_cannot_honour_is_refused(option):
     bundled personality persists, so the one that cannot is built here."""
     import argparse
 
-    from wirecheck.targets.reference.__main__ import PERSISTENCE, check_storage
-    from wirecheck.targets.reference.personality import PersonalityInfo, discover
+    from wirecheck.broker.__main__ import PERSISTENCE, check_storage
+    from wirecheck.broker.personality import PersonalityInfo, discover
 
     able = discover()["rustlog"]
     memory_only = PersonalityInfo("memory", 1, {}, type("Options", (), {}), lambda config, options: None,
@@ -206,7 +206,7 @@ def test_a_persistence_option_a_personality_cannot_honour_is_refused(option):
 
 
 def test_help_says_which_personalities_persist():
-    from wirecheck.targets.reference.personality import discover
+    from wirecheck.broker.personality import discover
 
     help_text = " ".join(run_cli("--help").stdout.split())
     persist = sorted(name for name, info in discover().items() if "data_dir" in info.storage)
@@ -253,24 +253,23 @@ def test_peer_that_never_reads_is_dropped_after_the_idle_timeout():
 
 
 def test_the_broker_imports_nothing_from_the_suite():
-    """ARCHITECTURE: targets/reference/ is a second implementation; it never imports protocols, strategies or
+    """ARCHITECTURE: broker/ is a second implementation; it never imports protocols, strategies or
     suites (nor the suite's harness in targets/)."""
     import ast
 
-    for path in (ROOT / "targets" / "reference").rglob("*.py"):
+    for path in (ROOT / "broker").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             for name in names:
                 top = name.removeprefix("wirecheck.").split(".")[0]
-                assert top not in ("protocols", "strategies", "suites", "reports"), (path, name)
-                assert top != "targets" or name.removeprefix("wirecheck.").startswith("targets.reference"), (path, name)
+                assert top not in ("protocols", "strategies", "suites", "reports", "targets"), (path, name)
 
 
 def test_the_broker_names_each_listener_before_it_serves(tmp_path):
     """One stdout line per listener (protocol, endpoint, address), written before the ready file."""
     ready = tmp_path / "ready.json"
-    process = subprocess.Popen([sys.executable, "-m", "wirecheck.targets.reference", "--protocols", "rustlog,barco",
+    process = subprocess.Popen([sys.executable, "-m", "wirecheck.broker", "--protocols", "rustlog,barco",
                                 "--rustlog-port", "0", "--barco-port", "0", "--barco-producer-http-port", "0",
                                 "--barco-consumer-port", "0", "--barco-producer-port", "0", "--ready-file",
                                 str(ready)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from wirecheck.targets.reference.core import BrokerConfig
-from wirecheck.targets.reference.fluvio import FAULTS, VARIANTS, FluvioOptions, create
-from wirecheck.targets.reference.fluvio import api, sc
-from wirecheck.targets.reference.fluvio.faults import FluvioFaults, FluvioVariants
-from wirecheck.targets.reference.switches import Switch
+from wirecheck.broker.core import BrokerConfig
+from wirecheck.broker.fluvio import FAULTS, VARIANTS, FluvioOptions, create
+from wirecheck.broker.fluvio import api, sc
+from wirecheck.broker.fluvio.faults import FluvioFaults, FluvioVariants
+from wirecheck.broker.switches import Switch
 
-PACKAGE = Path(__file__).resolve().parents[2] / "targets" / "reference" / "fluvio"
+PACKAGE = Path(__file__).resolve().parents[2] / "broker" / "fluvio"
 
 
 def personality(faults=(), variants=()):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from wirecheck.targets.reference.core import BrokerConfig
-from wirecheck.targets.reference.fluvio.storage import Storage
+from wirecheck.broker.core import BrokerConfig
+from wirecheck.broker.fluvio.storage import Storage
 
 from tests.broker.fluvio_support import Client, ThreadBroker, batch, batches_of
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from wirecheck.targets.reference.fluvio import FAULTS
+from wirecheck.broker.fluvio import FAULTS
 from tests.broker.fluvio_support import (
     Closed, ThreadBroker, api_versions_body, batch, batches_of, decode_api_versions, decode_fetch, decode_produce,
     decode_fetch_consumer_offsets, decode_stream_fetch, decode_update_offsets, fetch_body,

@@ -12,14 +12,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from wirecheck.targets.reference import fluvio
+from wirecheck.broker import fluvio
 from tests.broker.fluvio_support import Client, api_versions_body, batch, decode_api_versions
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_package_imports_nothing_from_the_suite():
-    """ARCHITECTURE: targets/reference/ never imports protocols, strategies or suites."""
+    """ARCHITECTURE: broker/ never imports protocols, strategies or suites."""
     package = Path(fluvio.__file__).parent
     for path in package.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -30,13 +30,13 @@ def test_package_imports_nothing_from_the_suite():
 
 
 def test_cli_lists_faults_and_serves_until_sigterm():
-    listed = subprocess.run([sys.executable, "-m", "wirecheck.targets.reference", "--list-faults"], cwd=ROOT, timeout=30,
+    listed = subprocess.run([sys.executable, "-m", "wirecheck.broker", "--list-faults"], cwd=ROOT, timeout=30,
                             capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout
     assert {line.split()[0] for line in listed.splitlines() if line.startswith("  fluvio.")} == set(fluvio.FAULTS)
     assert fluvio.DEFAULT_PORT == 9005 and len(fluvio.FAULTS) >= 12
 
     ready = Path(tempfile.mkdtemp(prefix="fluvio-cli-")) / "ready.json"
-    process = subprocess.Popen([sys.executable, "-m", "wirecheck.targets.reference", "--protocols", "fluvio", "--fluvio-port",
+    process = subprocess.Popen([sys.executable, "-m", "wirecheck.broker", "--protocols", "fluvio", "--fluvio-port",
                                 "0", "--ready-file", str(ready)], cwd=ROOT,
                                env=dict(os.environ, PYTHONPATH=str(ROOT)), stderr=subprocess.PIPE)
     try:

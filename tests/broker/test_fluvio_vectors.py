@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from wirecheck.targets.reference.fluvio import messages
-from wirecheck.targets.reference.fluvio.records import read_record_set
-from wirecheck.targets.reference.fluvio.wire import Reader
+from wirecheck.broker.fluvio import messages
+from wirecheck.broker.fluvio.records import read_record_set
+from wirecheck.broker.fluvio.wire import Reader
 from tests.broker.fluvio_support import ThreadBroker, batch, fetch_body, record, request, varint
 
 

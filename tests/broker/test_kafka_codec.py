@@ -6,8 +6,8 @@ import pytest
 from kafka.protocol.consumer.fetch import FetchResponse
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from wirecheck.targets.reference.kafka.codec import Message, Options
-from wirecheck.targets.reference.kafka.codec_primitives import MalformedBody, read_uvarint, write_uvarint
+from wirecheck.broker.kafka.codec import Message, Options
+from wirecheck.broker.kafka.codec_primitives import MalformedBody, read_uvarint, write_uvarint
 from tests.interop.kafka_support import build
 
 
@@ -89,7 +89,7 @@ def test_unknown_tags_are_skipped_by_size_and_the_fault_misskips():
 def test_primitive_arrays_and_the_element_budget():
     import struct
 
-    from wirecheck.targets.reference.kafka.codec import MAX_ELEMENTS
+    from wirecheck.broker.kafka.codec import MAX_ELEMENTS
 
     def offset_fetch(n: int) -> bytes:
         return (struct.pack(">h", 1) + b"g" + struct.pack(">i", 1) + struct.pack(">h", 1) + b"t"

@@ -1,4 +1,4 @@
-"""The reference broker's KIP-848 coordinator (targets/reference/kafka/consumer_groups.py), driven over the wire.
+"""The reference broker's KIP-848 coordinator (broker/kafka/consumer_groups.py), driven over the wire.
 
 Requests are encoded and answers decoded with the suite's codec (protocols/kafka/messages.py, kio's definitions
 for keys 68/69), not the broker's own, so the two codecs check each other. CG_PROBES gives test_kafka_faults.py a

@@ -383,7 +383,7 @@ def test_log_append_time_topic_stamps_batches_and_recomputes_the_crc(wire):
 
 
 def test_partition_budget_bounds_create_and_auto_create(monkeypatch):
-    from wirecheck.targets.reference.kafka import storage
+    from wirecheck.broker.kafka import storage
 
     monkeypatch.setattr(storage, "MAX_TOTAL_PARTITIONS", 10)
     with InProcessBroker() as b, b.wire() as w:

@@ -7,7 +7,7 @@ from kafka.protocol.admin.topics import DeleteTopicsRequest, DeleteTopicsRespons
 from kafka.protocol.consumer.group import OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, \
     OffsetFetchResponse
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
-from wirecheck.targets.reference.batchlog import BatchCache, BatchLog
+from wirecheck.broker.batchlog import BatchCache, BatchLog
 
 from tests.broker.test_kafka_data import batches_in, fetch, new_topic, produce
 from tests.interop.kafka_support import InProcessBroker, record_batch

@@ -24,7 +24,7 @@ from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProducerIdResponse
 
 from wirecheck.protocols.kafka import messages
-from wirecheck.targets.reference.kafka import FAULTS
+from wirecheck.broker.kafka import FAULTS
 from tests.broker.kafka_admin_probes import ADMIN_PROBES, SASL_PROBES, sasl_options
 from tests.broker.kafka_check_probes import CHECK_PROBES
 from tests.broker.kafka_must_probes import MUST_PROBES

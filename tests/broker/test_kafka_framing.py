@@ -21,7 +21,7 @@ import pytest
 from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from wirecheck.targets.reference.kafka.api_table import APIS
+from wirecheck.broker.kafka.api_table import APIS
 from tests.interop.kafka_support import Closed, InProcessBroker, build
 
 CLASSES = {

@@ -9,8 +9,8 @@ import time
 from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
 from kafka.protocol.consumer.offsets import ListOffsetsRequest, ListOffsetsResponse
 
-from wirecheck.targets.reference.kafka.storage import SEGMENT_MS, Partition
-from wirecheck.targets.reference.kafka import records as stored
+from wirecheck.broker.kafka.storage import SEGMENT_MS, Partition
+from wirecheck.broker.kafka import records as stored
 from tests.broker.test_kafka_data import fetch, new_topic, produce
 from tests.interop.kafka_support import InProcessBroker, record_batch
 

@@ -10,10 +10,10 @@ import time
 import uuid
 
 import pytest
-from wirecheck.targets.reference.kafka import kip932_messages
-from wirecheck.targets.reference.kafka.faults import KafkaFaults
-from wirecheck.targets.reference.kafka.share_groups import simple
-from wirecheck.targets.reference.kafka.share_partitions import (
+from wirecheck.broker.kafka import kip932_messages
+from wirecheck.broker.kafka.faults import KafkaFaults
+from wirecheck.broker.kafka.share_groups import simple
+from wirecheck.broker.kafka.share_partitions import (
     ACCEPT,
     REJECT,
     RELEASE,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
 from kafka.record.default_records import DefaultRecordBatch
-from wirecheck.targets.reference.kafka.durable import PartitionLog
+from wirecheck.broker.kafka.durable import PartitionLog
 
 from tests.broker.kafka_admin_probes import set_config
 from tests.broker.test_kafka_compaction import DAY, OLD, compacted, keyed_batch, log
@@ -106,7 +106,7 @@ def test_the_layout_before_batch_logs_is_refused(tmp_path):
 
 
 def test_a_failed_write_is_a_storage_error_and_changes_nothing(tmp_path, monkeypatch):
-    from wirecheck.targets.reference.batchlog import BatchLog
+    from wirecheck.broker.batchlog import BatchLog
 
     def disk_full(*_):
         raise OSError(28, "No space left on device")

@@ -1,4 +1,4 @@
-"""The reference broker's KIP-714 telemetry state (targets/reference/kafka/telemetry.py), driven without a socket:
+"""The reference broker's KIP-714 telemetry state (broker/kafka/telemetry.py), driven without a socket:
 what the suite cannot watch from outside (the clock of the push interval, the bound on instances remembered, every
 codec's payload check)."""
 
@@ -9,7 +9,7 @@ import uuid
 import pytest
 from wirecheck.protocols import compression
 from wirecheck.suites.kafka.test_telemetry import metrics_data
-from wirecheck.targets.reference.kafka import telemetry as t
+from wirecheck.broker.kafka import telemetry as t
 
 from tests.broker.test_kafka_consumer_groups import call, wire_probe
 

@@ -15,7 +15,7 @@ from tests.broker.test_kafka_transactions import (INVALID_PRODUCER_EPOCH, INVALI
                                                   add_partitions, broker, end, fetch, init, topic, values, w)
 from tests.interop.kafka_support import Wire, record_batch
 from wirecheck.protocols.kafka import errors
-from wirecheck.targets.reference.kafka import transactions_v2
+from wirecheck.broker.kafka import transactions_v2
 
 __all__ = ["broker", "w"]  # the fixtures, shared with the version-1 tests
 

@@ -10,10 +10,10 @@ import threading
 import grpc
 import pytest
 
-from wirecheck.targets.reference.pravega.controller import controller_pb2 as pb
-from wirecheck.targets.reference.pravega.controller import controller_pb2_grpc as pb_grpc
-from wirecheck.targets.reference.pravega.controller.service import ControllerService
-from wirecheck.targets.reference.pravega.controller.store_link import StoreError, WireSegmentStore
+from wirecheck.broker.pravega.controller import controller_pb2 as pb
+from wirecheck.broker.pravega.controller import controller_pb2_grpc as pb_grpc
+from wirecheck.broker.pravega.controller.service import ControllerService
+from wirecheck.broker.pravega.controller.store_link import StoreError, WireSegmentStore
 
 STORE_PORT = 12345  # what getURI must answer; nothing listens there in these tests
 
@@ -389,8 +389,8 @@ def test_the_broker_starts_the_controller_beside_the_store(tmp_path):
 
 
 def test_the_metadata_snapshot_round_trips(tmp_path):
-    from wirecheck.targets.reference.pravega.controller.model import KeyValueTable, Metadata
-    from wirecheck.targets.reference.pravega.controller.persist import MetadataFile
+    from wirecheck.broker.pravega.controller.model import KeyValueTable, Metadata
+    from wirecheck.broker.pravega.controller.persist import MetadataFile
 
     meta = Metadata()
     meta.scopes |= {"s", "t"}
@@ -410,7 +410,7 @@ def test_the_metadata_snapshot_round_trips(tmp_path):
 
 
 def test_an_unreadable_snapshot_is_an_error_naming_the_file(tmp_path):
-    from wirecheck.targets.reference.pravega.controller.persist import FILE_NAME, MetadataFile
+    from wirecheck.broker.pravega.controller.persist import FILE_NAME, MetadataFile
 
     (tmp_path / FILE_NAME).write_text('{"scopes": [')
     with pytest.raises(RuntimeError, match=FILE_NAME):

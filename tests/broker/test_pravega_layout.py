@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from wirecheck.targets.reference.core import BrokerConfig
-from wirecheck.targets.reference.pravega import codes
-from wirecheck.targets.reference.pravega.faults import FAULTS, VARIANTS, PravegaFaults, PravegaVariants
-from wirecheck.targets.reference.pravega.options import PravegaOptions
-from wirecheck.targets.reference.pravega.server import PravegaPersonality
+from wirecheck.broker.core import BrokerConfig
+from wirecheck.broker.pravega import codes
+from wirecheck.broker.pravega.faults import FAULTS, VARIANTS, PravegaFaults, PravegaVariants
+from wirecheck.broker.pravega.options import PravegaOptions
+from wirecheck.broker.pravega.server import PravegaPersonality
 
 def test_the_catalogues_are_the_typed_objects_namespaced():
     assert FAULTS == {f"pravega.{name}": says for name, says in PravegaFaults.declared().items()}

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from wirecheck.protocols.pravega import commands as cmd
 from wirecheck.targets.launcher import launch
-from wirecheck.targets.reference import pravega
+from wirecheck.broker import pravega
 from tests.quality.harness import run_suite
 
 
 def test_package_imports_nothing_from_the_suite():
-    """ARCHITECTURE: targets/reference/ never imports protocols, strategies or suites."""
+    """ARCHITECTURE: broker/ never imports protocols, strategies or suites."""
     for path in Path(pravega.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \

@@ -1,4 +1,4 @@
-"""Pravega's durable store (targets/reference/pravega/store.py, segment_log.py): segment bytes on disk, read back
+"""Pravega's durable store (broker/pravega/store.py, segment_log.py): segment bytes on disk, read back
 through a small cache after a restart; merges, truncation, deletes and writer positions across restarts and
 crashes; tables bounded by ``max_bytes``."""
 
@@ -8,7 +8,7 @@ import struct
 import uuid
 
 import pytest
-from wirecheck.targets.reference.pravega.store import Store, StoreFull
+from wirecheck.broker.pravega.store import Store, StoreFull
 
 CACHE = 4096  # far below what the tests store: most reads must come from the files
 
@@ -78,7 +78,7 @@ def test_a_merge_copies_the_source_and_removes_its_file(tmp_path):
 
 
 def test_a_merge_cut_short_by_a_crash_is_finished_on_replay(tmp_path, monkeypatch):
-    from wirecheck.targets.reference.pravega import segment_log
+    from wirecheck.broker.pravega import segment_log
 
     store = open_store(tmp_path)
     target, source = store.create("s/c/target"), store.create("s/c/source")
@@ -193,7 +193,7 @@ def test_events_come_back_through_a_small_cache_after_a_restart(tmp_path):
 
 
 def test_one_writers_small_appends_share_data_entries_and_reads_start_anywhere(tmp_path):
-    from wirecheck.targets.reference.pravega.segment_log import COALESCE_BYTES
+    from wirecheck.broker.pravega.segment_log import COALESCE_BYTES
 
     store, writer = open_store(tmp_path), uuid.uuid4().bytes
     segment = store.create("s/co/0")
@@ -231,8 +231,8 @@ def test_another_writer_ends_the_data_entry_and_each_keeps_its_event_number(tmp_
 
 
 def test_a_crash_between_the_data_entry_and_the_tail_clear_keeps_each_append_once(tmp_path, monkeypatch):
-    from wirecheck.targets.reference.batchlog import BatchLog
-    from wirecheck.targets.reference.pravega import segment_log
+    from wirecheck.broker.batchlog import BatchLog
+    from wirecheck.broker.pravega import segment_log
 
     monkeypatch.setattr(segment_log, "COALESCE_BYTES", 1000)
     store, writer = open_store(tmp_path), uuid.uuid4().bytes

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from wirecheck.targets.reference.rustlog import FAULTS
+from wirecheck.broker.rustlog import FAULTS
 from tests.broker.rustlog_support import (
     ProcessBroker, ThreadBroker, create_topic, encode, fetch, frame, produce,
 )

@@ -1,4 +1,4 @@
-"""The RustLog FetchResponse encoder (targets/reference/rustlog/fetch_answer.py): byte for byte what json.dumps gives
+"""The RustLog FetchResponse encoder (broker/rustlog/fetch_answer.py): byte for byte what json.dumps gives
 for the same answer, the frame cap checked before a record is added, and record views taken without copies."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wirecheck.targets.reference.rustlog.batch import decode_batch, encode_batch
-from wirecheck.targets.reference.rustlog.fetch_answer import WRAPPER_MAX, FetchAnswer, base64_size, empty_answer
+from wirecheck.broker.rustlog.batch import decode_batch, encode_batch
+from wirecheck.broker.rustlog.fetch_answer import WRAPPER_MAX, FetchAnswer, base64_size, empty_answer
 
 U64 = st.integers(0, 2**64 - 1)
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import inspect
 import json
 
-from wirecheck.targets.reference.rustlog.faults import RustLogFaults, RustLogVariants
-from wirecheck.targets.reference.rustlog.schema import REQUESTS
-from wirecheck.targets.reference.rustlog.server import HANDLERS
-from wirecheck.targets.reference.rustlog.wire import LENGTH, Encoder
+from wirecheck.broker.rustlog.faults import RustLogFaults, RustLogVariants
+from wirecheck.broker.rustlog.schema import REQUESTS
+from wirecheck.broker.rustlog.server import HANDLERS
+from wirecheck.broker.rustlog.wire import LENGTH, Encoder
 
 
 def test_every_request_kind_has_one_handler_taking_its_fields():

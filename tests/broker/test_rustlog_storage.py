@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from wirecheck.targets.reference.rustlog import durable
+from wirecheck.broker.rustlog import durable
 
 from tests.broker.rustlog_support import ProcessBroker, ThreadBroker, create_topic, fetch, payloads_of, produce
 

@@ -1,11 +1,11 @@
-"""The typed faults and variants every personality declares (targets/reference/switches.py)."""
+"""The typed faults and variants every personality declares (broker/switches.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from wirecheck.targets.reference.core import BrokerConfig
-from wirecheck.targets.reference.switches import Switch, Switches
+from wirecheck.broker.core import BrokerConfig
+from wirecheck.broker.switches import Switch, Switches
 
 
 class GroupFaults(Switches):

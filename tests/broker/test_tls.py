@@ -106,7 +106,7 @@ def test_a_client_that_does_not_trust_the_certificate_refuses_it(broker):
 
 @pytest.mark.parametrize("args", [["--tls-cert", "cert.pem"], ["--tls-cert", "missing.pem", "--tls-key", "x.pem"]])
 def test_incomplete_or_unreadable_tls_settings_are_refused(tmp_path, args):
-    result = subprocess.run([sys.executable, "-m", "wirecheck.targets.reference", "--protocols", "rustlog", "--rustlog-port",
+    result = subprocess.run([sys.executable, "-m", "wirecheck.broker", "--protocols", "rustlog", "--rustlog-port",
                              "0", *args], cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)),
                             capture_output=True, text=True, timeout=30)
     assert result.returncode != 0

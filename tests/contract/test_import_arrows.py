@@ -2,7 +2,7 @@
 and transcripts live there, so every layer may import them); strategies/ imports only protocols/; reports/ only
 protocols/ (and targets' types, for checking only); targets/ the three below it; suites/ anything but the
 reference broker. The reference broker is a second, independent implementation of each spec: nothing under
-targets/reference/ imports the suite's codecs, strategies or cases, so the two check each other instead of
+broker/ imports the suite's codecs, strategies or cases, so the two check each other instead of
 sharing one misreading."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE = "targets.reference"
+REFERENCE = "broker"
 
 #: layer -> the layers it may import (itself always); the reference broker is its own layer
 MAY_IMPORT = {
@@ -29,8 +29,6 @@ MAY_IMPORT = {
 def layer_of(dotted: str) -> str | None:
     """The layer of a module named ``wirecheck.<layer>...`` (or of a file's dotted path under the root)."""
     parts = dotted.removeprefix("wirecheck.").split(".")
-    if parts[:2] == ["targets", "reference"]:
-        return REFERENCE
     return parts[0] if parts[0] in MAY_IMPORT else None
 
 
@@ -56,9 +54,6 @@ def crossings(layer: str) -> list[str]:
     for path in sorted(folder.rglob("*.py")):
         if "node_modules" in path.parts:
             continue
-        own = layer_of(".".join(path.relative_to(ROOT).with_suffix("").parts))
-        if own != layer:
-            continue  # the reference broker is walked as its own layer
         for name in imports(ast.parse(path.read_text(encoding="utf-8"))):
             if name.split(".")[0] in MAY_IMPORT and not name.startswith("wirecheck."):
                 found.append(f"{path.relative_to(ROOT)}: {name} (import it as wirecheck.{name})")

@@ -1,5 +1,5 @@
 """Every reference-broker personality keeps the shape ARCHITECTURE.md gives it: its faults and variants are typed
-objects (targets/reference/switches.py), each switch read by name at the point it breaks or takes its reading,
+objects (broker/switches.py), each switch read by name at the point it breaks or takes its reading,
 never a string tested for membership; every declared switch is read somewhere and every switch read is declared;
 no module is over 400 lines. Parametrized over the personalities the broker discovers, so a new one is checked
 the moment it exists."""
@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from wirecheck.targets.reference.personality import discover
+from wirecheck.broker.personality import discover
 
 PERSONALITIES = discover()
 MAX_LINES = 400
 
 
 def sources(name: str) -> dict[str, str]:
-    package = Path(importlib.import_module(f"wirecheck.targets.reference.{name}").__file__).parent
+    package = Path(importlib.import_module(f"wirecheck.broker.{name}").__file__).parent
     return {path.relative_to(package).as_posix(): path.read_text(encoding="utf-8")
             for path in sorted(package.rglob("*.py")) if "_pb2" not in path.name}  # generated gRPC modules
 

@@ -172,7 +172,7 @@ def test_with_target_restart_the_bulk_engine_pins_the_mutant_that_killed_the_tar
     starts the same faulted broker on the same port; tests/unit/test_fuzz_pin.py checks the bisection itself)."""
     broker = launch(["rustlog"], faults=["rustlog.crash-on-deep-json"], workdir=tmp_path / "broker")
     port, pids = broker.ports["rustlog"], tmp_path / "restarted.pids"
-    restart = (f"{sys.executable} -m wirecheck.targets.reference --protocols rustlog --rustlog-port {port} "
+    restart = (f"{sys.executable} -m wirecheck.broker --protocols rustlog --rustlog-port {port} "
                f"--fault rustlog.crash-on-deep-json > /dev/null 2>&1 & echo $! >> {pids}")
     try:
         result = pytest_run(tmp_path, "suites/rustlog/test_robustness.py", f"--target=rustlog=127.0.0.1:{port}",

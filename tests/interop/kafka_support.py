@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
-from wirecheck.targets.reference.core import BrokerConfig, Listener
+from wirecheck.broker.core import BrokerConfig, Listener
 
 from tests.rawsocket import Closed, RawClient  # noqa: F401 - Closed is re-exported to the tests
 
@@ -34,7 +34,7 @@ class InProcessBroker:
     def __init__(self, faults: tuple[str, ...] = (), max_frame: int | None = None, data_dir: Path | None = None,
                  retention_records: int | None = None, cache_bytes: int = BrokerConfig.cache_bytes, **options):
         """``faults`` namespaced (``kafka.crc-ieee``); ``options``: KafkaOptions fields (min_session_ms 100 here)."""
-        from wirecheck.targets.reference.kafka import KafkaOptions, create  # the personality under test
+        from wirecheck.broker.kafka import KafkaOptions, create  # the personality under test
 
         options.setdefault("min_session_ms", 100)
         self.config = BrokerConfig(faults=frozenset(faults), idle_timeout=10.0, max_frame=max_frame,

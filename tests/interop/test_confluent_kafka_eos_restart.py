@@ -55,7 +55,7 @@ class RestartableBroker:
         ready.unlink(missing_ok=True)
         log = open(self.data_dir / "broker.log", "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "wirecheck.targets.reference", "--protocols", "kafka", "--kafka-port", str(self.port),
+            [sys.executable, "-m", "wirecheck.broker", "--protocols", "kafka", "--kafka-port", str(self.port),
              "--data-dir", str(self.data_dir), "--ready-file", str(ready), "--idle-timeout", "5"],
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
         log.close()

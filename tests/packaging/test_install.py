@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 import venv
 from pathlib import Path
 
@@ -19,7 +20,12 @@ from tests.packaging.images import DOCKERFILES, ROOT, command_of
 
 pytestmark = pytest.mark.slow
 
-GENERIC_NAMES = {"protocols", "strategies", "targets", "reports", "suites"}
+GENERIC_NAMES = {"protocols", "strategies", "targets", "reports", "suites", "broker"}
+
+
+def broker_requirements() -> list[str]:
+    """pyproject's "broker" extra, read as docker/broker.Dockerfile reads it."""
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["broker"]
 
 
 def tracked_tree(destination: Path) -> Path:
@@ -34,18 +40,34 @@ def tracked_tree(destination: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """A virtualenv (no system site-packages) with the wheel and its declared dependencies."""
+def wheel(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("wheel")
     source = tracked_tree(root / "src")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
                     str(root / "dist"), str(source)], check=True, cwd=root)
-    [wheel] = (root / "dist").glob("wirecheck-*.whl")
-    venv.create(root / "venv", with_pip=True)
-    bin_dir = root / "venv" / "bin"
-    subprocess.run([str(bin_dir / "pip"), "install", "-q", "--disable-pip-version-check", str(wheel)],
-                   check=True, cwd=root)
-    return bin_dir
+    [built] = (root / "dist").glob("wirecheck-*.whl")
+    return built
+
+
+def virtualenv(root: Path, *installs: list[str]) -> Path:
+    """A virtualenv (no system site-packages) and the pip installs given; its bin folder."""
+    venv.create(root, with_pip=True)
+    for arguments in installs:
+        subprocess.run([str(root / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", *arguments],
+                       check=True, cwd=root)
+    return root / "bin"
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory):
+    """The wheel and its declared dependencies, no extra: what `pip install wirecheck` gives a vendor."""
+    return virtualenv(tmp_path_factory.mktemp("venv"), [str(wheel)])
+
+
+@pytest.fixture(scope="module")
+def broker_image(wheel, tmp_path_factory):
+    """What docker/broker.Dockerfile installs: the wheel without its dependencies, then the broker extra alone."""
+    return virtualenv(tmp_path_factory.mktemp("broker"), ["--no-deps", str(wheel)], broker_requirements())
 
 
 def test_the_wheel_claims_no_generic_top_level_name(installed):
@@ -57,6 +79,70 @@ def test_the_wheel_claims_no_generic_top_level_name(installed):
     assert {"../../../bin/wirecheck", "../../../bin/wirecheck-broker"} <= set(files)
     probe = "import importlib.util, sys; sys.exit(any(importlib.util.find_spec(n) for n in sys.argv[1:]))"
     assert subprocess.run([str(installed / "python"), "-c", probe, *GENERIC_NAMES], cwd=installed).returncode == 0
+
+
+def test_a_plain_install_has_no_grpc_and_the_broker_says_what_its_controller_needs(installed, tmp_path):
+    """gRPC is the broker extra's alone: without it the Pravega personality serves its segment store and says why
+    it has no controller."""
+    probe = "import importlib.util, sys; sys.exit(any(importlib.util.find_spec(n) for n in sys.argv[1:]))"
+    assert subprocess.run([str(installed / "python"), "-c", probe, "grpc", "google.protobuf"]).returncode == 0
+    ports = started(installed / "wirecheck-broker", tmp_path, "pravega")
+    assert set(ports) == {"pravega"}, ports
+    assert "pip install 'wirecheck[broker]'" in (tmp_path / "broker.log").read_text()
+
+
+def test_the_broker_image_runs_every_personality_without_the_suite(broker_image, tmp_path):
+    probe = "import importlib.util, sys; sys.exit(any(importlib.util.find_spec(n) for n in sys.argv[1:]))"
+    assert subprocess.run([str(broker_image / "python"), "-c", probe, "pytest", "hypothesis", "scapy"]).returncode == 0
+    ports = started(broker_image / "wirecheck-broker", tmp_path, "kafka,fluvio,pravega,barco,rustlog")
+    assert {"kafka", "fluvio", "pravega", "pravega-controller", "barco", "rustlog"} <= set(ports), ports
+
+
+def test_the_broker_extra_covers_every_import_of_the_broker():
+    """Each third-party module broker/ imports is installed by a distribution the broker extra names."""
+    import ast
+    from importlib.metadata import packages_distributions
+
+    imported = set()
+    for path in (ROOT / "broker").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - {"wirecheck"}
+    named = {requirement.split("==")[0].lower() for requirement in broker_requirements()}
+    distributions = packages_distributions()
+    uncovered = {module for module in third_party if not {d.lower() for d in distributions.get(module, [])} & named}
+    assert not uncovered, uncovered
+
+
+def started(command: Path, tmp_path: Path, protocols: str) -> dict[str, int]:
+    """Starts the broker with the given personalities on ephemeral ports, waits for its ready file, stops it;
+    the ports it listened on (its log in broker.log)."""
+    from wirecheck.broker.personality import discover
+
+    available = discover()
+    names = protocols.split(",")
+    ready = tmp_path / "ready.json"
+    log = (tmp_path / "broker.log").open("w")
+    argv = [str(command), "--host", "127.0.0.1", "--protocols", protocols, "--ready-file", str(ready)]
+    argv += [arg for name in names for arg in (f"--{name}-port", "0")]
+    argv += [arg for name in names for endpoint in available[name].endpoints for arg in (f"--{name}-{endpoint}-port", "0")]
+    argv += ["--pravega-controller-port", "0"] if "pravega" in names else []
+    broker = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and broker.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert ready.exists(), (tmp_path / "broker.log").read_text()[-3000:]
+        bound = json.loads(ready.read_text())
+        return bound["ports"] | {f"{name}-{endpoint}": port for name, endpoints in bound.get("endpoints", {}).items()
+                                 for endpoint, port in endpoints.items()}
+    finally:
+        broker.terminate()
+        broker.wait(timeout=10)
+        log.close()
 
 
 def test_an_installed_wirecheck_runs_a_suite_outside_the_checkout(installed, tmp_path):

@@ -75,7 +75,7 @@ def capture_broker_traffic(out: Path, faults: list[str] = (), protocol: str = "r
                            client=client_conversation) -> tuple[Path, int, list]:
     """(pcap path, broker port, what the client got back)."""
     ready = Path(tempfile.mkdtemp(prefix="wirecheck-broker-")) / "ready.json"
-    broker_cmd = [sys.executable, "-m", "wirecheck.targets.reference", "--protocols", protocol, f"--{protocol}-port", "0",
+    broker_cmd = [sys.executable, "-m", "wirecheck.broker", "--protocols", protocol, f"--{protocol}-port", "0",
                   "--ready-file", str(ready)] + [arg for f in faults for arg in ("--fault", f)]
     broker = subprocess.Popen(broker_cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     dump = None

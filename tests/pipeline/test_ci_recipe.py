@@ -45,7 +45,7 @@ def broker(tmp_path):
 
     def start(*faults: str) -> str:
         ready = tmp_path / f"ready-{len(started)}.json"
-        process = subprocess.Popen([sys.executable, "-m", "wirecheck.targets.reference", "--protocols", "rustlog",
+        process = subprocess.Popen([sys.executable, "-m", "wirecheck.broker", "--protocols", "rustlog",
                                     "--rustlog-port", "0", "--ready-file", str(ready),
                                     *(f"--fault={fault}" for fault in faults)])
         started.append(process)

@@ -62,7 +62,7 @@ def run_suite(suite: str, report_dir: Path, faults: list[str] = (), expect: str 
 
 def broker_faults(protocol: str) -> set[str]:
     """The namespaced faults of the reference broker's personality for ``protocol`` (none if it has none)."""
-    from wirecheck.targets.reference.personality import discover
+    from wirecheck.broker.personality import discover
 
     info = discover().get(protocol)
     # the safety faults (".safety-") break no conformance clause: tests/safety proves them

@@ -12,7 +12,7 @@ import pytest
 from tests.quality.expected import EXPECTED, EXTRA_ARGS, SCOPES, VARIANT_ARGS
 from tests.quality.harness import run_suite
 from wirecheck.protocols.registry import all_specs
-from wirecheck.targets.reference.personality import discover
+from wirecheck.broker.personality import discover
 
 SPECS = all_specs()
 ALL_VARIANTS = sorted((name, variant) for name, spec in SPECS.items() for variant in spec.variants)

@@ -11,7 +11,7 @@ from wirecheck.protocols.clients import scenario_of
 from wirecheck.protocols.kafka import SPEC, messages
 from wirecheck.protocols.kafka.client_defects import default_tags_sent
 from wirecheck.protocols.verdicts import ClientDefectMet, Divergence, Verdict
-from wirecheck.targets.reference.kafka.api_table import compile_messages
+from wirecheck.broker.kafka.api_table import compile_messages
 from wirecheck.targets.runner.verdicts import classify
 
 PRODUCE = {"Responses": [{"Name": "t", "PartitionResponses": [

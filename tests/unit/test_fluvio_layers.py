@@ -58,7 +58,7 @@ def test_sc_request_layers_dissect_and_rebuild_the_codec_bytes():
 
 def test_sc_answer_layers_read_what_the_reference_sc_writes():
     from wirecheck.protocols.fluvio import sc, sc_layers
-    from wirecheck.targets.reference.fluvio import sc_messages
+    from wirecheck.broker.fluvio import sc_messages
 
     update = sc_messages.metadata_update(7, [], [sc_messages.topic("t", 2, 1, 5001, 4, False, 19)])
     answer = sc_layers.OBJECT_LAYERS[19](sc_messages.type_buffer(sc.TOPIC, update))

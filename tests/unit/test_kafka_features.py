@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from wirecheck.protocols.kafka import messages
-from wirecheck.targets.reference.kafka.features import features_fields
+from wirecheck.broker.kafka.features import features_fields
 
 
 def test_none_before_v3():

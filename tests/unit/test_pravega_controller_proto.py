@@ -11,7 +11,7 @@ import pytest
 protoc = pytest.importorskip("grpc_tools.protoc", reason="grpcio-tools (the dev extra) regenerates the modules")
 
 # The modules import each other as wirecheck.targets...: generate them under a wirecheck/ include root.
-PACKAGE = Path("targets/reference/pravega/controller")
+PACKAGE = Path("broker/pravega/controller")
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -29,7 +29,7 @@ def test_generated_modules_match_the_proto(tmp_path):
 
 def test_service_names_the_controller_api():
     """The method paths the clients call: package io.pravega.controller.stream.api.grpc.v1, ControllerService."""
-    from wirecheck.targets.reference.pravega.controller import controller_pb2 as pb
+    from wirecheck.broker.pravega.controller import controller_pb2 as pb
 
     service = pb.DESCRIPTOR.services_by_name["ControllerService"]
     assert service.full_name == "io.pravega.controller.stream.api.grpc.v1.ControllerService"

@@ -1,6 +1,6 @@
 """Byte-exact Barco vectors (tests/vectors/barco/vectors.json) checked against the suite's struct codec
 (protocols/barco/wire.py), its scapy layers (layers.py), its murmur3 (murmur.py) AND the reference broker's own
-codec (targets/reference/barco/), which is a second implementation: both must agree with the same bytes.
+codec (broker/barco/), which is a second implementation: both must agree with the same bytes.
 
 Frames are the research notes' computed examples; records, chunks, poll bodies, JSON polls and discovery documents
 are laid out by hand from the notes' tables; murmur3 and token vectors are upstream's tests, copied as data.
@@ -17,7 +17,7 @@ import pytest
 import zstandard
 
 from wirecheck.protocols.barco import layers, murmur, wire
-from wirecheck.targets.reference.barco import codec
+from wirecheck.broker.barco import codec
 
 DATA = json.loads((Path(__file__).parent / "barco" / "vectors.json").read_text(encoding="utf-8"))
 
@@ -254,7 +254,7 @@ def test_token_ranges(case):
 
 def test_broker_range_index_in_dev_mode():
     """The broker computes a keyed message's range index over the whole ring (dev mode, decision D7)."""
-    from wirecheck.targets.reference.barco.server import TOKEN
+    from wirecheck.broker.barco.server import TOKEN
 
     broker = Broker()
     for case in (c for c in TOKENS["cases"] if c["brokers"] == 1):
@@ -270,15 +270,15 @@ class Broker:
     """The Barco personality driven in-process: frame bodies and HTTP requests in, bytes out."""
 
     def __init__(self):
-        from wirecheck.targets.reference.barco import BarcoOptions, create
-        from wirecheck.targets.reference.core import BrokerConfig
+        from wirecheck.broker.barco import BarcoOptions, create
+        from wirecheck.broker.core import BrokerConfig
 
         self.personality = create(BrokerConfig(), BarcoOptions())
         for endpoint, port in (("producer-http", 9251), ("consumer", 9252), ("producer", 9254)):
             self.personality.listening(endpoint, port)
 
     def request(self, handler, method: str, path: str, query: dict | None = None, headers: dict | None = None):
-        from wirecheck.targets.reference.barco.http import Request
+        from wirecheck.broker.barco.http import Request
 
         request = Request(method, path, {k: [v] for k, v in (query or {}).items()}, headers or {}, b"", False, self)
         answer = handler(request)

@@ -93,15 +93,15 @@ class Broker:
     """The Pravega personality driven in-process: request bytes in, reply bytes out."""
 
     def __init__(self):
-        from wirecheck.targets.reference.core import BrokerConfig
-        from wirecheck.targets.reference.pravega import PravegaOptions, create
-        from wirecheck.targets.reference.pravega.connection import ConnectionState
+        from wirecheck.broker.core import BrokerConfig
+        from wirecheck.broker.pravega import PravegaOptions, create
+        from wirecheck.broker.pravega.connection import ConnectionState
 
         self.personality = create(BrokerConfig(), PravegaOptions())
         self.state = ConnectionState(None)
 
     def __call__(self, frame: bytes):
-        from wirecheck.targets.reference.pravega.wire import Reader
+        from wirecheck.broker.pravega.wire import Reader
 
         code = int.from_bytes(frame[:4], "big", signed=True)
         return self.personality._dispatch(self.state, code, Reader(frame[8:]))

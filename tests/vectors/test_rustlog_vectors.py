@@ -38,7 +38,7 @@ def test_scapy_layers(vector):
 
 @pytest.mark.parametrize("vector", [v for v in VECTORS if v["object"]["type"] in REQUESTS], ids=lambda v: v["name"])
 def test_reference_broker_decodes_the_vectors(vector):
-    from wirecheck.targets.reference.rustlog import schema, wire
+    from wirecheck.broker.rustlog import schema, wire
 
     frame = bytes.fromhex(vector["hex"])
     (length,) = wire.LENGTH.unpack_from(frame)
