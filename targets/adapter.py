@@ -29,7 +29,8 @@ from scapy.supersocket import SuperSocket
 
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
 from wirecheck.protocols.transcript import Transcript
-from wirecheck.targets.session import FramedSession, Reply, Session
+from wirecheck.targets.session import FramedSession, Session
+from wirecheck.targets.transport.outcome import Reply
 
 
 class TargetSocket(SuperSocket):

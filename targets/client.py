@@ -10,7 +10,8 @@ model (which error codes an answer frame carries). Protocols with versioned APIs
 from __future__ import annotations
 
 from wirecheck.protocols.verdicts import Divergence, Unimplemented
-from wirecheck.targets.session import FramedSession, Outcome, Reply
+from wirecheck.targets.session import FramedSession
+from wirecheck.targets.transport.outcome import Outcome, Reply
 
 
 def short(obj, limit: int = 300) -> str:

@@ -41,7 +41,8 @@ from wirecheck.protocols.clauses import Clause, differential_clause_id
 from wirecheck.protocols.spec import BY_CONTENT, Endpoint, ProtocolSpec
 from wirecheck.protocols.verdicts import Differs
 from wirecheck.protocols.transcript import Transcript
-from wirecheck.targets.session import Outcome, Reply, Session
+from wirecheck.targets.session import Session
+from wirecheck.targets.transport.outcome import Outcome, Reply
 from wirecheck.targets.transport.stream import Stream
 
 if TYPE_CHECKING:

@@ -21,7 +21,8 @@ from wirecheck.protocols.states import StateModel
 from wirecheck.strategies.coverage import CoverageMap
 from wirecheck.strategies.engine import Adapter, Mutant, Progress, bisect, numbered, plan_batches, wants_keepalive
 from wirecheck.strategies.guided import STEP, guided
-from wirecheck.targets.session import FramedSession, Outcome, Reply
+from wirecheck.targets.session import FramedSession
+from wirecheck.targets.transport.outcome import Outcome, Reply
 
 WINDOW = 16  # batches in flight at once, each on its own connection
 SUSPECTS_KEPT = 4096  # mutants of ended connections kept as suspects until the target proves it outlived them

@@ -13,7 +13,8 @@ import ssl
 
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
 from wirecheck.protocols.transcript import Transcript
-from wirecheck.targets.session import Reply, Session
+from wirecheck.targets.session import Session
+from wirecheck.targets.transport.outcome import Reply
 from wirecheck.targets.transport import endpoint_of, open_session
 from wirecheck.targets.transport.http import HttpReply
 

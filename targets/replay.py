@@ -28,7 +28,7 @@ from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets import probe
 from wirecheck.targets.differential import Comparator, RequestQueue
 from wirecheck.targets.server_chosen import ServerChosen
-from wirecheck.targets.session import Outcome, Reply
+from wirecheck.targets.transport.outcome import Outcome, Reply
 from wirecheck.targets.transport import open_session
 
 _KINDS = {"recv": Outcome.FRAME, "closed": Outcome.CLOSED, "reset": Outcome.RESET, "silent": Outcome.SILENT,

@@ -18,7 +18,7 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Mapping, TypeGuard
 
 from wirecheck.targets.differential import Comparator
-from wirecheck.targets.session import Reply
+from wirecheck.targets.transport.outcome import Reply
 
 if TYPE_CHECKING:
     from wirecheck.protocols.spec import ProtocolSpec

@@ -15,7 +15,7 @@ from wirecheck.protocols.barco import wire
 from wirecheck.protocols.barco.clauses import CATALOGUE
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.targets.client import StrictClient, short
-from wirecheck.targets.session import Outcome
+from wirecheck.targets.transport.outcome import Outcome
 
 C = CATALOGUE
 DISCOVERED = {"producer": "producerBinaryPort", "producer-http": "producerPort", "consumer": "consumerPort"}

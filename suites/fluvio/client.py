@@ -23,7 +23,7 @@ from wirecheck.protocols.fluvio.clauses import CATALOGUE, undecodable_response_c
 from wirecheck.protocols.verdicts import Blocked, Divergence, Unimplemented
 from wirecheck.targets.client import AdvertisedVersions, StrictClient, short
 from wirecheck.targets.runner.validate import parse_topics
-from wirecheck.targets.session import Reply
+from wirecheck.targets.transport.outcome import Reply
 
 C = CATALOGUE
 CLIENT_ID = "wirecheck"

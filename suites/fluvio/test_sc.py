@@ -10,7 +10,7 @@ from wirecheck.protocols.fluvio import HELLO_BODY, messages, sc
 from wirecheck.protocols.fluvio.clauses import CATALOGUE as C
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.fluvio.sc_client import ScClient
-from wirecheck.targets.session import Outcome
+from wirecheck.targets.transport.outcome import Outcome
 
 case = pytest.mark.case
 

@@ -29,7 +29,7 @@ from wirecheck.protocols.pravega import commands as cmd
 from wirecheck.protocols.pravega.clauses import CATALOGUE
 from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.targets.client import StrictClient, short
-from wirecheck.targets.session import Outcome, Reply
+from wirecheck.targets.transport.outcome import Outcome, Reply
 
 C = CATALOGUE
 MIN = cmd.NULL_ATTRIBUTE_VALUE

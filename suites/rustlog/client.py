@@ -13,7 +13,7 @@ from wirecheck.protocols.rustlog.clauses import CATALOGUE
 from wirecheck.protocols.rustlog.layers import ANSWERS, FrameDecodeError, decode_frame, encode_frame, schema_problems
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.targets.client import StrictClient
-from wirecheck.targets.session import Reply
+from wirecheck.targets.transport.outcome import Reply
 
 C = CATALOGUE
 

@@ -8,7 +8,7 @@ from wirecheck.protocols.rustlog.clauses import MAX_FRAME
 from wirecheck.protocols.rustlog.layers import encode_frame
 from wirecheck.protocols.verdicts import Divergence, Unimplemented
 from wirecheck.suites.rustlog.client import C, RustLog, new_topic, partition_count, produced, short
-from wirecheck.targets.session import Outcome
+from wirecheck.targets.transport.outcome import Outcome
 
 case = pytest.mark.case
 

@@ -19,7 +19,7 @@ import h2.exceptions
 
 from wirecheck.protocols.spec import Endpoint, ProtocolSpec
 from wirecheck.protocols.transcript import Transcript
-from wirecheck.targets.session import Outcome
+from wirecheck.targets.transport.outcome import Outcome
 from wirecheck.targets.transport.http import (Headers, HttpReply, RequestHeaders, as_bytes, record_reply,
                                               record_request)
 from wirecheck.targets.transport.stream import PeerGone, StreamSession

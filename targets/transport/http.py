@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from wirecheck.protocols.transcript import Transcript
-from wirecheck.targets.session import Outcome
+from wirecheck.targets.transport.outcome import Outcome
 
 Headers = list[tuple[bytes, bytes]]
 #: the headers a caller gives a request: names and values as bytes or text (latin-1)

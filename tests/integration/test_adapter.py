@@ -12,7 +12,7 @@ from wirecheck.protocols.rustlog import layers as rustlog
 from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.adapter import TargetSocket
 from wirecheck.targets.launcher import launch
-from wirecheck.targets.session import Outcome
+from wirecheck.targets.transport.outcome import Outcome
 
 
 @pytest.fixture(scope="module")

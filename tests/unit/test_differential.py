@@ -19,7 +19,7 @@ from wirecheck.targets.differential import (Comparator, MirroredSession, Request
 from wirecheck.targets.runner.run import RunOptions
 from wirecheck.targets.runner.validate import UsageProblem, validate
 from wirecheck.targets.runner.verdicts import classify
-from wirecheck.targets.session import Outcome, Reply
+from wirecheck.targets.transport.outcome import Outcome, Reply
 
 RUSTLOG = all_specs()["rustlog"]
 COMPARE = Comparator(RUSTLOG, RUSTLOG.primary)

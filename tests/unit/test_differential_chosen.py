@@ -14,7 +14,7 @@ from wirecheck.protocols.kafka import messages
 from wirecheck.protocols.registry import all_specs
 from wirecheck.targets.differential import Comparator
 from wirecheck.targets.server_chosen import ServerChosen, _encoded
-from wirecheck.targets.session import Outcome, Reply
+from wirecheck.targets.transport.outcome import Outcome, Reply
 
 KAFKA = all_specs()["kafka"]
 COMPARE = Comparator(KAFKA, KAFKA.primary, across_implementations=True, sent=b"topic t")  # names topic "t"

@@ -12,7 +12,7 @@ from wirecheck.protocols.kafka.clauses import CATALOGUE
 from wirecheck.protocols.transcript import Transcript
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka import client as kafka_client
-from wirecheck.targets.session import Outcome, Reply
+from wirecheck.targets.transport.outcome import Outcome, Reply
 
 FIND_COORDINATOR = 10
 

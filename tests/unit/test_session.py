@@ -9,7 +9,8 @@ import pytest
 
 from wirecheck.protocols.rustlog import SPEC
 from wirecheck.protocols.transcript import Transcript
-from wirecheck.targets.session import Outcome, Session
+from wirecheck.targets.session import Session
+from wirecheck.targets.transport.outcome import Outcome
 
 
 class OneShotServer:

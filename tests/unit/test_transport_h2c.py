@@ -7,7 +7,7 @@ import pytest
 
 from wirecheck.protocols.spec import Endpoint
 from wirecheck.protocols.transcript import Transcript
-from wirecheck.targets.session import Outcome
+from wirecheck.targets.transport.outcome import Outcome
 from wirecheck.targets.transport import open_session
 from wirecheck.targets.transport.h2c import H2Session
 from tests.http_servers import POLL_BODY, H2Server

@@ -7,7 +7,7 @@ import pytest
 
 from wirecheck.protocols.spec import Endpoint
 from wirecheck.protocols.transcript import Transcript
-from wirecheck.targets.session import Outcome
+from wirecheck.targets.transport.outcome import Outcome
 from wirecheck.targets.transport import client_context, open_session
 from wirecheck.targets.transport.http1 import Http1Session
 from tests.http_servers import POLL_BODY, Http1Server

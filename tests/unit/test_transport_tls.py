@@ -8,7 +8,8 @@ import pytest
 
 from wirecheck.protocols.rustlog import SPEC
 from wirecheck.protocols.transcript import Transcript
-from wirecheck.targets.session import Outcome, Session
+from wirecheck.targets.session import Session
+from wirecheck.targets.transport.outcome import Outcome
 from wirecheck.targets.transport import client_context
 from tests.tls_support import make_certificates
 
