@@ -23,6 +23,10 @@ and Bufstream 0.1.0 analyses at jepsen.io); the facts carry over, the code is ou
   (``crashed``) may or may not have requested the commit: its values are judged by neither rule.
 - ``precommitted-read``: a poll completed before the commit of the transaction whose value it read was requested.
 
+A workload whose clients cannot show some kind (a producer never told an offset cannot witness a lost write, a
+protocol without transactions has no aborted read) names it in its UNJUDGED, with why; those kinds are not
+reported for its runs, and the report says so.
+
 Indeterminate (``info``) sends and transactions are not owed to anyone: never read is no loss. What a read proves
 of them (their offsets) enters the version order like any read. A ``send`` Jepsen also calls ``int-send-skip``
 (values of one operation not adjacent) is not an anomaly here: concurrent producers interleave legitimately.
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from wirecheck.reports.safety.history import completions
@@ -58,6 +63,8 @@ class Write:
 
 @dataclass
 class Result:
+    #: kinds this history cannot show (its workload's UNJUDGED: e.g. a client never told an offset): never reported
+    unjudged: frozenset[str] = frozenset()
     counts: dict[str, int] = field(default_factory=dict)  # ok / fail / info completions
     anomalies: dict[str, list[dict]] = field(default_factory=dict)  # kind -> witnesses (at most MAX_WITNESSES)
     anomaly_counts: dict[str, int] = field(default_factory=dict)
@@ -69,6 +76,8 @@ class Result:
         return not self.anomaly_counts
 
     def add(self, kind: str, **witness) -> None:
+        if kind in self.unjudged:
+            return
         self.anomaly_counts[kind] = self.anomaly_counts.get(kind, 0) + 1
         found = self.anomalies.setdefault(kind, [])
         if len(found) < MAX_WITNESSES:
@@ -81,8 +90,12 @@ class Result:
                 "anomalies": {k: self.anomalies[k] for k in KINDS if k in self.anomalies}}
 
 
-def check(ops: list[dict]) -> Result:
-    result = Result()
+def check(ops: list[dict], unjudged: Iterable[str] = ()) -> Result:
+    """The anomalies of ``ops``; ``unjudged``: kinds the workload's clients cannot show (never reported)."""
+    unknown = set(unjudged) - set(KINDS)
+    if unknown:
+        raise ValueError(f"unjudged anomaly kinds {sorted(unknown)} are not among {', '.join(KINDS)}")
+    result = Result(unjudged=frozenset(unjudged))
     writes: dict[object, Write] = {}  # value -> its write (values are unique over the run)
     seen: dict[str, dict[int, set]] = defaultdict(lambda: defaultdict(set))  # key -> offset -> values
     where: dict[tuple[str, object], set[int]] = defaultdict(set)  # (key, value) -> offsets

@@ -43,6 +43,8 @@ def text(report: dict) -> str:
              f"completions {report['counts']}",
              f"  operations {report['operations']}",
              f"  faults {report['fault_counts'] or 'none'}"]
+    for kind, why in report.get("unjudged", {}).items():
+        lines.append(f"  not judged: {kind} ({why})")
     for note in report.get("notes", []):
         lines.append(f"  note: {note}")
     for kind in KINDS:

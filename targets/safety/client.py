@@ -4,7 +4,7 @@ kills it with -9) and a client library that aborts takes only itself down.
     python -m wirecheck.targets.safety.client kafka ROLE --bootstrap HOST:PORT --topic T --history FILE --started T --base N
                                                    [--slot S] [--seed X] [--owed FILE]
 
-ROLE: send, txn, poll (until SIGTERM) or final (read until every value listed in --owed, one per line, is seen;
+ROLE: one of the workload's ROLES (Kafka: send, txn, poll; until SIGTERM) or final (read until every value listed in --owed, one per line, is seen;
 exit 0 if all were, 2 if not).
 """
 
@@ -23,7 +23,7 @@ from wirecheck.targets.safety.command import workload_of, workloads
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="wirecheck.targets.safety.client")
     parser.add_argument("protocol", choices=workloads())
-    parser.add_argument("role", choices=["send", "txn", "poll", "final"])
+    parser.add_argument("role", help="one of the workload's ROLES, or final")
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--topic", required=True)
     parser.add_argument("--history", type=Path, required=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 from wirecheck.reports.safety import history
 from wirecheck.targets.safety.run import RANGE
 
-ROLES = {"send": 3, "txn": 2, "poll": 2}  # role -> child processes running it at once
+ROLES = {"send": 3, "txn": 2, "poll": 2}  # role -> child processes running it at once (a workload's ROLES: its own)
 CRASH_EVERY_S = (4.0, 12.0)  # between two client crashes
 STOP_TIMEOUT_S = 40.0
 FINAL_TIMEOUT_S = 120.0
@@ -39,8 +39,9 @@ class Child:
 
 class Clients:
     def __init__(self, protocol: str, bootstrap: str, topic: str, workdir: Path, started: float, rng: random.Random,
-                 clock, crashes: bool = True):
+                 clock, crashes: bool = True, roles: dict[str, int] | None = None):
         self.protocol, self.bootstrap, self.topic = protocol, bootstrap, topic
+        self.roles = dict(ROLES if roles is None else roles)
         self.workdir, self.started = Path(workdir), started
         self.rng, self.clock, self.crashes = rng, clock, crashes
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -67,7 +68,7 @@ class Clients:
         return child
 
     def start(self) -> None:
-        for role, count in ROLES.items():
+        for role, count in self.roles.items():
             for slot in range(count):
                 self._running[role, slot] = self._spawn(role, slot)
         self._thread.start()

@@ -1,8 +1,8 @@
 """The target a safety run drives, and how the nemesis restarts it.
 
 - :class:`ReferenceTarget`: the bundled reference broker, started with durable storage (``--data-dir``, fsync
-  before every acknowledgement) on an ephemeral port; a restart is ``kill -9`` and a new process on the same port
-  and data directory (each incarnation's log beside the run's report). Its pid can be paused too.
+  before every acknowledgement) on ephemeral ports; a restart is ``kill -9`` and a new process on the same ports
+  (its other endpoints' too: clients learn them from discovery) and data directory (each incarnation's log beside the run's report). Its pid can be paused too.
 - :class:`ExternalTarget`: a user's ``--target``; restarted by ``--target-restart CMD`` (run by the shell, in its
   own process group, then the target's port is awaited), paused by ``--target-pid``.
 """
@@ -38,16 +38,18 @@ class ReferenceTarget:
         self.protocol, self.workdir, self.faults = protocol, Path(workdir), faults
         self.data_dir = self.workdir / "data"
         self.incarnation = 0
-        self.broker = self._launch(0)
+        self.broker = self._launch(0, {})
         address = self.broker.address(protocol)
         assert address is not None
         self.address = address
 
-    def _launch(self, port: int) -> BrokerProcess:
+    def _launch(self, port: int, endpoints: dict[str, int]) -> BrokerProcess:
+        """``endpoints``: the extra endpoints' ports to listen on again (a client may have learnt them)."""
         self.incarnation += 1
+        again = [arg for endpoint, at in endpoints.items() for arg in (f"--{self.protocol}-{endpoint}-port", str(at))]
         return launch([self.protocol], faults=self.faults, workdir=self.workdir / f"broker-{self.incarnation}",
                       extra_args=["--data-dir", str(self.data_dir), "--fsync", "batch",
-                                  f"--{self.protocol}-port", str(port)], startup_timeout=READY_TIMEOUT_S)
+                                  f"--{self.protocol}-port", str(port), *again], startup_timeout=READY_TIMEOUT_S)
 
     @property
     def pid(self) -> int:
@@ -58,10 +60,11 @@ class ReferenceTarget:
         return True
 
     def restart(self) -> None:
-        """kill -9, then the same broker on the same port and data directory."""
+        """kill -9, then the same broker on the same ports and data directory."""
+        endpoints = dict(self.broker.endpoints.get(self.protocol, {}))
         self.broker.process.kill()
         self.broker.process.wait(10)
-        self.broker = self._launch(self.address[1])
+        self.broker = self._launch(self.address[1], endpoints)
 
     def alive(self) -> str | None:
         """None while it runs, else how it ended (a crash the nemesis did not cause)."""
