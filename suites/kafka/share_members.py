@@ -10,13 +10,13 @@ import uuid
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, DataPath, expect, short, RECORD_TIME_MS
-from wirecheck.suites.kafka.test_consumer_groups import (
+from wirecheck.suites.kafka.consumer_groups import (
     ASSIGNMENT_WAIT_S,
     HEARTBEAT_PAUSE_S,
     partitions_of,
     topic_layout,
 )
-from wirecheck.suites.kafka.test_topics_groups import find_coordinator
+from wirecheck.suites.kafka.topics_groups import find_coordinator
 
 HEARTBEAT, DESCRIBE, SHARE_FETCH, SHARE_ACK = 76, 77, 78, 79
 GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3

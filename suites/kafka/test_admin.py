@@ -9,7 +9,7 @@ import pytest
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, DataPath, expect, expect_produced, short, RECORD_TIME_MS
-from wirecheck.suites.kafka.test_topics_groups import (committed, fetch_committed, find_coordinator, idempotent_batch,
+from wirecheck.suites.kafka.topics_groups import (committed, fetch_committed, find_coordinator, idempotent_batch,
                                                        init_producer, join_single_member)
 
 case = pytest.mark.case

@@ -310,7 +310,6 @@ def offered_codecs(target, client: str) -> list[str]:
     return run.output["codecs"]
 
 
-
 @clients_case(SPEC, "idempotent")
 def test_idempotent(target, client):
     ready(target, client, "idempotent")
@@ -618,8 +617,6 @@ def finalized_features(target) -> dict[str, int]:
         body = path.call(18, 3, {"ClientSoftwareName": "wirecheck", "ClientSoftwareVersion": "1"},
                          "kafka.api-versions.advertised")
     return {f["Name"]: f["MaxVersionLevel"] for f in body.get("FinalizedFeatures") or []}
-
-
 
 
 @clients_case(SPEC, "admin")

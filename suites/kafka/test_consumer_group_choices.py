@@ -9,14 +9,14 @@ import pytest
 from wirecheck.protocols.kafka import errors
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, DataPath, expect, short
-from wirecheck.suites.kafka.test_consumer_groups import (
+from wirecheck.suites.kafka.consumer_groups import (
     DESCRIBE,
     JOIN_GROUP,
     REBALANCE_TIMEOUT_MS,
     member,
     settle,
 )
-from wirecheck.suites.kafka.test_topics_groups import (
+from wirecheck.suites.kafka.topics_groups import (
     assignment,
     committed,
     fetch_committed,

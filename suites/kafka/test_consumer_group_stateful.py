@@ -28,7 +28,7 @@ from hypothesis.stateful import (
 from wirecheck.protocols.kafka import errors
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, expect, short
-from wirecheck.suites.kafka.test_consumer_groups import (
+from wirecheck.suites.kafka.consumer_groups import (
     FENCED_MEMBER_EPOCH,
     HEARTBEAT,
     LEAVE,

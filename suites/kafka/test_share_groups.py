@@ -36,7 +36,7 @@ from wirecheck.suites.kafka.share_members import (
     acquired,
     holding,
 )
-from wirecheck.suites.kafka.test_consumer_groups import partitions_of
+from wirecheck.suites.kafka.consumer_groups import partitions_of
 
 case = pytest.mark.case
 

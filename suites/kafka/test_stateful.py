@@ -16,7 +16,7 @@ from wirecheck.protocols import compression
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import C, DataPath, expect_produced, short, RECORD_TIME_MS
-from wirecheck.suites.kafka.test_topics_groups import commit, fetch_committed, find_coordinator
+from wirecheck.suites.kafka.topics_groups import commit, fetch_committed, find_coordinator
 
 case = pytest.mark.case
 VALUES = st.lists(st.integers(0, 64).flatmap(lambda n: st.binary(min_size=n, max_size=n)), min_size=1, max_size=5)

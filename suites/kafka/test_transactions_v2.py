@@ -20,11 +20,11 @@ import pytest
 from wirecheck.protocols.kafka import errors, records
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.suites.kafka.client import COORDINATOR_NOT_READY, C, expect, expect_produced, short
-from wirecheck.suites.kafka.test_transactions import (COMMIT, END_TXN, PRODUCE, READ_UNCOMMITTED,
+from wirecheck.suites.kafka.transactions import (COMMIT, END_TXN, PRODUCE, READ_UNCOMMITTED,
                                                       TIMESTAMP, TXN_NOT_READY, Producer,
                                                       MARKER_WAIT_S, batches, fetch, log_below, marker_type,
                                                       new_topic, settled)
-from wirecheck.suites.kafka.test_topics_groups import find_coordinator
+from wirecheck.suites.kafka.topics_groups import find_coordinator
 
 case = pytest.mark.case
 OFFSET_FETCH, TXN_OFFSET_COMMIT = 9, 28

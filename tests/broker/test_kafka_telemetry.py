@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 from wirecheck.protocols import compression
-from wirecheck.suites.kafka.test_telemetry import metrics_data
+from wirecheck.suites.kafka.telemetry import metrics_data
 from wirecheck.broker.kafka import telemetry as t
 
 from tests.broker.test_kafka_consumer_groups import call, wire_probe

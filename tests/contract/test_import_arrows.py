@@ -67,3 +67,19 @@ def crossings(layer: str) -> list[str]:
 @pytest.mark.parametrize("layer", sorted(MAY_IMPORT))
 def test_each_layer_imports_only_the_layers_below_it(layer):
     assert crossings(layer) == []
+
+
+def test_no_module_is_imported_under_two_names():
+    """pytest imports a test module by its path from the root (``suites.kafka.test_x``, ``tests.unit.test_x``); an
+    import of it as ``wirecheck.suites.kafka.test_x`` would load the same file a second time, as a second module with
+    globals of its own. Steps several suite modules share live in a module of their own (suites/kafka/
+    topics_groups.py, ...), which every importer names one way."""
+    found = []
+    for folder in ("suites", "tests", "targets", "bench", "scripts"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if "node_modules" in path.parts:
+                continue
+            for name in imports(ast.parse(path.read_text(encoding="utf-8"))):
+                if name.startswith("wirecheck.") and name.rsplit(".", 1)[-1].startswith("test_"):
+                    found.append(f"{path.relative_to(ROOT)}: {name}")
+    assert found == []
