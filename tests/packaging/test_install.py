@@ -23,6 +23,16 @@ pytestmark = pytest.mark.slow
 GENERIC_NAMES = {"protocols", "strategies", "targets", "reports", "suites", "broker"}
 
 
+#: exits 1 if any module named on its command line can be imported (a dotted name whose parent is absent cannot)
+ABSENT = ("import importlib.util, sys\n"
+          "def found(name):\n"
+          "    try:\n"
+          "        return importlib.util.find_spec(name) is not None\n"
+          "    except ModuleNotFoundError:\n"
+          "        return False\n"
+          "sys.exit(any(map(found, sys.argv[1:])))")
+
+
 def broker_requirements() -> list[str]:
     """pyproject's "broker" extra, read as docker/broker.Dockerfile reads it."""
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["broker"]
@@ -77,29 +87,27 @@ def test_the_wheel_claims_no_generic_top_level_name(installed):
     tops = {name.split("/")[0] for name in files if not name.startswith("..")}  # ../../../bin: the commands
     assert tops == {"wirecheck", "wirecheck-0.1.0.dist-info"}, tops
     assert {"../../../bin/wirecheck", "../../../bin/wirecheck-broker"} <= set(files)
-    probe = "import importlib.util, sys; sys.exit(any(importlib.util.find_spec(n) for n in sys.argv[1:]))"
-    assert subprocess.run([str(installed / "python"), "-c", probe, *GENERIC_NAMES], cwd=installed).returncode == 0
+    assert subprocess.run([str(installed / "python"), "-c", ABSENT, *GENERIC_NAMES], cwd=installed).returncode == 0
 
 
 def test_a_plain_install_has_no_grpc_and_the_broker_says_what_its_controller_needs(installed, tmp_path):
     """gRPC is the broker extra's alone: without it the Pravega personality serves its segment store and says why
     it has no controller."""
-    probe = "import importlib.util, sys; sys.exit(any(importlib.util.find_spec(n) for n in sys.argv[1:]))"
-    assert subprocess.run([str(installed / "python"), "-c", probe, "grpc", "google.protobuf"]).returncode == 0
+    assert subprocess.run([str(installed / "python"), "-c", ABSENT, "grpc", "google.protobuf"]).returncode == 0
     ports = started(installed / "wirecheck-broker", tmp_path, "pravega")
     assert set(ports) == {"pravega"}, ports
     assert "pip install 'wirecheck[broker]'" in (tmp_path / "broker.log").read_text()
 
 
 def test_the_broker_image_runs_every_personality_without_the_suite(broker_image, tmp_path):
-    probe = "import importlib.util, sys; sys.exit(any(importlib.util.find_spec(n) for n in sys.argv[1:]))"
-    assert subprocess.run([str(broker_image / "python"), "-c", probe, "pytest", "hypothesis", "scapy"]).returncode == 0
+    assert subprocess.run([str(broker_image / "python"), "-c", ABSENT, "pytest", "hypothesis", "scapy"]).returncode == 0
     ports = started(broker_image / "wirecheck-broker", tmp_path, "kafka,fluvio,pravega,barco,rustlog")
     assert {"kafka", "fluvio", "pravega", "pravega-controller", "barco", "rustlog"} <= set(ports), ports
 
 
 def test_the_broker_extra_covers_every_import_of_the_broker():
-    """Each third-party module broker/ imports is installed by a distribution the broker extra names."""
+    """Each third-party module broker/ imports (or reads package data of) is installed by a distribution the broker
+    extra names."""
     import ast
     from importlib.metadata import packages_distributions
 
@@ -110,6 +118,9 @@ def test_the_broker_extra_covers_every_import_of_the_broker():
                 imported |= {alias.name.split(".")[0] for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 imported.add(node.module.split(".")[0])
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "files"
+                  and node.args and isinstance(node.args[0], ast.Constant)):  # package data read by resources
+                imported.add(str(node.args[0].value).split(".")[0])
     third_party = imported - set(sys.stdlib_module_names) - {"wirecheck"}
     named = {requirement.split("==")[0].lower() for requirement in broker_requirements()}
     distributions = packages_distributions()
