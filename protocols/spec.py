@@ -130,11 +130,12 @@ class ProtocolSpec:
     suite: str = ""
     strategies: str = ""
     layers: str = ""
-    #: "module:function" run on every session a case opens (``target.connect``, unless ``login=False``) before the
-    #: case uses it: ``login(target, session)``, e.g. an authentication the target requires. It does nothing when
-    #: the run gave no credentials. Empty: sessions are used as opened. A name, not the function: the login step
-    #: drives the suite's own client (suites/<name>/), and protocols/ imports no other layer.
-    login: str = ""
+    #: the protocol has a login step: its suite's ``login`` module (``<suite>.login``) defines ``login(target,
+    #: session)`` (targets/runner/case.py ``LoginStep``), run on every session a case opens (``target.connect``,
+    #: unless ``login=False``) before the case uses it, e.g. an authentication the target requires. False: sessions
+    #: are used as opened. The suite's, not named here: it drives the suite's own client, and protocols/ imports no
+    #: other layer.
+    login: bool = False
     #: differential mode: answer fields two conforming servers may fill differently (generated ids, hosts, ports,
     #: timestamps, throttle times, messages), as globs over the dotted field path of the decoded answer without
     #: list indices, e.g. "*.throttle_time_ms" or "MetadataResponse*.brokers.host"

@@ -123,7 +123,7 @@ SPEC = ProtocolSpec(
     variants=VARIANTS,
     safety_faults=SAFETY_FAULTS,
     safety="wirecheck.targets.safety.kafka",
-    login="wirecheck.suites.kafka.login:login",  # SASL when --target-option kafka.sasl=USER:PASSWORD is given
+    login=True,  # SASL when --target-option kafka.sasl=USER:PASSWORD is given
     # where a broker listens, ids it generates (topic, cluster, producer, member, fetch session), throttling
     # and free-text messages
     volatile_fields=("*.Host", "*.Port", "*.TopicId", "*.ClusterId", "*.ProducerId", "*.MemberId", "*.SessionId",

@@ -76,5 +76,5 @@ SPEC = ProtocolSpec(
                    "pravega.sealed-accepts-appends": ("pravega.clients.pravega-python.stream-lifecycle",
                                                       "pravega.clients.pravega-java.stream-lifecycle"),
                    "pravega.remove-keys-ignored": ("pravega.clients.pravega-java.key-value-table",)},
-    login="wirecheck.suites.pravega.client:login",  # Hello first on every connection, as the Java client does
+    login=True,  # Hello first on every connection, as the Java client does
 )

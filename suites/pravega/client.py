@@ -320,14 +320,6 @@ class Pravega(StrictClient):
                                f"still there: {kept}")
 
 
-def login(target, session) -> None:
-    """The spec's login step: every connection opens with Hello, as the Java client's do, so that a server that
-    wants one first fails the hello.not-required cases only. Any Hello answers it (its range is the hello
-    cases' business)."""
-    with target.precondition("Hello on a new connection"):
-        Pravega(target, session).hello()
-
-
 def server_range(target) -> tuple[int, int]:
     """(high, low): the server's own version range, from its Hello on a connection of its own."""
     answer = Pravega(target, target.connect(login=False)).hello()

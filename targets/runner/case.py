@@ -8,7 +8,7 @@ import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from wirecheck.protocols.clauses import Clause
 from wirecheck.protocols.spec import ProtocolSpec
@@ -66,6 +66,27 @@ class CaseState:
         return self.info
 
 
+class LoginStep(Protocol):
+    """A protocol's login step (``ProtocolSpec.login``): ``login(target, session)`` in its suite's ``login`` module,
+    run on a new session before the case uses it."""
+
+    def __call__(self, target: "Target", session: CaseSession, /) -> None: ...
+
+
+def login_step(spec: ProtocolSpec) -> LoginStep:
+    """The login step of a protocol that has one: ``login`` of ``<suite>.login``."""
+    name = f"{spec.suite}.login"
+    try:
+        step = getattr(importlib.import_module(name), "login", None)
+    except ModuleNotFoundError as missing:
+        if missing.name != name:
+            raise
+        step = None
+    if not callable(step):
+        raise HarnessError(f"{spec.name} declares a login step, but {name} defines no login(target, session)")
+    return step
+
+
 def survives_clause(spec: ProtocolSpec) -> Clause:
     """Every protocol's catalogue has ``<name>.robustness.survives``: the target still answers after a case."""
     return spec.catalogue[f"{spec.name}.robustness.survives"]
@@ -117,8 +138,7 @@ class Target:
                 session.answers_apart(self._apart)
         self._sessions.append(session)
         if login and self.spec.login:
-            module, _, function = self.spec.login.partition(":")
-            getattr(importlib.import_module(module), function)(self, session)
+            login_step(self.spec)(self, session)
         return session
 
     def _mirrored(self, session: Session | Http1Session | H2Session, oracle: "TargetInfo", endpoint: str | None,
