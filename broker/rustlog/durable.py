@@ -58,7 +58,7 @@ class ThreadSafeCache(BatchCache):
 
 class DurableLog:
     def __init__(self, directory: Path, cache: BatchCache, segment_records: int, retention_records: int | None,
-                 fsync: bool, file_bytes: int | None = None):
+                 fsync: bool, file_bytes: int | None = None, log_end_short: bool = False):
         self.directory = directory
         self.cache = cache
         self.segment_records = max(1, segment_records)
@@ -72,6 +72,8 @@ class DurableLog:
         self.lock = asyncio.Lock()  # one batch at a time (H4: a batch's offsets are consecutive)
         if directory.is_dir():
             self._load()
+            if log_end_short and self.high_watermark > self.log_start_offset:
+                self.high_watermark -= 1  # fault rustlog.safety-log-end-reused (faults_safety.py)
             self._retain()
 
     @property

@@ -7,10 +7,11 @@ observe on the wire. A variant takes another reading the spec permits (``--varia
 against each.
 """
 
+from wirecheck.broker.rustlog.faults_safety import SafetyFaults
 from wirecheck.broker.switches import Switch, Switches
 
 
-class RustLogFaults(Switches):
+class RustLogFaults(SafetyFaults, Switches):
     personality = "rustlog"
 
     zero_length_ignored = Switch("framing: a zero-length frame is silently skipped (no Error, connection stays open)")

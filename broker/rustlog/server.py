@@ -58,6 +58,7 @@ class RustLogPersonality(produce.ProduceHandlers, fetch.FetchHandlers, offsets.O
             retention_records=config.retention_records,
             fsync=config.fsync != "none",
             cache_bytes=config.cache_bytes,
+            log_end_short=self.faults.safety_log_end_reused,
         )
         self.open_connections = 0
         self.header_lock = asyncio.Lock()  # fault header-read-global-lock

@@ -49,6 +49,7 @@ class Store:
     retention_records: int | None = None
     fsync: bool = True
     cache_bytes: int = DEFAULT_CACHE_BYTES
+    log_end_short: bool = False  # fault rustlog.safety-log-end-reused (faults_safety.py)
     topics: dict[str, Topic] = field(default_factory=dict)
     commits: dict[tuple, int] = field(default_factory=dict)
     counters: Counters = field(default_factory=Counters)
@@ -72,7 +73,7 @@ class Store:
         if topic_dir is None:
             return PartitionLog(self.segment_records, self.retention_records)
         return DurableLog(topic_dir / str(partition), self.cache, self.segment_records, self.retention_records,
-                          self.fsync)
+                          self.fsync, log_end_short=self.log_end_short)
 
     def _load(self) -> None:
         for entry in sorted(self.data_dir.iterdir()):

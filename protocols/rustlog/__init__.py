@@ -4,7 +4,7 @@ import json
 
 from wirecheck.protocols.framing import U32_PREFIX
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
-from wirecheck.protocols.rustlog.faults import FAULTS, VARIANTS
+from wirecheck.protocols.rustlog.faults import FAULTS, SAFETY_FAULTS, VARIANTS
 from wirecheck.protocols.rustlog.states import STATES
 from wirecheck.protocols.rustlog.clauses import CATALOGUE, MAX_FRAME
 from wirecheck.protocols.rustlog.layers import describe, dissect, encode_frame
@@ -27,6 +27,8 @@ SPEC = ProtocolSpec(
                         dissect=dissect),),
     capture=CaptureSupport("wirecheck.protocols.rustlog.capture", unframeable_clause="rustlog.framing.oversize"),
     faults=FAULTS,
+    safety_faults=SAFETY_FAULTS,
+    safety="wirecheck.targets.safety.rustlog",
     states=STATES,
     variants=VARIANTS,
     # append times and messages are the server's own; the length follows the JSON text

@@ -71,3 +71,10 @@ VARIANTS = {
     "rustlog.empty-record-rejected": "rustlog.produce.invalid-base64",
     "rustlog.metrics-other-counters": "rustlog.admin.metrics",
 }
+
+#: reference-broker safety fault -> the anomalies of ``wirecheck safety rustlog`` (reports/safety/checker.py) that
+#: show it, any one of which catches it; like Kafka's (protocols/kafka/faults.py), no conformance clause can, so they
+#: stay out of FAULTS and are proven by tests/safety.
+SAFETY_FAULTS: dict[str, tuple[str, ...]] = {
+    "rustlog.safety-log-end-reused": ("inconsistent-offsets",),
+}
