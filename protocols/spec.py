@@ -104,9 +104,10 @@ class ProtocolSpec:
     #: (bootstrap, topic, run, rng, log, slot) with create_topic(), role(name) and final_read(owed), ``TOPIC_PREFIX``
     #: and ``address_rewriter(target, proxy)`` (its answers rewritten to name the fault proxy; ``proxy`` also has
     #: ``forward(address)``: a listener in front of another of the target's ports); optional ``ROLES`` (role ->
-    #: client processes; default send 3, txn 2, poll 2) and ``UNJUDGED`` (anomaly kind -> why its clients cannot
-    #: show it: the checker skips exactly those). A name, not the module: the workload drives real clients, and
-    #: protocols/ imports no other layer
+    #: client processes; default send 3, txn 2, poll 2), ``BOOTSTRAP`` (the reference broker's port its clients
+    #: start from when not the primary one, e.g. a controller that hands out the data port; ``--target`` names that
+    #: one) and ``UNJUDGED`` (anomaly kind -> why its clients cannot show it: the checker skips exactly those). A
+    #: name, not the module: the workload drives real clients, and protocols/ imports no other layer
     safety: str = ""
     #: reference-broker fault -> the client scenario clauses (``<protocol>.clients.*``) it must also break: a real
     #: client cannot work with a server that has it (tests/quality/test_client_faults.py runs each)

@@ -152,7 +152,8 @@ def execute(options: argparse.Namespace, report_dir: Path) -> int:
         target = ExternalTarget(options.address, options.target_restart, options.target_pid)
         described = f"{options.address[0]}:{options.address[1]}"
     else:
-        target = ReferenceTarget(options.protocol, report_dir, options.reference_fault)
+        target = ReferenceTarget(options.protocol, report_dir, options.reference_fault,
+                                 getattr(workload, "BOOTSTRAP", None))
         described = "the reference broker" + (f" with {', '.join(options.reference_fault)}"
                                               if options.reference_fault else "")
     proxy = FaultProxy(target.address)

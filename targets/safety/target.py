@@ -34,19 +34,28 @@ def wait_listening(address: tuple[str, int], timeout: float = READY_TIMEOUT_S) -
 
 
 class ReferenceTarget:
-    def __init__(self, protocol: str, workdir: Path, faults: list[str]):
+    def __init__(self, protocol: str, workdir: Path, faults: list[str], bootstrap: str | None = None):
+        """``bootstrap``: the port clients start from when it is not the primary one (a name in the broker's ports,
+        e.g. ``pravega-controller``, or one of the personality's endpoints, e.g. Fluvio's ``sc``)."""
         self.protocol, self.workdir, self.faults = protocol, Path(workdir), faults
         self.data_dir = self.workdir / "data"
         self.incarnation = 0
         self.broker = self._launch(0, {})
         address = self.broker.address(protocol)
-        assert address is not None
+        if bootstrap is not None:
+            port = self.broker.ports.get(bootstrap) or self.broker.endpoints.get(protocol, {}).get(bootstrap)
+            address = None if port is None else (self.broker.host, port)
+        if address is None:
+            raise HarnessError(f"the reference broker's {protocol} personality has no port {bootstrap or protocol}")
         self.address = address
 
-    def _launch(self, port: int, endpoints: dict[str, int]) -> BrokerProcess:
-        """``endpoints``: the extra endpoints' ports to listen on again (a client may have learnt them)."""
+    def _launch(self, port: int, endpoints: dict[str, int], ports: dict[str, int] | None = None) -> BrokerProcess:
+        """``endpoints``, ``ports``: the extra endpoints' and the other listeners' ports to listen on again (a client
+        may have learnt them; ``ports`` by their names in the broker's ready file, e.g. ``pravega-controller``)."""
         self.incarnation += 1
         again = [arg for endpoint, at in endpoints.items() for arg in (f"--{self.protocol}-{endpoint}-port", str(at))]
+        again += [arg for name, at in (ports or {}).items() if name != self.protocol
+                  for arg in (f"--{name}-port", str(at))]
         return launch([self.protocol], faults=self.faults, workdir=self.workdir / f"broker-{self.incarnation}",
                       extra_args=["--data-dir", str(self.data_dir), "--fsync", "batch",
                                   f"--{self.protocol}-port", str(port), *again], startup_timeout=READY_TIMEOUT_S)
@@ -62,9 +71,10 @@ class ReferenceTarget:
     def restart(self) -> None:
         """kill -9, then the same broker on the same ports and data directory."""
         endpoints = dict(self.broker.endpoints.get(self.protocol, {}))
+        ports = dict(self.broker.ports)
         self.broker.process.kill()
         self.broker.process.wait(10)
-        self.broker = self._launch(self.address[1], endpoints)
+        self.broker = self._launch(ports[self.protocol], endpoints, ports)
 
     def alive(self) -> str | None:
         """None while it runs, else how it ended (a crash the nemesis did not cause)."""
