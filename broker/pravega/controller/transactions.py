@@ -8,11 +8,18 @@ controller creates them with the transaction (StreamTransactionMetadataTasks.cre
 processor merges them in the stream's order (CommitRequestHandler). The reference commits and aborts at once, so a
 transaction is never seen COMMITTING or ABORTING; it keeps transactions in memory only (a restart forgets open
 ones), and does not time them out (the lease is not enforced).
+
+A transaction id has upstream's shape (PersistentStreamBase.generateNewTxnId: the high half is a counter's top 32
+bits over the stream's epoch, the low half the counter's low 64 bits, which stay non-negative): the Rust client
+(pravega-client 0.3.7, the ``pravega`` Python binding) joins the halves with a sign-extending cast, so an id whose
+low half is negative names a transaction segment nobody created (NoSuchSegment, then its writer panics). Without a
+persisted counter the low half is 63 random bits: unique across restarts, never negative.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import uuid
 from dataclasses import dataclass
 
@@ -29,6 +36,10 @@ _MASK = (1 << 64) - 1
 
 def transaction_segment(parent: str, txn: uuid.UUID) -> str:
     return f"{parent}{TRANSACTION_DELIMITER}{txn.int >> 64:016x}{txn.int & _MASK:016x}"
+
+
+def new_transaction_id(epoch: int) -> uuid.UUID:
+    return uuid.UUID(int=(epoch << 64) | secrets.randbits(63))
 
 
 def _signed(value: int) -> int:
@@ -63,7 +74,7 @@ class TransactionCalls:
 
     async def createTransaction(self, request, context):
         stream = await self._stream(request.streamInfo, context)
-        txn = uuid.uuid4()
+        txn = new_transaction_id(stream.epoch)
         active = list(stream.active())
         made = Transaction([segment_name(stream.scope, stream.name, s.id) for s in active])
         async with self._lock:
