@@ -29,14 +29,13 @@ import cramjam
 from wirecheck.protocols import fields as f
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols import compression
-from wirecheck.protocols.batches import ATTRIBUTES_OFFSET, CRC_OFFSET, LENGTH_OFFSET, MAGIC_OFFSET, recompute_crc
+from wirecheck.protocols.batches import (ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER, LENGTH_OFFSET, MAGIC_OFFSET,
+                                         PREAMBLE_SIZE, batch_end, crc_mismatch, read_header, recompute_crc)
 
-__all__ = ["ATTRIBUTES_OFFSET", "CRC_OFFSET", "LENGTH_OFFSET", "MAGIC_OFFSET", "recompute_crc"]
+__all__ = ["ATTRIBUTES_OFFSET", "CRC_OFFSET", "HEADER", "LENGTH_OFFSET", "MAGIC_OFFSET", "PREAMBLE_SIZE", "recompute_crc"]
 
-PREAMBLE_SIZE = 12  # base_offset i64 + batch_len i32
 BATCH_HEADER_SIZE = 45  # partition_leader_epoch .. first_sequence (upstream BATCH_HEADER_SIZE)
 SCHEMA_ID_SIZE = 4
-HEADER = struct.Struct(">qiibIhiqqqhi")  # preamble + header: 57 bytes
 LAST_OFFSET_DELTA_OFFSET = 23
 COMPRESSION_MASK = 0x07
 SCHEMA_ID_BIT = 0x10  # Fluvio: a u32 schema id follows first_sequence (Kafka: the transactional bit)
@@ -201,22 +200,12 @@ def batch_length_at(data: bytes, pos: int) -> int | None:
 def decode_batch(buf: bytes, pos: int = 0, verify_crc: bool = True, parse_records: bool = True) -> tuple[Batch, int]:
     """One batch at ``pos`` -> (batch, end). Strict: a short header, batch_len < 45 (+4 with a schema id), a
     length past the data, a wrong CRC, an unknown codec or records that do not parse raise DecodeError."""
-    if len(buf) - pos < HEADER.size:
-        raise DecodeError(f"truncated batch header: {len(buf) - pos} of {HEADER.size} bytes", pos)
-    (base_offset, batch_len, leader_epoch, magic, crc, attributes, last_delta, first_ts, max_ts, producer_id,
-     producer_epoch, first_sequence) = HEADER.unpack_from(buf, pos)
+    header = read_header(buf, pos)
+    attributes = header.attributes
     has_schema = bool(attributes & SCHEMA_ID_BIT)
-    minimum = BATCH_HEADER_SIZE + (SCHEMA_ID_SIZE if has_schema else 0)
-    if batch_len < minimum:
-        raise DecodeError(f"batch_len {batch_len} below the header size {minimum}", pos + LENGTH_OFFSET, ["batch_len"])
-    end = pos + PREAMBLE_SIZE + batch_len
-    if end > len(buf):
-        raise DecodeError(f"batch_len {batch_len} overruns the data by {end - len(buf)} bytes",
-                          pos + LENGTH_OFFSET, ["batch_len"])
-    if verify_crc:
-        actual = f.crc32c(buf[pos + ATTRIBUTES_OFFSET : end])
-        if actual != crc:
-            raise DecodeError(f"crc {crc:#010x} but the data gives {actual:#010x}", pos + CRC_OFFSET, ["crc"])
+    end = batch_end(buf, pos, header, BATCH_HEADER_SIZE + (SCHEMA_ID_SIZE if has_schema else 0), "batch_len")
+    if verify_crc and (wrong := crc_mismatch(buf, pos, end, header)):
+        raise DecodeError(wrong, pos + CRC_OFFSET, ["crc"])
     codec = attributes & COMPRESSION_MASK
     at = pos + HEADER.size
     schema_id = None
@@ -224,11 +213,13 @@ def decode_batch(buf: bytes, pos: int = 0, verify_crc: bool = True, parse_record
         (schema_id,) = struct.unpack_from(">I", buf, at)
         at += SCHEMA_ID_SIZE
     region = bytes(buf[at:end])
-    batch = Batch(base_offset=base_offset, partition_leader_epoch=leader_epoch, magic=magic, compression=codec,
-                  schema_id=schema_id, extra_attributes=attributes & ~(COMPRESSION_MASK | SCHEMA_ID_BIT) & 0xFFFF,
-                  last_offset_delta=last_delta, first_timestamp=first_ts, max_time_stamp=max_ts,
-                  producer_id=producer_id, producer_epoch=producer_epoch, first_sequence=first_sequence,
-                  raw_records=region, crc=crc)
+    batch = Batch(base_offset=header.base_offset, partition_leader_epoch=header.leader_epoch, magic=header.magic,
+                  compression=codec, schema_id=schema_id,
+                  extra_attributes=attributes & ~(COMPRESSION_MASK | SCHEMA_ID_BIT) & 0xFFFF,
+                  last_offset_delta=header.last_offset_delta, first_timestamp=header.first_timestamp,
+                  max_time_stamp=header.max_timestamp, producer_id=header.producer_id,
+                  producer_epoch=header.producer_epoch, first_sequence=header.base_sequence, raw_records=region,
+                  crc=header.crc)
     if parse_records:
         if codec not in CODECS:
             raise DecodeError(f"unknown compression {codec}", pos + ATTRIBUTES_OFFSET, ["attributes"])

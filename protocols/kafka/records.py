@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from wirecheck.protocols import fields as f
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols import compression
-from wirecheck.protocols.batches import ATTRIBUTES_OFFSET, CRC_OFFSET, LENGTH_OFFSET, MAGIC_OFFSET, recompute_crc  # noqa: F401 (re-exported)
+from wirecheck.protocols.batches import (ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER, LENGTH_OFFSET,  # noqa: F401 (re-exported)
+                                         MAGIC_OFFSET, batch_end, crc_mismatch, read_header, recompute_crc)
 
 BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")  # base offset .. record count: 61 bytes
 BATCH_OVERHEAD = BATCH_HEADER.size  # 61
@@ -194,24 +195,15 @@ def _decode_record(buf: bytes, pos: int, index: int) -> tuple[Record, int]:
 def decode_batch(buf: bytes, pos: int = 0, verify_crc: bool = True,
                  limit: int = compression.DEFAULT_LIMIT) -> tuple[RecordBatch, int]:
     """Decode one magic-2 batch at ``pos``; returns (batch, end). Strict: raises DecodeError/CorruptBatch."""
-    if len(buf) - pos < BATCH_OVERHEAD:
-        raise DecodeError(f"truncated batch header: {len(buf) - pos} of {BATCH_OVERHEAD} bytes", pos)
-    (base_offset, batch_length, leader_epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
-     producer_id, producer_epoch, base_sequence, count) = BATCH_HEADER.unpack_from(buf, pos)
-    if magic != 2:
-        raise DecodeError(f"magic {magic} where a record batch (magic 2) was expected", pos + MAGIC_OFFSET,
+    header = read_header(buf, pos, BATCH_OVERHEAD)
+    (count,) = struct.unpack_from(">i", buf, pos + HEADER.size)
+    if header.magic != 2:
+        raise DecodeError(f"magic {header.magic} where a record batch (magic 2) was expected", pos + MAGIC_OFFSET,
                           ["magic"])
-    if batch_length < MIN_BATCH_LENGTH:
-        raise DecodeError(f"batchLength {batch_length} below the minimum {MIN_BATCH_LENGTH}", pos + LENGTH_OFFSET,
-                          ["batchLength"])
-    end = pos + 12 + batch_length
-    if end > len(buf):
-        raise DecodeError(f"batchLength {batch_length} overruns the data by {end - len(buf)} bytes",
-                          pos + LENGTH_OFFSET, ["batchLength"])
-    if verify_crc:
-        actual = f.crc32c(buf[pos + ATTRIBUTES_OFFSET : end])
-        if actual != crc:
-            raise CorruptBatch(f"crc {crc:#010x} but the data gives {actual:#010x}", pos + CRC_OFFSET, ["crc"])
+    end = batch_end(buf, pos, header, MIN_BATCH_LENGTH, "batchLength")
+    if verify_crc and (wrong := crc_mismatch(buf, pos, end, header)):
+        raise CorruptBatch(wrong, pos + CRC_OFFSET, ["crc"])
+    attributes = header.attributes
     codec = attributes & COMPRESSION_MASK
     if codec not in compression.NAMES:
         raise DecodeError(f"unknown compression codec {codec}", pos + ATTRIBUTES_OFFSET, ["attributes"])
@@ -237,12 +229,13 @@ def decode_batch(buf: bytes, pos: int = 0, verify_crc: bool = True,
     if rpos != len(payload):
         raise DecodeError(f"{len(payload) - rpos} bytes after the {count} records the batch counts",
                           pos + BATCH_OVERHEAD + (rpos if codec == compression.NONE else 0), ["records"])
-    batch = RecordBatch(records=records, base_offset=base_offset, partition_leader_epoch=leader_epoch,
-                        magic=magic, compression=codec, log_append_time=bool(attributes & TIMESTAMP_TYPE_BIT),
+    batch = RecordBatch(records=records, base_offset=header.base_offset, partition_leader_epoch=header.leader_epoch,
+                        magic=header.magic, compression=codec, log_append_time=bool(attributes & TIMESTAMP_TYPE_BIT),
                         transactional=bool(attributes & TRANSACTIONAL_BIT), control=bool(attributes & CONTROL_BIT),
-                        delete_horizon=bool(attributes & DELETE_HORIZON_BIT), last_offset_delta=last_delta,
-                        base_timestamp=base_ts, max_timestamp=max_ts, producer_id=producer_id,
-                        producer_epoch=producer_epoch, base_sequence=base_sequence, crc=crc)
+                        delete_horizon=bool(attributes & DELETE_HORIZON_BIT),
+                        last_offset_delta=header.last_offset_delta, base_timestamp=header.first_timestamp,
+                        max_timestamp=header.max_timestamp, producer_id=header.producer_id,
+                        producer_epoch=header.producer_epoch, base_sequence=header.base_sequence, crc=header.crc)
     return batch, end
 
 
