@@ -63,6 +63,17 @@ class CoverageMap:
         if new_cell or new_pair:
             self.fresh.append((mutant, cell if new_cell else pair))
 
+    # -- runs split over worker processes (targets/fuzz_workers.py)
+
+    def counts(self) -> tuple[Counter, Counter, Counter, Counter]:
+        """What a worker's map sends back: its cells, pairs, moves and mutants per session state."""
+        return self.cells, self.pairs, self.moves, self.in_state
+
+    def absorb(self, counts: tuple[Counter, Counter, Counter, Counter]) -> None:
+        """Add a worker's :meth:`counts` to this map."""
+        for mine, theirs in zip(self.counts(), counts):
+            mine.update(theirs)
+
     # -- the report
 
     def catalogue_cells(self) -> list[dict]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Generator, Iterable, Iterator, Protocol
+from typing import TYPE_CHECKING, Callable, Generator, Iterable, Iterator, Protocol
 
 from wirecheck.protocols.clauses import Catalogue
 from wirecheck.protocols.reactions import Observation, Reaction
@@ -26,6 +26,9 @@ if TYPE_CHECKING:  # the coverage map is filled by the I/O half; the pure half o
 
 BATCH = 64  # mutants pipelined in one write while the connection is expected to stay open
 HEX_SHOWN = 256  # bytes of a mutant's frame shown in a failure (the full frame is in the transcript)
+#: mutants drawn from one generator when a run is split over worker processes (:func:`segmented`): each segment
+#: has its own seeded generator, so the run's mutants are the same whatever the number of workers
+SEGMENT = 4096
 
 
 @dataclass
@@ -88,12 +91,46 @@ def numbered(mutants: Iterable[Mutant], count: int) -> Iterator[Mutant]:
         yield mutant
 
 
-def plan_batches(mutants: Iterable[Mutant], size: int = BATCH) -> Iterator[list[Mutant]]:
-    """Group mutants into pipelined batches: open-keeping mutants accumulate; one that may end it closes a batch."""
+def segment_rng(seed: int, segment: int) -> random.Random:
+    """The generator of one segment of a run's mutants (:func:`segmented`)."""
+    return random.Random(f"{seed}/segment/{segment}")
+
+
+def segmented(make: Callable[[random.Random], Iterator[Mutant]], seed: int, count: int, worker: int = 0,
+              workers: int = 1) -> Iterator[Mutant]:
+    """One worker's share of a run's ``count`` mutants, their indexes set: segments ``worker``,
+    ``worker + workers``, ... of :data:`SEGMENT` mutants each, a segment drawn by the protocol's mutator
+    (``make``: ``Adapter.mutants``) from its own generator. The union over the workers is the same mutants
+    whatever their number, so a seed names the same run on one core or on many."""
+    for segment in range(worker, -(-count // SEGMENT), workers):
+        start = segment * SEGMENT
+        for index, mutant in zip(range(start, min(count, start + SEGMENT)), make(segment_rng(seed, segment))):
+            mutant.index = index
+            yield mutant
+
+
+def segment_ends(mutant: Mutant) -> bool:
+    """Is ``mutant`` the last of its segment? A batch never spans two segments: each segment's mutator numbers
+    its own requests (correlation ids), which must not repeat within a pipelined batch."""
+    return (mutant.index + 1) % SEGMENT == 0
+
+
+def strided(mutants: Iterable[Mutant], count: int, worker: int, workers: int) -> Iterator[Mutant]:
+    """One worker's own stream (a guided run, steered by that worker's answers) numbered into the run's indexes:
+    its j-th mutant is the run's ``j * workers + worker``, up to ``count``."""
+    for index, mutant in zip(range(worker, count, workers), mutants):
+        mutant.index = index
+        yield mutant
+
+
+def plan_batches(mutants: Iterable[Mutant], size: int = BATCH,
+                 cut: Callable[[Mutant], bool] | None = None) -> Iterator[list[Mutant]]:
+    """Group mutants into pipelined batches: open-keeping mutants accumulate; one that may end it closes a batch,
+    and so does one after which ``cut`` says a batch must end."""
     batch: list[Mutant] = []
     for mutant in mutants:
         batch.append(mutant)
-        if len(batch) >= size or not mutant.reaction.pipelines:
+        if len(batch) >= size or not mutant.reaction.pipelines or (cut is not None and cut(mutant)):
             yield batch
             batch = []
     if batch:
@@ -140,6 +177,8 @@ class Progress:
     bisections: int = 0
     generate_s: float = 0.0
     seconds: float = 0.0
+    cpu_s: float = 0.0  # the fuzzer's own CPU time, over all its processes (filled by a run over workers)
+    workers: int = 1  # fuzzer processes
     operators: dict = field(default_factory=dict)
     non_strict: list = field(default_factory=list)  # (mutant, divergence) pairs at SHOULD level
     coverage: CoverageMap | None = None  # a strategies.coverage.CoverageMap: every judged mutant's reaction state, when kept

@@ -298,8 +298,12 @@ def tracked(connect: Connect, coverage: CoverageMap | None) -> Connect:
 
 
 def run(connect: Connect, adapter: Adapter, mutants: Iterable[Mutant], count: int,
-        progress: Progress | None = None, window: int = WINDOW) -> Progress:
+        progress: Progress | None = None, window: int = WINDOW, indexed: bool = False,
+        cut: Callable[[Mutant], bool] | None = None) -> Progress:
     """Send ``count`` mutants; raise :class:`MutantFailed` at the first MUST-level divergence.
+
+    ``indexed``: the mutants carry their run's indexes already (a worker's share, targets/fuzz_workers.py), and
+    all of them are sent; ``cut`` ends a batch after a mutant (strategies.engine.plan_batches).
 
     A sliding window: up to ``window`` batches are sent before the oldest is judged, each on a connection of its
     own (an open one from an earlier batch when there is one, else a new one).
@@ -311,7 +315,7 @@ def run(connect: Connect, adapter: Adapter, mutants: Iterable[Mutant], count: in
     progress = progress or Progress()
     connect = tracked(greeted(connect, adapter), progress.coverage)
     judge = _Judge(adapter, progress.non_strict, progress.coverage)
-    planned = plan_batches(numbered(mutants, count))
+    planned = plan_batches(mutants if indexed else numbered(mutants, count), cut=cut)
     idle: list[FramedSession] = []
     flights: deque[tuple[FramedSession, list[Mutant], int]] = deque()  # (session, batch, batches sent until it)
     sends = 0
