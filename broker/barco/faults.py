@@ -5,10 +5,11 @@ A fault breaks one clause on purpose (protocols/barco/faults.py names the clause
 a variant takes another reading the spec permits (``--variant``): the whole suite must pass against each.
 """
 
+from wirecheck.broker.barco.faults_safety import SafetyFaults
 from wirecheck.broker.switches import Switch, Switches
 
 
-class BarcoFaults(Switches):
+class BarcoFaults(SafetyFaults, Switches):
     personality = "barco"
 
     commit_ignored = Switch("a manual commit answers 204 but stores nothing")

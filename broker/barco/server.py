@@ -43,7 +43,8 @@ class BarcoPersonality(Discovery, HttpProducer, ConsumerApi, BinaryProducer):
         self.variants = config.variants_as(BarcoVariants)
         self.ports: dict[str | None, int] = {}
         self.store = ChunkStore(config.data_dir, config.fsync == "batch", config.retention_records,
-                                options.max_store_bytes, config.cache_bytes)
+                                options.max_store_bytes, config.cache_bytes,
+                                lose_tail=self.faults.safety_unsynced_tail_lost)
         self.offsets_path = config.data_dir / "barco" / "offsets.json" if config.data_dir else None
         self.consumers = Consumers(options.consumer_ranges, self._load_offsets())
         self._round_robin = itertools.count(1)

@@ -86,8 +86,9 @@ class StoreFull(Exception):
 
 class ChunkStore:
     def __init__(self, data_dir: Path | None, fsync: bool, retention: int | None, max_bytes: int,
-                 cache_bytes: int = DEFAULT_CACHE_BYTES):
+                 cache_bytes: int = DEFAULT_CACHE_BYTES, lose_tail: bool = False):
         self.root = data_dir / "barco" if data_dir else None
+        self.lose_tail = lose_tail  # fault barco.safety-unsynced-tail-lost (faults_safety.py)
         self.fsync = fsync
         self.retention = retention
         self.max_bytes = max_bytes
@@ -107,6 +108,8 @@ class ChunkStore:
             reader = Reader(bytes.fromhex(topic), int(token), int(range_index), int(version), path=log)
             reader.fd = os.open(log, os.O_RDWR)
             reader.file_end = _recover(reader)
+            if self.lose_tail and len(reader.starts):
+                _lose_last_chunk(reader)
             self.readers[reader.key] = reader
 
     def reader(self, key: tuple) -> Reader:
@@ -185,6 +188,14 @@ class ChunkStore:
                 os.close(reader.fd)
                 reader.fd = -1
         self.cache = BatchCache(self.cache.max_bytes)
+
+
+def _lose_last_chunk(reader: Reader) -> None:
+    """The fault barco.safety-unsynced-tail-lost: the last chunk is gone, as if never synced."""
+    reader.file_end = reader.positions[-1] - HEAD_SIZE
+    os.ftruncate(reader.fd, reader.file_end)
+    reader.end = reader.starts[-1]
+    del reader.starts[-1], reader.positions[-1], reader.sizes[-1]
 
 
 def _recover(reader: Reader) -> int:

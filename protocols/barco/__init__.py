@@ -15,7 +15,7 @@ from __future__ import annotations
 from wirecheck.protocols.barco import layers, wire
 from wirecheck.protocols.barco.clauses import CATALOGUE
 from wirecheck.protocols.barco.clients import CLIENTS, SCENARIO_DEPENDS_ON
-from wirecheck.protocols.barco.faults import FAULTS, VARIANTS
+from wirecheck.protocols.barco.faults import FAULTS, SAFETY_FAULTS, VARIANTS
 from wirecheck.protocols.barco.states import STATES
 from wirecheck.protocols.framing import Framing
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
@@ -88,6 +88,8 @@ SPEC = ProtocolSpec(
     version_param="version",
     capture=CaptureSupport("wirecheck.protocols.barco.capture", unframeable_clause="barco.framing.oversize"),
     faults=FAULTS,
+    safety_faults=SAFETY_FAULTS,
+    safety="wirecheck.targets.safety.barco",
     states=STATES,
     variants=VARIANTS,
     implementation_fields=("BarcoFrame.body_length", "BarcoFrame.crc"),  # both follow from what the body carries

@@ -78,3 +78,11 @@ VARIANTS = {
     "barco.http-chunked-accepted": "barco.http-producer.chunked",
     "barco.consumer-method-404": "barco.consumer.method",
 }
+
+#: reference-broker safety fault -> the anomalies of ``wirecheck safety barco`` (reports/safety/checker.py) that show
+#: it, any one of which catches it; like Kafka's (protocols/kafka/faults.py), no conformance clause can, so they stay
+#: out of FAULTS and are proven by tests/safety. The producer is never told an offset, so a lost chunk shows as
+#: unseen (never read) or, when a consumer read it before the restart, as two values at its offsets.
+SAFETY_FAULTS: dict[str, tuple[str, ...]] = {
+    "barco.safety-unsynced-tail-lost": ("unseen", "inconsistent-offsets"),
+}
