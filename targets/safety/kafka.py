@@ -1,5 +1,7 @@
-"""The Kafka safety workload: confluent-kafka (librdkafka) clients with safe settings write unique values to a few
-partitions and read them back, recording every operation (reports/safety/history.py).
+"""The Kafka safety workload: confluent-kafka (librdkafka) and kafka-python clients with safe settings write unique
+values to a few partitions and read them back, recording every operation (reports/safety/history.py). The client
+slots KAFKA_PYTHON_SLOTS names run kafka-python (kafka_python.py), the others confluent-kafka (below); both record
+the same operations.
 
 - idempotent producers (acks=all, enable.idempotence): ``send`` operations of 1-3 values to one partition;
 - transactional producers (one transactional.id per slot, so a replacement fences its predecessor): ``txn``
@@ -32,14 +34,16 @@ FINAL_READ_S = 60.0
 PACE_S = (0.005, 0.03)  # between one client's operations: a few hundred operations a second in all
 ABORT_CHANCE = 0.1  # per transaction: aborted on purpose
 OP_TIMEOUT_S = 15.0
+ROLES = {"send": 3, "txn": 2, "poll": 2}  # role -> client processes at once (supervisor.py)
+#: role -> the client slots (of ROLES: send 0-2, txn 0-1, poll 0-1) that run kafka-python; the final read is
+#: confluent-kafka's
+KAFKA_PYTHON_SLOTS = {"send": (2,), "txn": (1,), "poll": (1,)}
 
 COMMON = {"enable.metrics.push": False, "request.timeout.ms": 5000, "socket.timeout.ms": 5000, "reconnect.backoff.ms": 50,
           "reconnect.backoff.max.ms": 1000, "retry.backoff.ms": 100, "topic.metadata.refresh.interval.ms": 5000}
 PRODUCER = {**COMMON, "enable.idempotence": True, "acks": "all", "linger.ms": 2, "message.timeout.ms": 10000}
 CONSUMER = {**COMMON, "enable.auto.commit": False, "isolation.level": "read_committed",
             "auto.offset.reset": "earliest", "fetch.wait.max.ms": 200, "session.timeout.ms": 10000}
-
-
 
 
 class KafkaWorkload:
@@ -84,6 +88,11 @@ class KafkaWorkload:
 
     def role(self, name: str) -> None:
         """Run one role's client loop until the run stops (in a child process: client.py)."""
+        if self.slot in KAFKA_PYTHON_SLOTS.get(name, ()):
+            from wirecheck.targets.safety.kafka_python import KafkaPythonClients
+
+            KafkaPythonClients(self).role(name)
+            return
         {"send": self._producer_loop, "txn": self._transactional_loop, "poll": self._consumer_loop}[name]()
 
     def _life(self) -> int:
