@@ -222,3 +222,18 @@ def test_recorder_round_trip(tmp_path):
     ops = history.read(tmp_path / "h.jsonl")
     assert [op["index"] for op in ops] == [0, 1, 2]
     assert checker.check(ops).counts == {"ok": 1}
+
+
+def test_kinds_a_workload_cannot_show_are_skipped_exactly():
+    """A workload's UNJUDGED kinds (its clients are never told an offset, or it has no transactions) are not
+    reported; every other kind still is; an unknown kind is a mistake, not a silent no-op."""
+    ops = history.parse([
+        {"type": "invoke", "process": 1, "time": 0, "f": "send", "value": [["send", "k", 1]]},
+        {"type": "ok", "process": 1, "time": 1, "f": "send", "value": [["send", "k", [0, 1]]]},
+        {"type": "invoke", "process": 2, "time": 2, "f": "poll", "value": [["poll"]]},
+        {"type": "ok", "process": 2, "time": 3, "f": "poll", "value": [["poll", {"k": [[0, 2]]}]]},
+    ])
+    assert set(checker.check(ops).anomaly_counts) == {"unseen", "inconsistent-offsets"}
+    assert set(checker.check(ops, ["unseen"]).anomaly_counts) == {"inconsistent-offsets"}
+    with pytest.raises(ValueError, match="no-such-kind"):
+        checker.check(ops, ["no-such-kind"])
