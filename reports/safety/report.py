@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import secrets
 from collections import Counter
 from pathlib import Path
 
@@ -29,10 +31,26 @@ def fault_windows(ops: list[dict]) -> list[dict]:
     return sorted(windows, key=lambda w: w["start"])
 
 
+#: result.json's format; the run warehouse (reports/pipeline/safety.py) reads files that name it
+SCHEMA = "wirecheck.safety/1"
+
+
+def identity(facts: dict) -> dict:
+    """What the warehouse files a run under: ``schema``, ``run_id`` (UTC start and a random suffix, like
+    run.json's), ``started_at`` and ``finished_at`` (ISO 8601 UTC; the start is now less the run's ``seconds``).
+    Facts that name any of them win."""
+    finished = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    started = finished - dt.timedelta(seconds=round(float(facts.get("seconds") or 0)))
+    return {"schema": SCHEMA, "run_id": f"{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}",
+            "started_at": started.isoformat().replace("+00:00", "Z"),
+            "finished_at": finished.isoformat().replace("+00:00", "Z")}
+
+
 def build(result: Result, ops: list[dict], facts: dict) -> dict:
     windows = fault_windows(ops)
     by_kind = Counter((op["f"], op["type"]) for op in ops if op["process"] != NEMESIS and op["type"] != "invoke")
-    return {**facts, **result.as_dict(), "operations": {f"{f}:{t}": n for (f, t), n in sorted(by_kind.items())},
+    return {**identity(facts), **facts, **result.as_dict(),
+            "operations": {f"{f}:{t}": n for (f, t), n in sorted(by_kind.items())},
             "fault_counts": dict(Counter(w["fault"] for w in windows)), "fault_windows": windows}
 
 
@@ -57,8 +75,13 @@ def text(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(report: dict, directory: Path) -> str:
+def write(report: dict, directory: Path, ops: list[dict] | None = None) -> str:
+    """result.json, report.txt and, given the history, plot.svg (reports/safety/plot.py)."""
     (directory / "result.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     rendered = text(report)
     (directory / "report.txt").write_text(rendered, encoding="utf-8")
+    if ops is not None:
+        from wirecheck.reports.safety import plot
+
+        plot.write(ops, report["fault_windows"], rendered.splitlines()[0], directory / "plot.svg")
     return rendered

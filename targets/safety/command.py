@@ -196,7 +196,7 @@ def execute(options: argparse.Namespace, report_dir: Path) -> int:
              "restart_every": options.restart_every, "reference_faults": options.reference_fault,
              "restarts": nemesis.restarts, "client_crashes": clients.killed,
              "seconds": round(time.monotonic() - started, 1), "notes": notes + problems, "unjudged": unjudged}
-    print(report.write(report.build(result, ops, facts), report_dir), end="")
+    print(report.write(report.build(result, ops, facts), report_dir, ops), end="")
     print(f"report: {report_dir}")
     if not result.valid:
         return EXIT_ANOMALY
