@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from wirecheck.reports.api_support import ranges
-from wirecheck.reports.html import charts
+from wirecheck.reports.html import charts, nights
 from wirecheck.reports.html.site import copy_assets, esc, page, pct, slug, table, verdict_cell, write
 
 LEGEND = ["OK", "XFAIL", "FLAKY", "NON-STRICT", "DIVERGENT", "XPASS", "FAILED", "ERROR", "BLOCKED", "TARGET-DOWN", "UNIMPLEMENTED",
@@ -199,11 +199,12 @@ def write_site(summary: dict, failing: list[dict], out_dir: Path) -> Path:
         write(out_dir / target_page_name(target), _target_page(target, summary, failing))
     charts.write_plotly(out_dir)
     write(out_dir / "compare.html", _compare_page(summary))
+    nights.write_pages(summary, out_dir)
     runs = ", ".join(sorted({r["run_id"] for r in summary["runs"] if r["run_rank"] == 1}))
     body = (f'<p class="muted">Latest verdict per clause and target, and the pass rate over each target\'s '
             f'{esc(summary["window"])} most recent runs. Latest runs: {esc(runs)}. '
             f'<a href="compare.html">What changed since the previous run</a>. '
-            f'Machine-readable: <a href="summary.json">summary.json</a>.</p>'
+            f'Machine-readable: <a href="summary.json">summary.json</a>.</p>' + nights.links(summary)
             + _charts(summary) + _run_info(summary)
             + "<h2>Matrix</h2>" + _legend() + _matrix(summary, failing_link) + _bounded_note(summary)
             + _sections(summary))

@@ -15,7 +15,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from wirecheck.reports.pipeline import client_matrix, conformance, history, summed_views, warehouse
+from wirecheck.reports.pipeline import (client_matrix, conformance, history, safety, state_coverage, summed_views,
+                                       warehouse)
 from wirecheck.reports.pipeline.catalogue import catalogue_rows, known_protocols
 from wirecheck.reports.pipeline.schema import EXECUTED
 
@@ -197,6 +198,26 @@ def _attach_transcripts(spark: SparkSession, warehouse_path: str, failing: list[
         row["transcript_json"] = texts.get((row["run_id"], row.get("transcript")))
 
 
+def nights(spark: SparkSession, warehouse_path: str, window: int) -> dict:
+    """The views across nights of the safety runs and of the state-coverage maps (SCHEMA.md): each table is
+    summed in Spark, and what is collected is bounded by targets x nights x anomaly kinds or catalogue cells."""
+    out: dict = {"safety": [], "safety_runs": [], "state_coverage": [], "state_coverage_cells": []}
+    results = safety.load(spark, warehouse_path)
+    if results is not None:
+        order = {kind: n for n, kind in enumerate(safety.KINDS)}
+        out["safety"] = sorted(_rows(safety.nights(results, window)),
+                               key=lambda r: (r["target"], r["protocol"] or "", r["night_rank"],
+                                              order.get(r["kind"], len(order)), r["kind"]))
+        out["safety_runs"] = _rows(safety.runs(results, window)
+                                   .orderBy("target", F.col("run_ts").desc_nulls_last(), "run_id"))
+    maps = state_coverage.load(spark, warehouse_path)
+    if maps is not None:
+        out["state_coverage"] = _rows(state_coverage.nights(maps, window).orderBy("target", "protocol", "night_rank"))
+        out["state_coverage_cells"] = _rows(state_coverage.catalogue_cells(maps, window)
+                                            .orderBy("target", "protocol", "ever_reached", *state_coverage.CELL_KEY))
+    return out
+
+
 def build_report(spark: SparkSession, warehouse_path: str, out_dir: str, window: int = 10,
                  max_case_pages: int = MAX_CASE_PAGES, compare: tuple[str, str] | None = None) -> dict:
     """Write summary.json and the site to ``out_dir`` (a local directory or any Hadoop URI)."""
@@ -210,6 +231,7 @@ def build_report(spark: SparkSession, warehouse_path: str, out_dir: str, window:
                                  compare, run_info)
     clients = client_matrix.client_matrix(client_matrix.read_client_cases(spark, warehouse_path), window)
     summary["clients"] = _rows(clients.orderBy(*client_matrix.KEYS))
+    summary.update(nights(spark, warehouse_path, window))
     _attach_transcripts(spark, warehouse_path, failing)
     for entry, row in zip(summary["failing"], failing):
         entry["page"] = case_page_name(row)

@@ -74,3 +74,49 @@ RUN_RECORD = StructType([
 
 #: Placeholder partition value for records with no target (NOT-RUN cases).
 NO_TARGET = "none"
+
+#: result.json of a safety run (reports/safety/report.py, ``wirecheck.safety/1``); the witnesses of each anomaly
+#: kind are read as their JSON text (a string column given an array keeps the array's text).
+SAFETY_RESULT = StructType([
+    StructField("schema", StringType()),
+    StructField("run_id", StringType()),
+    StructField("started_at", StringType()),
+    StructField("finished_at", StringType()),
+    StructField("protocol", StringType()),
+    StructField("target", StringType()),
+    StructField("seed", LongType()),
+    StructField("time", DoubleType()),
+    StructField("restart_every", DoubleType()),
+    StructField("reference_faults", ArrayType(StringType())),
+    StructField("restarts", LongType()),
+    StructField("client_crashes", LongType()),
+    StructField("seconds", DoubleType()),
+    StructField("notes", ArrayType(StringType())),
+    StructField("valid", BooleanType()),
+    StructField("counts", MapType(StringType(), LongType())),
+    StructField("acknowledged", LongType()),
+    StructField("read_values", LongType()),
+    StructField("anomaly_counts", MapType(StringType(), LongType())),
+    StructField("anomalies", MapType(StringType(), StringType())),
+    StructField("fault_counts", MapType(StringType(), LongType())),
+])
+
+#: The state-coverage maps of run.json (``coverage``: protocol -> map, docs/report-schema.md), only what the
+#: warehouse keeps: the reached cells and the catalogue's cells with whether they were reached.
+COVERAGE_MAP = StructType([
+    StructField("mutants", LongType()),
+    StructField("cells", ArrayType(StructType([
+        StructField("state", StringType()), StructField("request", StringType()),
+        StructField("reaction", StringType()), StructField("count", LongType())]))),
+    StructField("catalogue", ArrayType(StructType([
+        StructField("clause", StringType()), StructField("request", StringType()),
+        StructField("reaction", StringType()), StructField("reached", BooleanType()),
+        StructField("count", LongType())]))),
+    StructField("distinct", StructType([StructField("transitions", LongType())])),
+])
+RUN_COVERAGE = StructType([
+    StructField("run_id", StringType()),
+    StructField("started_at", StringType()),
+    StructField("targets", MapType(StringType(), TARGET_INFO)),
+    StructField("coverage", MapType(StringType(), COVERAGE_MAP)),
+])

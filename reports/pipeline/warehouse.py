@@ -57,7 +57,7 @@ def _parent(path: str) -> str:
     return path.rsplit("/", 1)[0]
 
 
-def _same(path: str) -> str:
+def hadoop_name(path: str) -> str:
     """Hadoop's spelling of a file name Spark gives (``file:///x%20y`` -> ``file:/x y``)."""
     path = unquote(path)
     return "file:/" + path[len("file:///"):] if path.startswith("file:///") else path
@@ -72,8 +72,8 @@ def _read_run_ids(spark: SparkSession, run_files: list[str]) -> list[dict]:
     runs = []
     for row in rows:
         if not row.run_id:
-            raise ValueError(f"{_same(row.file)} is not valid JSON or has no run_id")
-        path = _same(row.file)
+            raise ValueError(f"{hadoop_name(row.file)} is not valid JSON or has no run_id")
+        path = hadoop_name(row.file)
         runs.append({"run_id": row.run_id, "finished_at": row.finished_at, "run_dir": _parent(path),
                      "run_file": path})
     return runs
@@ -85,10 +85,14 @@ def _stored_runs(spark: SparkSession, warehouse: str) -> dict[str, str | None]:
 
 
 def plan(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool = False) -> dict:
-    """Which run directories to read: {"runs": run.json dicts, "case_files", "transcript_dirs", "skipped"}."""
-    run_files, case_files, transcript_dirs = set(), set(), set()
+    """Which run directories to read: {"runs": run.json dicts, "case_files", "transcript_dirs", "skipped",
+    "safety": safety result files, "safety_skipped": their run ids already in the warehouse}."""
+    from wirecheck.reports.pipeline import safety
+
+    run_files, case_files, transcript_dirs, result_files = set(), set(), set(), set()
     for root in inputs:
         run_files.update(fs.expand(spark, fs.join(root, "run.json")))
+        result_files.update(fs.expand(spark, fs.join(root, safety.RESULT_FILE)))
         case_files.update(fs.expand(spark, fs.join(root, "cases-*.jsonl")))
         transcript_dirs.update(fs.expand(spark, fs.join(root, "transcripts")))
     # One directory per run id: the same run given twice (or copied) is read once, the last directory wins.
@@ -99,20 +103,34 @@ def plan(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool 
     runs = [run for run_id, run in sorted(by_id.items()) if run_id not in skipped]
     dirs_with_run = {_parent(f) for f in run_files}
     wanted = {run["run_dir"] for run in runs} | ({_parent(f) for f in case_files} - dirs_with_run)
+    # safety runs: the same rules (one directory per run id, a finished run already there skipped)
+    results = {r["run_id"]: r for r in sorted(safety.identities(spark, sorted(result_files)), key=lambda r: r["file"])}
+    stored_safety = {} if reingest else safety.stored(spark, warehouse)
+    safety_skipped = {run_id for run_id, r in results.items()
+                      if stored_safety.get(run_id) is not None and stored_safety[run_id] == r["finished_at"]}
     return {"runs": runs, "skipped": sorted(skipped),
+            "safety": sorted(r["file"] for run_id, r in results.items() if run_id not in safety_skipped),
+            "safety_skipped": sorted(safety_skipped),
             "case_files": sorted(f for f in case_files if _parent(f) in wanted),
             "transcript_dirs": sorted(d for d in transcript_dirs if _parent(d) in wanted)}
 
 
 # -- shaping rows ----------------------------------------------------------------------------------------------
 
-def _dir_of(column):
+def dir_of(column):
     """The run directory a file belongs to: strip the file name (and ``/transcripts`` for transcripts)."""
     path = F.regexp_replace(column, "^file:///", "file:/")
     return F.regexp_replace(F.regexp_replace(path, "/[^/]+$", ""), "/transcripts$", "")
 
 
 HOST_PORT = r"^[^:\s]+:[0-9]+$"
+
+
+def reference_name(faults):
+    """The stable name of the reference broker run with these faults: ``reference``, or ``reference+<fault>,...``
+    (sorted) when faults were injected (a different target on purpose)."""
+    joined = F.array_join(F.array_sort(F.coalesce(faults, F.array().cast("array<string>"))), ",")
+    return F.when(joined == "", F.lit("reference")).otherwise(F.concat(F.lit("reference+"), joined))
 
 
 def _target_names(targets):
@@ -122,12 +140,10 @@ def _target_names(targets):
     marks the protocol's target as the reference broker whatever address its records name.
     """
     def name(_, info):
-        faults = F.array_join(F.array_sort(F.coalesce(info["faults"], F.array().cast("array<string>"))), ",")
         return F.struct(info["address"].alias("address"),
                         F.coalesce(info["reference"], F.lit(False)).alias("reference"),
                         (~F.coalesce(info["address"].rlike(HOST_PORT), F.lit(False))).alias("any_address"),
-                        F.when(faults == "", F.lit("reference")).otherwise(F.concat(F.lit("reference+"), faults))
-                        .alias("name"))
+                        reference_name(info["faults"]).alias("name"))
 
     return F.transform_values(targets, name)
 
@@ -135,7 +151,7 @@ def _target_names(targets):
 def runs_frame(spark: SparkSession, run_files: list[str], ingested_at) -> DataFrame:
     """The run.json files (already checked on the driver), read by Spark: no Python worker involved."""
     frame = (spark.read.schema(RUN_RECORD).option("multiLine", True).json(run_files)
-             .withColumn("run_dir", _dir_of(F.col("_metadata.file_path")))
+             .withColumn("run_dir", dir_of(F.col("_metadata.file_path")))
              .withColumn("_names", _target_names(F.col("targets"))))
     return (frame.withColumn("started_ts", F.try_to_timestamp("started_at"))
             .withColumn("date", F.coalesce(F.date_format("started_ts", "yyyy-MM-dd"), F.lit("unknown")))
@@ -187,7 +203,7 @@ def read_cases(spark: SparkSession, case_files: list[str]) -> DataFrame:
 def read_transcripts(spark: SparkSession, transcript_dirs: list[str], runs: DataFrame | None) -> DataFrame:
     """(run_id, transcript, transcript_json, run_dir); the run id of a directory without run.json is its name."""
     frame = (spark.read.format("binaryFile").option("pathGlobFilter", "*.json").load(transcript_dirs)
-             .select(_dir_of(F.col("path")).alias("run_dir"),
+             .select(dir_of(F.col("path")).alias("run_dir"),
                      F.regexp_extract("path", r"(transcripts/[^/]+)$", 1).alias("transcript"),
                      F.col("content").cast("string").alias("transcript_json")))
     if runs is not None:
@@ -219,6 +235,13 @@ def _swap_runs(spark: SparkSession, staged: str, table: str, depth: int) -> None
         fs.move(spark, directory, fs.join(table, *directory.split("/")[-depth:]))
 
 
+def _write_runs(spark: SparkSession, rows: DataFrame, staging: str, warehouse: str, table: str) -> None:
+    """A table partitioned like ``cases`` (date, target, run): staged, then each run's directories moved in."""
+    with _small_files(spark):
+        rows.write.partitionBy(*CASE_PARTITIONS).parquet(fs.join(staging, table))
+    _swap_runs(spark, fs.join(staging, table), _table(warehouse, table), len(CASE_PARTITIONS))
+
+
 def _add_runs(spark: SparkSession, new: DataFrame, staging: str, table: str, ingestion: str) -> None:
     """This ingestion's rows of the runs table, in a directory of its own: nothing another ingestion wrote is
     read or rewritten (readers keep the newest row of each run: :func:`load_runs`)."""
@@ -228,11 +251,14 @@ def _add_runs(spark: SparkSession, new: DataFrame, staging: str, table: str, ing
 
 def ingest(spark: SparkSession, inputs: list[str], warehouse: str, reingest: bool = False) -> dict:
     """Load run directories (paths or globs, any URI) into the warehouse; returns counts of what was done."""
+    from wirecheck.reports.pipeline import safety, state_coverage
+
     todo = plan(spark, inputs, warehouse, reingest)
-    if not todo["runs"] and not todo["case_files"] and not todo["skipped"]:
-        raise FileNotFoundError(f"no run.json or cases-*.jsonl under {inputs}")
-    stats = {"runs": len(todo["runs"]), "cases": 0, "skipped": len(todo["skipped"])}
-    if not todo["runs"] and not todo["case_files"]:
+    if not any(todo[k] for k in ("runs", "case_files", "skipped", "safety", "safety_skipped")):
+        raise FileNotFoundError(f"no run.json, cases-*.jsonl or safety result.json under {inputs}")
+    stats = {"runs": len(todo["runs"]) + len(todo["safety"]), "cases": 0,
+             "skipped": len(todo["skipped"]) + len(todo["safety_skipped"])}
+    if not todo["runs"] and not todo["case_files"] and not todo["safety"]:
         return stats
     ingested_at = F.current_timestamp()
     ingestion = uuid.uuid4().hex
@@ -252,6 +278,12 @@ def ingest(spark: SparkSession, inputs: list[str], warehouse: str, reingest: boo
             with _small_files(spark):
                 transcripts.write.partitionBy("run_id").parquet(fs.join(staging, TRANSCRIPTS))
             _swap_runs(spark, fs.join(staging, TRANSCRIPTS), _table(warehouse, TRANSCRIPTS), 1)
+        if todo["runs"]:  # the runs' state-coverage maps (none when no bulk case ran)
+            _write_runs(spark, state_coverage.rows(spark, [run["run_file"] for run in todo["runs"]]), staging,
+                        warehouse, state_coverage.COVERAGE)
+        if todo["safety"]:
+            _write_runs(spark, safety.rows(safety.read_results(spark, todo["safety"]), ingested_at), staging,
+                        warehouse, safety.SAFETY)
         if runs is not None:
             _add_runs(spark, runs, fs.join(staging, RUNS), _table(warehouse, RUNS), ingestion)
     finally:

@@ -37,10 +37,11 @@ def transcript(nodeid: str, port: int = 9092) -> dict:
 
 def write_run(root: Path, run_id: str, records: list[dict], *, started_at: str = "2026-11-21T23:30:00Z",
               suite_version: str = "0.1.0", targets: dict | None = None, transcripts: dict | None = None,
-              workers: int = 1, finished_at: str | None | bool = True) -> Path:
+              workers: int = 1, finished_at: str | None | bool = True, extra: dict | None = None) -> Path:
     """Write one run directory; records are spread over ``workers`` cases-*.jsonl files like xdist would.
 
-    ``finished_at`` True: the run finished when it started; None: it crashed (or is still running).
+    ``finished_at`` True: the run finished when it started; None: it crashed (or is still running). ``extra``:
+    more fields of run.json (``coverage``, ...).
     """
     run_dir = root / run_id
     (run_dir / "transcripts").mkdir(parents=True, exist_ok=True)
@@ -51,7 +52,7 @@ def write_run(root: Path, run_id: str, records: list[dict], *, started_at: str =
         totals[record["verdict"]] = totals.get(record["verdict"], 0) + 1
     run = {"schema": "wirecheck.run/1", "run_id": run_id, "suite_version": suite_version, "started_at": started_at,
            "finished_at": started_at if finished_at is True else finished_at, "profile": "ci", "strict": False, "baseline": None, "targets": targets,
-           "argv": ["suites/"], "totals": totals}
+           "argv": ["suites/"], "totals": totals, **(extra or {})}
     (run_dir / "run.json").write_text(json.dumps(run, indent=2))
     names = ["main"] if workers == 1 else [f"gw{i}" for i in range(workers)]
     for i, name in enumerate(names):
