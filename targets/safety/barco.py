@@ -17,7 +17,8 @@
 - a record's offset is its chunk's start offset (the poll item's) plus its place in the chunk; its key is the poll
   item's reader (topic/token/range index/generation);
 - the final read: a new consumer reads every reader from the start until every acknowledged value has been seen and
-  a poll comes back empty, or FINAL_READ_S has passed.
+  a poll comes back empty, or FINAL_READ_S has passed, or it has been at the end of every reader for FINAL_SETTLE_S
+  (the producers have stopped and a stored chunk is readable at once: what is still owed then is not there).
 
 Decisions: a producer's 4xx answer is a ``fail`` (the request was refused before anything was stored, notes §3); a
 5xx answer or none is ``info`` (the server may have stored the chunk before failing). A send's key names the topic
@@ -51,6 +52,7 @@ UNJUDGED = {
 }
 FINAL_READ_S = 90.0
 FINAL_IDLE_S = 0.1  # the final read's wait after an empty poll
+FINAL_SETTLE_S = 5.0  # at the end of every reader this long with values still owed: they are not there
 PACE_S = (0.005, 0.03)  # between one client's operations
 REQUEST_TIMEOUT_S = 5.0  # a fault makes an operation indeterminate, not the run stall
 
@@ -249,13 +251,14 @@ class BarcoWorkload:
         value read twice shows as a duplicate only if its copy is read too); True if all were seen."""
         end = time.monotonic() + timeout
         at_end = False
-        while time.monotonic() < end and (owed or not at_end):
+        settled = float("inf")  # when the reads last reached the end (producers have stopped: nothing new comes)
+        while time.monotonic() < min(end, settled + FINAL_SETTLE_S) and (owed or not at_end):
             consumer = self._registered()
             if consumer is None:
                 continue
             client, process, consumer_id = consumer
             try:
-                while time.monotonic() < end and (owed or not at_end):
+                while time.monotonic() < min(end, settled + FINAL_SETTLE_S) and (owed or not at_end):
                     reads = self._poll(process, client, consumer_id)
                     if reads is None:
                         break
@@ -263,6 +266,7 @@ class BarcoWorkload:
                         owed.difference_update(value for _, value in pairs)
                     at_end = not reads
                     if at_end:
+                        settled = min(settled, time.monotonic())
                         time.sleep(FINAL_IDLE_S)  # an empty poll is answered at once: no busy loop
             finally:
                 self._leave(client, consumer_id)

@@ -13,7 +13,9 @@ its ``type``) over a plain socket, one request at a time per connection, as a cl
   connection and a new process in the history, a consumer starting at 0 again; each role runs in a child process
   of its own (client.py), which the supervisor kills (-9) now and then;
 - the final read: a new consumer reads every partition from the start until every acknowledged value has been
-  seen, or FINAL_READ_S has passed, then on to every partition's end.
+  seen and every partition's end is reached, or FINAL_READ_S has passed, or it has been at the end of every
+  partition for FINAL_SETTLE_S (the producers have stopped and an appended batch is readable at once: what is
+  still owed then is not there).
 
 Decision: an Error answer to a Produce is a ``fail`` (certainly not appended): the spec appends a batch whole or
 refuses it (seed §Produce, decision D4; broker/rustlog/produce.py). RustLog has no transactions, so aborted and
@@ -40,6 +42,7 @@ ROLES = {"send": 3, "poll": 2}
 UNJUDGED = {"aborted-read": "RustLog has no transactions", "precommitted-read": "RustLog has no transactions"}
 FINAL_READ_S = 60.0
 FINAL_IDLE_S = 0.1  # the final read's wait after an empty poll
+FINAL_SETTLE_S = 5.0  # at the end of every partition this long with values still owed: they are not there
 PACE_S = (0.005, 0.03)  # between one client's operations
 REQUEST_TIMEOUT_S = 5.0  # a fault makes an operation indeterminate, not the run stall
 FETCH_MAX_BYTES = 65536
@@ -234,13 +237,14 @@ class RustLogWorkload:
         reached (a value read twice shows as a duplicate only if its copy is read too); True if all were seen."""
         end = time.monotonic() + timeout
         at_end = False
-        while time.monotonic() < end and (owed or not at_end):
+        settled = float("inf")  # when the reads last reached the end (producers have stopped: nothing new comes)
+        while time.monotonic() < min(end, settled + FINAL_SETTLE_S) and (owed or not at_end):
             connection = self._connect()
             if connection is None:
                 break
             process = self.run.process()
             positions = self._assigned(process)
-            while time.monotonic() < end and (owed or not at_end):
+            while time.monotonic() < min(end, settled + FINAL_SETTLE_S) and (owed or not at_end):
                 reads = self._poll(process, connection, positions)
                 if reads is None:
                     break
@@ -248,6 +252,7 @@ class RustLogWorkload:
                     owed.difference_update(value for _, value in pairs)
                 at_end = not reads
                 if at_end:
+                    settled = min(settled, time.monotonic())
                     time.sleep(FINAL_IDLE_S)  # an empty Fetch is answered at once: no busy loop
             connection.close()
         return not owed
