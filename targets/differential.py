@@ -361,6 +361,8 @@ class RequestQueue:
         self._answers_request = answers_request  # Endpoint.answers_request
         self._unsplit = bytearray()  # sent bytes not yet a whole frame
         self._frames: list[bytes] = []
+        #: the requests the last answer passed over: left unanswered by the server that gave it
+        self.passed_over: list[bytes] = []
 
     def sent(self, data: bytes) -> None:
         self._unsplit += data
@@ -373,14 +375,20 @@ class RequestQueue:
         """Are requests sent that no answer has answered yet?"""
         return bool(self._frames or self._unsplit)
 
+    def awaits(self, answer: bytes) -> bool:
+        """Does the answer answer a request still waiting (one sent after the request being answered now)?"""
+        return self._answers_request is not None and any(self._answers_request(answer, r) for r in self._frames)
+
     def answered(self, answer: bytes | None = None) -> bytes | None:
         """The request an answer frame answers (None when none is waiting). Where the endpoint tells which request
         an answer answers, requests left unanswered before it (Kafka's acks=0) are skipped; otherwise such a
         request pairs later answers with the wrong request, and both sides are decoded with the same one, so
         equal answers still compare equal."""
+        self.passed_over = []
         if answer is not None and self._answers_request is not None:
             for number, request in enumerate(self._frames):
                 if self._answers_request(answer, request):
+                    self.passed_over = self._frames[:number]
                     del self._frames[:number + 1]
                     return request
         return self._frames.pop(0) if self._frames else None
@@ -420,6 +428,7 @@ class MirroredSession:
         self._chosen = chosen
         self._sent: list[bytes] = []  # this connection's requests so far: the conversation a difference shows
         self._requests = RequestQueue(ours.framing, ours.endpoint.answers_request)
+        self._oracle_early: list[Reply] = []  # the oracle's answers to requests the target has not answered yet
         self.sock = _Sockets(ours.sock, oracle.sock)
         #: False once the answers depend on when each server's own timers fire (Target.depends_on_server_timers),
         #: and after this connection's first difference
@@ -486,8 +495,8 @@ class MirroredSession:
         # The oracle is not under test: when the target reacted, a loaded machine must not make the oracle's
         # reaction look like silence, so it gets twice as long; when the target was silent, as long as it had.
         patience = deadline if deadline is not None else self._ours.deadline
-        oracle = self._oracle.recv(patience if ours.outcome is Outcome.SILENT else 2 * patience)
         request = self._requests.answered(ours.frame) if ours.is_frame else None
+        oracle = self._oracle_answer(request, patience if ours.outcome is Outcome.SILENT else 2 * patience)
         oracle = self._once_oracle_ready(request, ours, oracle, 2 * patience)
         self.oracle_reply = oracle
         self._check(request, ours, oracle)
@@ -529,6 +538,34 @@ class MirroredSession:
             return
         self.tally.exchanged += 1
         self.tally.compared += self.comparing
+
+    def _oracle_answer(self, request: bytes | None, patience: float) -> Reply:
+        """The oracle's answer to the request the target's answer answers. Where answers name their request
+        (``Endpoint.answers_request``), each server may answer in its own order (Pravega's segment store answers a
+        request when it completes): an oracle answer to a request still waiting is kept for when the target answers
+        that one, and the oracle's answers to requests the target left unanswered (its answer passed over them: a
+        hostile mutant it stayed silent on, a Produce with acks=0) are read past (whether such a request is
+        answered is the reaction model's business, or the case's)."""
+        answers = self._ours.endpoint.answers_request
+        if answers is not None and request is not None:
+            for number, early in enumerate(self._oracle_early):
+                if answers(early.frame, request):
+                    return self._oracle_early.pop(number)
+        oracle = self._oracle.recv(patience)
+        passed = kept = 0
+        while answers is not None and request is not None and oracle.is_frame and not answers(oracle.frame, request):
+            if any(answers(oracle.frame, left) for left in self._requests.passed_over):
+                passed += 1
+            elif self._requests.awaits(oracle.frame):
+                self._oracle_early.append(oracle)
+                kept += 1
+            else:
+                break
+            oracle = self._oracle.recv(patience)
+        if passed or kept:
+            self._ours.transcript.note(f"differential: the oracle answered in another order: {kept} answer(s) kept "
+                                       f"for later requests, {passed} to requests the target left unanswered read past")
+        return oracle
 
     def _once_oracle_ready(self, request: bytes | None, ours: Reply, oracle: Reply, patience: float) -> Reply:
         """The oracle's answer once it no longer says "not yet" (``ProtocolSpec.not_yet``: a coordinator loading, a
