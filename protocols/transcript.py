@@ -60,7 +60,6 @@ class Transcript:
     started: float = field(default_factory=time.monotonic)
     _connections: int = 0
     dropped: int = 0
-    listener: Callable[[Event], None] | None = None  # the runner's exchange events, when someone subscribes
 
     def new_connection(self) -> int:
         self._connections += 1
@@ -72,8 +71,6 @@ class Transcript:
             self.dropped += 1
         event = Event(time.monotonic() - self.started, conn, kind, bytes(data), decode, detail, **addr)
         self.events.append(event)
-        if self.listener is not None:
-            self.listener(event)
 
     def note(self, text: str) -> None:
         self.add(0, "note", detail=text)

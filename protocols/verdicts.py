@@ -7,23 +7,90 @@ not advertise what the case needs. Anything else escaping a case is the harness'
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Iterable
 
 from wirecheck.protocols.clauses import Clause, Level
 
 
 class Verdict(enum.Enum):
-    OK = "OK"
-    NON_STRICT = "NON-STRICT"
-    UNIMPLEMENTED = "UNIMPLEMENTED"
-    FAILED = "FAILED"
-    ERROR = "ERROR"
-    XFAIL = "XFAIL"
-    XPASS = "XPASS"
-    NOT_RUN = "NOT-RUN"
-    TARGET_DOWN = "TARGET-DOWN"  # the target died earlier in the run: the case could not run (the run fails)
-    BLOCKED = "BLOCKED"  # a precondition (create a topic, produce, join) failed: the clause was not reached
-    FLAKY = "FLAKY"  # failed, then passed when run again (--confirm N)
-    DIVERGENT = "DIVERGENT"  # answered otherwise than the reference broker (--differential)
+    """Every verdict and what each output makes of it, in one table (one row a verdict):
+
+    - ``severity``: which verdict wins when several of one clause meet in a run (the worst; each rank distinct)
+    - ``executed``: the case ran against a target and produced an answer about it
+    - ``passing``: counted as passing in pass rates (the case held, failed only as the vendor said it would, or
+      failed once and passed when run again: FLAKY, counted among the flaky cases too)
+    - ``marked``: a report shows it with a warning mark (something for its reader to act on; FLAKY and BLOCKED
+      are marked although they pass or fail nothing)
+    - ``kept``: its conversation is kept, with a replay file (the case talked to the target and did not just pass;
+      passes too under --keep-transcripts, without a replay file)
+    - ``divergence``: it reports a divergence of its clause (which then needs no carrier: reports.rootcause)
+    - ``mark``: its cell in the terminal's matrices
+    - ``outcome``: pytest's outcome for it, which the terminal's counts and JUnit XML show ("passed", "failed",
+      "skipped", "xfailed"); ``strict_outcome`` under --strict where that differs (FLAKY fails the run there)
+    - ``allure``: its Allure status (passed, failed, broken, skipped)
+    """
+
+    # text, severity, executed, passing, marked, kept, divergence, mark, outcome, allure[, strict outcome]
+    NOT_RUN = ("NOT-RUN", 0, False, False, False, False, False, "..", "skipped", "skipped")
+    TARGET_DOWN = ("TARGET-DOWN", 1, False, False, True, False, False, "DOWN", "skipped", "skipped")  # the target
+    # died earlier in the run: the case could not run (the run fails)
+    UNIMPLEMENTED = ("UNIMPLEMENTED", 2, False, False, False, False, False, "--", "skipped", "skipped")
+    BLOCKED = ("BLOCKED", 3, False, False, True, True, False, "blk", "skipped", "skipped")  # a precondition (create
+    # a topic, produce, join) failed: the clause was not reached
+    OK = ("OK", 4, True, True, False, False, False, "ok", "passed", "passed")
+    XFAIL = ("XFAIL", 5, True, True, False, True, True, "xf", "xfailed", "skipped")
+    FLAKY = ("FLAKY", 6, True, True, True, True, True, "flk", "passed", "passed", "failed")  # failed, then passed
+    # when run again (--confirm N)
+    NON_STRICT = ("NON-STRICT", 7, True, True, False, True, True, "ns", "passed", "passed")
+    DIVERGENT = ("DIVERGENT", 8, True, False, True, True, True, "div", "failed", "failed")  # answered otherwise
+    # than the reference broker (--differential --strict)
+    XPASS = ("XPASS", 9, True, False, True, True, False, "XP", "failed", "failed")
+    ERROR = ("ERROR", 10, True, False, True, True, False, "ERR", "failed", "broken")
+    FAILED = ("FAILED", 11, True, False, True, True, True, "FAIL", "failed", "failed")
+
+    def __new__(cls, text: str, severity: int, executed: bool, passing: bool, marked: bool, kept: bool,
+                divergence: bool, mark: str, outcome: str, allure: str, strict_outcome: str | None = None):
+        row = object.__new__(cls)
+        row._value_ = text
+        row.severity, row.executed, row.passing, row.marked, row.kept = severity, executed, passing, marked, kept
+        row.divergence = divergence
+        row.mark, row.outcome, row.allure = mark, outcome, allure
+        row.strict_outcome = strict_outcome or outcome
+        return row
+
+    def __init__(self, *row) -> None:
+        self.severity: int
+        self.executed: bool
+        self.passing: bool
+        self.marked: bool
+        self.kept: bool
+        self.divergence: bool
+        self.mark: str
+        self.outcome: str
+        self.allure: str
+        self.strict_outcome: str
+
+    def pytest_outcome(self, strict: bool) -> str:
+        """What pytest (its terminal counts, JUnit XML) shows for this verdict."""
+        return self.strict_outcome if strict else self.outcome
+
+    @classmethod
+    def named(cls, text: str) -> "Verdict":
+        """The verdict a record names; one this version does not know is suspect, like an ERROR."""
+        try:
+            return cls(text)
+        except ValueError:
+            return cls.ERROR
+
+    @classmethod
+    def names(cls, predicate: Callable[["Verdict"], bool]) -> tuple[str, ...]:
+        """The texts of the verdicts ``predicate`` holds for (column filters of the Spark pipeline)."""
+        return tuple(verdict.value for verdict in cls if predicate(verdict))
+
+
+def worst(verdicts: Iterable[str]) -> str:
+    """The most severe of ``verdicts`` (texts; an unknown verdict counts as an ERROR)."""
+    return max((Verdict.named(text) for text in verdicts), key=lambda verdict: verdict.severity).value
 
 
 class Divergence(AssertionError):

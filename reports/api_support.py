@@ -16,12 +16,10 @@ Decisions (docs/report-schema.md, ``api_support``):
 
 from __future__ import annotations
 
-from wirecheck.reports.verdict_classes import EXECUTED, PASSING, worst
+from wirecheck.protocols.verdicts import Verdict, worst
 
-#: Verdicts of a version the suite found working.
-WORKING = ("OK", "NON-STRICT")
-#: Verdicts of a version whose case did not run: nothing is known about it.
-UNTESTED = ("NOT-RUN", "TARGET-DOWN", "BLOCKED")
+#: Verdicts of a version the suite found working (held outright: not one expected to fail, nor a flaky one).
+WORKING = (Verdict.OK, Verdict.NON_STRICT)
 
 
 def version_matrix(records) -> dict[tuple[str, str], dict[int, str]]:
@@ -42,12 +40,12 @@ def support_of(cells: dict[int, str]) -> dict[str, list[int]]:
         return sorted(v for v, verdict in cells.items() if keep(verdict))
 
     def ran(verdict: str) -> bool:  # an unknown verdict ran too
-        return verdict not in UNTESTED and verdict != "UNIMPLEMENTED"
+        return Verdict.named(verdict).executed
 
-    return {"advertised": versions(ran), "working": versions(lambda v: v in WORKING),
-            "failing": versions(lambda v: ran(v) and v not in WORKING),
+    return {"advertised": versions(ran), "working": versions(lambda v: Verdict.named(v) in WORKING),
+            "failing": versions(lambda v: ran(v) and Verdict.named(v) not in WORKING),
             "not_advertised": versions(lambda v: v == "UNIMPLEMENTED"),
-            "untested": versions(lambda v: v in UNTESTED)}
+            "untested": versions(lambda v: not ran(v) and Verdict.named(v) is not Verdict.UNIMPLEMENTED)}
 
 
 def api_support(records) -> list[dict]:
@@ -74,7 +72,8 @@ def api_support(records) -> list[dict]:
     for key in sorted(groups):
         verdicts = groups[key]
         row = {"protocol": key[0], "message": key[1], "by": by[key], "verdict": worst(verdicts),
-               "passed": sum(v in PASSING for v in verdicts), "executed": sum(v in EXECUTED for v in verdicts)}
+               "passed": sum(Verdict.named(v).passing for v in verdicts),
+               "executed": sum(Verdict.named(v).executed for v in verdicts)}
         if key in matrix:
             row.update(support_of(matrix[key]))
         rows.append(row)

@@ -22,7 +22,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be read (its path and what is wrong; the runner reports it as a usage error)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class Baseline:
                 entries.append(BaselineEntry(e["case"], e["reason"], expires, e.get("clause"), e.get("source", ""),
                                              e.get("test"), e.get("intermittent", False)))
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise pytest.UsageError(f"--baseline {path}: {exc}") from None
+            raise BaselineError(f"{path}: {exc}") from None
         return cls(path, entries)
 
     def entry_for(self, case_id: str, today: dt.date | None = None, clause: str | None = None,

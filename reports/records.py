@@ -6,34 +6,31 @@ The writer is a subscriber of the runner's event stream (reports/events.py).
 
 from __future__ import annotations
 
-from wirecheck.reports.events import RunFinished, VerdictReached
-
 import datetime as dt
 import json
 import re
 import shlex
 import secrets
-import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
-from wirecheck.reports.api_support import api_support, version_matrix
+from wirecheck.reports.events import CaseRecord, RunFinished, VerdictReached
+
+from wirecheck.reports.api_support import api_support
 from wirecheck.reports.replay import replay_document
 from wirecheck.reports.rootcause import by_clause
 from wirecheck.reports.coverage_maps import merged
 from wirecheck.protocols.clients import scenario_of
 from wirecheck.protocols.transcript import Event, Transcript
+from wirecheck.protocols.verdicts import Verdict
 
 RUN_SCHEMA = "wirecheck.run/1"
 CASE_SCHEMA = "wirecheck.case/2"  # /2: protocol-neutral "message" and "version" (were "api", "api_version");
 # later /2 records add "attempts" and the verdicts TARGET-DOWN, BLOCKED, FLAKY (readers ignore unknown fields)
-
-
-#: verdicts of cases that passed or never talked to the target: no replay file
-NO_REPLAY = ("OK", "NOT-RUN", "UNIMPLEMENTED", "TARGET-DOWN")
 
 
 def _now() -> str:
@@ -70,17 +67,23 @@ class Evidence:
     files: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # summary key -> (name in transcripts/, bytes)
 
 
-class RunWriter:
-    """Writes nothing until the first case record: a pytest run without conformance cases leaves no directory."""
+def run_head(run_id: str, meta: dict) -> dict:
+    """run.json as it is when the run starts (``run_document`` completes it at the end)."""
+    return {"schema": RUN_SCHEMA, "run_id": run_id, "suite_version": suite_version(), "started_at": _now(),
+            "finished_at": None, **meta, "totals": {}}
 
-    def __init__(self, root: Path, run_id: str, worker: str, meta: dict, pcap: bool = False):
-        self.run_id = run_id
+
+class RunWriter:
+    """Writes nothing until the first case record: a pytest run without conformance cases leaves no directory.
+    ``head``: run.json as the run starts (``run_head``)."""
+
+    def __init__(self, root: Path, head: dict, worker: str, pcap: bool = False):
+        self.run_id = head["run_id"]
         self.pcap = pcap  # also write each kept transcript as a pcap
         self.worker = worker
-        self.run_dir = root.resolve() / run_id
+        self.run_dir = root.resolve() / self.run_id
         self.cases_path = self.run_dir / f"cases-{worker}.jsonl"
-        self._run = {"schema": RUN_SCHEMA, "run_id": run_id, "suite_version": suite_version(),
-                     "started_at": _now(), "finished_at": None, **meta, "totals": {}}
+        self._run = head
         self._slugs: Counter = Counter()
         self._started = False
         #: what replay files need from the run (the name nonce, the deadline); None: no replay files
@@ -90,51 +93,54 @@ class RunWriter:
 
     def handle(self, event) -> None:
         if isinstance(event, VerdictReached):
-            self.write_case(self.case_record(event))
-        elif isinstance(event, RunFinished) and event.controller:
-            self.write_run_end(event.exit_status)
+            self.write_case(self.case_record(event.case))
+        elif isinstance(event, RunFinished) and event.controller and event.document is not None:
+            if event.revised:
+                self.rewrite(event.records)
+            self._run = dict(event.document)
+            self._write_run()
 
-    def case_record(self, event) -> dict:
-        state, div = event.case, event.divergence
-        clause = div.clause if div is not None else state.clause
+    def case_record(self, case: CaseRecord) -> dict:
+        div = case.divergence
+        clause = div.clause if div is not None else case.clause
         transcript_path = None
-        if event.keep_transcript and (state.transcript.events or state.attempts):
-            transcript_path = self.write_transcript(state.case_id, state.nodeid, state.transcript, pcap=self.pcap,
-                                                    attempts=state.attempts)
+        if case.transcript is not None:
+            transcript_path = self.write_transcript(case.case_id, case.nodeid, case.transcript, pcap=self.pcap,
+                                                    attempts=case.attempts)
         record = {
-            "case": state.case_id,
-            "nodeid": state.nodeid,
-            "protocol": state.spec.name,
+            "case": case.case_id,
+            "nodeid": case.nodeid,
+            "protocol": case.protocol,
             "clause": clause.id,
             "requirement": clause.requirement,
             "source": clause.source,
             "level": clause.level.value,
-            "verdict": event.verdict.value,
-            "message": event.message,
+            "verdict": case.verdict.value,
+            "message": case.message,
             "expected": div.expected if div else None,
             "actual": div.actual if div else None,
-            "duration_s": round(time.monotonic() - state.started, 6),
-            "target": state.info.text if state.info else None,
-            "message_type": _param(event.params.get(state.spec.message_param)),
-            "version": event.params.get(state.spec.version_param),
+            "duration_s": case.duration_s,
+            "target": case.target,
+            "message_type": case.message_type,
+            "version": case.version,
             "transcript": transcript_path,
-            "reproduce": event.reproduce,
+            "reproduce": case.reproduce,
             "worker": self.worker,
-            "attempts": len(state.attempts) + 1,
+            "attempts": len(case.attempts) + 1,
         }
-        for evidence in getattr(state, "evidence", ()):
+        for evidence in case.evidence:
             kept = self.write_evidence(evidence) if transcript_path is not None else {}
             record.setdefault(evidence.record_field, []).append({**evidence.summary, **kept})
-        if event.blocking is not None:
-            record["blocked_by"] = blocked_by(event.blocking)
-        if state.facts:
-            record["facts"] = dict(state.facts)
-        if getattr(state, "coverage", None):  # a bulk case: the reaction states it drove the target into
-            record["coverage"] = dict(state.coverage)
-        if getattr(state, "tally", None) is not None:  # --differential: answers compared of answers exchanged
-            record["differential"] = state.tally.as_dict()
-        if transcript_path is not None and event.verdict.value not in NO_REPLAY:
-            record["replay"] = self.write_replay(record, state.transcript, transcript_path)
+        if case.blocking is not None:
+            record["blocked_by"] = blocked_by(case.blocking)
+        if case.facts:
+            record["facts"] = dict(case.facts)
+        if case.coverage:  # a bulk case: the reaction states it drove the target into
+            record["coverage"] = dict(case.coverage)
+        if case.differential is not None:  # --differential: answers compared of answers exchanged
+            record["differential"] = dict(case.differential)
+        if case.transcript is not None and transcript_path is not None and case.verdict.kept:
+            record["replay"] = self.write_replay(record, case.transcript, transcript_path)
         return record
 
     def write_evidence(self, evidence: Evidence) -> dict:
@@ -166,22 +172,6 @@ class RunWriter:
         if not (self.run_dir / "run.json").exists():
             self._write_run()
         self._started = True
-
-    def write_run_end(self, exit_status: int | None = None) -> None:
-        """Called by the controlling process: final totals, if any case ran in any worker."""
-        if not self.run_dir.exists():
-            return
-        records = list(self.records())
-        self._run.update(finished_at=_now(), exit_status=exit_status, totals=self.totals(), headline=self.headline(),
-                         failures_by_clause=[group.to_dict() for group in by_clause(records)],
-                         clients=client_matrix(records), api_support=api_support(records))
-        covered = coverage_by_protocol(records)
-        if covered:
-            self._run["coverage"] = covered
-        compared = differential_totals(records)
-        if compared is not None:
-            self._run["differential"] = compared
-        self._write_run()
 
     def _write_run(self) -> None:
         tmp = self.run_dir / f"run.json.{self.worker}.tmp"
@@ -215,48 +205,64 @@ class RunWriter:
             write_pcap(data, path.with_suffix(".pcap"))
         return str(path.relative_to(self.run_dir))
 
-    def records(self):
-        """Every worker's case records so far."""
-        if not self.run_dir.exists():
-            return
-        for path in sorted(self.run_dir.glob("cases-*.jsonl")):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    yield json.loads(line)
-
-    def rewrite(self, records: list[dict]) -> None:
+    def rewrite(self, records: Iterable[Mapping[str, Any]]) -> None:
         """Replace every worker's case records with ``records`` (the controller, once every worker is done)."""
-        by_worker: dict[str, list[dict]] = {}
+        by_worker: dict[str, list[Mapping[str, Any]]] = {}
         for record in records:
             by_worker.setdefault(record.get("worker") or self.worker, []).append(record)
         for path in self.run_dir.glob("cases-*.jsonl"):
             mine = by_worker.pop(path.stem.removeprefix("cases-"), [])
             tmp = path.with_suffix(".jsonl.tmp")
-            tmp.write_text("".join(json.dumps(record) + "\n" for record in mine), encoding="utf-8")
+            tmp.write_text("".join(json.dumps(dict(record)) + "\n" for record in mine), encoding="utf-8")
             tmp.replace(path)
 
-    def replay_command(self, record: dict) -> str | None:
-        """``wirecheck replay FILE --target P=HOST:PORT`` for a case with a replay file, when its target outlives
-        the run (a reference broker the run started is gone: re-run the case with its ``reproduce`` line)."""
-        targets = self._run.get("targets") or {}
-        target = targets.get(record.get("protocol")) or targets.get("*") or {}
-        if not record.get("replay") or not record.get("target") or target.get("reference", True):
-            return None
-        return shlex.join(["wirecheck", "replay", str(self.run_dir / record["replay"]), "--target",
-                           f"{record['protocol']}={record['target']}"])
 
-    def totals(self) -> dict[str, int]:
-        """Verdict counts over every worker's records."""
-        return dict(Counter(record["verdict"] for record in self.records()))
+def read_records(run_dir: Path) -> list[dict]:
+    """Every worker's case records (the controller merges them once, at the run's end)."""
+    if not run_dir.exists():
+        return []
+    records = []
+    for path in sorted(run_dir.glob("cases-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                records.append(json.loads(line))
+    return records
 
-    def headline(self) -> str | None:
-        """The run in one line when targets died: "target died at case X after frame Y; N cases not run"."""
-        not_run = Counter(record["message"] for record in self.records() if record["verdict"] == "TARGET-DOWN")
-        return "; ".join(f"{why}; {n} case{'s' if n > 1 else ''} not run" for why, n in not_run.items()) or None
 
-    def version_matrix(self) -> dict[tuple[str, str], dict[int, str]]:
-        """(protocol, message) -> {version: verdict} for the per-version cases of versioned protocols."""
-        return version_matrix(self.records())
+def totals(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Verdict counts."""
+    return dict(Counter(record["verdict"] for record in records))
+
+
+def headline(records: Iterable[Mapping[str, Any]]) -> str | None:
+    """The run in one line when targets died: "target died at case X after frame Y; N cases not run"."""
+    not_run = Counter(record["message"] for record in records if record["verdict"] == Verdict.TARGET_DOWN.value)
+    return "; ".join(f"{why}; {n} case{'s' if n > 1 else ''} not run" for why, n in not_run.items()) or None
+
+
+def run_document(head: Mapping[str, Any], records: Sequence[Mapping[str, Any]], exit_status: int | None) -> dict:
+    """run.json at the run's end: ``head`` with the totals, the headline and the summaries of ``records``."""
+    document = dict(head, finished_at=_now(), exit_status=exit_status, totals=totals(records),
+                    headline=headline(records), failures_by_clause=[group.to_dict() for group in by_clause(records)],
+                    clients=client_matrix(records), api_support=api_support(records))
+    covered = coverage_by_protocol(records)
+    if covered:
+        document["coverage"] = covered
+    compared = differential_totals(records)
+    if compared is not None:
+        document["differential"] = compared
+    return document
+
+
+def replay_command(run_dir: Path, document: Mapping[str, Any], record: Mapping[str, Any]) -> str | None:
+    """``wirecheck replay FILE --target P=HOST:PORT`` for a case with a replay file, when its target outlives
+    the run (a reference broker the run started is gone: re-run the case with its ``reproduce`` line)."""
+    targets = document.get("targets") or {}
+    target = targets.get(record.get("protocol")) or targets.get("*") or {}
+    if not record.get("replay") or not record.get("target") or target.get("reference", True):
+        return None
+    return shlex.join(["wirecheck", "replay", str(run_dir / record["replay"]), "--target",
+                       f"{record['protocol']}={record['target']}"])
 
 
 def coverage_by_protocol(records) -> dict:
@@ -304,8 +310,3 @@ def blocked_by(div) -> dict:
     """What blocked a case: the clause that broke (whole, so that the case can carry it) and what was seen."""
     return {"clause": div.clause.id, "requirement": div.clause.requirement, "source": div.clause.source,
             "level": div.clause.level.value, "expected": div.expected, "actual": div.actual}
-
-
-def _param(value):
-    """The message a per-version case sends, as text (an API name or a numeric key alike)."""
-    return None if value is None else str(value)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from wirecheck.protocols.verdicts import Differs, Divergence
+from wirecheck.protocols.verdicts import Differs, Divergence, Verdict
 
 
-def render_failure(state, div: Divergence, reproduce: str, notes: Sequence[str] = ()) -> str:
+def render_failure(state, verdict: Verdict, div: Divergence, reproduce: str | None, notes: Sequence[str] = ()) -> str:
+    """``state``: the case (its id, protocol, target and transcript); ``verdict``: what the runner judged it."""
     clause = div.clause
-    verdict = "DIVERGENT" if isinstance(div, Differs) else "FAILED"
     lines = [
-        f"wirecheck {verdict} {state.case_id}" + (f" (violates {clause.id})" if clause.id != state.case_id else ""),
+        f"wirecheck {verdict.value} {state.case_id}" + (f" (violates {clause.id})" if clause.id != state.case_id
+                                                        else ""),
         f"  clause    [{clause.level.value}] {clause.requirement}",
         f"  source    {clause.source}",
     ]

@@ -18,17 +18,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+from wirecheck.protocols.verdicts import Verdict
 
 #: verdicts that report a clause's divergence (the clause needs no carrier)
-REPORTED = {"FAILED", "NON-STRICT", "XFAIL", "FLAKY", "DIVERGENT"}
-#: verdicts listed under "failures by clause"
-LISTED = REPORTED | {"ERROR"}
+_REPORTED = Verdict.names(lambda verdict: verdict.divergence)
+#: verdicts listed under "failures by clause": those, and the harness's own errors
+_LISTED = Verdict.names(lambda verdict: verdict.divergence or verdict is Verdict.ERROR)
 
 
 def carry(records: list[dict], strict: bool) -> list[dict]:
     """Make each clause that blocked a case without a reported case of its own fail in its first blocked case
     (``records`` is changed in place); the carriers."""
-    reported = {r["clause"] for r in records if r["verdict"] in REPORTED}
+    reported = {r["clause"] for r in records if r["verdict"] in _REPORTED}
     firsts: dict[str, dict] = {}
     for record in sorted(records, key=lambda r: r.get("finished_at") or ""):
         blocker = record.get("blocked_by")
@@ -96,7 +99,7 @@ class Group:
     blocked_cases: list[str] = field(default_factory=list)  # the first few, for the reader
     #: cases that failed in their own right and depend on it (``reattribute``): real clients' scenarios
     client_scenarios: list[str] = field(default_factory=list)
-    example: dict | None = None  # the first listed record: expected, actual, reproducer
+    example: Mapping[str, Any] | None = None  # the first listed record: expected, actual, reproducer
 
     def consequences(self) -> str:
         """``14 client scenarios broken by it; 20 cases BLOCKED by it`` (empty when it broke nothing else)."""
@@ -126,7 +129,7 @@ class Group:
 BLOCKED_CASES_SHOWN = 5
 
 
-def by_clause(records: list[dict]) -> list[Group]:
+def by_clause(records: Sequence[Mapping[str, Any]]) -> list[Group]:
     """The clauses that broke in a run, FAILED first, then by how many cases they touched."""
     groups: dict[str, Group] = {}
 
@@ -135,7 +138,7 @@ def by_clause(records: list[dict]) -> list[Group]:
 
     for record in records:
         verdict = record["verdict"]
-        if verdict in LISTED:
+        if verdict in _LISTED:
             found = group(record["clause"], record.get("level", ""), record.get("requirement", ""))
             found.verdicts[verdict] = found.verdicts.get(verdict, 0) + 1
             found.cases.setdefault(record["case"], []).append(_parameters(record["nodeid"]))

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from html import escape
+from pathlib import Path
+from typing import Any
 
 from wirecheck.reports.api_support import ranges
 from wirecheck.reports.events import RunFinished
+from wirecheck.reports.records import replay_command
 from wirecheck.reports.rootcause import by_clause
-from wirecheck.reports.verdict_classes import UNMARKED
+from wirecheck.protocols.verdicts import Verdict
 from wirecheck.protocols.transcript import hexdump
 
 STYLE = """body{font-family:sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse}
@@ -22,40 +26,45 @@ details{margin:.3em 0}.banner{font-size:140%;padding:.5em 1em;margin-bottom:1em;
 EVENTS_SHOWN = 80
 
 
+def _marked(verdict: str) -> bool:
+    """Shown with a warning mark (reports/verdicts' table; an unknown verdict is suspect)."""
+    return Verdict.named(verdict).marked
+
+
 class SummaryPage:
-    def __init__(self, writer):
-        self.writer = writer  # reports.records.RunWriter: the run directory and every worker's records
+    """Writes summary.html from the controller's RunFinished: run.json and every worker's records, merged once."""
 
     def handle(self, event) -> None:
-        if isinstance(event, RunFinished) and event.controller and self.writer.run_dir.exists():
-            (self.writer.run_dir / "summary.html").write_text(self.render(), encoding="utf-8")
+        if isinstance(event, RunFinished) and event.controller and event.document is not None \
+                and event.run_dir is not None:
+            (event.run_dir / "summary.html").write_text(render(event.run_dir, event.document, event.records),
+                                                        encoding="utf-8")
 
-    def render(self) -> str:
-        run_dir = self.writer.run_dir
-        run = json.loads((run_dir / "run.json").read_text())
-        records = list(self.writer.records())
-        groups = by_clause(records)
-        parts = [_banner(run.get("exit_status"), groups),
-                 f"<h1>wirecheck run {escape(run['run_id'])}</h1>",
-                 f"<p>suite {escape(str(run.get('suite_version')))}, profile {escape(str(run.get('profile')))}, "
-                 f"started {escape(str(run.get('started_at')))}, finished {escape(str(run.get('finished_at')))}</p>"]
-        if run.get("headline"):
-            parts.append(f"<p class='headline bad'>{escape(run['headline'])}</p>")
-        parts.append(_by_clause(groups))
-        parts.append(_clients(run.get("clients") or []))
-        parts.append(_api_support(run.get("api_support") or []))
-        parts.append(_coverage(run.get("coverage") or {}))
-        parts.append(_areas(records))
-        parts.append(_targets(run.get("targets", {})))
-        parts.append(_totals(run.get("totals") or {}))
-        bad = [r for r in records if r["verdict"] not in UNMARKED]
-        down = [r for r in bad if r["verdict"] == "TARGET-DOWN"]
-        shown = [r for r in bad if r["verdict"] != "TARGET-DOWN"]
-        parts.append(f"<h2>Cases that did not pass ({len(shown)}" +
-                     (f", and {len(down)} TARGET-DOWN" if down else "") + ")</h2>")
-        parts += [_case(run_dir, record, self.writer.replay_command(record)) for record in shown]
-        return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>wirecheck "
-                f"{escape(run['run_id'])}</title><style>{STYLE}</style></head><body>{''.join(parts)}</body></html>")
+
+def render(run_dir: Path, run: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:
+    """The page of one run: ``run`` (run.json) and its case ``records``."""
+    groups = by_clause(records)
+    parts = [_banner(run.get("exit_status"), groups),
+             f"<h1>wirecheck run {escape(run['run_id'])}</h1>",
+             f"<p>suite {escape(str(run.get('suite_version')))}, profile {escape(str(run.get('profile')))}, "
+             f"started {escape(str(run.get('started_at')))}, finished {escape(str(run.get('finished_at')))}</p>"]
+    if run.get("headline"):
+        parts.append(f"<p class='headline bad'>{escape(run['headline'])}</p>")
+    parts.append(_by_clause(groups))
+    parts.append(_clients(run.get("clients") or []))
+    parts.append(_api_support(run.get("api_support") or []))
+    parts.append(_coverage(run.get("coverage") or {}))
+    parts.append(_areas(records))
+    parts.append(_targets(run.get("targets", {})))
+    parts.append(_totals(run.get("totals") or {}))
+    bad = [r for r in records if _marked(r["verdict"])]
+    down = [r for r in bad if r["verdict"] == Verdict.TARGET_DOWN.value]
+    shown = [r for r in bad if r["verdict"] != Verdict.TARGET_DOWN.value]
+    parts.append(f"<h2>Cases that did not pass ({len(shown)}" +
+                 (f", and {len(down)} TARGET-DOWN" if down else "") + ")</h2>")
+    parts += [_case(run_dir, record, replay_command(run_dir, run, record)) for record in shown]
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>wirecheck "
+            f"{escape(run['run_id'])}</title><style>{STYLE}</style></head><body>{''.join(parts)}</body></html>")
 
 
 def _banner(exit_status: int | None, groups: list) -> str:
@@ -77,17 +86,17 @@ def _banner(exit_status: int | None, groups: list) -> str:
             f"{escape(detail)}</div>")
 
 
-def _areas(records: list[dict]) -> str:
+def _areas(records: Sequence[Mapping[str, Any]]) -> str:
     """Protocol x area (the clause id's second part): how many cases of each verdict, for passing runs too."""
     counts: dict[tuple[str, str], dict[str, int]] = {}
     for record in records:
         area = record["clause"].split(".")[1] if record["clause"].count(".") >= 2 else "-"
         cell = counts.setdefault((record["protocol"], area), {})
         cell[record["verdict"]] = cell.get(record["verdict"], 0) + 1
-    verdicts = sorted({v for cell in counts.values() for v in cell}, key=lambda v: (v in UNMARKED, v))
+    verdicts = sorted({v for cell in counts.values() for v in cell}, key=lambda v: (not _marked(v), v))
     head = "".join(f"<th>{escape(v)}</th>" for v in verdicts)
     rows = "".join(f"<tr><td>{escape(protocol)}</td><td>{escape(area)}</td>" + "".join(
-        f"<td class='{'bad' if v not in UNMARKED and cell.get(v) else ''}'>{cell.get(v, '')}</td>" for v in verdicts)
+        f"<td class='{'bad' if _marked(v) and cell.get(v) else ''}'>{cell.get(v, '')}</td>" for v in verdicts)
         + "</tr>" for (protocol, area), cell in sorted(counts.items()))
     return f"<h2>By protocol and area</h2><table><tr><th>protocol</th><th>area</th>{head}</tr>{rows}</table>"
 
@@ -100,7 +109,7 @@ def _clients(rows: list[dict]) -> str:
     head = "".join(f"<th>{escape(s)}</th>" for s in scenarios)
     body = "".join(f"<tr><td>{escape(row['protocol'])}</td><td>{escape(row['client'])}</td>"
                    f"<td>{escape(str(row['version'] or ''))}</td>" + "".join(
-                       f"<td class='{'' if row['scenarios'].get(s, 'OK') in UNMARKED else 'bad'}'>"
+                       f"<td class='{'bad' if _marked(row['scenarios'].get(s, 'OK')) else ''}'>"
                        f"{escape(row['scenarios'].get(s, ''))}</td>" for s in scenarios) + "</tr>" for row in rows)
     return (f"<h2>Real clients</h2><table><tr><th>protocol</th><th>client</th><th>version</th>{head}</tr>"
             f"{body}</table>")
@@ -175,7 +184,7 @@ def _targets(targets: dict) -> str:
 
 
 def _totals(totals: dict) -> str:
-    rows = "".join(f"<tr><td class='{'' if v in UNMARKED else 'bad'}'>{escape(v)}</td><td>{n}</td></tr>"
+    rows = "".join(f"<tr><td class='{'bad' if _marked(v) else ''}'>{escape(v)}</td><td>{n}</td></tr>"
                    for v, n in sorted(totals.items()))
     return f"<h2>Totals</h2><table><tr><th>verdict</th><th>cases</th></tr>{rows}</table>"
 
@@ -193,7 +202,7 @@ def _by_clause(groups: list) -> str:
             f"<th>what else it broke</th></tr>{rows}</table>")
 
 
-def _case(run_dir, record: dict, replay: str | None = None) -> str:
+def _case(run_dir: Path, record: Mapping[str, Any], replay: str | None = None) -> str:
     rows = [("verdict", record["verdict"]), ("clause", f"[{record['level']}] {record['clause']}: "
                                                        f"{record['requirement']}"),
             ("source", record["source"]), ("message", record["message"]), ("expected", record.get("expected")),

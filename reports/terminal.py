@@ -4,54 +4,58 @@ table (reports/api_support.py) and the real-client matrix."""
 
 from __future__ import annotations
 
-from wirecheck.reports.api_support import api_support, ranges
-from wirecheck.reports.events import VerdictReached
-from wirecheck.protocols.verdicts import ANSWERED_OTHERWISE
-from wirecheck.reports.records import client_matrix, differential_totals
+from wirecheck.reports.api_support import api_support, ranges, version_matrix
+from wirecheck.reports.events import RunFinished
+from wirecheck.protocols.verdicts import ANSWERED_OTHERWISE, Verdict
+from wirecheck.reports.records import client_matrix, differential_totals, replay_command
 from wirecheck.reports.rootcause import by_clause
 
 GROUPS_SHOWN = 40
 
-MATRIX_MARK = {"OK": "ok", "NON-STRICT": "ns", "UNIMPLEMENTED": "--", "FAILED": "FAIL", "ERROR": "ERR",
-               "XFAIL": "xf", "XPASS": "XP", "NOT-RUN": "..", "TARGET-DOWN": "DOWN", "BLOCKED": "blk",
-               "FLAKY": "flk", "DIVERGENT": "div"}
+
+def _mark(verdict: str) -> str:
+    """A verdict's cell in a matrix (one this version does not know as itself)."""
+    try:
+        return Verdict(verdict).mark
+    except ValueError:
+        return verdict
 
 
 class TerminalSummary:
+    """Kept from the controller's RunFinished (every worker's records, merged and revised) and written into
+    pytest's terminal summary."""
+
     def __init__(self):
-        self.non_strict: list[str] = []
-        self.nothing_ran = False  # targets were given, but no collected case could run against them
-        self.collected_protocols: set[str] = set()
-        self.target_lines: list[str] = []  # what the probe found at each given target
+        self.finished: RunFinished | None = None
 
     def handle(self, event) -> None:
-        if isinstance(event, VerdictReached) and event.verdict.value == "NON-STRICT":
-            self.non_strict.append(f"{event.case.case_id} ({event.case.nodeid}): {event.message}")
+        if isinstance(event, RunFinished) and event.controller:
+            self.finished = event
 
-    def write(self, terminal, writer, controller: bool) -> None:
-        """``terminal``: pytest's terminal reporter; ``writer``: the run's RunWriter (every worker's records)."""
-        if self.non_strict:
-            terminal.section("wirecheck NON-STRICT (SHOULD-level divergences)")
-            for line in self.non_strict:
-                terminal.line(line)
-        if writer is None or not controller:
+    def write(self, terminal) -> None:
+        """``terminal``: pytest's terminal reporter."""
+        finished = self.finished
+        if finished is None:
             return
-        matrix = writer.version_matrix()
+        records = finished.records
+        non_strict = [r for r in records if r["verdict"] == Verdict.NON_STRICT.value]
+        if non_strict:
+            terminal.section("wirecheck NON-STRICT (SHOULD-level divergences)")
+            for record in non_strict:
+                terminal.line(f"{record['case']} ({record['nodeid']}): {record['message']}")
+        matrix = version_matrix(records)
         ran = {protocol for (protocol, _), cells in matrix.items() if set(cells.values()) != {"NOT-RUN"}}
         matrix = {key: cells for key, cells in matrix.items() if key[0] in ran}  # only the suites that ran
         if matrix:
             terminal.section("wirecheck version matrix (ok, ns = NON-STRICT, -- = not advertised, FAIL)")
             for (protocol, message), cells in sorted(matrix.items()):
-                row = " ".join(f"v{v}:{MATRIX_MARK.get(cells[v], cells[v])}" for v in sorted(cells))
+                row = " ".join(f"v{v}:{_mark(cells[v])}" for v in sorted(cells))
                 terminal.line(f"{protocol} {message:<18} {row}")
-        headline = writer.headline()
-        if headline:
-            terminal.write_line(f"wirecheck: {headline}", red=True, bold=True)
-        if self.nothing_ran:  # the same line as when a named target answers like another protocol (exit 4 too)
-            terminal.write_line("ERROR: no target can run a case: " + "; ".join(
-                f"--target {line}" for line in self.target_lines) + f" (the collected cases are for "
-                f"{', '.join(sorted(self.collected_protocols))})", red=True)
-        records = list(writer.records())
+        document = finished.document or {}
+        if document.get("headline"):
+            terminal.write_line(f"wirecheck: {document['headline']}", red=True, bold=True)
+        if finished.nothing_ran:  # the same line as when a named target answers like another protocol (exit 4 too)
+            terminal.write_line(finished.nothing_ran, red=True)
         support = [row for row in api_support(records) if row["executed"] or row.get("advertised")]
         if support:  # only the protocols whose suite ran
             terminal.section("wirecheck API support (advertised, working and failing versions; cases passed)")
@@ -61,8 +65,7 @@ class TerminalSummary:
         if clients:
             terminal.section("wirecheck client matrix (real clients against the target)")
             for row in clients:
-                cells = " ".join(f"{scenario}:{MATRIX_MARK.get(verdict, verdict)}"
-                                 for scenario, verdict in sorted(row["scenarios"].items()))
+                cells = " ".join(f"{scenario}:{_mark(verdict)}" for scenario, verdict in sorted(row["scenarios"].items()))
                 terminal.line(f"{row['protocol']} {row['client']:<16} {str(row['version'] or '?'):<34} {cells}")
         groups = by_clause(records)
         if groups:
@@ -75,18 +78,18 @@ class TerminalSummary:
                 example = group.example or {}
                 if example.get("reproduce"):
                     terminal.line(f"    reproduce: {example['reproduce']}")
-                replay = writer.replay_command(example)
+                replay = replay_command(finished.run_dir, document, example) if finished.run_dir else None
                 if replay:
                     terminal.line(f"    replay:    {replay}")
             if len(groups) > GROUPS_SHOWN:
                 terminal.line(f"... and {len(groups) - GROUPS_SHOWN} more clauses (run.json: failures_by_clause)")
-        expected = [r for r in records if r.get("verdict") == "XFAIL"]
+        expected = [r for r in records if r.get("verdict") == Verdict.XFAIL.value]
         if expected:
             terminal.section("wirecheck expected divergences (XFAIL: the baseline's, the upstream server's own, or a "
                              "client's own known defect)")
             for record in expected:
                 terminal.line(f"{record['case']} ({record['nodeid']}): {record.get('message', '')}"[:600])
-        otherwise = [r for r in records if r.get("verdict") == "OK"
+        otherwise = [r for r in records if r.get("verdict") == Verdict.OK.value
                      and str(r.get("message", "")).startswith(ANSWERED_OTHERWISE)]
         if otherwise:
             terminal.write_line(f"wirecheck differential: {len(otherwise)} case(s) passed but {ANSWERED_OTHERWISE} "
@@ -100,10 +103,10 @@ class TerminalSummary:
             for why, count in sorted(compared.get("apart", {}).items()):
                 terminal.write_line(f"wirecheck differential: {count} answers counted apart, not exchanged with both "
                                     f"servers: {why}")
-        totals = writer.totals()
+        totals = document.get("totals") or {}
         if totals:
             terminal.write_line("wirecheck verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(totals.items())))
-            terminal.write_line(f"wirecheck records: {writer.run_dir}")
+            terminal.write_line(f"wirecheck records: {finished.run_dir}")
 
 
 def support_lines(rows: list[dict]) -> list[str]:

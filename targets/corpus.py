@@ -5,12 +5,14 @@ recorded clause when the failure reproduces against the target, OK when it does 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from wirecheck.protocols.verdicts import Divergence, HarnessError
 from wirecheck.targets.replay import ReplayError, load, replay
+from wirecheck.targets.runner.case import Target
 
 
 def in_corpus(path: Path, corpus: list[str]) -> bool:
@@ -23,26 +25,33 @@ def replay_command(path: Path, info) -> str:
     return f"wirecheck replay {shlex.quote(str(path))}{target}"
 
 
+#: the plugin's: the ``target`` of a case item (skipping it NOT-RUN or TARGET-DOWN)
+Resolve = Callable[[pytest.Item], Target]
+
+
 class ReplayFile(pytest.File):
+    def __init__(self, *, resolve: Resolve, **kwargs):
+        super().__init__(**kwargs)
+        self.resolve = resolve
+
     def collect(self):
         try:
             document = load(self.path)
         except ReplayError as exc:
             raise HarnessError(f"--corpus: {exc}") from None
-        item = ReplayCase.from_parent(self, name=f"replay[{self.path.stem}]", document=document)
+        item = ReplayCase.from_parent(self, name=f"replay[{self.path.stem}]", document=document, resolve=self.resolve)
         item.add_marker(pytest.mark.case(document["case"]))
         yield item
 
 
 class ReplayCase(pytest.Item):
-    def __init__(self, *, document: dict, **kwargs):
+    def __init__(self, *, document: dict, resolve: Resolve, **kwargs):
         super().__init__(**kwargs)
         self.document = document
+        self.resolve = resolve
 
     def runtest(self) -> None:
-        from wirecheck.targets.plugin import resolve_target
-
-        target = resolve_target(self)
+        target = self.resolve(self)
         addresses = {"": target.address, **target.info.endpoints}
         result = replay(self.document, addresses, transcript=target.transcript)
         if result.reproduced:

@@ -12,35 +12,32 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import time
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from _pytest.outcomes import OutcomeException
 
-from wirecheck.protocols.clients import dependencies
 from wirecheck.protocols.registry import all_specs
+from wirecheck.protocols.transcript import Transcript
+from wirecheck.protocols.verdicts import Divergence, HarnessError, Verdict
 from wirecheck.reports.allure import AllureReporter
-from wirecheck.protocols.verdicts import ANSWERED_OTHERWISE, Divergence, HarnessError, TargetDied, Unimplemented, Verdict
 from wirecheck.reports.records import RunWriter
 from wirecheck.reports.render import render_failure
-from wirecheck.reports.rootcause import carry, reattribute
 from wirecheck.reports.summary_page import SummaryPage
 from wirecheck.reports.terminal import TerminalSummary
-from wirecheck.protocols.transcript import Transcript
 from wirecheck.targets.corpus import ReplayCase, ReplayFile, in_corpus, replay_command
-from wirecheck.targets.rejudged import show_blocked, show_carried
-from wirecheck.targets.fuzz import FuzzBudget, register_hypothesis_profiles, shrink_budget
+from wirecheck.targets.fuzz import FuzzBudget, register_hypothesis_profiles
+from wirecheck.targets.rejudged import PytestOutcomes
+from wirecheck.targets.runner import judging
 from wirecheck.targets.runner.case import CaseState, Target
-from wirecheck.reports.events import CaseStarted, Exchange, RunFinished, Subscriber, VerdictReached
+from wirecheck.targets.runner.ending import end
 from wirecheck.targets.runner.run import Run, RunOptions, UsageProblem
 from wirecheck.targets.runner.validate import validate, writable_dir
-from wirecheck.targets.runner.verdicts import (NOT_RUN, TARGET_DOWN, apply_baseline, classify, expect_carried,
-                                               flaky, unwrap)
+from wirecheck.targets.runner.verdicts import NOT_RUN, TARGET_DOWN, Classified, unwrap
 
 case_key = pytest.StashKey["CaseState"]()
+summary_key = pytest.StashKey[TerminalSummary]()
 
 
 # -- options -------------------------------------------------------------------------------------------------
@@ -145,14 +142,15 @@ def pytest_configure(config):
             run.survey_targets(workerinput.get("wirecheck_surveys") if workerinput else None)
     except UsageProblem as exc:
         raise pytest.UsageError(str(exc)) from None
-    writer = RunWriter(Path(run.options.report_dir), run.run_id, run.worker, run.metadata(), pcap=run.options.pcap)
+    writer = RunWriter(Path(run.options.report_dir), run.open_records(), run.worker, pcap=run.options.pcap)
     writer.replay_context = {"nonce": run.nonce, "deadline": run.deadline}
-    summary = TerminalSummary()
-    run.writer, run.summary = writer, summary
     run.say = lambda line: _say(config, line)
-    reporters: tuple[Subscriber, ...] = (writer, SummaryPage(writer), summary, AllureReporter())
-    for reporter in reporters:
-        run.events.subscribe(reporter)
+    allure_dir = config.getoption("allure_report_dir", default=None)
+    summary = config.stash[summary_key] = TerminalSummary()
+    # every output receives every event; none depends on another having handled it first
+    for output in (writer, SummaryPage(), summary, AllureReporter(Path(allure_dir) if allure_dir else None),
+                   PytestOutcomes(config, run.strict)):
+        run.events.subscribe(output)
     config.wirecheck = run
     for corpus in config.getoption("corpus"):
         if not Path(corpus).is_dir():
@@ -162,7 +160,7 @@ def pytest_configure(config):
 
 def pytest_collect_file(file_path, parent):
     if in_corpus(file_path, parent.config.getoption("corpus")):
-        return ReplayFile.from_parent(parent, path=file_path)
+        return ReplayFile.from_parent(parent, path=file_path, resolve=resolve_target)
     return None
 
 
@@ -205,50 +203,17 @@ def pytest_configure_node(node):
     node.workerinput["wirecheck_upstream"] = node.config.wirecheck.upstream_handover()
 
 
-@pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: a re-judged case is shown as the records hold it
+@pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: a revised verdict is shown as the records hold it
 def pytest_sessionfinish(session, exitstatus):
-    run: Run = session.config.wirecheck
-    run.finish()
-    writer, summary = run.writer, run.summary
-    if not run.is_controller or writer is None:
-        run.events.emit(RunFinished(controller=run.is_controller))
-        return
-    assert summary is not None  # set with the writer (pytest_configure)
-    if _carry_blocked(run, writer, session.config) and session.exitstatus == 0:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    totals = writer.totals()
-    if totals.get(Verdict.TARGET_DOWN.value) and session.exitstatus == 0:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # cases that could not run are not passes
-    ran = set(totals) - {Verdict.NOT_RUN.value, Verdict.TARGET_DOWN.value}
-    if run.options.targets and totals and not ran and session.exitstatus == 0:
-        summary.nothing_ran = True
-        summary.target_lines = run.target_lines
-        summary.collected_protocols = {r["protocol"] for r in writer.records()}
-        session.exitstatus = pytest.ExitCode.USAGE_ERROR  # as for a named target that speaks another protocol
-    # last: run.json and summary.html carry the exit code the run ends with
-    run.events.emit(RunFinished(controller=True, exit_status=int(session.exitstatus)))
-
-
-def _carry_blocked(run: Run, writer: RunWriter, config) -> bool:
-    """Every clause that blocked a case gets a failure of its own (reports.rootcause.carry), then a client scenario
-    that failed beside a failed clause it depends on is BLOCKED by it (reports.rootcause.reattribute, shown so in
-    pytest's own reports too); True when a MUST clause (or any, under --strict) had to be carried, i.e. the run
-    failed on it."""
-    records = list(writer.records())
-    carried = carry(records, run.strict)
-    expect_carried(run.baseline, carried)
-    moved = reattribute(records, dependencies(run.specs.values()))
-    if carried or moved:
-        writer.rewrite(records)
-    show_carried(config, [record for record in carried if record["verdict"] == "FAILED"])
-    show_blocked(config, moved)
-    return any(record["verdict"] == "FAILED" for record in carried)
+    status = end(session.config.wirecheck, int(session.exitstatus))
+    if status != session.exitstatus:
+        session.exitstatus = pytest.ExitCode(status)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    run: Run = config.wirecheck
-    assert run.summary is not None  # set with the writer (pytest_configure)
-    run.summary.write(terminalreporter, run.writer, run.is_controller)
+    summary = config.stash.get(summary_key, None)
+    if summary is not None:
+        summary.write(terminalreporter)
 
 
 # -- the target fixture ---------------------------------------------------------------------------------------
@@ -328,19 +293,14 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def _case_repr_failure(item, default):
-    """A divergence is shown as case, clause, expected vs actual, transcript and reproducer; pytest's traceback
-    (slow to build, and about our code, not the target) is kept for harness errors only."""
+    """A divergence is shown as case, clause, expected vs actual, transcript and reproducer (set once the runner
+    judged it: ``pytest_runtest_makereport``); pytest's traceback (slow to build, and about our code, not the
+    target) is kept for harness errors only."""
 
     def repr_failure(excinfo, *args, **kwargs):
         exc = unwrap(excinfo.value)
         if isinstance(exc, Divergence):
-            state = _case_state(item)
-            assert state is not None  # installed on case items only (pytest_collection_modifyitems)
-            run: Run = item.config.wirecheck
-            notes = list(getattr(excinfo.value, "__notes__", [])) + list(getattr(exc, "__notes__", []))
-            if exc is not excinfo.value:
-                notes.insert(0, f"{type(excinfo.value).__name__}: the failure did not reproduce on replay (flaky)")
-            return render_failure(state, exc, run.reproduce(case_selector(item), state.info), notes=notes)
+            return str(exc)
         return default(excinfo, *args, **kwargs)
 
     return repr_failure
@@ -352,11 +312,7 @@ def _case_repr_failure(item, default):
 def pytest_runtest_setup(item):
     state = _case_state(item)
     if state is not None:
-        run: Run = item.config.wirecheck
-        state.started = state.transcript.started = time.monotonic()
-        if run.events.wants_exchanges:
-            state.transcript.listener = lambda event: run.events.emit(Exchange(state, event))
-        run.events.emit(CaseStarted(state))
+        judging.start(item.config.wirecheck, state)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -367,12 +323,12 @@ def pytest_runtest_call(item):
     run: Run = item.config.wirecheck
     try:
         yield
-        failure = _checked(run, state, None)
+        failure = judging.checked(run, state, None)
     except Exception as exc:  # noqa: BLE001 - judged below, then raised again
-        failure = _checked(run, state, exc)
+        failure = judging.checked(run, state, exc, isinstance(exc, OutcomeException))
     attempt, first = 1, failure
-    while failure is not None and attempt <= run.confirm and _confirmable(failure, run, state.case_id):
-        state.attempts.append((f"attempt {attempt}: {_one_line(failure)}", list(state.transcript.events)))
+    while failure is not None and attempt <= run.confirm and judging.confirmable(run, state, failure):
+        state.attempts.append((f"attempt {attempt}: {judging.one_line(failure)}", list(state.transcript.events)))
         attempt += 1
         target = getattr(item, "funcargs", {}).get("target")
         if target is not None:
@@ -381,41 +337,13 @@ def pytest_runtest_call(item):
         state.transcript.note(f"attempt {attempt} of {run.confirm + 1} (--confirm {run.confirm})")
         try:
             item.runtest()
-            failure = _checked(run, state, None)
+            failure = judging.checked(run, state, None)
         except Exception as exc:  # noqa: BLE001
-            failure = _checked(run, state, exc)
+            failure = judging.checked(run, state, exc, isinstance(exc, OutcomeException))
         if failure is None:
             state.confirmed = (first, attempt)
     if failure is not None:
         raise failure
-
-
-def _checked(run: Run, state: CaseState, exc: BaseException | None) -> BaseException | None:
-    """What a case attempt amounts to: None (passed), what it raised, or the target's death after it. The
-    liveness probe runs after a hostile case and after any failure (then the death, if any, is cached)."""
-    if isinstance(exc, OutcomeException) or isinstance(unwrap(exc) if exc else None, Unimplemented):
-        return exc  # skips and UNIMPLEMENTED say nothing about the target's health
-    if exc is None and state.differences and run.strict:  # --differential --strict: answered otherwise
-        return state.differences[0].as_divergence()
-    if exc is None and not state.hostile:
-        return None
-    found = run.check_target(state, unwrap(exc) if exc is not None else None)
-    if isinstance(found, TargetDied) and isinstance(unwrap(exc) if exc is not None else None, TargetDied):
-        return exc  # the case saw the death itself (a property example names the one that caused it)
-    if exc is None or isinstance(found, TargetDied):
-        return found
-    return exc
-
-
-def _confirmable(failure: BaseException, run: Run, case_clause: str) -> bool:
-    """Only a FAILED verdict is re-run: not a dead target, a blocked precondition or a harness error."""
-    exc = unwrap(failure)
-    return not isinstance(exc, TargetDied) and classify(exc, "call", None, run.strict,
-                                                        case_clause).verdict is Verdict.FAILED
-
-
-def _one_line(exc: BaseException) -> str:
-    return (str(unwrap(exc)).splitlines() or [type(exc).__name__])[0][:300]
 
 
 # -- verdicts --------------------------------------------------------------------------------------------------
@@ -452,75 +380,46 @@ def pytest_runtest_makereport(item, call):
     run: Run = item.config.wirecheck
     skip_reason = _skip_reason(rep) if rep.skipped else None
     exc = call.excinfo.value if call.excinfo is not None and skip_reason is None else None
-    if state.confirmed is not None and rep.passed and call.when == "call":
-        first, attempt = state.confirmed
-        result = flaky(classify(first, "call", None, run.strict, state.case_id), attempt, run.strict)
-    else:
-        result = apply_baseline(run.baseline, state.case_id,
-                                classify(exc, call.when, skip_reason, run.strict, state.case_id), item.name)
-    _set_pytest_outcome(item, rep, result)
-    if call.when == "setup" and rep.passed:  # a fixture's SHOULD-level divergence: the case body cannot run
-        rep.outcome, rep.longrepr = "skipped", (str(item.path), item.location[1] or 0, result.message)
-    if result.verdict is Verdict.OK and (state.differences or (state.tally and not state.tally.complete)):
-        result = replace(result, message=_differences_note(state))  # --differential: evidence beside the verdict
-    if result.divergence is not None:
-        _note_example(run, state, exc)
-    state.verdict = result.verdict
-    state.recorded = True
-    keep = result.verdict not in (Verdict.OK, Verdict.NOT_RUN, Verdict.UNIMPLEMENTED) or run.options.keep_transcripts
+    result = judging.judge(run, state, exc, call.when, skip_reason, item.name)
     reproduce = None
     if result.verdict not in (Verdict.OK, Verdict.NOT_RUN):
         reproduce = run.reproduce(case_selector(item), state.info) if not isinstance(item, ReplayCase) else \
             replay_command(item.path, state.info)
+    _set_pytest_outcome(item, rep, result, run.strict)
+    if call.when == "setup" and rep.passed:  # a fixture's SHOULD-level divergence: the case body cannot run
+        rep.outcome, rep.longrepr = "skipped", (str(item.path), item.location[1] or 0, result.message)
+    failed = unwrap(exc) if exc is not None else None
+    if rep.failed and isinstance(failed, Divergence) and result.longrepr is None:
+        notes = list(getattr(exc, "__notes__", [])) + list(getattr(failed, "__notes__", []))
+        if failed is not exc:
+            notes.insert(0, f"{type(exc).__name__}: the failure did not reproduce on replay (flaky)")
+        rep.longrepr = render_failure(state, result.verdict, failed, reproduce, notes=notes)
     params = dict(getattr(getattr(item, "callspec", None), "params", {}))
-    run.events.emit(VerdictReached(state, result.verdict, result.message, result.divergence, reproduce, keep, params,
-                                   result.blocking))
-    # A case BLOCKED by the clause counts too: the run's end makes it that clause's FAILED case (reports.rootcause)
-    div = result.divergence if result.verdict is Verdict.FAILED else result.blocking
-    if div is not None and div.clause.id in run.options.stop_at_clause:
-        item.session.shouldfail = f"{div.clause.id} reported FAILED (--stop-at-clause)"
+    stop = judging.reach(run, state, result, reproduce, params)
+    if stop is not None:
+        item.session.shouldfail = stop
     return rep
 
 
-def _differences_note(state) -> str:
-    """An OK case's message under --differential: where it answered otherwise, and how much was compared."""
-    partly = f"differential: {state.tally.text()}" if state.tally and not state.tally.complete else ""
-    if not state.differences:
-        return partly
-    first = state.differences[0]
-    more = f"; {len(state.differences) - 1} more connection(s) differed" if len(state.differences) > 1 else ""
-    return (f"{ANSWERED_OTHERWISE} (not judged a failure: the case's checks passed; "
-            f"{first.clause.id}): {first.summary()}{more}" + (f"; {partly}" if partly else ""))[:1000]
-
-
-def _note_example(run: Run, state: CaseState, exc: BaseException | None) -> None:
-    """Hypothesis' falsifying example (the shrunk one, as the notes on what it raised say) into the transcript,
-    where the failing conversation is: a vendor sees both the example and the bytes."""
-    notes = [note for raised in (exc, unwrap(exc) if exc is not None else None) if raised is not None
-             for note in getattr(raised, "__notes__", [])]
-    example = "\n".join(dict.fromkeys(note for note in notes if note.strip()))
-    if "explicit example" in example:  # an @example the case names: run as written, never shrunk
-        state.transcript.note(f"Hypothesis' shrunk example (an explicit one, not shrunk):\n{example}"[:4000])
-    elif any(mark in example for mark in ("Falsifying", "Failing test case", "state = ")):
-        budget = shrink_budget(run.budget)
-        state.transcript.note(f"Hypothesis' shrunk example (the smallest found within the shrinking budget of "
-                              f"{budget} s):\n{example}"[:4000])
-
-
-def _set_pytest_outcome(item, rep, result) -> None:
-    """Make pytest's own outcome agree with the verdict (UNIMPLEMENTED skips, NON-STRICT passes, ...)."""
+def _set_pytest_outcome(item, rep, result: Classified, strict: bool) -> None:
+    """Make pytest's own outcome the verdict's (protocols.verdicts.Verdict: UNIMPLEMENTED skips, NON-STRICT
+    passes, XPASS fails, ...)."""
     if result.verdict in (Verdict.NOT_RUN, Verdict.TARGET_DOWN) and rep.skipped:
         # one reason for many cases: without a location, pytest's skip summary folds them into one line
         rep.longrepr = ("wirecheck", None, _skip_reason(rep))
         return
-    if result.outcome is None:
-        return
-    if result.outcome == "xfail":
+    outcome = result.verdict.pytest_outcome(strict)
+    if outcome == "xfailed":
         rep.outcome, rep.wasxfail, rep.longrepr = "skipped", result.longrepr, None
-    elif result.outcome == "skipped":
-        rep.outcome, rep.longrepr = "skipped", (str(item.path), item.location[1] or 0, result.longrepr)
+    elif outcome == "skipped":
+        if result.longrepr is not None:
+            rep.outcome, rep.longrepr = "skipped", (str(item.path), item.location[1] or 0, result.longrepr)
+    elif outcome == "passed":
+        rep.outcome, rep.longrepr = "passed", result.longrepr
     else:
-        rep.outcome, rep.longrepr = result.outcome, result.longrepr
+        rep.outcome = "failed"
+        if result.longrepr is not None:
+            rep.longrepr = result.longrepr
 
 
 def _skip_reason(rep) -> str:

@@ -17,8 +17,12 @@ from pyspark.sql.types import (
     StructType,
 )
 
-# the verdict classes are the run writer's too (plain Python): re-exported for the jobs
-from wirecheck.reports.verdict_classes import EXECUTED, PASSING, SEVERITY  # noqa: F401
+from wirecheck.protocols.verdicts import Verdict
+
+# the verdict classes of the one verdict table (protocols/verdicts.py), as the column filters the jobs use
+EXECUTED = Verdict.names(lambda verdict: verdict.executed)
+PASSING = Verdict.names(lambda verdict: verdict.passing)
+SEVERITY = {verdict.value: verdict.severity for verdict in Verdict}
 
 CASE_RECORD = StructType([
     StructField("schema", StringType()),

@@ -19,7 +19,7 @@ from typing import Iterable
 
 from wirecheck.reports.api_support import support_of
 from wirecheck.reports.pipeline.schema import EXECUTED, PASSING
-from wirecheck.reports.verdict_classes import worst as _worst
+from wirecheck.protocols.verdicts import worst as _worst
 
 
 def ratio(part: int, whole: int) -> float | None:

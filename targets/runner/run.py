@@ -11,10 +11,9 @@ import ssl
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from wirecheck.protocols.spec import ProtocolSpec
-from wirecheck.reports.baseline import Baseline
+from wirecheck.reports.baseline import Baseline, BaselineError
 from wirecheck.protocols.verdicts import Divergence, HarnessError, TargetDied
 from wirecheck.targets import probe
 from wirecheck.targets.fuzz import FuzzBudget
@@ -26,10 +25,7 @@ from wirecheck.targets.upstream import title as upstream_title
 from wirecheck.targets.runner.validate import UsageProblem, parse_target
 from wirecheck.targets.server_chosen import ServerChosen
 from wirecheck.reports.events import EventStream
-
-if TYPE_CHECKING:
-    from wirecheck.reports.records import RunWriter
-    from wirecheck.reports.terminal import TerminalSummary
+from wirecheck.reports.records import new_run_id, run_head
 
 __all__ = ["Run", "RunOptions", "TargetInfo", "UsageProblem"]
 
@@ -87,25 +83,29 @@ class RunOptions:
     upstream: list[str] = field(default_factory=list)  # "PROTOCOL[@VERSION]": the real server, started as the target
 
 
+def _baseline(path: str) -> Baseline:
+    try:
+        return Baseline.load(path)
+    except BaselineError as exc:
+        raise UsageProblem(f"--baseline {exc}") from None
+
+
 class Run:
     """Per-process state of a run. In an xdist worker, ``run_id`` comes from the controller."""
 
     def __init__(self, options: RunOptions, budget: FuzzBudget, specs: dict[str, ProtocolSpec],
                  worker: str = "main", run_id: str | None = None):
-        from wirecheck.reports.records import new_run_id
-
         self.options = options
         self.budget = budget
         self.specs = specs
         self.strict = options.strict
         self.deadline = options.deadline
-        self.baseline = Baseline.load(options.baseline) if options.baseline else None
+        self.baseline = _baseline(options.baseline) if options.baseline else None
         self.worker = worker
         self.is_controller = run_id is None
         self.run_id = run_id or new_run_id()
-        self.events = EventStream()
-        self.writer: RunWriter | None = None  # subscribed by the plugin
-        self.summary: TerminalSummary | None = None  # subscribed by the plugin
+        self.events = EventStream()  # the outputs subscribe (the plugin wires them)
+        self.head: dict = {}  # run.json as the run starts (``open_records``)
         self.nonce = secrets.token_hex(3)
         self._counter = itertools.count()
         self._targets: dict[str, TargetInfo] | None = None
@@ -145,6 +145,11 @@ class Run:
             "confirm": self.confirm,
         }
 
+    def open_records(self) -> dict:
+        """run.json as the run starts, once its targets are known (``metadata``): the writer's and the end's."""
+        self.head = run_head(self.run_id, self.metadata())
+        return self.head
+
     def finish(self) -> None:
         for broker in (self.broker, self.oracle_broker):
             if broker is not None:
@@ -181,7 +186,10 @@ class Run:
         self.options.targets.extend(self.upstream_targets)
         self.options.target_options.extend(self.upstream_options)
         for server in self.upstream_targets.values():
-            expected = upstream.expectations(server)
+            try:
+                expected = upstream.expectations(server)
+            except BaselineError as exc:
+                raise UsageProblem(f"--upstream {server}: its expectations: {exc}") from None
             if expected is not None:
                 self.baseline = expected if self.baseline is None else self.baseline.merged(expected)
 

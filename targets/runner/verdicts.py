@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 from wirecheck.reports.baseline import Baseline
-from wirecheck.protocols.clauses import Level
 from wirecheck.protocols.verdicts import (Blocked, ClientDefectMet, Differs, Divergence, HarnessError, TargetDied,
                                           Unimplemented, Verdict)
 
@@ -29,8 +28,9 @@ class Classified:
     verdict: Verdict
     message: str
     divergence: Divergence | None = None
-    outcome: str | None = None  # the pytest outcome to report instead of pytest's own ("passed", "skipped", ...)
-    longrepr: object = None  # the text pytest shows instead of its own, when ``outcome`` is set
+    #: what pytest shows for it instead of its own text (a skip's or an expected failure's reason, why a pass
+    #: fails); None: pytest's own (a divergence: its rendering, reports/render.py)
+    longrepr: str | None = None
     blocking: Divergence | None = None  # BLOCKED: the divergence that blocked the case (not a withheld permission)
 
 
@@ -50,20 +50,19 @@ def classify(exc: BaseException | None, when: str, skip_reason: str | None, stri
         return Classified(Verdict.OK, "")
     exc = unwrap(exc)
     if isinstance(exc, Unimplemented):
-        return Classified(Verdict.UNIMPLEMENTED, str(exc), outcome="skipped", longrepr=f"{UNIMPLEMENTED}: {exc}")
+        return Classified(Verdict.UNIMPLEMENTED, str(exc), longrepr=f"{UNIMPLEMENTED}: {exc}")
     if _met_on_the_way(exc, case_clause, strict):
         exc = Blocked.met(exc)
     if isinstance(exc, Blocked):
-        return Classified(Verdict.BLOCKED, str(exc), outcome="skipped", longrepr=f"BLOCKED: {exc}",
+        return Classified(Verdict.BLOCKED, str(exc), longrepr=f"BLOCKED: {exc}",
                           blocking=exc.divergence if exc.carries else None)
     if isinstance(exc, ClientDefectMet):
-        return Classified(Verdict.XFAIL, str(exc), exc.divergence, outcome="xfail", longrepr=f"XFAIL: {exc}")
-    if isinstance(exc, Differs):  # --differential --strict (the plugin raises it only then)
-        passes = exc.clause.level is Level.SHOULD and not strict
-        return Classified(Verdict.DIVERGENT, str(exc), exc, outcome="passed" if passes else None)
+        return Classified(Verdict.XFAIL, str(exc), exc.divergence, longrepr=f"XFAIL: {exc}")
+    if isinstance(exc, Differs):  # --differential --strict (the runner raises it only then)
+        return Classified(Verdict.DIVERGENT, str(exc), exc)
     if isinstance(exc, Divergence):
         if exc.verdict is Verdict.NON_STRICT and not strict:
-            return Classified(Verdict.NON_STRICT, str(exc), exc, outcome="passed")
+            return Classified(Verdict.NON_STRICT, str(exc), exc)
         return Classified(Verdict.FAILED, str(exc), exc)
     text = f"{type(exc).__name__}: {exc}"
     if when != "call" and not isinstance(exc, HarnessError):
@@ -91,12 +90,11 @@ def unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
-def flaky(first: Classified, attempts: int, strict: bool) -> Classified:
+def flaky(first: Classified, attempts: int) -> Classified:
     """A failure (``first``) that passed on one of ``attempts`` runs: FLAKY; it fails the run only under
-    --strict."""
+    --strict (the verdict table's strict outcome)."""
     message = f"failed, then passed on attempt {attempts}: {first.message}"
-    return Classified(Verdict.FLAKY, message, first.divergence, outcome="failed" if strict else "passed",
-                      longrepr=f"FLAKY {message}")
+    return Classified(Verdict.FLAKY, message, first.divergence, longrepr=f"FLAKY {message}")
 
 
 def expect_carried(baseline: Baseline | None, carried: list[dict]) -> None:
@@ -119,10 +117,10 @@ def apply_baseline(baseline: Baseline | None, case_id: str, result: Classified, 
         return result
     if result.verdict in (Verdict.FAILED, Verdict.ERROR):
         return Classified(Verdict.XFAIL, f"{result.message} [expected: {entry.describe()}]", result.divergence,
-                          outcome="xfail", longrepr=f"baseline: {entry.describe()}")
+                          longrepr=f"baseline: {entry.describe()}")
     if result.verdict is Verdict.OK and not entry.intermittent:
         # A known failure that now passes: the baseline is stale, and a stale baseline hides regressions.
-        return Classified(Verdict.XPASS, result.message, outcome="failed",
+        return Classified(Verdict.XPASS, result.message,
                           longrepr=f"XPASS {case_id}: listed in the baseline ({entry.describe()}) but passes now; "
                                    f"remove it from {baseline.path}")
     return result

@@ -57,5 +57,5 @@ def test_a_scenario_failing_with_the_defect_shown_is_xfail_not_failed():
     failure = Divergence(clause, "10 records back", "the client exited with status -11")
     result = classify(ClientDefectMet("librdkafka-default-tags", "Produce v12 answers carry CurrentLeader ...",
                                       failure, "what it does"), "call", None, strict=True, case_clause=clause.id)
-    assert result.verdict is Verdict.XFAIL and result.outcome == "xfail" and result.divergence is failure
+    assert result.verdict is Verdict.XFAIL and result.verdict.pytest_outcome(strict=True) == "xfailed" and result.divergence is failure
     assert result.message.startswith("the client's own known defect librdkafka-default-tags: Produce v12")

@@ -48,7 +48,7 @@ def _clause(name: str) -> Clause:
 
 def _failed(clause: str) -> Classified:
     divergence = Divergence(_clause(clause), "this", "that")
-    return Classified(Verdict.FAILED, str(divergence), divergence, outcome="failed")
+    return Classified(Verdict.FAILED, str(divergence), divergence)
 
 
 def _baseline(tmp_path, **entry) -> Baseline:
@@ -70,7 +70,7 @@ def test_a_failure_under_another_clause_stays_a_failure(tmp_path):
 
 def test_an_expected_divergence_that_passes_is_xpass(tmp_path):
     baseline = _baseline(tmp_path, case="kafka.x.case", clause="kafka.x.clause", reason="r", source="KAFKA-1")
-    passed = Classified(Verdict.OK, "", None, outcome="passed")
+    passed = Classified(Verdict.OK, "", None)
     assert apply_baseline(baseline, "kafka.x.case", passed).verdict is Verdict.XPASS
 
 
@@ -98,14 +98,14 @@ def test_an_entry_naming_a_test_matches_that_parameter_only(tmp_path):
     baseline = _baseline(tmp_path, case="kafka.x.case", clause="kafka.x.clause", test="test_x[one]", reason="r",
                          source="s")
     assert apply_baseline(baseline, "kafka.x.case", _failed("kafka.x.clause"), "test_x[one]").verdict is Verdict.XFAIL
-    passed = Classified(Verdict.OK, "", None, outcome="passed")
+    passed = Classified(Verdict.OK, "", None)
     assert apply_baseline(baseline, "kafka.x.case", passed, "test_x[two]").verdict is Verdict.OK
 
 
 def test_an_intermittent_divergence_that_passes_is_ok(tmp_path):
     baseline = _baseline(tmp_path, case="kafka.x.case", clause="kafka.x.clause", reason="r", source="s",
                          intermittent=True)
-    passed = Classified(Verdict.OK, "", None, outcome="passed")
+    passed = Classified(Verdict.OK, "", None)
     assert apply_baseline(baseline, "kafka.x.case", passed).verdict is Verdict.OK
     assert apply_baseline(baseline, "kafka.x.case", _failed("kafka.x.clause")).verdict is Verdict.XFAIL
 
