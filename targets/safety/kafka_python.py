@@ -168,7 +168,8 @@ class KafkaPythonClients:
             _close(consumer.close)
 
     def _assigned(self, process: int):
-        from kafka import KafkaConsumer, TopicPartition
+        from kafka import KafkaConsumer
+        from kafka.structs import TopicPartition
 
         w = self.workload
         keys = [w.key_of(p) for p in range(PARTITIONS)]
