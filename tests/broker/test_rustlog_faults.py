@@ -344,7 +344,8 @@ PROCESS_FAULTS = {"rustlog.crash-on-deep-json"}  # kills the process: probed in 
 
 
 def test_every_fault_has_a_probe():
-    assert set(PROBES) | PROCESS_FAULTS == set(FAULTS)
+    # the safety faults (".safety-") show only in a history of many operations: tests/safety proves them
+    assert set(PROBES) | PROCESS_FAULTS == {fault for fault in FAULTS if ".safety-" not in fault}
     assert all(description.strip() for description in FAULTS.values())
 
 
