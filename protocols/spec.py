@@ -132,7 +132,7 @@ class ProtocolSpec:
     strategies: str = ""
     layers: str = ""
     #: the protocol has a login step: its suite's ``login`` module (``<suite>.login``) defines ``login(target,
-    #: session)`` (targets/runner/case.py ``LoginStep``), run on every session a case opens (``target.connect``,
+    #: session)`` (targets/runner/target.py ``LoginStep``), run on every session a case opens (``target.connect``,
     #: unless ``login=False``) before the case uses it, e.g. an authentication the target requires. False: sessions
     #: are used as opened. The suite's, not named here: it drives the suite's own client, and protocols/ imports no
     #: other layer.

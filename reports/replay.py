@@ -17,7 +17,7 @@ LIVENESS_NOTE = "liveness probe"  # the note the runner writes before its probe 
 
 #: the note target.races writes: connections raced, so the order the server saw is not in the transcript
 RACED_NOTE = "connections raced"
-#: the notes target.precondition writes around a case's setup (targets/runner/case.py): the reactions between them
+#: the notes target.precondition writes around a case's setup (targets/runner/target.py): the reactions between them
 #: are marked "setup" in the file; the setup passed in the failing run, and a replay against a server in another
 #: state (a shared topic that already existed then and is new now) may see it answered otherwise
 SETUP_NOTE, SETUP_END_NOTE = "precondition:", "precondition done"

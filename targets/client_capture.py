@@ -41,7 +41,7 @@ from wirecheck.reports.records import Evidence
 from wirecheck.targets.differential import RequestQueue
 
 if TYPE_CHECKING:
-    from wirecheck.targets.runner.case import Target
+    from wirecheck.targets.runner.target import Target
 
 TCPDUMP = "tcpdump"
 INSTALL = "apt-get install tcpdump"

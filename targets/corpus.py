@@ -12,7 +12,7 @@ import pytest
 
 from wirecheck.protocols.verdicts import Divergence, HarnessError
 from wirecheck.targets.replay import ReplayError, load, replay
-from wirecheck.targets.runner.case import Target
+from wirecheck.targets.runner.target import Target
 
 
 def in_corpus(path: Path, corpus: list[str]) -> bool:

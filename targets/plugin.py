@@ -30,7 +30,8 @@ from wirecheck.targets.corpus import ReplayCase, ReplayFile, in_corpus, replay_c
 from wirecheck.targets.fuzz import FuzzBudget, register_hypothesis_profiles
 from wirecheck.targets.rejudged import PytestOutcomes
 from wirecheck.targets.runner import judging
-from wirecheck.targets.runner.case import CaseState, Target
+from wirecheck.targets.runner.case import CaseState
+from wirecheck.targets.runner.target import Target
 from wirecheck.targets.runner.ending import end
 from wirecheck.targets.runner.run import Run, RunOptions, UsageProblem
 from wirecheck.targets.runner.validate import validate, writable_dir

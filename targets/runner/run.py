@@ -20,6 +20,7 @@ from wirecheck.targets.fuzz import FuzzBudget
 from wirecheck.targets.transport import client_context
 from wirecheck.targets.runner import health
 from wirecheck.targets.runner.case import CaseState, survives_clause
+from wirecheck.targets.runner.target_info import TargetInfo
 from wirecheck.targets.runner.survey import survey
 from wirecheck.targets.upstream import title as upstream_title
 from wirecheck.targets.runner.validate import UsageProblem, parse_target
@@ -32,28 +33,6 @@ __all__ = ["Run", "RunOptions", "TargetInfo", "UsageProblem"]
 #: what every reference broker the suite starts runs with (before --reference-arg): retention keeps partitions
 #: small over a long run; a replay of a case against a fresh broker needs the same settings
 REFERENCE_ARGS = ("--retention-records", "5000")
-
-
-@dataclass
-class TargetInfo:
-    protocol: str
-    address: tuple[str, int]
-    reference: bool  # the bundled broker, started by us
-    #: addresses of the protocol's other endpoints (by endpoint name): from the reference broker, from
-    #: ``--target-option PROTOCOL.ENDPOINT=HOST:PORT``, or learned by the suite (e.g. through a discovery API)
-    endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
-    #: the launched reference broker's listeners that are no endpoint of the spec (no hello to probe), by their
-    #: ready-file name, e.g. "pravega-controller" (gRPC): for the real clients that need them
-    side_listeners: dict[str, tuple[str, int]] = field(default_factory=dict)
-    found: str = ""  # what the probe found at the start of the run ("answers like rustlog")
-    #: a protocol the user named whose hello was not answered right at the start (what came instead; "" when it
-    #: was): the cases run all the same, the hello's own case reports it, and the liveness probe then counts
-    #: only a refused connection as a death
-    hello_failed: str = ""
-
-    @property
-    def text(self) -> str:
-        return f"{self.address[0]}:{self.address[1]}"
 
 
 @dataclass

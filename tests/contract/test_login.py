@@ -10,7 +10,7 @@ import pytest
 
 from tests.contract.conftest import SPECS
 from wirecheck.protocols.verdicts import HarnessError
-from wirecheck.targets.runner.case import login_step
+from wirecheck.targets.runner.target import login_step
 
 DECLARING = sorted(name for name, spec in SPECS.items() if spec.login)
 
