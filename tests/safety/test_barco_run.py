@@ -37,3 +37,10 @@ def test_acknowledged_chunks_lost_at_a_restart_are_caught(tmp_path):
     done, result = safety(tmp_path, "--reference-fault", "barco.safety-unsynced-tail-lost")
     assert done.returncode == 1, done.stdout + done.stderr
     assert {"unseen", "inconsistent-offsets"} & set(result["anomaly_counts"]), result["anomaly_counts"]
+
+
+def test_list_faults_names_the_safety_fault_and_its_anomalies():
+    done = subprocess.run([sys.executable, "-m", "wirecheck", "safety", "barco", "--list-faults"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert "barco.safety-unsynced-tail-lost  (caught as unseen or inconsistent-offsets)" in done.stdout

@@ -33,3 +33,10 @@ def test_an_offset_handed_out_twice_is_caught(tmp_path):
     done, result = safety(tmp_path, "--reference-fault", "rustlog.safety-log-end-reused")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "inconsistent-offsets" in result["anomaly_counts"], result["anomaly_counts"]
+
+
+def test_list_faults_names_the_safety_fault_and_its_anomaly():
+    done = subprocess.run([sys.executable, "-m", "wirecheck", "safety", "rustlog", "--list-faults"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert "rustlog.safety-log-end-reused  (caught as inconsistent-offsets)" in done.stdout
