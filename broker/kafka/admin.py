@@ -10,20 +10,14 @@ from __future__ import annotations
 
 import struct
 
-from wirecheck.broker.kafka import group_model, groups
+from wirecheck.broker.kafka import groups
 from wirecheck.broker.kafka.faults import KafkaFaults
 from wirecheck.broker.kafka.settings import CLUSTER_OPERATIONS
+from wirecheck.broker.kafka.errors import (FENCED_LEADER_EPOCH, GROUP_ID_NOT_FOUND, GROUP_SUBSCRIBED_TO_TOPIC,
+                                           INVALID_GROUP_ID, INVALID_PARTITIONS, INVALID_REPLICA_ASSIGNMENT, NONE,
+                                           NON_EMPTY_GROUP, OFFSET_OUT_OF_RANGE, TOPIC_AUTHORIZATION_FAILED,
+                                           UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION)
 
-NONE = 0
-OFFSET_OUT_OF_RANGE = 1
-UNKNOWN_TOPIC_OR_PARTITION = 3
-INVALID_GROUP_ID = 24
-TOPIC_AUTHORIZATION_FAILED = 29
-INVALID_PARTITIONS = 37
-INVALID_REPLICA_ASSIGNMENT = 39
-FENCED_LEADER_EPOCH = 74
-UNKNOWN_LEADER_EPOCH = 75
-GROUP_SUBSCRIBED_TO_TOPIC = 86
 UNSUPPORTED_ENDPOINT_TYPE = 120
 BROKERS_ENDPOINT = 1  # DescribeClusterRequest EndpointType
 LEADER_EPOCH = 0
@@ -137,9 +131,9 @@ class Admin:
             return INVALID_GROUP_ID
         group = self.coordinator.groups.get(group_id)
         if group is None:  # fault delete-groups-unknown-ok: nothing to delete taken as success
-            return NONE if self.faults.delete_groups_unknown_ok else group_model.GROUP_ID_NOT_FOUND
+            return NONE if self.faults.delete_groups_unknown_ok else GROUP_ID_NOT_FOUND
         if group.members and not self.faults.delete_groups_non_empty_accepted:
-            return group_model.NON_EMPTY_GROUP
+            return NON_EMPTY_GROUP
         self.coordinator.delete(group_id)
         return NONE
 
@@ -147,7 +141,7 @@ class Admin:
         group_id = req["GroupId"]
         group = self.coordinator.groups.get(group_id) if group_id else None
         if group is None:
-            error = INVALID_GROUP_ID if not group_id else group_model.GROUP_ID_NOT_FOUND
+            error = INVALID_GROUP_ID if not group_id else GROUP_ID_NOT_FOUND
             if group_id and self.faults.offset_delete_unknown_group_ok:
                 error = NONE  # fault: nothing to delete taken as success
             return {"ErrorCode": error, "ThrottleTimeMs": 0, "Topics": []}

@@ -11,7 +11,6 @@ class MalformedBody(ValueError):
     """The bytes do not decode as the message they claim to be (truncated, lying length, bad count)."""
 
 
-
 I8, I16, I32, I64, U16, F64 = (struct.Struct(f) for f in (">b", ">h", ">i", ">q", ">H", ">d"))
 FIXED = {"int8": I8, "int16": I16, "int32": I32, "int64": I64, "uint16": U16, "float64": F64}
 

@@ -16,12 +16,9 @@ from dataclasses import dataclass
 from wirecheck.broker.kafka.faults import KafkaFaults, KafkaVariants
 from wirecheck.broker.kafka.settings import CLOSE
 from wirecheck.broker.kafka.storage import valid_topic_name
+from wirecheck.broker.kafka.errors import (INVALID_CONFIG, INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, NONE,
+                                           UNKNOWN_TOPIC_OR_PARTITION)
 
-NONE = 0
-UNKNOWN_TOPIC_OR_PARTITION = 3
-INVALID_TOPIC_EXCEPTION = 17
-INVALID_CONFIG = 40
-INVALID_REQUEST = 42
 
 TOPIC, BROKER = 2, 4  # ConfigResource.Type
 # ConfigSource (DescribeConfigsResponse.json)

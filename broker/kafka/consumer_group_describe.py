@@ -5,9 +5,9 @@ current and target assignment (ConsumerGroupDescribeResponse.json); and the wire
 
 from __future__ import annotations
 from wirecheck.broker.kafka.faults import KafkaFaults
+from wirecheck.broker.kafka.errors import GROUP_ID_NOT_FOUND
 
 Partition = tuple[bytes, int]
-GROUP_ID_NOT_FOUND = 69
 MEMBER_TYPE_CONSUMER = 1  # MemberType (v1): 0 a classic-protocol member, 1 a consumer-protocol one
 
 

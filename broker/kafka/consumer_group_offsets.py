@@ -3,12 +3,7 @@ consumer_groups.ConsumerGroups, which holds ``groups``, ``storage`` and ``faults
 
 from __future__ import annotations
 
-from wirecheck.broker.kafka.consumer_group_checks import (
-    NONE,
-    STALE_MEMBER_EPOCH,
-    UNKNOWN_MEMBER_ID,
-    UNSUPPORTED_VERSION,
-)
+from wirecheck.broker.kafka.errors import NONE, STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, UNSUPPORTED_VERSION
 from wirecheck.broker.kafka.faults import KafkaFaults
 from wirecheck.broker.kafka.storage import Storage
 

@@ -34,19 +34,11 @@ from dataclasses import dataclass, field
 
 from wirecheck.broker.kafka.consumer_group_offsets import MemberEpochOffsets
 from wirecheck.broker.kafka.member_sessions import MemberSessions
-from wirecheck.broker.kafka import assignors, consumer_group_describe, group_model, groups
-from wirecheck.broker.kafka.consumer_group_checks import (
-    FENCED_INSTANCE_ID,
-    FENCED_MEMBER_EPOCH,
-    GROUP_ID_NOT_FOUND,
-    LEAVE,
-    LEAVE_STATIC,
-    NONE,
-    UNKNOWN_MEMBER_ID,
-    UNRELEASED_INSTANCE_ID,
-    Refused,
-    validate,
-)
+from wirecheck.broker.kafka import assignors, consumer_group_describe, groups
+from wirecheck.broker.kafka.consumer_group_checks import LEAVE, LEAVE_STATIC, Refused, validate
+from wirecheck.broker.kafka.errors import (FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND,
+                                           INCONSISTENT_GROUP_PROTOCOL, NONE, UNKNOWN_MEMBER_ID,
+                                           UNRELEASED_INSTANCE_ID)
 from wirecheck.broker.kafka.consumer_group_describe import by_topic
 from wirecheck.broker.kafka.faults import KafkaFaults
 
@@ -354,7 +346,7 @@ class ConsumerGroups(MemberSessions, MemberEpochOffsets):
         if group is None:
             return NONE
         if group.members and not self.faults.consumer_group_classic_join_allowed:
-            return group_model.INCONSISTENT_GROUP_PROTOCOL
+            return INCONSISTENT_GROUP_PROTOCOL
         self.forget(group_id)
         return NONE
 

@@ -122,7 +122,6 @@ class PartitionLog:
         self.log.delete()
 
 
-
 class DurableLog:
     def __init__(self, data_dir: Path, fsync: bool, cache_bytes: int, faults=None):
         self.root = Path(data_dir) / "kafka"

@@ -6,7 +6,7 @@ Handlers of the Broker (broker.py), one mixin per API family: a decoded request 
 from __future__ import annotations
 
 from wirecheck.broker.kafka import group_model
-from wirecheck.broker.kafka.errors import NONE
+from wirecheck.broker.kafka.errors import GROUP_ID_NOT_FOUND, NONE
 from wirecheck.broker.kafka.broker_parts import BrokerParts
 from wirecheck.broker.kafka.settings import AUTHORIZED_OPERATIONS_OMITTED, GROUP_OPERATIONS
 
@@ -117,7 +117,7 @@ class GroupApis(BrokerParts):
             group = self.coordinator.groups.get(group_id)
             if group is None:
                 # Dead with no error before v6; v6 answers GROUP_ID_NOT_FOUND (KIP-1043, DescribeGroupsResponse.json)
-                described.append({"ErrorCode": group_model.GROUP_ID_NOT_FOUND if version >= 6 else NONE,
+                described.append({"ErrorCode": GROUP_ID_NOT_FOUND if version >= 6 else NONE,
                                   "ErrorMessage": None, "GroupId": group_id, "GroupState": group_model.DEAD,
                                   "ProtocolType": "", "ProtocolData": "", "Members": [],
                                   "AuthorizedOperations": AUTHORIZED_OPERATIONS_OMITTED})

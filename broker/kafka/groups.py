@@ -25,12 +25,11 @@ from __future__ import annotations
 import asyncio
 
 from wirecheck.broker.kafka.faults import KafkaFaults
-from wirecheck.broker.kafka.group_model import (NONE, ILLEGAL_GENERATION, INCONSISTENT_GROUP_PROTOCOL,
-                                                           INVALID_GROUP_ID, UNKNOWN_MEMBER_ID,
-                                                           INVALID_SESSION_TIMEOUT, REBALANCE_IN_PROGRESS,
-                                                           MEMBER_ID_REQUIRED, FENCED_INSTANCE_ID, EMPTY, PREPARING,
-                                                           COMPLETING, STABLE, new_member_id, JoinResult, Member,
-                                                           CommittedOffset, Group)
+from wirecheck.broker.kafka.group_model import (EMPTY, PREPARING, COMPLETING, STABLE, new_member_id, JoinResult,
+                                                Member, CommittedOffset, Group)
+from wirecheck.broker.kafka.errors import (NONE, ILLEGAL_GENERATION, INCONSISTENT_GROUP_PROTOCOL, INVALID_GROUP_ID,
+                                           UNKNOWN_MEMBER_ID, INVALID_SESSION_TIMEOUT, REBALANCE_IN_PROGRESS,
+                                           MEMBER_ID_REQUIRED, FENCED_INSTANCE_ID)
 
 
 class Coordinator:

@@ -35,7 +35,6 @@ class VersionRange:
         return self.low <= version <= self.high
 
 
-
 @functools.cache
 def _definitions() -> importlib.resources.abc.Traversable:
     """kafka-python's folder of message definitions (the spec's data, shared with the suite; the code reading it

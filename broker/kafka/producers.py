@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from wirecheck.broker.kafka.errors import (INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, INVALID_REQUEST, NONE,
+                                           OUT_OF_ORDER_SEQUENCE_NUMBER, PRODUCER_FENCED, UNKNOWN_PRODUCER_ID)
 
-NONE, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH, UNKNOWN_PRODUCER_ID = 0, 45, 47, 59
-INVALID_REQUEST, INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED = 42, 49, 90
 MAX_CACHED_BATCHES = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 
 

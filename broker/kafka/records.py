@@ -18,6 +18,8 @@ import cramjam
 import crc32c
 import lz4.frame
 import zstandard
+from wirecheck.broker.kafka.errors import (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE, NONE,
+                                           UNSUPPORTED_COMPRESSION_TYPE)
 
 HEADER_SIZE = 61
 LOG_OVERHEAD = 12  # baseOffset + batchLength: batchLength counts the bytes after these
@@ -25,7 +27,6 @@ CRC_START = 21
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 
 # error codes (Errors.java)
-NONE, CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD, UNSUPPORTED_COMPRESSION_TYPE = 0, 2, 10, 87, 76
 
 
 @dataclass

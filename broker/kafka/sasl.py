@@ -22,11 +22,9 @@ from pathlib import Path
 from scramp import ScramException, ScramMechanism
 from wirecheck.broker.kafka.api_keys import ApiKey
 from wirecheck.broker.kafka.faults import KafkaFaults
+from wirecheck.broker.kafka.errors import (ILLEGAL_SASL_STATE, NONE, SASL_AUTHENTICATION_FAILED,
+                                           UNSUPPORTED_SASL_MECHANISM)
 
-NONE = 0
-UNSUPPORTED_SASL_MECHANISM = 33
-ILLEGAL_SASL_STATE = 34
-SASL_AUTHENTICATION_FAILED = 58
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 SCRAM_ITERATIONS = 4096  # Kafka's minimum for SCRAM credentials
 FAILED_MESSAGE = "Authentication failed: Invalid username or password"

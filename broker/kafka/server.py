@@ -43,13 +43,13 @@ from wirecheck.broker.kafka.sasl import Authenticator, read_users
 from wirecheck.broker.kafka.settings import CLOSE, Settings
 from wirecheck.broker.kafka.storage import Storage
 from wirecheck.broker.kafka.telemetry import Telemetry
+from wirecheck.broker.kafka.errors import ILLEGAL_SASL_STATE
 
 log = logging.getLogger("wirecheck.broker.kafka")
 
 DEFAULT_MAX_FRAME = 104_857_600  # socket.request.max.bytes
 _SIZE = struct.Struct(">i")  # the size prefix of an answer
 
-ILLEGAL_SASL_STATE = 34
 #: what a listener without SASL answers SaslHandshake and SaslAuthenticate with (variant sasl-apis-on-plaintext)
 _NO_SASL = {ApiKey.SASL_HANDSHAKE: {"ErrorCode": ILLEGAL_SASL_STATE, "Mechanisms": []},
             ApiKey.SASL_AUTHENTICATE: {"ErrorCode": ILLEGAL_SASL_STATE,
@@ -311,6 +311,7 @@ class KafkaPersonality(ResponseFrames):
         if response is not None and response.pop(CLOSE, False):
             log.debug("closing: api %d refused by closing (variant)", key)
             return False
+                request.get("TransactionalId") and response is not None and not response.get("ErrorCode"):
         if key in coordinator_state.CHANGING_APIS:
             self._save_coordinator()  # before the answer: what is acknowledged survives a restart
         if key == ApiKey.PRODUCE and request["Acks"] == 0:

@@ -20,20 +20,12 @@ import time
 from dataclasses import dataclass, field
 
 from wirecheck.broker.kafka import records
-from wirecheck.broker.kafka.share_partitions import (
-    GAP,
-    INVALID_RECORD_STATE,
-    RENEW,
-    SharePartitions,
-)
+from wirecheck.broker.kafka.share_partitions import GAP, RENEW, SharePartitions
+from wirecheck.broker.kafka.errors import INVALID_RECORD_STATE
 from wirecheck.broker.kafka.faults import KafkaFaults
+from wirecheck.broker.kafka.errors import (INVALID_REQUEST, INVALID_SHARE_SESSION_EPOCH, NONE,
+                                           SHARE_SESSION_NOT_FOUND, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION)
 
-NONE = 0
-UNKNOWN_TOPIC_OR_PARTITION = 3
-INVALID_REQUEST = 42
-UNKNOWN_TOPIC_ID = 100
-SHARE_SESSION_NOT_FOUND = 122
-INVALID_SHARE_SESSION_EPOCH = 123
 OPEN, CLOSE = 0, -1
 MAX_SESSIONS = 1000  # share.max.share.sessions (Kafka: 2000): the oldest session goes beyond this
 #: bytes read per partition per ShareFetch, whatever MaxBytes says: at most max_locks records are acquired anyway,

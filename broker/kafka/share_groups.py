@@ -24,15 +24,9 @@ from dataclasses import dataclass, field
 
 from wirecheck.broker.kafka.member_sessions import MemberSessions
 from wirecheck.broker.kafka import assignors
-from wirecheck.broker.kafka.consumer_group_checks import (
-    FENCED_MEMBER_EPOCH,
-    GROUP_ID_NOT_FOUND,
-    INVALID_REQUEST,
-    LEAVE,
-    NONE,
-    UNKNOWN_MEMBER_ID,
-    Refused,
-)
+from wirecheck.broker.kafka.consumer_group_checks import LEAVE, Refused
+from wirecheck.broker.kafka.errors import (FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, INVALID_REQUEST, NONE,
+                                           UNKNOWN_MEMBER_ID)
 from wirecheck.broker.kafka.consumer_group_describe import by_topic
 from wirecheck.broker.kafka.faults import KafkaFaults, KafkaVariants
 

@@ -24,7 +24,6 @@ from wirecheck.broker.kafka.faults import KafkaFaults, KafkaVariants
 
 AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = "available", "acquired", "acknowledged", "archived"
 GAP, ACCEPT, RELEASE, REJECT, RENEW = 0, 1, 2, 3, 4
-INVALID_RECORD_STATE = 121
 #: share partitions kept before idle ones are dropped: a share partition with nothing in flight that has caught up
 #: with its log is what a new one would be (started at latest), so dropping it loses nothing
 MAX_SHARE_PARTITIONS = 10_000

@@ -31,9 +31,10 @@ from dataclasses import dataclass
 
 from wirecheck.broker.kafka import records
 from wirecheck.broker.kafka.faults import KafkaFaults, KafkaVariants
+from wirecheck.broker.kafka.errors import (INVALID_RECORD, INVALID_REQUEST, NONE, TELEMETRY_TOO_LARGE,
+                                           THROTTLING_QUOTA_EXCEEDED, UNKNOWN_SUBSCRIPTION_ID,
+                                           UNSUPPORTED_COMPRESSION_TYPE)
 
-NONE, INVALID_REQUEST, UNSUPPORTED_COMPRESSION_TYPE, INVALID_RECORD = 0, 42, 76, 87
-THROTTLING_QUOTA_EXCEEDED, UNKNOWN_SUBSCRIPTION_ID, TELEMETRY_TOO_LARGE = 89, 117, 118
 
 ZERO_ID = bytes(16)
 #: zstd, lz4, gzip, snappy: Kafka's order of preference (ClientTelemetryUtils); NONE is always accepted (KIP-714:

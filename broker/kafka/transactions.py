@@ -39,12 +39,13 @@ from dataclasses import dataclass, field
 
 from wirecheck.broker.kafka import group_model, groups, records, transactions_v2
 from wirecheck.broker.kafka.faults import KafkaFaults, KafkaVariants
+from wirecheck.broker.kafka.errors import (CONCURRENT_TRANSACTIONS, INVALID_PRODUCER_EPOCH,
+                                           INVALID_PRODUCER_ID_MAPPING, INVALID_TRANSACTION_TIMEOUT,
+                                           INVALID_TXN_STATE, NONE, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED,
+                                           TRANSACTION_ABORTABLE, UNKNOWN_TOPIC_OR_PARTITION)
 
-NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE = 0, 3, 47, 48
-INVALID_TRANSACTION_TIMEOUT = 50
 MAX_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms default
-INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED = 49, 51, 55, 90
-TRANSACTION_ABORTABLE, ABORTABLE_PRODUCE = 120, 11  # Produce v11+ knows 120 (ProduceRequest.json, KIP-890)
+ABORTABLE_PRODUCE = 11  # Produce v11+ knows 120 (ProduceRequest.json, KIP-890)
 
 EMPTY, ONGOING, COMPLETE_COMMIT, COMPLETE_ABORT = "Empty", "Ongoing", "CompleteCommit", "CompleteAbort"
 

@@ -18,10 +18,10 @@ clients see no change. Hooked into transactions.py at ``check_produce``, ``commi
 """
 
 from __future__ import annotations
+from wirecheck.broker.kafka.errors import (CONCURRENT_TRANSACTIONS, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, NONE,
+                                           PRODUCER_FENCED)
 
 PRODUCE_V2, TXN_OFFSET_COMMIT_V2, END_TXN_V2 = 12, 5, 5  # the first version of each with TV2 semantics
-NONE, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING = 0, 47, 48, 49
-PRODUCER_FENCED, CONCURRENT_TRANSACTIONS = 90, 51
 EXHAUSTED_EPOCH = 0x7FFF - 1  # an epoch bumped past this rotates the producer id
 
 
