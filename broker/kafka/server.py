@@ -311,7 +311,6 @@ class KafkaPersonality(ResponseFrames):
         if response is not None and response.pop(CLOSE, False):
             log.debug("closing: api %d refused by closing (variant)", key)
             return False
-                request.get("TransactionalId") and response is not None and not response.get("ErrorCode"):
         if key in coordinator_state.CHANGING_APIS:
             self._save_coordinator()  # before the answer: what is acknowledged survives a restart
         if key == ApiKey.PRODUCE and request["Acks"] == 0:
