@@ -74,6 +74,11 @@ class WireFaults:
     apiversions_header_v1 = Switch(
         "ApiVersions responses always use response header v0 (KIP-511, ApiMessageTypeGenerator); this answers "
         "flexible ApiVersions versions (v3+) with header v1, a tagged-field byte before the body")
+    txn_producer_malformed_answered = Switch(
+        "A body that does not decode closes the connection without a response (RequestContext.parseRequest), "
+        "whatever the connection asked before; on a connection that obtained a transactional producer id "
+        "(InitProducerId with a TransactionalId answered on it), this writes correlation id + int16 -1 and keeps "
+        "the connection (hidden behind a session state: bench/guided.py)")
     header_tags_first_only = Switch(
         "Request header v2 ends with a tagged-field section whose fields are all skipped (KIP-482, "
         "RequestHeader.json); this skips only the first, so the body is read from the second on")

@@ -290,7 +290,8 @@ class KafkaPersonality(ResponseFrames):
             if self.faults.crash_on_hostile_array and "count" in str(exc):
                 self.wedged = True
                 raise HostileCount(str(exc)) from None
-            if self.faults.malformed_body_answered:
+            if self.faults.malformed_body_answered or (self.faults.txn_producer_malformed_answered and getattr(
+                    conn, "txn_producer", False) and "count" not in str(exc)):
                 await conn.write(_SIZE.pack(6) + struct.pack(">ih", reply_id, -1))
                 return True
             if self.variants.malformed_body_invalid_request:
@@ -311,6 +312,9 @@ class KafkaPersonality(ResponseFrames):
         if response is not None and response.pop(CLOSE, False):
             log.debug("closing: api %d refused by closing (variant)", key)
             return False
+        if self.faults.txn_producer_malformed_answered and key == ApiKey.INIT_PRODUCER_ID and \
+                request.get("TransactionalId") and response is not None and not response.get("ErrorCode"):
+            conn.txn_producer = True  # fault: what the connection holds from now on
         if key in coordinator_state.CHANGING_APIS:
             self._save_coordinator()  # before the answer: what is acknowledged survives a restart
         if key == ApiKey.PRODUCE and request["Acks"] == 0:

@@ -4,7 +4,8 @@ their Errors.java names, and the error cells the clause catalogue names.
 The transactional state belongs to a transactional id, not to a connection; the fuzzer follows it on the
 connection whose requests moved it (InitProducerId, AddPartitionsToTxn, EndTxn answered without error:
 TransactionCoordinator's Empty -> Ongoing -> Complete), which is where a mutant sent after them is read.
-The bulk mutants are read-only requests, which move no state: every one of them is sent in ``no-producer``.
+The bulk mutants are read-only requests, which move no state; a guided run's step (InitProducerId with a new
+transactional id, ``Adapter.step``) moves the connection to ``txn-producer``, where its next mutants are sent.
 """
 
 from __future__ import annotations
@@ -123,4 +124,5 @@ STATES = StateModel(
         Cell("kafka.sasl.wrong-password", "SaslAuthenticate", "error:SASL_AUTHENTICATION_FAILED"),
         Cell("kafka.sasl.scram-tampered", "SaslAuthenticate", "error:SASL_AUTHENTICATION_FAILED"),
     ),
+    steps=("InitProducerId",),
 )

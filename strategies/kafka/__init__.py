@@ -10,8 +10,8 @@
 * ``adapter``: :class:`KafkaFuzz`, the bulk engine's adapter, and what keeps a mutant's valid part harmless.
 """
 
-from wirecheck.strategies.kafka.adapter import (ENUMS, READ_ONLY, REJECTIONS, KafkaFuzz, fuzz_adapter, fuzz_setup,
-                                                harmless, offline_adapter, read_only_ranges)
+from wirecheck.strategies.kafka.adapter import (ENUMS, INIT_PRODUCER_ID, READ_ONLY, REJECTIONS, KafkaFuzz,
+                                                fuzz_adapter, fuzz_setup, harmless, offline_adapter, read_only_ranges)
 from wirecheck.strategies.kafka.batches import (BatchMutation, batch_spans, corrupt_crc, corrupt_payload,
                                                 lying_batch_length, lying_record_count, mutated_batches, produce_body,
                                                 wrong_magic)
@@ -24,7 +24,7 @@ from wirecheck.strategies.kafka.values import (DEFAULT_RECORDS, Message, any_mes
                                                random_value, record_batch_bytes, record_batches, record_lists,
                                                request_frames, value_strategy)
 
-__all__ = ["any_message", "api_and_version", "BatchMutation", "batch_spans", "bodies", "BULK_OPERATORS",
+__all__ = ["INIT_PRODUCER_ID", "any_message", "api_and_version", "BatchMutation", "batch_spans", "bodies", "BULK_OPERATORS",
            "BulkMutator", "client_ids", "CORPUS", "correlation_ids", "corrupt_crc", "corrupt_payload",
            "DEFAULT_RECORDS", "ENUMS", "expect", "fuzz_adapter", "fuzz_setup", "harmless", "KafkaFuzz",
            "KafkaRequest", "layer_examples", "lying_batch_length", "lying_record_count", "MALFORMED", "Message",

@@ -22,6 +22,11 @@ from wirecheck.strategies.kafka.values import random_value
 #: auto-creation), so that the valid-but-odd ones (unknown tags, trailing bytes) cannot change a live cluster.
 READ_ONLY = (18, 3, 2, 1, 9, 10, 15, 16, 32, 60)
 
+INIT_PRODUCER_ID = 22
+#: a guided run's step: a transactional InitProducerId is answered (an error answer permitted: the state then
+#: stays where it was)
+STEP_REACTION = reactions.any_answer("kafka.txn.epoch-bump", "a transactional InitProducerId (a guided run's step)")
+
 #: Error codes that mean "your request was not understood": an answer carrying one rejects the request.
 REJECTIONS = {errors.INVALID_REQUEST, errors.UNSUPPORTED_VERSION, errors.UNKNOWN_SERVER_ERROR}
 
@@ -94,9 +99,11 @@ class KafkaFuzz:
 
     KEEPALIVE_CORRELATION_ID = 0x57C1
 
-    def __init__(self, ranges: dict[int, tuple[int, int]], operators=BULK_OPERATORS):
+    def __init__(self, ranges: dict[int, tuple[int, int]], operators=BULK_OPERATORS,
+                 init_producer: tuple[int, int] | None = None):
         self.ranges = ranges
         self.operators = operators
+        self.init_producer = init_producer  # InitProducerId's advertised versions: the guided run's step
         # Metadata v1+ for no topic: its answer is a fraction of ApiVersions' (the broker encodes it per batch)
         if 3 in ranges and ranges[3][1] >= 1:
             self._keepalive_version = max(1, ranges[3][0])
@@ -157,6 +164,27 @@ class KafkaFuzz:
             return {"clause": clause, "expected": "the connection closed or an INVALID_REQUEST (42) answer"}
         return {"clause": clause}
 
+    #: the step's transactional ids and its transaction timeout (60 s: no transaction is ever begun under them)
+    STEP_PREFIX, STEP_TIMEOUT_MS = "wirecheck-fuzz-step-", 60_000
+
+    def step(self, kind: str, rng: random.Random) -> Mutant:
+        """A valid request of a step kind (``protocols/kafka/states.py``): InitProducerId with a new transactional
+        id, at the highest advertised version, which moves the connection to ``txn-producer``."""
+        if kind != "InitProducerId" or self.init_producer is None:
+            raise ValueError(f"kafka has no step {kind!r} here (InitProducerId advertised: {self.init_producer})")
+        version = self.init_producer[1]
+        body = random_value(rng, messages.request_codec(INIT_PRODUCER_ID, version))
+        body.update({"TransactionalId": f"{self.STEP_PREFIX}{rng.getrandbits(64):016x}",
+                     "TransactionTimeoutMs": self.STEP_TIMEOUT_MS})
+        for name, value in (("ProducerId", -1), ("ProducerEpoch", -1), ("Enable2Pc", False),
+                            ("KeepPreparedTxn", False)):  # a new producer (KIP-360), no two-phase commit (KIP-939)
+            if name in body:
+                body[name] = value
+        correlation = rng.randrange(1 << 30, 1 << 31)
+        frame = messages.encode_request(INIT_PRODUCER_ID, version, correlation, "wirecheck", body)
+        return Mutant(frame, "valid", "frame", STEP_REACTION, KafkaRequest(INIT_PRODUCER_ID, version, correlation, frame),
+                      request=f"InitProducerId v{version}")
+
     def seeds(self) -> list[bytes]:
         """One valid, harmless request per read-only API at its highest advertised version (raw replay)."""
         frames = []
@@ -175,10 +203,11 @@ def fuzz_setup(name: str) -> list[bytes]:
 def fuzz_adapter(name: str, answers: list[bytes]) -> KafkaFuzz:
     body = messages.decode_response(messages.API_VERSIONS, 0, answers[0])["body"]
     advertised = {entry["ApiKey"]: (entry["MinVersion"], entry["MaxVersion"]) for entry in body["ApiKeys"]}
-    return KafkaFuzz(read_only_ranges(advertised))
+    return KafkaFuzz(read_only_ranges(advertised), init_producer=advertised.get(INIT_PRODUCER_ID))
 
 
 def offline_adapter() -> KafkaFuzz:
     """An adapter built without a target: every read-only API at every version the definitions know."""
     # READ_ONLY only: asking every key's versions would load the kio-only definitions for nothing
-    return KafkaFuzz(read_only_ranges({key: messages.versions(key) for key in READ_ONLY if key in messages.api_keys()}))
+    return KafkaFuzz(read_only_ranges({key: messages.versions(key) for key in READ_ONLY if key in messages.api_keys()}),
+                     init_producer=messages.versions(INIT_PRODUCER_ID))

@@ -25,7 +25,9 @@ MUTANT_DEADLINE = 1.0
 
 
 def _adapter(target) -> kafka_strategies.KafkaFuzz:
-    return kafka_strategies.KafkaFuzz(kafka_strategies.read_only_ranges(Kafka(target).advertised()))
+    advertised = Kafka(target).advertised()  # InitProducerId's versions: a guided run's session-state step
+    return kafka_strategies.KafkaFuzz(kafka_strategies.read_only_ranges(advertised),
+                                      init_producer=advertised.get(kafka_strategies.INIT_PRODUCER_ID))
 
 
 @case("kafka.encoding.malformed-body", hostile=True)

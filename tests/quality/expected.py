@@ -95,6 +95,7 @@ SCOPES.update({
         "compact-string-length-two-bytes", "pipelined-answers-reordered", "size-prefix-one-read",
         "apiversions-header-v1", "header-tags-first-only")},
     "kafka.hostile-count-waits": "test_robustness",
+    "kafka.txn-producer-malformed-answered": "test_robustness",
     "kafka.fetch-crc-ieee": "test_produce_fetch",
     "kafka.base-offset-echoed": "test_produce_fetch",
     "kafka.error-code-negated": "test_topics_groups",
@@ -235,6 +236,7 @@ EXTRA_ARGS["pravega.auth-failure-closes"] = PRAVEGA_AUTH_ARGS
 EXTRA_ARGS["kafka.share-lock-never-expires"] = ["--reference-arg=--kafka-share-lock-ms=1000"]
 #: faults hidden behind a session state: the bulk fuzzer reaches them guided (strategies/guided.py), not blind
 EXTRA_ARGS["pravega.writer-read-size-closes"] = ["--fuzz=guided"]
+EXTRA_ARGS["kafka.txn-producer-malformed-answered"] = ["--fuzz=guided"]
 
 #: variant -> more arguments for its whole-suite run, where the variant lives in a feature the clean broker leaves off.
 VARIANT_ARGS = {"pravega.read-auth-offset-as-request-id": PRAVEGA_AUTH_ARGS}
