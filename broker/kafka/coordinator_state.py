@@ -12,6 +12,7 @@ from __future__ import annotations
 from wirecheck.broker.kafka import group_model, groups
 from wirecheck.broker.kafka.api_keys import ApiKey
 from wirecheck.broker.kafka.transactions import Transaction, Transactions
+from wirecheck.broker.kafka.txn_state import TxnState
 
 #: Requests after which the coordinator state is saved.
 CHANGING_APIS = frozenset({ApiKey.OFFSET_COMMIT, ApiKey.DELETE_TOPICS, ApiKey.INIT_PRODUCER_ID,
@@ -50,7 +51,7 @@ def restore(doc: dict, coordinator: groups.Coordinator, transactions: Transactio
     for pid, epoch in doc["epochs"].items():
         producers.epochs[int(pid)] = max(epoch, producers.epochs.get(int(pid), -1))
     for entry in doc["transactions"]:
-        txn = Transaction(entry["id"], entry["producer_id"], entry["epoch"], entry["timeout_ms"], entry["state"],
+        txn = Transaction(entry["id"], entry["producer_id"], entry["epoch"], entry["timeout_ms"], TxnState(entry["state"]),
                           {tuple(tp) for tp in entry["partitions"]}, set(entry["groups"]))
         for group, topic, partition, offset, leader_epoch, metadata in entry["offsets"]:
             txn.offsets.setdefault(group, {})[(topic, partition)] = group_model.CommittedOffset(offset, leader_epoch,

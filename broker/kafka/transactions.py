@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from wirecheck.broker.kafka import group_model, groups, records, transactions_v2
 from wirecheck.broker.kafka.faults import KafkaFaults, KafkaVariants
+from wirecheck.broker.kafka.txn_state import TxnState, ended, moved
 from wirecheck.broker.kafka.errors import (CONCURRENT_TRANSACTIONS, INVALID_PRODUCER_EPOCH,
                                            INVALID_PRODUCER_ID_MAPPING, INVALID_TRANSACTION_TIMEOUT,
                                            INVALID_TXN_STATE, NONE, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED,
@@ -47,7 +48,6 @@ from wirecheck.broker.kafka.errors import (CONCURRENT_TRANSACTIONS, INVALID_PROD
 MAX_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms default
 ABORTABLE_PRODUCE = 11  # Produce v11+ knows 120 (ProduceRequest.json, KIP-890)
 
-EMPTY, ONGOING, COMPLETE_COMMIT, COMPLETE_ABORT = "Empty", "Ongoing", "CompleteCommit", "CompleteAbort"
 
 
 @dataclass
@@ -56,7 +56,7 @@ class Transaction:
     producer_id: int
     epoch: int
     timeout_ms: int
-    state: str = EMPTY
+    state: TxnState = TxnState.EMPTY
     partitions: set[tuple[str, int]] = field(default_factory=set)
     groups: set[str] = field(default_factory=set)
     offsets: dict[str, dict[tuple[str, int], group_model.CommittedOffset]] = field(default_factory=dict)
@@ -64,6 +64,10 @@ class Transaction:
     v2_end: tuple | None = None  # ((pid, epoch) left, (pid, epoch) reached, committed) of the last EndTxn v5+
     completing: bool = False  # variant txn-completion-lags: ended, and no request has been told 51 since
     held_abort: list[tuple[str, int]] = field(default_factory=list)  # fault safety-abort-marker-delayed: unwritten
+
+    def move(self, to: TxnState, faulted: bool = False) -> None:
+        """To ``to``, where the state table (txn_state.NEXT) leads, or where a fault moves it regardless."""
+        self.state = moved(self.state, to, faulted)
 
 
 class Transactions:
@@ -89,7 +93,7 @@ class Transactions:
         txn = self.by_id.get(transactional_id) if transactional_id else None
         if txn is not None and self.still_completing(txn):
             return CONCURRENT_TRANSACTIONS, -1, -1
-        if txn is not None and txn.state == ONGOING and not self.faults.txn_init_keeps_ongoing:
+        if txn is not None and txn.state == TxnState.ONGOING and not self.faults.txn_init_keeps_ongoing:
             if producer_id == -1:
                 self._fence_and_abort(txn)
                 if not self.variants.txn_init_aborts_at_once:  # variant: the abort is done, answer now
@@ -103,7 +107,8 @@ class Transactions:
         if txn is None:
             txn = self.by_id[transactional_id] = Transaction(transactional_id, pid, new_epoch, timeout_ms)
             self.by_producer[pid] = txn
-        txn.epoch, txn.timeout_ms, txn.state = new_epoch, timeout_ms, EMPTY
+        txn.epoch, txn.timeout_ms = new_epoch, timeout_ms
+        txn.move(TxnState.EMPTY, faulted=self.faults.txn_init_keeps_ongoing)
         return NONE, pid, new_epoch
 
     def add_partitions(self, transactional_id: str, producer_id: int, epoch: int, version: int,
@@ -136,7 +141,7 @@ class Transactions:
         error, txn = self._current(transactional_id, producer_id, epoch, version, coordinator_request=False)
         if not error and version >= transactions_v2.TXN_OFFSET_COMMIT_V2:
             transactions_v2.offsets_add(self, txn, group)  # TV2: the group joins the transaction itself
-        if not error and (txn.state != ONGOING or group not in txn.groups):
+        if not error and (txn.state != TxnState.ONGOING or group not in txn.groups):
             error = INVALID_TXN_STATE
         results = {}
         for tp, committed in offsets.items():
@@ -154,12 +159,12 @@ class Transactions:
         error, txn = self._current(transactional_id, producer_id, epoch, version)
         if error:
             return error
-        if txn.state == ONGOING:
+        if txn.state == TxnState.ONGOING:
             self._complete(txn, commit)
             return NONE
-        if txn.state == (COMPLETE_COMMIT if commit else COMPLETE_ABORT):
+        if txn.state == ended(commit):
             return NONE  # a retry of the EndTxn that completed it
-        if txn.state == EMPTY and self.faults.txn_end_without_partitions_accepted:
+        if txn.state == TxnState.EMPTY and self.faults.txn_end_without_partitions_accepted:
             return NONE
         return INVALID_TXN_STATE
 
@@ -171,7 +176,7 @@ class Transactions:
         txn = self.by_producer.get(producer_id)
         if txn is None or epoch < txn.epoch:
             return INVALID_PRODUCER_EPOCH if txn is not None else INVALID_TXN_STATE
-        if txn.state != ONGOING or (topic, partition) not in txn.partitions:
+        if txn.state != TxnState.ONGOING or (topic, partition) not in txn.partitions:
             abortable = version >= ABORTABLE_PRODUCE and not self.variants.txn_unadded_invalid_state
             return TRANSACTION_ABORTABLE if abortable else INVALID_TXN_STATE
         return NONE
@@ -196,8 +201,8 @@ class Transactions:
         return completing
 
     def _begin(self, txn: Transaction) -> None:
-        if txn.state != ONGOING:
-            txn.state = ONGOING
+        if txn.state != TxnState.ONGOING:
+            txn.move(TxnState.ONGOING)
             txn.partitions.clear()
             txn.groups.clear()
             txn.offsets.clear()
@@ -210,12 +215,12 @@ class Transactions:
     def resume_timers(self) -> None:
         """Transactions restored Ongoing after a restart get their whole timeout again (called in the loop)."""
         for txn in self.by_id.values():
-            if txn.state == ONGOING and txn.timer is None:
+            if txn.state == TxnState.ONGOING and txn.timer is None:
                 self._start_timer(txn)
 
     def _time_out(self, txn: Transaction) -> None:
         """The coordinator aborts a transaction past its timeout, bumping the epoch first to fence its producer."""
-        if txn.state != ONGOING:
+        if txn.state != TxnState.ONGOING:
             return
         if self.variants.txn_timeout_no_fence:  # variant: aborted under the same epoch, so a late commit gets 48
             self._complete(txn, commit=False)
@@ -256,7 +261,7 @@ class Transactions:
             for group, offsets in txn.offsets.items():
                 for (topic_name, index), committed in offsets.items():
                     self.coordinator.commit(group, topic_name, index, committed)
-        txn.state = COMPLETE_COMMIT if commit else COMPLETE_ABORT
+        txn.move(ended(commit))
         txn.completing = self.variants.txn_completion_lags
         txn.partitions.clear()
         txn.groups.clear()

@@ -18,8 +18,10 @@ clients see no change. Hooked into transactions.py at ``check_produce``, ``commi
 """
 
 from __future__ import annotations
+
 from wirecheck.broker.kafka.errors import (CONCURRENT_TRANSACTIONS, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, NONE,
                                            PRODUCER_FENCED)
+from wirecheck.broker.kafka.txn_state import TxnState, ended as txn_ended
 
 PRODUCE_V2, TXN_OFFSET_COMMIT_V2, END_TXN_V2 = 12, 5, 5  # the first version of each with TV2 semantics
 EXHAUSTED_EPOCH = 0x7FFF - 1  # an epoch bumped past this rotates the producer id
@@ -34,8 +36,8 @@ def produce_adds(txns, topic: str, partition: int, producer_id: int, epoch: int)
         # variant txn-v2-late-write-producer-fenced: the coordinator's own code, not the produce path's
         return PRODUCER_FENCED if txns.variants.txn_v2_late_write_producer_fenced else INVALID_PRODUCER_EPOCH
     if txns.faults.txn_v2_implicit_add_missing:  # fault: version-1 rules, the partition must be added first
-        return NONE if txn.state == "Ongoing" and (topic, partition) in txn.partitions else INVALID_TXN_STATE
-    if txn.state != "Ongoing" or (topic, partition) not in txn.partitions:
+        return NONE if txn.state == TxnState.ONGOING and (topic, partition) in txn.partitions else INVALID_TXN_STATE
+    if txn.state != TxnState.ONGOING or (topic, partition) not in txn.partitions:
         txns._begin(txn)
         txn.partitions.add((topic, partition))
         txns.on_change()  # a Produce is not among the requests after which the coordinator state is saved
@@ -56,7 +58,7 @@ def end(txns, transactional_id: str, producer_id: int, epoch: int, version: int,
     txn = txns.by_id.get(transactional_id)
     if txn is not None and txn.v2_end is not None and not txns.faults.txn_v2_end_retry_fenced:
         left, reached, committed = txn.v2_end
-        ended = txn.state == ("CompleteCommit" if committed else "CompleteAbort")
+        ended = txn.state == txn_ended(committed)
         if ended and left == (producer_id, epoch) and reached == (txn.producer_id, txn.epoch):
             if txns.still_completing(txn):  # variant txn-completion-lags
                 return CONCURRENT_TRANSACTIONS, -1, -1
@@ -66,7 +68,7 @@ def end(txns, transactional_id: str, producer_id: int, epoch: int, version: int,
     error, txn = txns._current(transactional_id, producer_id, epoch, version)
     if error:
         return error, -1, -1
-    if txn.state != "Ongoing":
+    if txn.state != TxnState.ONGOING:
         if txn.v2_end is not None and txn.v2_end[1] == (txn.producer_id, txn.epoch):
             return INVALID_TXN_STATE, -1, -1  # ended by a v5 EndTxn: its retry carries the epoch it left
         # Empty (48) or a repeat of a version-1 end (0): as version 1 answers it
