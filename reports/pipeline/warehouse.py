@@ -5,6 +5,8 @@ Layout under the warehouse root (any URI Hadoop can write)::
     cases/date=YYYY-MM-DD/target=<name>/run_id=<id>/part-*.parquet   one row per (run_id, nodeid)
     transcripts/run_id=<id>/part-*.parquet                            one row per transcript file
     runs/ingest=<id>/part-*.parquet                                   the runs one ingestion read (one file)
+    safety/date=.../target=.../run_id=<id>/part-*.parquet              safety runs: one row per anomaly kind
+    coverage/date=.../target=.../run_id=<id>/part-*.parquet            run.json coverage maps: one row per cell
 
 Ingestion is incremental: a run whose run.json (``run_id`` and a non-null ``finished_at``) is already in the
 warehouse is skipped, unless ``reingest``; directories without run.json are always read. Each ingested run is

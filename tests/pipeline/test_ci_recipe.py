@@ -32,7 +32,7 @@ def commands(lines) -> list[str]:
 
 def test_the_examples_run_the_scripts_commands():
     script = commands(SCRIPT.read_text().splitlines())
-    assert len(script) == 4, script
+    assert len(script) == 5, script  # run, safety (optional), ingest, report, gate
     for name in ("GitHub Actions", "GitLab CI"):
         block = DOC.read_text().split(f"## {name}", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
         assert commands(block.splitlines()) == script, name
