@@ -5,10 +5,11 @@ notes (specs/fluvio.md §n, An = ambiguity n of §11) or the upstream file the n
 ``self.faults.<name>`` (``self.variants.<name>``) at the point where the clause is kept or broken (switches.py).
 """
 
+from wirecheck.broker.fluvio.faults_safety import SafetyFaults
 from wirecheck.broker.switches import Switch, Switches
 
 
-class FluvioFaults(Switches):
+class FluvioFaults(SafetyFaults, Switches):
     """The faults (``--fault fluvio.NAME``): each breaks one clause the suite must then report."""
 
     personality = "fluvio"

@@ -70,7 +70,8 @@ class FluvioPersonality:
                                topics=options.topics,
                                retention_records=None if retention is None else max(retention, 1),
                                max_bytes=options.max_store_bytes, data_dir=config.data_dir,
-                               fsync=config.fsync != "none", cache_bytes=config.cache_bytes)
+                               fsync=config.fsync != "none", cache_bytes=config.cache_bytes,
+                               faults=self.faults)
         if CONSUMER_OFFSET_TOPIC not in self.storage.topics:
             self.storage.create(CONSUMER_OFFSET_TOPIC, 1)
         self.config = config

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wirecheck.broker.batchlog import DEFAULT_CACHE_BYTES, BatchCache, BatchLog, write_atomically
+from wirecheck.broker.batchlog import DEFAULT_CACHE_BYTES, BatchCache, BatchLog, lose_last_entry, write_atomically
 
 #: Fluvio's topic name rule (``valid_topic_name`` / ``validate_resource_name`` in fluvio-sc-schema and
 #: fluvio-controlplane-metadata): lowercase ASCII letters, digits and '-', starting and ending with a letter or
@@ -147,7 +147,8 @@ class Storage:
     def __init__(self, default_partitions: int = 1, auto_create: bool = True,
                  topics: dict[str, int] | None = None, retention_records: int | None = None,
                  max_bytes: int = 1 << 30, data_dir: Path | None = None, fsync: bool = True,
-                 cache_bytes: int = DEFAULT_CACHE_BYTES):
+                 cache_bytes: int = DEFAULT_CACHE_BYTES, faults=None):
+        self.faults = faults  # the personality's FluvioFaults: the safety faults of recovery (faults_safety.py)
         self.default_partitions = default_partitions
         self.auto_create = auto_create
         self.retention_records = retention_records
@@ -187,7 +188,11 @@ class Storage:
             orphan.rmdir()
 
     def _open(self, name: str, index: int) -> Partition:
-        log = BatchLog(self.root / PARTITIONS_DIR / _dir_name(name) / f"{index}.log", self.cache, self.fsync)
+        path = self.root / PARTITIONS_DIR / _dir_name(name) / f"{index}.log"
+        log = BatchLog(path, self.cache, self.fsync)
+        if self.faults is not None and self.faults.safety_unsynced_tail_lost and len(log):
+            lose_last_entry(log)  # fault: the last batch never reached the disk, though it was acknowledged
+            log = BatchLog(path, self.cache, self.fsync)
         return Partition.durable(log, self.retention_records)
 
     def _save_topics(self, adding: dict[str, int] | None = None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from wirecheck.protocols.fields import DecodeError
 from wirecheck.protocols.fluvio import layers, messages, sc
-from wirecheck.protocols.fluvio.faults import FAULTS, VARIANTS
+from wirecheck.protocols.fluvio.faults import FAULTS, SAFETY_FAULTS, VARIANTS
 from wirecheck.protocols.fluvio.states import STATES
 from wirecheck.protocols.fluvio.clauses import CATALOGUE, MAX_FRAME
 from wirecheck.protocols.fluvio.clients import CLIENTS, SCENARIO_DEPENDS_ON
@@ -61,6 +61,8 @@ SPEC = ProtocolSpec(
     version_param="version",
     capture=CaptureSupport("wirecheck.protocols.fluvio.capture", unframeable_clause="fluvio.framing.oversize"),
     faults=FAULTS,
+    safety_faults=SAFETY_FAULTS,
+    safety="wirecheck.targets.safety.fluvio",
     states=STATES,
     variants=VARIANTS,
     volatile_fields=("*.modified_time",),  # when a consumer offset was last written, by the server's clock
