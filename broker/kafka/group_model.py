@@ -4,12 +4,37 @@ MemberMetadata, OffsetAndMetadata), kept by the coordinator in groups.py."""
 from __future__ import annotations
 
 import asyncio
+import enum
 import uuid
 from dataclasses import dataclass, field
 
-# Errors.java
+from wirecheck.broker.kafka.transitions import Transitions
 
-EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
+
+class GroupState(enum.StrEnum):
+    """A classic group's state; its value is the name DescribeGroups and ListGroups answer with."""
+
+    EMPTY = "Empty"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+EMPTY, PREPARING, COMPLETING = GroupState.EMPTY, GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE
+STABLE, DEAD = GroupState.STABLE, GroupState.DEAD
+
+#: Kafka's classic group moves (ClassicGroupState.java, each state's valid previous states): a rebalance is
+#: prepared from Empty, Stable or CompletingRebalance, completes into CompletingRebalance, and its SyncGroup makes
+#: the group Stable; a rebalance that ends with no member leaves it Empty. (Dead, Kafka's state of a group being
+#: deleted, is only ever answered here for a group that does not exist.)
+TRANSITIONS = Transitions("classic group", {
+    EMPTY: frozenset({PREPARING}),
+    PREPARING: frozenset({COMPLETING, EMPTY}),
+    COMPLETING: frozenset({STABLE, PREPARING}),
+    STABLE: frozenset({PREPARING}),
+    DEAD: frozenset(),
+})
 
 
 def new_member_id(client_id: str) -> str:
@@ -77,3 +102,7 @@ class Group:
             mine = {name for name, _ in m.protocols}
             names = mine if names is None else names & mine
         return names or set()
+
+    def move(self, to: GroupState) -> None:
+        """To ``to``, where Kafka's classic group moves lead (TRANSITIONS)."""
+        self.state = TRANSITIONS.moved(self.state, to)

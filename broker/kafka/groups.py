@@ -145,7 +145,7 @@ class Coordinator:
         if group.state == COMPLETING:  # members waiting in SyncGroup must rejoin
             for m in group.members.values():
                 self._finish_sync(m, REBALANCE_IN_PROGRESS)
-        group.state = PREPARING
+        group.move(PREPARING)
         timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0) / 1000
         if group.rebalance_timer:
             group.rebalance_timer.cancel()
@@ -170,12 +170,13 @@ class Coordinator:
         if not self.faults.generation_not_bumped or group.generation == 0:
             group.generation += 1
         if not group.members:
-            group.state, group.protocol_name, group.protocol_type, group.leader = EMPTY, None, None, None
+            group.move(EMPTY)
+            group.protocol_name, group.protocol_type, group.leader = None, None, None
             return
         group.protocol_name = self._choose_protocol(group)
         if group.leader not in group.members:
             group.leader = next(iter(group.members))
-        group.state = COMPLETING
+        group.move(COMPLETING)
         for member in group.members.values():
             waiter, member.join_waiter = member.join_waiter, None
             if waiter is not None and not waiter.done():
@@ -225,7 +226,7 @@ class Coordinator:
             given = dict(assignments)
             for m in group.members.values():
                 m.assignment = given.get(m.member_id, b"")
-            group.state = STABLE
+            group.move(STABLE)
             for m in group.members.values():
                 self._finish_sync(m, NONE)
         error = await waiter

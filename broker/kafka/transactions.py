@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from wirecheck.broker.kafka import group_model, groups, records, transactions_v2
 from wirecheck.broker.kafka.faults import KafkaFaults, KafkaVariants
-from wirecheck.broker.kafka.txn_state import TxnState, ended, moved
+from wirecheck.broker.kafka.txn_state import TRANSITIONS, TxnState, ended
 from wirecheck.broker.kafka.errors import (CONCURRENT_TRANSACTIONS, INVALID_PRODUCER_EPOCH,
                                            INVALID_PRODUCER_ID_MAPPING, INVALID_TRANSACTION_TIMEOUT,
                                            INVALID_TXN_STATE, NONE, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED,
@@ -66,8 +66,8 @@ class Transaction:
     held_abort: list[tuple[str, int]] = field(default_factory=list)  # fault safety-abort-marker-delayed: unwritten
 
     def move(self, to: TxnState, faulted: bool = False) -> None:
-        """To ``to``, where the state table (txn_state.NEXT) leads, or where a fault moves it regardless."""
-        self.state = moved(self.state, to, faulted)
+        """To ``to``, where the state table (txn_state.TRANSITIONS) leads, or where a fault moves it regardless."""
+        self.state = TRANSITIONS.moved(self.state, to, faulted)
 
 
 class Transactions:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import enum
 
+from wirecheck.broker.kafka.transitions import Transitions
+
 
 class TxnState(enum.StrEnum):
     """Its value is the name Kafka's DescribeTransactions and ListTransactions answer with."""
@@ -21,24 +23,12 @@ class TxnState(enum.StrEnum):
     COMPLETE_ABORT = "CompleteAbort"
 
 
-#: state -> the states a transaction in it may move to
-NEXT: dict[TxnState, frozenset[TxnState]] = {
+TRANSITIONS = Transitions("transaction", {
     TxnState.EMPTY: frozenset({TxnState.EMPTY, TxnState.ONGOING}),
     TxnState.ONGOING: frozenset({TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT}),
     TxnState.COMPLETE_COMMIT: frozenset({TxnState.EMPTY, TxnState.ONGOING}),
     TxnState.COMPLETE_ABORT: frozenset({TxnState.EMPTY, TxnState.ONGOING}),
-}
-
-
-class IllegalTransition(AssertionError):
-    """The broker moved a transaction where its state table does not lead: a defect of the reference broker."""
-
-
-def moved(current: TxnState, to: TxnState, faulted: bool = False) -> TxnState:
-    """``to``, when the table leads there from ``current`` (or a fault asks for the move)."""
-    if to not in NEXT[current] and not faulted:
-        raise IllegalTransition(f"transaction state {current} -> {to}")
-    return to
+})
 
 
 def ended(committed: bool) -> TxnState:

@@ -1,11 +1,15 @@
-"""The reference coordinator's transaction states move only where its table leads (Kafka's TransactionState
-``validPreviousStates``, with the Prepare states folded into the Complete ones), unless a fault asks otherwise."""
+"""The reference coordinator's state machines move only where their tables lead, which are Kafka's (each state's
+``validPreviousStates``): transactions (TransactionState.java, the Prepare states folded into the Complete ones)
+and classic groups (ClassicGroupState.java); a move elsewhere is a broker defect unless a fault asks for it."""
 
 from __future__ import annotations
 
 import pytest
 
-from wirecheck.broker.kafka.txn_state import NEXT, IllegalTransition, TxnState, moved
+from wirecheck.broker.kafka import group_model
+from wirecheck.broker.kafka.group_model import GroupState
+from wirecheck.broker.kafka.transitions import IllegalTransition
+from wirecheck.broker.kafka.txn_state import TRANSITIONS, TxnState
 
 #: Kafka's valid previous states (TransactionState.java), Prepare states read through to their Complete state
 KAFKA_PREVIOUS = {
@@ -17,15 +21,35 @@ KAFKA_PREVIOUS = {
 
 
 def test_the_table_is_kafkas_read_forwards():
-    assert set(NEXT) == set(TxnState)
-    assert {to: {state for state, nexts in NEXT.items() if to in nexts} for to in TxnState} == KAFKA_PREVIOUS
+    assert set(TRANSITIONS.next) == set(TxnState)
+    assert {to: TRANSITIONS.previous(to) for to in TxnState} == KAFKA_PREVIOUS
 
 
 def test_a_move_the_table_does_not_lead_to_is_a_broker_defect_unless_a_fault_asks():
-    with pytest.raises(IllegalTransition, match="Ongoing -> Empty"):
-        moved(TxnState.ONGOING, TxnState.EMPTY)
-    assert moved(TxnState.ONGOING, TxnState.EMPTY, faulted=True) is TxnState.EMPTY
+    with pytest.raises(IllegalTransition, match="transaction state Ongoing -> Empty"):
+        TRANSITIONS.moved(TxnState.ONGOING, TxnState.EMPTY)
+    assert TRANSITIONS.moved(TxnState.ONGOING, TxnState.EMPTY, faulted=True) is TxnState.EMPTY
 
 
 def test_the_states_answer_as_kafkas_names():
     assert [str(state) for state in TxnState] == ["Empty", "Ongoing", "CompleteCommit", "CompleteAbort"]
+
+
+#: Kafka's classic group states' valid previous states (ClassicGroupState.java), Dead left out: the reference broker
+#: deletes a group at once and answers Dead only for a group it does not have
+KAFKA_GROUP_PREVIOUS = {
+    GroupState.EMPTY: {GroupState.PREPARING_REBALANCE},
+    GroupState.PREPARING_REBALANCE: {GroupState.STABLE, GroupState.COMPLETING_REBALANCE, GroupState.EMPTY},
+    GroupState.COMPLETING_REBALANCE: {GroupState.PREPARING_REBALANCE},
+    GroupState.STABLE: {GroupState.COMPLETING_REBALANCE},
+    GroupState.DEAD: set(),
+}
+
+
+def test_the_classic_group_table_is_kafkas_read_forwards():
+    table = group_model.TRANSITIONS
+    assert set(table.next) == set(GroupState)
+    assert {to: table.previous(to) for to in GroupState} == KAFKA_GROUP_PREVIOUS
+    group = group_model.Group("g")
+    with pytest.raises(IllegalTransition, match="classic group state Empty -> Stable"):
+        group.move(GroupState.STABLE)
