@@ -18,9 +18,9 @@ from wirecheck.reports.baseline import Baseline
 from wirecheck.protocols.verdicts import (Blocked, ClientDefectMet, Differs, Divergence, HarnessError, TargetDied,
                                           Unimplemented, Verdict)
 
-NOT_RUN = "NOT-RUN"
-TARGET_DOWN = "TARGET-DOWN"
-UNIMPLEMENTED = "UNIMPLEMENTED"
+NOT_RUN = Verdict.NOT_RUN.value
+TARGET_DOWN = Verdict.TARGET_DOWN.value
+UNIMPLEMENTED = Verdict.UNIMPLEMENTED.value
 
 
 @dataclass
