@@ -10,6 +10,7 @@ then. Each case's result carries its node id as the label ``NODEID_LABEL`` to be
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from wirecheck.reports.events import CaseStarted, RunFinished, VerdictReached, VerdictRevised
@@ -26,6 +27,8 @@ NODEID_LABEL = "wirecheck_nodeid"
 class AllureReporter:
     def __init__(self, results: Path | None = None):
         self.results = results  # --alluredir: where the results are (None: Allure is not written)
+        #: when the run began (Allure's milliseconds): the directory may hold earlier runs' results, left as they are
+        self.since = int(time.time() * 1000)
         self._revised: dict[str, VerdictRevised] = {}
 
     def handle(self, event) -> None:
@@ -57,7 +60,7 @@ class AllureReporter:
             nodeid = next((label.get("value") for label in result.get("labels", [])
                            if label.get("name") == NODEID_LABEL), None)
             revised = self._revised.get(nodeid) if nodeid is not None else None
-            if revised is None:
+            if revised is None or result.get("start", 0) < self.since:
                 continue
             result["status"] = revised.now.allure
             result["statusDetails"] = {"message": f"{revised.now.value}: {revised.message}"}
