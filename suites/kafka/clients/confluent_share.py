@@ -16,16 +16,8 @@ from __future__ import annotations
 import threading
 import time
 
-from wirecheck.suites.kafka.clients.python_driver import (
-    CONSUME_SECONDS,
-    Group,
-    Waiting,
-    b64,
-    confluent_produce,
-    confluent_to_server,
-    raw,
-    wait_until,
-)
+from wirecheck.suites.kafka.clients.confluent_driver import confluent_produce, confluent_to_server
+from wirecheck.suites.kafka.clients.python_common import CONSUME_SECONDS, Group, Waiting, b64, raw, wait_until
 
 PROBE = b"wirecheck-share-probe"
 POLL_SECONDS = 0.2

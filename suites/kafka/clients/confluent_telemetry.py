@@ -17,7 +17,8 @@ import logging
 import re
 import time
 
-from wirecheck.suites.kafka.clients import python_driver as driver
+from wirecheck.suites.kafka.clients import python_common as common
+from wirecheck.suites.kafka.clients.confluent_driver import confluent_to_server
 
 #: librdkafka's telemetry log lines that report a failure (rdkafka_telemetry.c, rdkafka_request.c)
 FAILURES = ("GetTelemetrySubscriptionsRequest failed", "PushTelemetryRequest failed", "encode error",
@@ -67,35 +68,35 @@ def telemetry(job: dict) -> dict:
     logs = {"producer": TelemetryLog("producer"), "consumer": TelemetryLog("consumer")}
 
     def settings(role: str) -> dict:
-        return {**driver.confluent_to_server(job), "enable.metrics.push": True, "debug": "telemetry",
+        return {**confluent_to_server(job), "enable.metrics.push": True, "debug": "telemetry",
                 "logger": logs[role].logger}
 
     producer = Producer(settings("producer"))
     delivered: dict[int, list] = {}
     for index, r in enumerate(job["records"]):
-        producer.produce(job["topic"], value=driver.raw(r["value"]), key=driver.raw(r["key"]),
+        producer.produce(job["topic"], value=common.raw(r["value"]), key=common.raw(r["key"]),
                          partition=r["partition"], timestamp=r["timestamp"],
-                         headers=[(n, driver.raw(v)) for n, v in r["headers"]],
+                         headers=[(n, common.raw(v)) for n, v in r["headers"]],
                          on_delivery=lambda err, msg, index=index: delivered.__setitem__(
                              index, [msg.partition(), msg.offset()] if err is None else [None, str(err)]))
-    if producer.flush(driver.PRODUCE_SECONDS):
-        raise driver.Waiting("delivery reports of the produced records")
+    if producer.flush(common.PRODUCE_SECONDS):
+        raise common.Waiting("delivery reports of the produced records")
     result = {"produced": [delivered[i] for i in range(len(job["records"]))], "consumed": []}
     consumer = Consumer({**settings("consumer"), "group.id": job["group"], "auto.offset.reset": "earliest",
                          "enable.auto.commit": False})
     consumer.subscribe([job["topic"]])
     try:
-        end = time.monotonic() + driver.CONSUME_SECONDS
+        end = time.monotonic() + common.CONSUME_SECONDS
         while len(result["consumed"]) < len(job["records"]):
             if time.monotonic() > end:
-                raise driver.Waiting(f"records ({len(result['consumed'])} of {len(job['records'])} consumed)")
+                raise common.Waiting(f"records ({len(result['consumed'])} of {len(job['records'])} consumed)")
             producer.poll(0)
             m = consumer.poll(0.2)
             if m is None:
                 continue
             if m.error():
                 raise RuntimeError(f"consumer error: {m.error()}")
-            result["consumed"].append(driver.consumed_record(m.partition(), m.offset(), m.key(), m.value(),
+            result["consumed"].append(common.consumed_record(m.partition(), m.offset(), m.key(), m.value(),
                                                              m.headers(), m.timestamp()[1]))
         end = time.monotonic() + job["wait"]  # both clients keep running until each has pushed (or cannot)
         while time.monotonic() < end and not all(log.settled() for log in logs.values()):
