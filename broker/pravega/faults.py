@@ -6,10 +6,11 @@ ambiguity n of §11) and the upstream file they cite. A handler asks ``self.faul
 ``self.variants.<name>``) at the point where the clause is kept or broken.
 """
 
+from wirecheck.broker.pravega.faults_safety import SafetyFaults
 from wirecheck.broker.switches import Switch, Switches
 
 
-class PravegaFaults(Switches):
+class PravegaFaults(SafetyFaults, Switches):
     personality = "pravega"
 
     ack_previous_wrong = Switch(

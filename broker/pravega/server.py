@@ -72,7 +72,8 @@ class PravegaPersonality:
             max_payload = MAX_PAYLOAD - 1
         self.shape = FrameShape(header_size=8, length_at=4, length_format=">i", min_length=0,
                                 max_length=max_payload)
-        self.store = Store(config.data_dir, config.fsync == "batch", options.max_store_bytes, config.cache_bytes)
+        self.store = Store(config.data_dir, config.fsync == "batch", options.max_store_bytes, config.cache_bytes,
+                           faults=self.faults)
         for name, table in [*((n, False) for n in options.segments), *((n, True) for n in options.tables)]:
             if name not in self.store.segments:  # pre-created by the operator (kept across restarts with --data-dir)
                 self.store.create(name, table=table)

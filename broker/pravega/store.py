@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import crc32c
-from wirecheck.broker.batchlog import DEFAULT_CACHE_BYTES, BatchCache
+from wirecheck.broker.batchlog import DEFAULT_CACHE_BYTES, BatchCache, BatchLog, lose_last_entry
 from wirecheck.broker.pravega.segment_log import SegmentLog, tail_path
 
 NULL_VALUE = -(2**63)  # Long.MIN_VALUE: an attribute never set, a table key with no version condition
@@ -101,7 +101,9 @@ class Segment:
 
 
 class Store:
-    def __init__(self, data_dir: Path | None, fsync: bool, max_bytes: int, cache_bytes: int = DEFAULT_CACHE_BYTES):
+    def __init__(self, data_dir: Path | None, fsync: bool, max_bytes: int, cache_bytes: int = DEFAULT_CACHE_BYTES,
+                 faults=None):
+        """``faults``: the personality's PravegaFaults (the safety faults of recovery, faults_safety.py)."""
         self.segments: dict[str, Segment] = {}
         self.max_bytes = max_bytes
         self.held = 0
@@ -117,6 +119,8 @@ class Store:
             path = directory / "metadata.log"
             if path.exists():
                 self._replay(path)
+            if faults is not None and faults.safety_unsynced_tail_lost:
+                self._lose_tails()
             self._finish_recovery()
             self.journal = open(path, "ab")
 
@@ -173,6 +177,17 @@ class Store:
         for file in [*self.segment_dir.glob("*.log"), *self.segment_dir.glob("*.tail")]:
             if file.name not in owned:
                 file.unlink()
+
+    def _lose_tails(self) -> None:
+        """Fault safety-unsynced-tail-lost: each user stream segment's last entry never reached the disk, though it
+        was acknowledged (before the writers' positions are read from the logs, so they forget it too)."""
+        for segment in self.segments.values():
+            if segment.log is None or not len(segment.log.log) or "/_" in f"/{segment.name}":
+                continue
+            path = segment.log.path
+            segment.log.close()
+            lose_last_entry(BatchLog(path, self.cache, self.fsync))
+            segment.log = SegmentLog(path, self.cache, self.fsync)
 
     def _open_log(self, number: int, fresh: bool) -> SegmentLog:
         # fresh: stale files under a number whose create record was lost are removed

@@ -12,7 +12,7 @@ from wirecheck.protocols.framing import Framing
 from wirecheck.protocols.pravega import commands, layers
 from wirecheck.protocols.pravega.clauses import CATALOGUE
 from wirecheck.protocols.pravega.clients import CLIENTS, SCENARIO_DEPENDS_ON
-from wirecheck.protocols.pravega.faults import FAULTS, VARIANTS
+from wirecheck.protocols.pravega.faults import FAULTS, SAFETY_FAULTS, VARIANTS
 from wirecheck.protocols.pravega.states import STATES
 from wirecheck.protocols.spec import CaptureSupport, Endpoint, ProtocolSpec
 
@@ -68,6 +68,8 @@ SPEC = ProtocolSpec(
     version_param="version",
     capture=CaptureSupport("wirecheck.protocols.pravega.capture", unframeable_clause="pravega.framing.reply"),
     faults=FAULTS,
+    safety_faults=SAFETY_FAULTS,
+    safety="wirecheck.targets.safety.pravega",
     states=STATES,
     variants=VARIANTS,
     volatile_fields=("*.last_modified",),  # the segment store's clock
