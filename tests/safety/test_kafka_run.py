@@ -36,7 +36,7 @@ def test_aborted_records_visible_after_a_restart_are_caught(tmp_path):
 
 
 @pytest.mark.parametrize("args", [
-    ["pravega"],
+    ["no-such-protocol"],
     ["kafka", "--target", "kafka=nowhere"],
     ["kafka", "--target", "kafka=127.0.0.1:9", "--reference-fault", "kafka.safety-log-end-reused"],
     ["kafka", "--reference-fault", "kafka.no-such-fault"],
