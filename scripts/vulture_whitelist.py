@@ -153,3 +153,6 @@ errors_total  # unused variable (tests/independent/rustlog/storage.py:62)
 requests_total  # unused variable (tests/independent/rustlog/storage.py:61)
 scale_type  # unused variable (tests/independent/pravega/store.py:47)
 target_rate  # unused variable (tests/independent/pravega/store.py:46)
+
+# hpack.Decoder reads it when a header block resizes its dynamic table (a server may allow more than 4096 bytes)
+_.max_allowed_table_size  # unused attribute (targets/safety/pravega_address.py:130)
