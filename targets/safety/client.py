@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import random
 import signal
 import sys
@@ -54,4 +55,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # the history is closed: end without finalizing, since a client binding's runtime threads (pravega's) still hold
+    # Python thread states then and can abort the process, which would read as a failed client or final read
+    os._exit(code)
