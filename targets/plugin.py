@@ -1,11 +1,12 @@
-"""wirecheck's pytest plugin: options and hooks only; the runner (targets/runner/) does the work.
+"""wirecheck's pytest plugin: options and hooks only; the runner (targets/runner/) decides and emits.
 
 A conformance case is a pytest test marked ``@pytest.mark.case("<clause id>", hostile=False)``. The hooks
 resolve the clause from its protocol's catalogue, give the test a ``target`` for that protocol (or report the
-case NOT-RUN when no target speaks it, TARGET-DOWN when its target died earlier), run the liveness probe after
-hostile and failed cases, re-run a failed case ``--confirm N`` times (FLAKY when a re-run passes), turn what
-the case raised into a verdict, and emit the run's events, which the reporters (records, terminal summary,
-summary page, Allure) consume. Every option is checked at configure: a bad one is one line and exit code 4.
+case NOT-RUN when no target speaks it, TARGET-DOWN when its target died earlier), hand the runner what each phase
+raised (targets/runner/judging.py: liveness probe, --confirm re-runs, the verdict, its event) and make pytest's
+outcome the verdict's. The outputs (records, summary page, terminal summary, Allure, pytest's own counts and JUnit)
+are subscribed here to the runner's events; at the session's end the runner judges the whole run
+(targets/runner/ending.py). Every option is checked at configure: a bad one is one line and exit code 4.
 """
 
 from __future__ import annotations
