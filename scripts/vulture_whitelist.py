@@ -92,6 +92,7 @@ since  # unused variable (protocols/pravega/commands.py:255)
 __getattr__  # unused function (protocols/pravega/layers.py)
 
 # pytest, Hypothesis, http.server/socketserver and gRPC call or read these by name
+_.__call__  # unused function (targets/runner/target.py: LoginStep, a typing.Protocol's call signature)
 _.MAX_SHRINKING_SECONDS  # unused attribute (targets/fuzz.py:63)
 _.do_GET  # unused method (tests/http_servers.py:48)
 _.do_GET  # unused method (tests/integration/test_verdicts.py:294)

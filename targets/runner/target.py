@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias, cast
 
 from wirecheck.protocols.clauses import Clause
 from wirecheck.protocols.spec import ProtocolSpec
@@ -48,7 +48,7 @@ def login_step(spec: ProtocolSpec) -> LoginStep:
         step = None
     if not callable(step):
         raise HarnessError(f"{spec.name} declares a login step, but {name} defines no login(target, session)")
-    return step
+    return cast(LoginStep, step)
 
 
 class Target:

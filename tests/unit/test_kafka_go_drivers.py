@@ -25,13 +25,15 @@ def driver(tmp_path, monkeypatch):
     return folder
 
 
-def test_a_driver_is_missing_without_its_binary_and_here_once_built(driver):
+@pytest.mark.usefixtures("driver")
+def test_a_driver_is_missing_without_its_binary_and_here_once_built():
     assert go_drivers.missing("franz-go")
     go_drivers.binary("franz-go").write_text("built")
     assert not go_drivers.missing("franz-go")
 
 
-def test_no_go_toolchain_is_missing(driver, monkeypatch):
+@pytest.mark.usefixtures("driver")
+def test_no_go_toolchain_is_missing(monkeypatch):
     go_drivers.binary("franz-go").write_text("built")
     monkeypatch.setattr(go_drivers.shutil, "which", lambda name: None)
     assert go_drivers.missing("franz-go")
