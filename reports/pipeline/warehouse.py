@@ -38,6 +38,7 @@ from urllib.parse import unquote
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import MapType, StringType, StructField, StructType
 from pyspark.sql.window import Window
 
 from wirecheck.reports.pipeline import fs
@@ -65,19 +66,27 @@ def hadoop_name(path: str) -> str:
     return "file:/" + path[len("file:///"):] if path.startswith("file:///") else path
 
 
+#: What ``plan`` reads of each run.json: its identity, and whether it has state-coverage maps (left unparsed: only
+#: runs that have them cost the coverage table a job).
+RUN_IDS = StructType([StructField("run_id", StringType()), StructField("finished_at", StringType()),
+                      StructField("coverage", MapType(StringType(), StringType()))])
+
+
 def _read_run_ids(spark: SparkSession, run_files: list[str]) -> list[dict]:
-    """run_id and finished_at of every run.json, in one Spark job; a file without run_id fails naming it."""
+    """run_id, finished_at and whether it has ``coverage`` of every run.json, in one Spark job; a file without
+    run_id fails naming it."""
     if not run_files:
         return []
-    rows = (spark.read.schema(RUN_RECORD).option("multiLine", True).json(run_files)
-            .select("run_id", "finished_at", F.col("_metadata.file_path").alias("file")).collect())
+    rows = (spark.read.schema(RUN_IDS).option("multiLine", True).json(run_files)
+            .select("run_id", "finished_at", F.col("coverage").isNotNull().alias("coverage"),
+                    F.col("_metadata.file_path").alias("file")).collect())
     runs = []
     for row in rows:
         if not row.run_id:
             raise ValueError(f"{hadoop_name(row.file)} is not valid JSON or has no run_id")
         path = hadoop_name(row.file)
         runs.append({"run_id": row.run_id, "finished_at": row.finished_at, "run_dir": _parent(path),
-                     "run_file": path})
+                     "run_file": path, "coverage": row.coverage})
     return runs
 
 
@@ -280,9 +289,9 @@ def ingest(spark: SparkSession, inputs: list[str], warehouse: str, reingest: boo
             with _small_files(spark):
                 transcripts.write.partitionBy("run_id").parquet(fs.join(staging, TRANSCRIPTS))
             _swap_runs(spark, fs.join(staging, TRANSCRIPTS), _table(warehouse, TRANSCRIPTS), 1)
-        if todo["runs"]:  # the runs' state-coverage maps (none when no bulk case ran)
-            _write_runs(spark, state_coverage.rows(spark, [run["run_file"] for run in todo["runs"]]), staging,
-                        warehouse, state_coverage.COVERAGE)
+        mapped = [run["run_file"] for run in todo["runs"] if run["coverage"]]
+        if mapped:  # the runs' state-coverage maps (none when no bulk case ran)
+            _write_runs(spark, state_coverage.rows(spark, mapped), staging, warehouse, state_coverage.COVERAGE)
         if todo["safety"]:
             _write_runs(spark, safety.rows(safety.read_results(spark, todo["safety"]), ingested_at), staging,
                         warehouse, safety.SAFETY)
