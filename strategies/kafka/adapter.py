@@ -61,6 +61,10 @@ def harmless(api_key: int, body: dict) -> None:
             # asks FetchSessionCache.getCacheShard(sessionId), which indexes its shards with sessionId / range, out
             # of bounds below 0 (FetchSession.java, getCacheShard; KAFKA-9401 added the shards).
             body["SessionId"], body["SessionEpoch"] = 0, -1
+    elif api_key == 9 and "Groups" in body and not body["Groups"]:
+        # OffsetFetch v8+ names its groups in a list: one that names none is a question of OffsetFetch, not of the
+        # encoding a mutant tests (Apache Kafka 3.9.2 never answers it, seen on the wire; 4.x answers no groups)
+        body["Groups"] = [{"GroupId": "wirecheck-absent", "MemberId": None, "MemberEpoch": -1, "Topics": None}]
     elif api_key == 18:
         body["ClientSoftwareName"], body["ClientSoftwareVersion"] = "wirecheck", "0.1.0"
     elif api_key == 32:  # topic resources: an unknown resource type is rightly refused with 42 (a rejection)
