@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
 
 from wirecheck.reports.pipeline import fs, warehouse
 from wirecheck.reports.pipeline.schema import SAFETY_RESULT
@@ -32,26 +33,38 @@ RUN_COLUMNS = ("target", "protocol", "run_id", "date", "run_ts", "target_address
                "run_dir")
 
 
-def read_results(spark: SparkSession, files: list[str]) -> DataFrame:
-    """The safety result files among ``files`` (result.json of any tool), with ``_file`` and ``_modified``."""
-    frame = (spark.read.schema(SAFETY_RESULT).option("multiLine", True).json(files)
+def _read(spark: SparkSession, files: list[str]) -> DataFrame:
+    """Every file as read, safety result or not: ``_corrupt_record`` set for one that is not JSON, ``_safety``
+    for a safety result; the run id of an older result is its directory's name, its ``finished_at`` the file's
+    time (an older file is finished when written: a second ingestion skips it)."""
+    schema = StructType([*SAFETY_RESULT.fields, StructField("_corrupt_record", StringType())])
+    frame = (spark.read.schema(schema).option("multiLine", True).json(files)
              .withColumn("_file", F.col("_metadata.file_path"))
              .withColumn("_modified", F.col("_metadata.file_modification_time")))
     older = F.col("schema").isNull() & F.col("protocol").isNotNull() & F.col("anomaly_counts").isNotNull()
-    return (frame.filter((F.col("schema") == SCHEMA) | older)
+    return (frame.withColumn("_safety", F.coalesce((F.col("schema") == SCHEMA) | older, F.lit(False)))
             .withColumn("run_id", F.coalesce("run_id", F.regexp_extract(warehouse.dir_of(F.col("_file")),
                                                                          r"([^/]+)$", 1)))
-            # an older file is finished when written: its time makes a second ingestion skip it
             .withColumn("finished_at", F.coalesce("finished_at", F.date_format("_modified", ISO))))
 
 
+def read_results(spark: SparkSession, files: list[str]) -> DataFrame:
+    """The safety result files among ``files`` (result.json of any tool), with ``_file`` and ``_modified``."""
+    return _read(spark, files).filter("_safety").drop("_safety", "_corrupt_record")
+
+
 def identities(spark: SparkSession, files: list[str]) -> list[dict]:
-    """(run_id, finished_at, file) of each safety result among ``files``: what ``plan`` decides on."""
+    """(run_id, finished_at, file) of each safety result among ``files``, in one Spark job: what ``plan``
+    decides on. A result.json that is not JSON fails naming it (it may be a safety run's, cut short: nothing is
+    skipped unseen)."""
     if not files:
         return []
-    rows = read_results(spark, files).select("run_id", "finished_at", "_file").collect()
+    rows = _read(spark, files).select("run_id", "finished_at", "_file", "_corrupt_record", "_safety").collect()
+    for row in rows:
+        if row._corrupt_record is not None:
+            raise ValueError(f"{warehouse.hadoop_name(row._file)} is not valid JSON")
     return [{"run_id": r.run_id, "finished_at": r.finished_at, "file": warehouse.hadoop_name(r._file)}
-            for r in rows]
+            for r in rows if r._safety]
 
 
 def stored(spark: SparkSession, warehouse_path: str) -> dict[str, str | None]:

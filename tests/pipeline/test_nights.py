@@ -142,3 +142,12 @@ def test_state_coverage_across_nights_and_the_cells_never_reached(nights):
     assert not cells["Z"]["ever_reached"] and cells["Z"]["reached_on"] == [] and cells["Z"]["nights"] == 2
     page = (nights["out"] / "coverage.html").read_text()
     assert "1 of 3 never reached" in page and "rustlog.errors.Z" in page
+
+
+def test_a_result_json_cut_short_fails_the_ingestion_naming_it(spark, tmp_path):
+    """It may be a safety run's that died writing it: the ingestion says so instead of skipping it unseen."""
+    (tmp_path / "runs" / "cut").mkdir(parents=True)
+    (tmp_path / "runs" / "cut" / "result.json").write_text('{"schema": "wirecheck.safety/1", "run_id": "cut", "va')
+    with pytest.raises(ValueError, match="runs/cut/result.json is not valid JSON"):
+        warehouse.ingest(spark, [str(tmp_path / "runs" / "*")], str(tmp_path / "wh"))
+    assert not (tmp_path / "wh").exists()  # nothing written
