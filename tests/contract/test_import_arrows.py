@@ -13,6 +13,7 @@ nothing of it)."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -60,7 +61,7 @@ def crossings(layer: str) -> list[str]:
     for path in sorted(folder.rglob("*.py")):
         if "node_modules" in path.parts:
             continue
-        for name in imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for name in file_imports(path):
             if name.split(".")[0] in MAY_IMPORT and not name.startswith("wirecheck."):
                 found.append(f"{path.relative_to(ROOT)}: {name} (import it as wirecheck.{name})")
                 continue
@@ -91,6 +92,18 @@ def test_no_module_is_imported_under_two_names():
     assert found == []
 
 
+def file_imports(path: Path, typing: bool = False) -> tuple[str, ...]:
+    """``imports`` of one file, parsed once for every test here."""
+    return _parsed(path)[typing]
+
+
+@functools.cache
+def _parsed(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return tuple(imports(tree)), tuple(imports(tree, typing=True))
+
+
+@functools.cache
 def modules(folders: tuple[str, ...]) -> dict[str, Path]:
     """``wirecheck.<dotted name>`` -> file, for every module under ``folders`` (paths under the root)."""
     found = {}
@@ -109,7 +122,7 @@ def import_graph(found: dict[str, Path], typing: bool = False) -> dict[str, set[
     graph: dict[str, set[str]] = {}
     for module, path in found.items():
         graph[module] = set()
-        for name in imports(ast.parse(path.read_text(encoding="utf-8")), typing):
+        for name in file_imports(path, typing):
             while name and name not in found:
                 name = name.rpartition(".")[0]
             if name and name != module:
