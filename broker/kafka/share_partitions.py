@@ -18,11 +18,34 @@ Locks expire lazily: each access first expires what is due (:meth:`expire`), so 
 
 from __future__ import annotations
 
+import enum
 import time
 from dataclasses import dataclass
-from wirecheck.broker.kafka.faults import KafkaFaults, KafkaVariants
 
-AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = "available", "acquired", "acknowledged", "archived"
+from wirecheck.broker.kafka.faults import KafkaFaults, KafkaVariants
+from wirecheck.broker.kafka.transitions import Transitions
+
+
+class RecordState(enum.StrEnum):
+    AVAILABLE = "available"
+    ACQUIRED = "acquired"
+    ACKNOWLEDGED = "acknowledged"
+    ARCHIVED = "archived"
+
+
+AVAILABLE, ACQUIRED = RecordState.AVAILABLE, RecordState.ACQUIRED
+ACKNOWLEDGED, ARCHIVED = RecordState.ACKNOWLEDGED, RecordState.ARCHIVED
+
+#: Kafka's record state moves (SharePartition.RecordState.validateTransition): Available only to Acquired, Acquired
+#: back to Available or on to Acknowledged or Archived, those two final. Available to Archived is the other way in:
+#: records the share-partition start offset moves past undelivered (SharePartition's archiving of available
+#: records; here the offsets of a transaction marker, skip_control).
+TRANSITIONS = Transitions("share record", {
+    AVAILABLE: frozenset({ACQUIRED, ARCHIVED}),
+    ACQUIRED: frozenset({AVAILABLE, ACKNOWLEDGED, ARCHIVED}),
+    ACKNOWLEDGED: frozenset(),
+    ARCHIVED: frozenset(),
+})
 GAP, ACCEPT, RELEASE, REJECT, RENEW = 0, 1, 2, 3, 4
 #: share partitions kept before idle ones are dropped: a share partition with nothing in flight that has caught up
 #: with its log is what a new one would be (started at latest), so dropping it loses nothing
@@ -31,10 +54,14 @@ MAX_SHARE_PARTITIONS = 10_000
 
 @dataclass
 class InFlight:
-    state: str = AVAILABLE
+    state: RecordState = AVAILABLE
     delivery_count: int = 0
     member: str | None = None
     deadline: float = 0.0  # monotonic seconds, while Acquired
+
+    def move(self, to: RecordState, faulted: bool = False) -> None:
+        """To ``to``, where Kafka's record states lead (TRANSITIONS), or where a fault moves it regardless."""
+        self.state = TRANSITIONS.moved(self.state, to, faulted)
 
 
 class SharePartition:
@@ -99,7 +126,8 @@ class SharePartition:
                 continue
             if not self.faults.share_delivery_count_frozen or record.delivery_count == 0:
                 record.delivery_count += 1
-            record.state, record.member = ACQUIRED, member
+            record.move(ACQUIRED, faulted=self.faults.share_records_acquired_twice)
+            record.member = member
             record.deadline = time.monotonic() + self.lock_ms / 1000
             taken.append(offset)
         ranges: list[tuple[int, int, int]] = []
@@ -122,7 +150,7 @@ class SharePartition:
                     self.records[self.end] = InFlight()
                     self.end += 1
             if self.records[offset].state == AVAILABLE and self.records[offset].delivery_count == 0:
-                self.records[offset].state = ARCHIVED
+                self.records[offset].move(ARCHIVED)
         self._advance()
 
     # ------------------------------------------------------------------------------------------ acknowledgement
@@ -155,9 +183,10 @@ class SharePartition:
                 record.deadline = time.monotonic() + self.lock_ms / 1000
             elif kind == RELEASE:
                 if not self.faults.share_release_ignored:
-                    self._give_back(record)
+                    self._give_back(record, faulted=self.faults.share_ack_state_unchecked)
             else:
-                record.state, record.member = (ACKNOWLEDGED if kind == ACCEPT else ARCHIVED), None
+                record.move(ACKNOWLEDGED if kind == ACCEPT else ARCHIVED, faulted=self.faults.share_ack_state_unchecked)
+                record.member = None
         self._advance()
 
     def release_member(self, member: str) -> None:
@@ -167,12 +196,13 @@ class SharePartition:
                 self._give_back(record)
         self._advance()
 
-    def _give_back(self, record: InFlight) -> None:
+    def _give_back(self, record: InFlight, faulted: bool = False) -> None:
+        """An acquired record released or its lock expired (``faulted``: under a fault, one that was not acquired)."""
         limit_reached = record.delivery_count >= self.delivery_limit
         if limit_reached and not self.faults.share_delivery_limit_ignored:
-            record.state = ARCHIVED
+            record.move(ARCHIVED, faulted)
         else:
-            record.state = AVAILABLE
+            record.move(AVAILABLE, faulted)
         record.member = None
 
     def _advance(self) -> None:

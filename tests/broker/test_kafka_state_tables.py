@@ -53,3 +53,20 @@ def test_the_classic_group_table_is_kafkas_read_forwards():
     group = group_model.Group("g")
     with pytest.raises(IllegalTransition, match="classic group state Empty -> Stable"):
         group.move(GroupState.STABLE)
+
+
+def test_the_share_record_table_is_kafkas_validate_transition():
+    """SharePartition.RecordState.validateTransition: Available only to Acquired; Acquired to Available,
+    Acknowledged or Archived; Acknowledged and Archived final. Available to Archived: records the start offset moves
+    past undelivered (the one move Kafka makes outside validateTransition)."""
+    from wirecheck.broker.kafka.share_partitions import TRANSITIONS as SHARE, InFlight, RecordState
+
+    assert SHARE.next == {
+        RecordState.AVAILABLE: {RecordState.ACQUIRED, RecordState.ARCHIVED},
+        RecordState.ACQUIRED: {RecordState.AVAILABLE, RecordState.ACKNOWLEDGED, RecordState.ARCHIVED},
+        RecordState.ACKNOWLEDGED: set(),
+        RecordState.ARCHIVED: set(),
+    }
+    record = InFlight()
+    with pytest.raises(IllegalTransition, match="share record state available -> acknowledged"):
+        record.move(RecordState.ACKNOWLEDGED)
