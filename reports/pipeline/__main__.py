@@ -123,7 +123,8 @@ def _run(args: argparse.Namespace, spark) -> int:
         summary = build_report(spark, args.warehouse, args.out, args.window, args.max_case_pages,
                                tuple(args.compare) if args.compare else None)
         print(f"report: {len(summary['targets'])} target(s), {len(summary['matrix'])} matrix cell(s), "
-              f"{sum(summary['regressions_total'].values())} regression(s) -> {args.out}/index.html")
+              f"{sum(summary['regressions_total'].values())} regression(s), "
+              f"{len(summary['safety_runs'])} safety run(s) -> {args.out}/index.html")
         return 0
     if args.job == "gate":
         from wirecheck.reports.pipeline.gate import gate

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from wirecheck.reports.pipeline import (client_matrix, conformance, history, safety, state_coverage, summed_views,
                                        warehouse)
 from wirecheck.reports.pipeline.catalogue import catalogue_rows, known_protocols
-from wirecheck.reports.pipeline.schema import EXECUTED
+from wirecheck.reports.pipeline.schema import CASE_RECORD, EXECUTED
 
 SUMMARY_SCHEMA = "wirecheck.summary/1"
 MAX_CASE_PAGES = 200
@@ -227,11 +227,17 @@ def build_report(spark: SparkSession, warehouse_path: str, out_dir: str, window:
     runs = warehouse.load_runs(spark, warehouse_path)
     run_info = None if runs is None else runs.select("run_id", "suite_version", "started_at", "finished_at",
                                                      "started_ts", "profile", "strict", "argv", "targets", "totals")
-    summary, failing = summarise(spark, warehouse.load_cases(spark, warehouse_path), window, max_case_pages,
-                                 compare, run_info)
-    clients = client_matrix.client_matrix(client_matrix.read_client_cases(spark, warehouse_path), window)
-    summary["clients"] = _rows(clients.orderBy(*client_matrix.KEYS))
-    summary.update(nights(spark, warehouse_path, window))
+    views = nights(spark, warehouse_path, window)
+    # a warehouse of safety runs alone (a nightly that runs no suite) has no case table: an empty one reports them
+    no_cases = (views["safety_runs"] or views["state_coverage"]) and not fs.exists(
+        spark, fs.join(warehouse_path, warehouse.CASES))
+    cases = (warehouse.prepare_cases(spark.createDataFrame([], CASE_RECORD), None) if no_cases
+             else warehouse.load_cases(spark, warehouse_path))
+    summary, failing = summarise(spark, cases, window, max_case_pages, compare, run_info)
+    if not no_cases:
+        clients = client_matrix.client_matrix(client_matrix.read_client_cases(spark, warehouse_path), window)
+        summary["clients"] = _rows(clients.orderBy(*client_matrix.KEYS))
+    summary.update(views)
     _attach_transcripts(spark, warehouse_path, failing)
     for entry, row in zip(summary["failing"], failing):
         entry["page"] = case_page_name(row)

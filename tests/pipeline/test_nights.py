@@ -151,3 +151,13 @@ def test_a_result_json_cut_short_fails_the_ingestion_naming_it(spark, tmp_path):
     with pytest.raises(ValueError, match="runs/cut/result.json is not valid JSON"):
         warehouse.ingest(spark, [str(tmp_path / "runs" / "*")], str(tmp_path / "wh"))
     assert not (tmp_path / "wh").exists()  # nothing written
+
+
+def test_a_warehouse_of_safety_runs_alone_is_reported(spark, tmp_path):
+    """A nightly that runs no suite, only ``wirecheck safety``: no case table, and still a report of its runs."""
+    _safety_run(tmp_path / "runs", "alone", "2026-11-21T02:00:00Z", lose=True)
+    wh, out = str(tmp_path / "wh"), tmp_path / "site"
+    assert warehouse.ingest(spark, [str(tmp_path / "runs" / "*")], wh) == {"runs": 1, "cases": 0, "skipped": 0}
+    summary = report.build_report(spark, wh, str(out))
+    assert [r["run_id"] for r in summary["safety_runs"]] == ["alone"] and summary["matrix"] == []
+    assert "lost-write 1" in (out / "safety.html").read_text()
