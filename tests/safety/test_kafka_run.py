@@ -27,6 +27,8 @@ def test_clean_reference_broker_under_restarts_and_proxy_faults(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert result["valid"] and result["restarts"] >= 2, result
     assert result["acknowledged"] > 100 and result["counts"]["ok"] > 100, result
+    plot = (tmp_path / "report" / "plot.svg").read_text()  # the plot beside it, every fault window shaded
+    assert plot.count('class="fault"') == len(result["fault_windows"]) > 0
 
 
 def test_aborted_records_visible_after_a_restart_are_caught(tmp_path):
