@@ -44,6 +44,9 @@ class Mutant:
     index: int = -1  # its place in the run, set by the engine
     request: str = ""  # the request kind it was made from, with its version where requests have one ("Fetch v12")
     origin: tuple = ()  # guided runs: the recipe it came from (session-state prefix, operator), to keep in the corpus
+    #: a request a conforming target does not answer while the connection stays open (a stream opened at the log
+    #: end): it is pipelined, judged silent without waiting, and an answer to it later is judged as its own
+    unanswered: bool = False
 
     @property
     def family(self) -> str:
@@ -130,7 +133,8 @@ def plan_batches(mutants: Iterable[Mutant], size: int = BATCH,
     batch: list[Mutant] = []
     for mutant in mutants:
         batch.append(mutant)
-        if len(batch) >= size or not mutant.reaction.pipelines or (cut is not None and cut(mutant)):
+        if len(batch) >= size or not (mutant.reaction.pipelines or mutant.unanswered) or (
+                cut is not None and cut(mutant)):
             yield batch
             batch = []
     if batch:
@@ -140,6 +144,8 @@ def plan_batches(mutants: Iterable[Mutant], size: int = BATCH,
 def wants_keepalive(batch: list[Mutant]) -> bool:
     """Send the keepalive after this batch? Yes unless its last mutant may leave the target waiting for bytes,
     or permits nothing but a close (a keepalive then proves nothing and races the close)."""
+    if batch[-1].unanswered:  # the keepalive's answer is what proves it stayed silent and the connection open
+        return True
     last = batch[-1].reaction
     return not batch[-1].incomplete and "silence" not in last.outcomes and last.may_answer
 

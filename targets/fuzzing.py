@@ -118,6 +118,12 @@ class _Judge:
         keepalive_answer: Reply | None = None  # read early: an asynchronous server answered the keepalive first
         for position, mutant in enumerate(batch):
             reaction = mutant.reaction
+            if mutant.unanswered:  # nothing is due: an answer to it, if one comes, is read as a late one
+                failure = self._judged(mutant, Observation(SILENCE, detail="no answer due while the connection "
+                                                                           "stays open"))
+                if failure is not None:
+                    return failure, False, []
+                continue
             patience = reaction.patience if SILENCE in reaction.outcomes else None
             reply, pending = pending or session.recv(patience), None
             while (owner := owners.of(reply, position)) < position or (
@@ -152,7 +158,15 @@ class _Judge:
             return None, False, []
         if apart is not None:  # the keepalive is an ordinary request: its answer is compared
             apart(None)
-        failure, usable = self._keepalive(session, batch[-1], keepalive_answer or pending)
+        answer = keepalive_answer or pending
+        if any(m.unanswered for m in batch):  # an answer to one of them may come before the keepalive's
+            answer = answer or session.recv()
+            while (owner := owners.among(answer)) is not None:
+                failure = self._judged(batch[owner], observe(self.adapter, batch[owner], answer))
+                if failure is not None:
+                    return failure, False, []
+                answer = session.recv()
+        failure, usable = self._keepalive(session, batch[-1], answer)
         return failure, usable, []
 
     def _overtaken(self, session: FramedSession, owners: "Owners", position: int, reaction) -> Divergence | None:
@@ -246,6 +260,14 @@ class Owners:
             return len(self._ids)
         earlier = [i for i in range(position) if self._ids[i] == got]
         return earlier[-1] if earlier else position
+
+    def among(self, reply: Reply) -> int | None:
+        """The batch position of the mutant ``reply`` answers (the last with that id), None when it names none."""
+        if not self._answer_id or not reply.is_frame:
+            return None
+        got = self._answer_id(reply.frame)
+        named = [i for i, rid in enumerate(self._ids) if rid == got]
+        return named[-1] if named and got != self._keepalive_id else None
 
     def name(self, position: int) -> str:
         return "the keepalive" if position == len(self._ids) else f"the request at {position} in the batch"

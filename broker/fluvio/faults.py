@@ -43,6 +43,10 @@ class FluvioFaults(SafetyFaults, Switches):
     compression_error_wrong = Switch(
         "A batch whose compression bits are 5-7 gets CompressionError (9000) (notes §4.4 step 6, §8, "
         "produce_handler.rs validate_records); this answers StorageError (56)")
+    stream_open_compression_wrong = Switch(
+        "A batch whose compression bits are 5-7 gets CompressionError (9000) (notes §4.4 step 6, "
+        "produce_handler.rs validate_records) whatever else the connection does; on a connection with a "
+        "StreamFetch stream open, this answers StorageError (56) (hidden behind a session state: bench/guided.py)")
     offsets_follow_record_count = Switch(
         "The LEO advances by last_offset_delta + 1, not by the batch's i32 record count, which the SPU "
         "never reads (notes §4.4 step 7, A6, A14; ST/segment.rs append_batch); this advances by the count")

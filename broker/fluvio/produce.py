@@ -42,6 +42,7 @@ class ProduceApi:
                                                                  ("trailing", variants.recordset_trailing_answers))
                                          if on)
         self.wedged = False  # fault crash-on-huge-record-count: the whole broker reads and never answers
+        self._in_stream = False  # fault stream-open-compression-wrong: the request being answered came with a stream
 
     async def produce(self, call: SpuCall) -> Answer:
         faults, variants, r = self.faults, self.variants, call.r
@@ -57,6 +58,8 @@ class ProduceApi:
         if faults.padded_varint_hangs and any(
                 b.padded_length_varint for _, parts in request.topics for p in parts for b in p.batches):
             return True  # fault: the records check waits for varint bytes that never come
+        # fault stream-open-compression-wrong: what this connection holds (a stream opened on it)
+        self._in_stream = bool(call.state.streams) and faults.stream_open_compression_wrong
         body = self._produce(request, call.version)
         if request.isolation == -1 and faults.read_committed_waits_timeout:
             await asyncio.sleep(request.timeout_ms / 1000)  # fault: waits for acks no follower sends
@@ -101,7 +104,7 @@ class ProduceApi:
             return OK, partition.leo if faults.empty_produce_base_is_leo else 0
         for batch in batches:
             if batch.compression > MAX_COMPRESSION:
-                if faults.compression_error_wrong:
+                if faults.compression_error_wrong or self._in_stream:
                     return ErrorCode.plain(ErrorCode.STORAGE_ERROR), 0
                 return ErrorCode.plain(ErrorCode.COMPRESSION_ERROR), 0
         # variant: the SPU's path (A7), stored with the CRC recomputed; the fault crc-unchecked overrides it

@@ -3,7 +3,9 @@ clause catalogue names.
 
 An SPU connection holds one piece of state a request can open: a StreamFetch answered without error opens a
 stream (its stream id then names it in UpdateOffsets; SPU/services/public/stream_fetch.rs). The bulk mutants
-are Produce requests, which open none: every one is sent in ``no-stream``.
+are Produce requests, which open none; a guided run's step (``Adapter.step``) is a StreamFetch at the log end of
+an empty topic, which opens a stream and is not answered while nothing is produced there (notes §5.4: the stream
+waits for data), so its silence, proven by the answers after it, is the move to ``stream-open``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ STATES = StateModel(
     initial=NO_STREAM,
     states={NO_STREAM: "no stream opened on this connection",
             STREAM: "a StreamFetch answered: the SPU streams records on this connection"},
-    transitions=(Transition(ANY, "StreamFetch", "answer", STREAM),),
+    transitions=(Transition(ANY, "StreamFetch", "answer", STREAM), Transition(ANY, "StreamFetch", "silence", STREAM)),
     error_names=errors.name,
     requests=tuple(sorted({*messages.NAMES.values(), *sc.NAMES.values()})),
     error_vocabulary={name: name for name, *_ in errors.VARIANTS.values()},
@@ -38,4 +40,5 @@ STATES = StateModel(
         Cell("fluvio.sc.create.invalid-name", "Create", "error:TopicInvalidName"),
         Cell("fluvio.sc.delete.missing", "Delete", "error:TopicNotFound"),
     ),
+    steps=("StreamFetch",),
 )

@@ -12,7 +12,7 @@ from wirecheck.protocols.fluvio import messages, records
 from wirecheck.protocols.verdicts import Divergence
 from wirecheck.strategies.binary import overlong_uvarint
 from wirecheck.strategies.fluvio import BulkMutator, FluvioFuzz
-from wirecheck.suites.fluvio.client import C, Fluvio, new_topic
+from wirecheck.suites.fluvio.client import C, Fluvio, new_topic, provisioned_topics
 from wirecheck.targets.fuzzing import fuzz_case, judge_example
 
 case = pytest.mark.case
@@ -22,8 +22,16 @@ case = pytest.mark.case
 def test_bulk_mutants(target, fuzz):
     """Seeded mutants of valid Produce requests; each reaction judged against what the spec permits."""
     _, topic = new_topic(target, stem="fuzz")
-    adapter = FluvioFuzz(topic)
+    adapter = FluvioFuzz(topic, streams=_stream_topic(target) if fuzz.guided else None)
     fuzz_case(target, adapter, adapter.mutants(fuzz.rng("fluvio-bulk")), fuzz.mutants)
+
+
+def _stream_topic(target) -> str | None:
+    """An empty topic of this case's own for a guided run's StreamFetch steps (a stream there waits for data);
+    None where topics are provisioned: a shared one may receive records, and its stream would then answer."""
+    if provisioned_topics(target):
+        return None
+    return new_topic(target, stem="fuzzstream")[1]
 
 
 @case("fluvio.robustness.no-hang", hostile=True)

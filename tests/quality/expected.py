@@ -215,6 +215,7 @@ SCOPES.update({
         "stream-blocks-connection", "stream-refusal-numbered", "stream-at-end-answers-empty")},
     **{f"fluvio.{name}": "test_versions" for name in ("apiversions-legacy-drops-stream-fetch", "platform-version-empty")},
     "fluvio.padded-varint-hangs": "test_robustness",
+    "fluvio.stream-open-compression-wrong": "test_robustness",
     "fluvio.sc-body-length-waits": "test_sc",
 })
 
@@ -237,6 +238,7 @@ EXTRA_ARGS["kafka.share-lock-never-expires"] = ["--reference-arg=--kafka-share-l
 #: faults hidden behind a session state: the bulk fuzzer reaches them guided (strategies/guided.py), not blind
 EXTRA_ARGS["pravega.writer-read-size-closes"] = ["--fuzz=guided"]
 EXTRA_ARGS["kafka.txn-producer-malformed-answered"] = ["--fuzz=guided"]
+EXTRA_ARGS["fluvio.stream-open-compression-wrong"] = ["--fuzz=guided"]
 
 #: variant -> more arguments for its whole-suite run, where the variant lives in a feature the clean broker leaves off.
 VARIANT_ARGS = {"pravega.read-auth-offset-as-request-id": PRAVEGA_AUTH_ARGS}

@@ -217,6 +217,33 @@ def test_an_unanswered_mutant_that_may_go_unanswered_passes_and_the_rest_is_judg
     assert progress.cases == 40
 
 
+class UnansweredAdapter(CorrelatedAdapter):
+    """Its "quiet" and "ok" requests are marked ``unanswered`` (a stream opened at the log end, say): pipelined,
+    judged silent without a wait; an answer that comes for one is judged as its own."""
+
+    def mutants(self, rng):
+        for mutant in super().mutants(rng):
+            mutant.unanswered = mutant.field in ("quiet", "ok") and mutant.reaction is WAITS
+            yield mutant
+
+
+WAITS = reactions.silence_allowed("toy.answer", "no answer is due", also=())
+
+
+def test_unanswered_mutants_are_pipelined_and_judged_silent_without_a_wait(server):
+    adapter = UnansweredAdapter([(b"ok", ANSWERED), (b"quiet", WAITS), (b"ok", ANSWERED), (b"quiet", WAITS)])
+    progress = run(connector(server), adapter, adapter.mutants(None), 200, window=1)
+    assert progress.cases == 200 and progress.connections == 1  # nothing ended a batch, nothing was waited out
+    assert progress.batches == 200 // engine.BATCH + 1
+
+
+def test_an_answer_to_an_unanswered_mutant_is_judged_as_its_own(server):
+    adapter = UnansweredAdapter([(b"ok", ANSWERED)] * 3 + [(b"ok", WAITS)] + [(b"ok", ANSWERED)] * 3)
+    with pytest.raises(MutantFailed) as failed:
+        run(connector(server), adapter, adapter.mutants(None), 7, window=1)
+    assert failed.value.mutant.index == 3 and failed.value.divergence.clause.id == "toy.answer"
+
+
 class ExampleTarget:
     """What a hostile property's ``target`` gives judge_example: whether the target still answers."""
 
