@@ -31,20 +31,19 @@ import logging
 import struct
 
 from wirecheck.broker.core import BrokerConfig, Connection, IdleTimeout, FrameTimeout
-from wirecheck.broker.framed import BadLength, FrameShape, serve_frames
+from wirecheck.broker.framed import BadLength, serve_frames
 from wirecheck.broker.fluvio import messages, sc_messages as sm
 from wirecheck.broker.fluvio.api import Answer, Call, Route
 from wirecheck.broker.fluvio.faults import FluvioFaults
 from wirecheck.broker.fluvio.sc_admin import ScAdmin
 from wirecheck.broker.fluvio.sc_plane import ControlPlane
 from wirecheck.broker.fluvio.storage import Storage
-from wirecheck.broker.fluvio.wire import Malformed, Reader
+from wirecheck.broker.fluvio.wire import Malformed, Reader, frame_shape
 
 log = logging.getLogger("wirecheck.broker.fluvio.sc")
 
 DEFAULT_PORT = 9003
 PLATFORM_VERSION = "0.18.1"  # a released platform >= MINIMUM_PLATFORM_VERSION 0.9.0 (§9)
-MIN_FRAME = 10
 API_VERSIONS, CREATE, DELETE, LIST, WATCH = 18, 1001, 1002, 1003, 1004  # AdminPublicApiKey
 ADMIN_VERSIONS = (11, 19)  # D2: from DYN_OBJ (upstream 9 and 1)
 WATCH_VERSIONS = (15, 19)  # List and Watch, as upstream
@@ -74,8 +73,7 @@ class ScServer:
         self.plane = ControlPlane(storage, config.host, faults)
         self.faults = faults
         self.request_log = request_log
-        self.frame_shape = FrameShape(header_size=4, length_at=0, length_format=">i", min_length=MIN_FRAME,
-                                      max_length=max_frame)
+        self.frame_shape = frame_shape(max_frame)
         admin = ScAdmin(self.plane, faults)
         #: every key the SC serves, with the versions it accepts and its handler; ApiVersions lists the others
         routes = [

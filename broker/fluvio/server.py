@@ -26,7 +26,7 @@ import asyncio
 import logging
 
 from wirecheck.broker.core import BrokerConfig, Connection
-from wirecheck.broker.framed import BadLength, FrameShape, serve_frames
+from wirecheck.broker.framed import BadLength, serve_frames
 from wirecheck.broker.fluvio import messages
 from wirecheck.broker.fluvio.api import (
     API_VERSIONS, DELETE_CONSUMER_OFFSET, FETCH, FETCH_CONSUMER_OFFSETS, FETCH_OFFSETS, PRODUCE, STREAM_FETCH,
@@ -40,12 +40,11 @@ from wirecheck.broker.fluvio.produce import ProduceApi
 from wirecheck.broker.fluvio.sc import ScServer
 from wirecheck.broker.fluvio.storage import Storage
 from wirecheck.broker.fluvio.versions import VersionsApi
-from wirecheck.broker.fluvio.wire import LossyReader, Malformed, Reader
+from wirecheck.broker.fluvio.wire import MIN_FRAME, LossyReader, Malformed, Reader, frame_shape
 
 log = logging.getLogger("wirecheck.broker.fluvio")
 
 DEFAULT_MAX_FRAME = 64 << 20  # §12: "cap the frame size (e.g. 64 MiB)"
-MIN_FRAME = 10  # api_key u16 + api_version i16 + correlation_id i32 + client_id length i16
 CURRENT_VERSIONS = (0, 25)  # Produce, Fetch and StreamFetch (§3.1, §3.2)
 #: FetchOffsets: the SPU lists (25, 25) but decodes any version, and released clients (the fluvio 0.21 Python
 #: binding) send v24; v23-v24 share v25's layout (consumer_id is v23-only), so this broker lists what it accepts.
@@ -61,8 +60,7 @@ class FluvioPersonality:
         self.faults = config.faults_as(FluvioFaults)
         self.variants = config.variants_as(FluvioVariants)  # other permitted readings (faults.py)
         self.max_frame = config.max_frame or DEFAULT_MAX_FRAME
-        self.frame_shape = FrameShape(header_size=4, length_at=0, length_format=">i", min_length=MIN_FRAME,
-                                      max_length=self.max_frame)
+        self.frame_shape = frame_shape(self.max_frame)
         retention = config.retention_records
         self.storage = Storage(default_partitions=options.default_partitions,
                                # variant no-auto-create: the SPU's own way, unknown topics get 6 (§4.4 step 1)

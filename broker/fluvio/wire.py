@@ -15,6 +15,16 @@ from __future__ import annotations
 
 import struct
 
+from wirecheck.broker.framed import FrameShape
+
+MIN_FRAME = 10  # api_key u16 + api_version i16 + correlation_id i32 + client_id length i16
+
+
+def frame_shape(max_frame: int) -> FrameShape:
+    """Fluvio's framing, the SPU's and the SC's alike: an i32 size before each request, at least its header."""
+    return FrameShape(header_size=4, length_at=0, length_format=">i", min_length=MIN_FRAME, max_length=max_frame)
+
+
 MAX_ELEMENTS = 200_000
 
 _I8, _U8, _I16, _U16, _I32, _U32, _I64, _U64 = (struct.Struct(f) for f in (">b", ">B", ">h", ">H", ">i", ">I",
