@@ -179,30 +179,37 @@ class PravegaAddressRewriter:
                         self._forget(stream)  # trailers only: the answer carried no message
                     out += _frame(kind, flags, stream, payload)
                     continue
-                out += self._data(flags, stream, payload)
+                try:
+                    out += self._data(flags, stream, payload)
+                except Unparsed:  # this frame is not in what was held: it follows it unchanged
+                    out += self._flush_held() + _frame(kind, flags, stream, payload)
+                    raise
         except Unparsed:
-            out += self._flush_held()
             self._pass()
             out += self._responses
             self._responses.clear()
         return bytes(out)
 
     def _data(self, flags: int, stream: int, payload: bytes) -> bytes:
-        held = self._held.setdefault(stream, bytearray())
-        held += _unpadded(flags, payload)
-        self._held_size[stream] = self._held_size.get(stream, 0) + len(payload)
-        if len(held) < 5:
-            return _frame(DATA, flags, stream, b"") if flags & END_STREAM and not held else b""
-        compressed, size = struct.unpack_from(">BI", held)
-        if compressed:
-            raise Unparsed("a compressed gRPC message")
-        if len(held) < 5 + size and not flags & END_STREAM:
+        """The frames to send for one DATA frame of a rewritten stream (none while a message is incomplete). Nothing
+        is changed before Unparsed is raised: the caller then sends what was held and this frame as they came."""
+        held = self._held.get(stream, b"") + _unpadded(flags, payload)
+        owed = self._held_size.get(stream, 0) + len(payload)
+        if not held and flags & END_STREAM:
+            self._forget(stream)
+            return _frame(DATA, flags, stream, payload)
+        size = struct.unpack_from(">BI", held)[1] if len(held) >= 5 else None
+        if size is None or len(held) < 5 + size:
+            if flags & END_STREAM:
+                raise Unparsed("a gRPC message cut short by the end of its stream")
+            self._held[stream], self._held_size[stream] = bytearray(held), owed
             return b""
+        if held[0]:
+            raise Unparsed("a compressed gRPC message")
         message = self._rewrite(stream, bytes(held[5:5 + size]))
-        rest = bytes(held[5 + size:])
-        body = struct.pack(">BI", 0, len(message)) + message + rest
-        owed = self._held_size.pop(stream)
-        del self._held[stream]
+        body = struct.pack(">BI", 0, len(message)) + message + bytes(held[5 + size:])
+        self._held.pop(stream, None)
+        self._held_size.pop(stream, None)
         if flags & END_STREAM:
             self._forget(stream)
         return self._sized(flags & END_STREAM, stream, body, owed)
@@ -237,9 +244,10 @@ class PravegaAddressRewriter:
         self._held_size.pop(stream, None)
 
     def _flush_held(self) -> bytes:
-        """What was held back, as it came (the connection stops being rewritten)."""
+        """What was held back, unchanged (the connection stops being rewritten)."""
         out = b"".join(_frame(DATA, 0, stream, bytes(held)) for stream, held in self._held.items())
         self._held.clear()
+        self._held_size.clear()
         return out
 
     def _pass(self) -> None:

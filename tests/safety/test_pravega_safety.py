@@ -103,3 +103,61 @@ def test_pravega_leaves_only_the_send_offset_kinds_unjudged():
     assert set(workload.UNJUDGED) == {"nonmonotonic-send", "int-nonmonotonic-send", "nonmonotonic-send-realtime",
                                       "lost-write"}
     assert set(workload.UNJUDGED) <= set(checker.KINDS)
+
+
+class _Forwarder:
+    """A stand-in for the proxy's address: every server it is asked about is behind port 40001."""
+
+    def __init__(self):
+        self.asked = []
+
+    def forward(self, address):
+        self.asked.append(address)
+        return ("127.0.0.1", 40001)
+
+
+def _exchange(rewriter, method: str, answer_frames: list[bytes]) -> bytes:
+    import hpack
+
+    from wirecheck.targets.safety import pravega_address as pa
+
+    block = hpack.Encoder().encode([(":method", "POST"), (":path", f"/io.pravega.Controller/{method}")])
+    rewriter.request(pa.PREFACE + pa._frame(pa.HEADERS, pa.END_HEADERS, 1, block))
+    return b"".join(rewriter.response(frame) for frame in answer_frames)
+
+
+def _node_uri(host: bytes, port: int) -> bytes:
+    from wirecheck.targets.safety import pravega_address as pa
+
+    return b"\x0a" + bytes([len(host)]) + host + b"\x10" + pa._put_varint(port)
+
+
+def test_a_get_uri_answer_split_over_frames_names_the_proxy_and_keeps_its_flow_control_size():
+    from wirecheck.targets.safety import pravega_address as pa
+
+    proxy = _Forwarder()
+    rewriter = pa.PravegaAddressRewriter(("127.0.0.1", 9090), proxy)
+    message = _node_uri(b"segmentstore.example", 12345)
+    grpc = _grpc_message(message)
+    out = _exchange(rewriter, "getURI", [pa._frame(pa.DATA, 0, 1, grpc[:7]), pa._frame(pa.DATA, 0, 1, grpc[7:])])
+    assert proxy.asked == [("segmentstore.example", 12345)]
+    frames = list(pa._frames(bytearray(out)))
+    assert len(frames) == 1 and sum(len(f[3]) for f in frames) == len(grpc)  # padded back to what the server sent
+    kind, flags, stream, payload = frames[0]
+    body = pa._unpadded(flags, payload)
+    assert pa._fields(body[5:]) == [(1, 2, b"127.0.0.1"), (2, 0, 40001)]
+
+
+def test_an_answer_that_does_not_parse_passes_unchanged():
+    from wirecheck.targets.safety import pravega_address as pa
+
+    rewriter = pa.PravegaAddressRewriter(("127.0.0.1", 9090), _Forwarder())
+    compressed = b"\x01" + len(b"xyz").to_bytes(4, "big") + b"xyz"
+    frames = [pa._frame(pa.DATA, 0, 1, compressed[:4]), pa._frame(pa.DATA, pa.END_STREAM, 1, compressed[4:])]
+    out = _exchange(rewriter, "getURI", frames)
+    assert b"".join(p for *_, p in pa._frames(bytearray(out))) == compressed
+    assert rewriter.passthrough and rewriter.response(b"later") == b"later"
+
+
+def _grpc_message(message: bytes) -> bytes:
+    return b"\x00" + len(message).to_bytes(4, "big") + message
