@@ -168,17 +168,19 @@ class KafkaFuzz:
             return {"clause": clause, "expected": "the connection closed or an INVALID_REQUEST (42) answer"}
         return {"clause": clause}
 
-    #: the step's transactional ids and its transaction timeout (60 s: no transaction is ever begun under them)
-    STEP_PREFIX, STEP_TIMEOUT_MS = "wirecheck-fuzz-step-", 60_000
+    #: the steps' transactional ids, a few reused (a nightly run's ten thousands of steps leave a user's cluster
+    #: eight transactional ids, not one each; a step fences the producer an earlier one got, which read-only
+    #: mutants never use), and the transaction timeout (60 s: no transaction is ever begun under them)
+    STEP_PREFIX, STEP_TXN_IDS, STEP_TIMEOUT_MS = "wirecheck-fuzz-step-", 8, 60_000
 
     def step(self, kind: str, rng: random.Random) -> Mutant:
-        """A valid request of a step kind (``protocols/kafka/states.py``): InitProducerId with a new transactional
-        id, at the highest advertised version, which moves the connection to ``txn-producer``."""
+        """A valid request of a step kind (``protocols/kafka/states.py``): InitProducerId with one of the steps'
+        transactional ids, at the highest advertised version, which moves the connection to ``txn-producer``."""
         if kind != "InitProducerId" or self.init_producer is None:
             raise ValueError(f"kafka has no step {kind!r} here (InitProducerId advertised: {self.init_producer})")
         version = self.init_producer[1]
         body = random_value(rng, messages.request_codec(INIT_PRODUCER_ID, version))
-        body.update({"TransactionalId": f"{self.STEP_PREFIX}{rng.getrandbits(64):016x}",
+        body.update({"TransactionalId": f"{self.STEP_PREFIX}{rng.randrange(self.STEP_TXN_IDS)}",
                      "TransactionTimeoutMs": self.STEP_TIMEOUT_MS})
         for name, value in (("ProducerId", -1), ("ProducerEpoch", -1), ("Enable2Pc", False),
                             ("KeepPreparedTxn", False)):  # a new producer (KIP-360), no two-phase commit (KIP-939)
