@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     if command == "run":
         return run_suites(rest)
     if command == "broker":
-        from wirecheck.targets.reference.__main__ import main as broker
+        from wirecheck.broker.__main__ import main as broker
 
         broker(rest)
         return 0
