@@ -98,7 +98,8 @@ class Transactions:
                 self._fence_and_abort(txn)
                 if not self.variants.txn_init_aborts_at_once:  # variant: the abort is done, answer now
                     return CONCURRENT_TRANSACTIONS, -1, -1
-            self._complete(txn, commit=False)
+            else:
+                self._complete(txn, commit=False)
         error, pid, new_epoch = self.producers.init(transactional_id, producer_id, epoch)
         if error or not transactional_id:
             return error, pid, new_epoch
