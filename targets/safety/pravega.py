@@ -280,8 +280,9 @@ class Reader:
                     routing, value = _decode(bytes(event.data()))
                     reads.setdefault(self.workload.key_of(routing), []).append([event.offset(), value])
                 self.reader.release_segment(segment_slice)
-        except Exception as exc:  # nothing of a failed poll is claimed
-            run.record("info", process, "poll", [["poll"]], error=str(exc))
+        except BaseException as exc:  # nothing of a failed poll is claimed
+            _client_error(exc)
+            run.record("info", process, "poll", [["poll"]], error=f"{type(exc).__name__}: {exc}")
             return None
         run.record("ok", process, "poll", [["poll", reads]])
         return reads
@@ -292,11 +293,20 @@ class Reader:
     def close(self) -> None:
         try:
             self.reader.reader_offline()
-        except Exception as exc:  # the reader's segments go back to its group, which nobody else reads
+        except BaseException as exc:  # the reader's segments go back to its group, which nobody else reads
+            _client_error(exc)
             self.workload.log.info("process %s: reader_offline: %s", self.process, exc)
         if self.pending is not None:
             self.pending.cancel()
         self.loop.close()
+
+
+def _client_error(exc: BaseException) -> None:
+    """Re-raise ``exc`` unless it is the client's: an Exception, or one of the binding's Rust panics (pyo3's
+    PanicException, a BaseException; e.g. on segment bytes that are not events, the server's doing), which end the
+    operation and the client, not the process."""
+    if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
+        raise exc
 
 
 def _transaction_writer(scope: str, writer_id: int, manager):
