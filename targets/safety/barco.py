@@ -37,6 +37,7 @@ from wirecheck.protocols.barco import wire
 from wirecheck.protocols.verdicts import HarnessError
 from wirecheck.targets.safety.barco_address import BarcoAddressRewriter
 from wirecheck.targets.safety.run import Run
+from wirecheck.targets.safety.workload import ClientWorkload
 
 TOPIC_PREFIX = "wirecheck-safety-"  # + a run id: a target reused across runs never mixes their values
 PARTITION_KEYS = ("k0", "k1", "k2", "k3")
@@ -53,7 +54,6 @@ UNJUDGED = {
 FINAL_READ_S = 90.0
 FINAL_IDLE_S = 0.1  # the final read's wait after an empty poll
 FINAL_SETTLE_S = 5.0  # at the end of every reader this long with values still owed: they are not there
-PACE_S = (0.005, 0.03)  # between one client's operations
 REQUEST_TIMEOUT_S = 5.0  # a fault makes an operation indeterminate, not the run stall
 
 
@@ -68,9 +68,9 @@ def _value_of(body: bytes) -> int | str:
         return body.decode(errors="replace")  # not a value we wrote: the checker finds no writer
 
 
-class BarcoWorkload:
+class BarcoWorkload(ClientWorkload):
     def __init__(self, bootstrap: str, topic: str, run: Run, rng: random.Random, log: logging.Logger, slot: int = 0):
-        self.bootstrap, self.topic, self.run, self.rng, self.log, self.slot = bootstrap, topic, run, rng, log, slot
+        super().__init__(bootstrap, topic, run, rng, log, slot)
         self.host = bootstrap.rpartition(":")[0]
 
     # ------------------------------------------------------------------------------------------ setup
@@ -116,16 +116,8 @@ class BarcoWorkload:
 
     # ------------------------------------------------------------------------------------------ clients
 
-    def role(self, name: str) -> None:
-        """Run one role's client loop until the run stops (in a child process: client.py)."""
-        {"send": self._producer_loop, "poll": self._consumer_loop}[name]()
-
-    def _life(self) -> int:
-        return self.rng.randint(50, 300)
-
-    def _pace(self) -> bool:
-        """Wait a moment before the next operation; False once the run stops."""
-        return not self.run.stop.wait(self.rng.uniform(*PACE_S))
+    def loops(self):
+        return {"send": self._producer_loop, "poll": self._consumer_loop}
 
     def _producer_loop(self) -> None:
         import httpx

@@ -32,6 +32,7 @@ from pathlib import Path
 from wirecheck.protocols.verdicts import HarnessError
 from wirecheck.targets.safety.fluvio_address import FluvioAddressRewriter
 from wirecheck.targets.safety.run import Run
+from wirecheck.targets.safety.workload import ClientWorkload
 
 TOPIC_PREFIX = "wirecheck-safety-"  # + a run id: a target reused across runs never mixes their values
 BOOTSTRAP = "sc"  # the reference broker's port the clients start from (the SPU's comes from the SC)
@@ -39,14 +40,10 @@ ROLES = {"send": 3, "poll": 2}
 UNJUDGED = {"aborted-read": "Fluvio has no transactions", "precommitted-read": "Fluvio has no transactions"}
 PARTITIONS = 4
 FINAL_READ_S = 60.0
-PACE_S = (0.005, 0.03)  # between one client's operations
 SEND_TIMEOUT_MS = 5000  # the producer's own bound on an unanswered send
 
 
-class FluvioWorkload:
-    def __init__(self, bootstrap: str, topic: str, run: Run, rng: random.Random, log: logging.Logger, slot: int = 0):
-        self.bootstrap, self.topic, self.run, self.rng, self.log = bootstrap, topic, run, rng, log
-        self.slot = slot
+class FluvioWorkload(ClientWorkload):
 
     def key_of(self, partition: int) -> str:
         return f"{self.topic}/{partition}"
@@ -108,16 +105,8 @@ class FluvioWorkload:
 
     # ------------------------------------------------------------------------------------------ clients
 
-    def role(self, name: str) -> None:
-        """Run one role's client loop until the run stops (in a child process: client.py)."""
-        {"send": self._producer_loop, "poll": self._consumer_loop}[name]()
-
-    def _life(self) -> int:
-        return self.rng.randint(50, 300)
-
-    def _pace(self) -> bool:
-        """Wait a moment before the next operation; False once the run stops."""
-        return not self.run.stop.wait(self.rng.uniform(*PACE_S))
+    def loops(self):
+        return {"send": self._producer_loop, "poll": self._consumer_loop}
 
     def _producer(self, client, partition: int):
         import fluvio

@@ -20,18 +20,15 @@ run stall.
 
 from __future__ import annotations
 
-import logging
-import random
 import time
 
 from wirecheck.protocols.verdicts import HarnessError
 from wirecheck.targets.safety.kafka_address import KafkaAddressRewriter
-from wirecheck.targets.safety.run import Run
+from wirecheck.targets.safety.workload import ClientWorkload
 
 TOPIC_PREFIX = "wirecheck-safety-"  # + a run id: a target reused across runs never mixes their values
 PARTITIONS = 4
 FINAL_READ_S = 60.0
-PACE_S = (0.005, 0.03)  # between one client's operations: a few hundred operations a second in all
 ABORT_CHANCE = 0.1  # per transaction: aborted on purpose
 OP_TIMEOUT_S = 15.0
 ROLES = {"send": 3, "txn": 2, "poll": 2}  # role -> client processes at once (supervisor.py)
@@ -46,10 +43,7 @@ CONSUMER = {**COMMON, "enable.auto.commit": False, "isolation.level": "read_comm
             "auto.offset.reset": "earliest", "fetch.wait.max.ms": 200, "session.timeout.ms": 10000}
 
 
-class KafkaWorkload:
-    def __init__(self, bootstrap: str, topic: str, run: Run, rng: random.Random, log: logging.Logger, slot: int = 0):
-        self.bootstrap, self.topic, self.run, self.rng, self.log = bootstrap, topic, run, rng, log
-        self.slot = slot  # the transactional id's number: a replacement fences its predecessor
+class KafkaWorkload(ClientWorkload):
 
     def key_of(self, partition: int) -> str:
         return f"{self.topic}/{partition}"
@@ -93,14 +87,10 @@ class KafkaWorkload:
 
             KafkaPythonClients(self).role(name)
             return
-        {"send": self._producer_loop, "txn": self._transactional_loop, "poll": self._consumer_loop}[name]()
+        super().role(name)
 
-    def _life(self) -> int:
-        return self.rng.randint(50, 300)
-
-    def _pace(self) -> bool:
-        """Wait a moment before the next operation; False once the run stops."""
-        return not self.run.stop.wait(self.rng.uniform(*PACE_S))
+    def loops(self):
+        return {"send": self._producer_loop, "txn": self._transactional_loop, "poll": self._consumer_loop}
 
     def _producer_loop(self) -> None:
         from confluent_kafka import KafkaException, Producer

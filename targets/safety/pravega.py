@@ -38,6 +38,7 @@ from pathlib import Path
 from wirecheck.protocols.verdicts import HarnessError
 from wirecheck.targets.safety.pravega_address import PravegaAddressRewriter
 from wirecheck.targets.safety.run import Run
+from wirecheck.targets.safety.workload import ClientWorkload
 
 TOPIC_PREFIX = "wirecheck-safety-"  # + a run id: the scope; a target reused across runs never mixes their values
 STREAM = "events"
@@ -51,15 +52,13 @@ UNJUDGED = {"nonmonotonic-send": _NO_OFFSETS, "int-nonmonotonic-send": _NO_OFFSE
 SEGMENTS = 4  # fixed scaling: the stream never splits, so a routing key stays in one segment
 ROUTING_KEYS = 4
 FINAL_READ_S = 60.0
-PACE_S = (0.005, 0.03)  # between one client's operations
 ABORT_CHANCE = 0.1  # per transaction: aborted on purpose
 SLICE_WAIT_S = 0.5  # one poll's wait for a segment slice
 
 
-class PravegaWorkload:
+class PravegaWorkload(ClientWorkload):
     def __init__(self, bootstrap: str, topic: str, run: Run, rng: random.Random, log: logging.Logger, slot: int = 0):
-        self.bootstrap, self.topic, self.run, self.rng, self.log = bootstrap, topic, run, rng, log
-        self.slot = slot
+        super().__init__(bootstrap, topic, run, rng, log, slot)
         self.scope = topic
 
     @property
@@ -108,16 +107,8 @@ class PravegaWorkload:
 
     # ------------------------------------------------------------------------------------------ clients
 
-    def role(self, name: str) -> None:
-        """Run one role's client loop until the run stops (in a child process: client.py)."""
-        {"send": self._writer_loop, "txn": self._transactional_loop, "poll": self._reader_loop}[name]()
-
-    def _life(self) -> int:
-        return self.rng.randint(50, 300)
-
-    def _pace(self) -> bool:
-        """Wait a moment before the next operation; False once the run stops."""
-        return not self.run.stop.wait(self.rng.uniform(*PACE_S))
+    def loops(self):
+        return {"send": self._writer_loop, "txn": self._transactional_loop, "poll": self._reader_loop}
 
     def _routing_key(self) -> str:
         return f"k{self.rng.randrange(ROUTING_KEYS)}"

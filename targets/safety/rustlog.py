@@ -26,15 +26,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import logging
-import random
 import socket
 import struct
 import time
 
 from wirecheck.protocols.rustlog.layers import FrameDecodeError, decode_frame, encode_frame
 from wirecheck.protocols.verdicts import HarnessError
-from wirecheck.targets.safety.run import Run
+from wirecheck.targets.safety.workload import ClientWorkload
 
 TOPIC_PREFIX = "wirecheck-safety-"  # + a run id: a target reused across runs never mixes their values
 PARTITIONS = 4
@@ -43,7 +41,6 @@ UNJUDGED = {"aborted-read": "RustLog has no transactions", "precommitted-read": 
 FINAL_READ_S = 60.0
 FINAL_IDLE_S = 0.1  # the final read's wait after an empty poll
 FINAL_SETTLE_S = 5.0  # at the end of every partition this long with values still owed: they are not there
-PACE_S = (0.005, 0.03)  # between one client's operations
 REQUEST_TIMEOUT_S = 5.0  # a fault makes an operation indeterminate, not the run stall
 FETCH_MAX_BYTES = 65536
 MAX_ANSWER = 10_485_760  # MAX_FRAME_SIZE (seed §Protocol constants)
@@ -95,9 +92,7 @@ def _value_of(payload: str) -> int | str:
         return payload  # not a value we wrote: the checker finds no writer
 
 
-class RustLogWorkload:
-    def __init__(self, bootstrap: str, topic: str, run: Run, rng: random.Random, log: logging.Logger, slot: int = 0):
-        self.bootstrap, self.topic, self.run, self.rng, self.log, self.slot = bootstrap, topic, run, rng, log, slot
+class RustLogWorkload(ClientWorkload):
 
     def key_of(self, partition: int) -> str:
         return f"{self.topic}/{partition}"
@@ -132,16 +127,8 @@ class RustLogWorkload:
 
     # ------------------------------------------------------------------------------------------ clients
 
-    def role(self, name: str) -> None:
-        """Run one role's client loop until the run stops (in a child process: client.py)."""
-        {"send": self._producer_loop, "poll": self._consumer_loop}[name]()
-
-    def _life(self) -> int:
-        return self.rng.randint(50, 300)
-
-    def _pace(self) -> bool:
-        """Wait a moment before the next operation; False once the run stops."""
-        return not self.run.stop.wait(self.rng.uniform(*PACE_S))
+    def loops(self):
+        return {"send": self._producer_loop, "poll": self._consumer_loop}
 
     def _connect(self) -> Connection | None:
         """A connection, retried until the run stops (a restarting target refuses for a while)."""
