@@ -90,6 +90,14 @@ def compression_code(b: ThreadBroker):
         return c.produce("z", batch([b"a"], attributes=6))[0]
 
 
+def compression_code_with_a_stream_open(b: ThreadBroker):
+    """The same wrong compression bits, on a connection that holds a stream parked at the end of its topic."""
+    with b.client() as c:
+        c.produce("zs", batch([b"a"]))
+        c.send_raw(request(1003, 25, 77, stream_fetch_body("zs", 0, 1)))
+        return c.produce("z", batch([b"a"], attributes=6))[0]
+
+
 def offsets_by_count(b: ThreadBroker):
     with b.client() as c:
         c.produce("count", batch([b"a", b"b"], count=9))
@@ -361,6 +369,7 @@ PROBES = {
     "fluvio.fetch-offsets-wrong-code": (fetch_offsets_code, 3001),
     "fluvio.fetch-offsets-start-is-hw": (fetch_offsets_start, (0, 0, 0, 2)),
     "fluvio.compression-error-wrong": (compression_code, 9000),
+    "fluvio.stream-open-compression-wrong": (compression_code_with_a_stream_open, 9000),
     "fluvio.offsets-follow-record-count": (offsets_by_count, 2),
     "fluvio.negative-size-stays-open": (after_negative_size, "closed"),
     "fluvio.correlation-id-wrong": (correlation, 4242),
@@ -410,8 +419,9 @@ PROBES = {
 
 
 def test_every_fault_has_a_probe():
-    # The SC's faults (fluvio.sc-*) are probed through the suite in tests/quality (test_sc.py), not here.
-    assert set(PROBES) == {fault for fault in FAULTS if not fault.startswith("fluvio.sc-")}
+    # The SC's faults (fluvio.sc-*) are probed through the suite in tests/quality (test_sc.py), the safety faults
+    # (fluvio.safety-*) by the safety runs in tests/safety, not here.
+    assert set(PROBES) == {fault for fault in FAULTS if not fault.startswith(("fluvio.sc-", "fluvio.safety-"))}
     assert len(FAULTS) >= 12
 
 
