@@ -37,7 +37,7 @@ from wirecheck.protocols.barco import wire
 from wirecheck.protocols.verdicts import HarnessError
 from wirecheck.targets.safety.barco_address import BarcoAddressRewriter
 from wirecheck.targets.safety.run import Run
-from wirecheck.targets.safety.workload import ClientWorkload
+from wirecheck.targets.safety.workload import ClientWorkload, FinalRead
 
 TOPIC_PREFIX = "wirecheck-safety-"  # + a run id: a target reused across runs never mixes their values
 PARTITION_KEYS = ("k0", "k1", "k2", "k3")
@@ -52,8 +52,6 @@ UNJUDGED = {
     "precommitted-read": "Barco has no transactions",
 }
 FINAL_READ_S = 90.0
-FINAL_IDLE_S = 0.1  # the final read's wait after an empty poll
-FINAL_SETTLE_S = 5.0  # at the end of every reader this long with values still owed: they are not there
 REQUEST_TIMEOUT_S = 5.0  # a fault makes an operation indeterminate, not the run stall
 
 
@@ -241,25 +239,18 @@ class BarcoWorkload(ClientWorkload):
     def final_read(self, owed: set, timeout: float = FINAL_READ_S) -> bool:
         """Read every reader from the start until every ``owed`` value is seen and a poll comes back empty (a
         value read twice shows as a duplicate only if its copy is read too); True if all were seen."""
-        end = time.monotonic() + timeout
-        at_end = False
-        settled = float("inf")  # when the reads last reached the end (producers have stopped: nothing new comes)
-        while time.monotonic() < min(end, settled + FINAL_SETTLE_S) and (owed or not at_end):
+        read = FinalRead(owed, timeout)
+        while read.going():
             consumer = self._registered()
             if consumer is None:
                 continue
             client, process, consumer_id = consumer
             try:
-                while time.monotonic() < min(end, settled + FINAL_SETTLE_S) and (owed or not at_end):
+                while read.going():
                     reads = self._poll(process, client, consumer_id)
                     if reads is None:
                         break
-                    for pairs in reads.values():
-                        owed.difference_update(value for _, value in pairs)
-                    at_end = not reads
-                    if at_end:
-                        settled = min(settled, time.monotonic())
-                        time.sleep(FINAL_IDLE_S)  # an empty poll is answered at once: no busy loop
+                    read.saw(reads)
             finally:
                 self._leave(client, consumer_id)
         return not owed

@@ -32,15 +32,13 @@ import time
 
 from wirecheck.protocols.rustlog.layers import FrameDecodeError, decode_frame, encode_frame
 from wirecheck.protocols.verdicts import HarnessError
-from wirecheck.targets.safety.workload import ClientWorkload
+from wirecheck.targets.safety.workload import ClientWorkload, FinalRead
 
 TOPIC_PREFIX = "wirecheck-safety-"  # + a run id: a target reused across runs never mixes their values
 PARTITIONS = 4
 ROLES = {"send": 3, "poll": 2}
 UNJUDGED = {"aborted-read": "RustLog has no transactions", "precommitted-read": "RustLog has no transactions"}
 FINAL_READ_S = 60.0
-FINAL_IDLE_S = 0.1  # the final read's wait after an empty poll
-FINAL_SETTLE_S = 5.0  # at the end of every partition this long with values still owed: they are not there
 REQUEST_TIMEOUT_S = 5.0  # a fault makes an operation indeterminate, not the run stall
 FETCH_MAX_BYTES = 65536
 MAX_ANSWER = 10_485_760  # MAX_FRAME_SIZE (seed §Protocol constants)
@@ -222,25 +220,18 @@ class RustLogWorkload(ClientWorkload):
     def final_read(self, owed: set, timeout: float = FINAL_READ_S) -> bool:
         """Read every partition from the start until every ``owed`` value is seen and every partition's end is
         reached (a value read twice shows as a duplicate only if its copy is read too); True if all were seen."""
-        end = time.monotonic() + timeout
-        at_end = False
-        settled = float("inf")  # when the reads last reached the end (producers have stopped: nothing new comes)
-        while time.monotonic() < min(end, settled + FINAL_SETTLE_S) and (owed or not at_end):
+        read = FinalRead(owed, timeout)
+        while read.going():
             connection = self._connect()
             if connection is None:
                 break
             process = self.run.process()
             positions = self._assigned(process)
-            while time.monotonic() < min(end, settled + FINAL_SETTLE_S) and (owed or not at_end):
+            while read.going():
                 reads = self._poll(process, connection, positions)
                 if reads is None:
                     break
-                for pairs in reads.values():
-                    owed.difference_update(value for _, value in pairs)
-                at_end = not reads
-                if at_end:
-                    settled = min(settled, time.monotonic())
-                    time.sleep(FINAL_IDLE_S)  # an empty Fetch is answered at once: no busy loop
+                read.saw(reads)
             connection.close()
         return not owed
 

@@ -6,12 +6,39 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from collections.abc import Callable
 
 from wirecheck.targets.safety.run import Run
 
 PACE_S = (0.005, 0.03)  # between one client's operations: a few hundred operations a second in all
 LIFE = (50, 300)  # operations before a client is closed and replaced
+FINAL_IDLE_S = 0.1  # the final read's wait after a read that came back empty (answered at once: no busy loop)
+FINAL_SETTLE_S = 5.0  # at the end of every log this long with values still owed: they are not there
+
+
+class FinalRead:
+    """The final read's clock: reads go on until every owed value is seen and a read came back empty, or the
+    timeout passed, or the reads have been at the end for FINAL_SETTLE_S with values still owed (the producers have
+    stopped, so nothing more comes)."""
+
+    def __init__(self, owed: set, timeout: float):
+        self.owed = owed
+        self._end = time.monotonic() + timeout
+        self._at_end = False
+        self._settled = float("inf")  # when the reads first reached the end
+
+    def going(self) -> bool:
+        return time.monotonic() < min(self._end, self._settled + FINAL_SETTLE_S) and bool(self.owed or not self._at_end)
+
+    def saw(self, reads: dict) -> None:
+        """One read's values (key -> [(offset, value)]); an empty read is the end."""
+        for pairs in reads.values():
+            self.owed.difference_update(value for _, value in pairs)
+        self._at_end = not reads
+        if self._at_end:
+            self._settled = min(self._settled, time.monotonic())
+            time.sleep(FINAL_IDLE_S)
 
 
 class ClientWorkload:
