@@ -3,11 +3,12 @@ clean under kill -9 restarts and proxy faults, and acknowledged chunks lost at a
 (barco.safety-unsynced-tail-lost) caught. Short runs (about 13 s each); the 2-minute runs are in BENCHMARKS.md
 "Safety"."""
 
-import json
 import subprocess
 import sys
 
 import pytest
+
+from tests.safety.runs import safety_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
 
@@ -15,12 +16,7 @@ pytest.importorskip("httpx")
 
 
 def safety(tmp_path, *args):
-    report = tmp_path / "report"
-    done = subprocess.run([sys.executable, "-m", "wirecheck", "safety", "barco", "--time", "8",
-                           "--restart-every", "3", "--seed", "11", "--report-dir", str(report), *args],
-                          capture_output=True, text=True, timeout=300)
-    result = json.loads((report / "result.json").read_text()) if (report / "result.json").exists() else None
-    return done, result
+    return safety_run(tmp_path, "barco", 8, 3, 11, *args)
 
 
 def test_clean_reference_broker_under_restarts_and_proxy_faults(tmp_path):

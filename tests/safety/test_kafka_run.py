@@ -2,11 +2,12 @@
 and a run against a broker that breaks a guarantee names the anomaly (the long runs, every fault, 2 minutes each:
 BENCHMARKS.md "Safety")."""
 
-import json
 import subprocess
 import sys
 
 import pytest
+
+from tests.safety.runs import safety_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
 
@@ -14,12 +15,7 @@ pytest.importorskip("confluent_kafka")
 
 
 def safety(tmp_path, *args):
-    report = tmp_path / "report"
-    done = subprocess.run([sys.executable, "-m", "wirecheck", "safety", "kafka", "--time", "20",
-                           "--restart-every", "7", "--seed", "7", "--report-dir", str(report), *args],
-                          capture_output=True, text=True, timeout=300)
-    result = json.loads((report / "result.json").read_text()) if (report / "result.json").exists() else None
-    return done, result
+    return safety_run(tmp_path, "kafka", 20, 7, 7, *args)
 
 
 def test_clean_reference_broker_under_restarts_and_proxy_faults(tmp_path):
