@@ -60,6 +60,16 @@ class BrokerProcess:
                 self.process.wait(5)
 
 
+def ephemeral_ports(names: list[str]) -> list[str]:
+    """The broker's arguments that put each named personality's every endpoint on an ephemeral port."""
+    from wirecheck.broker.personality import discover
+
+    available = discover()
+    options = [option for name in names
+               for option in (f"--{name}-port", *(f"--{name}-{endpoint}-port" for endpoint in available[name].endpoints))]
+    return [arg for option in options for arg in (option, "0")]
+
+
 def launch(protocols: list[str] | None = None, faults: list[str] | None = None, extra_args: list[str] | None = None,
            workdir: Path | None = None, startup_timeout: float = 30.0,
            variants: list[str] | None = None) -> BrokerProcess:
@@ -79,9 +89,7 @@ def launch(protocols: list[str] | None = None, faults: list[str] | None = None, 
     log_path = workdir / "broker.log"
     argv = [sys.executable, "-m", "wirecheck.broker", "--host", "127.0.0.1", "--protocols", ",".join(names),
             "--ready-file", str(ready), "--log-level", "INFO"]
-    argv += [arg for name in names for arg in (f"--{name}-port", "0")]
-    argv += [arg for name in names for endpoint in available[name].endpoints
-             for arg in (f"--{name}-{endpoint}-port", "0")]
+    argv += ephemeral_ports(names)
     for fault in faults or []:
         argv += ["--fault", fault]
     for variant in variants or []:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.packaging.images import DOCKERFILES, ROOT, command_of
+from wirecheck.targets.launcher import ephemeral_ports
 
 pytestmark = pytest.mark.slow
 
@@ -131,16 +132,10 @@ def test_the_broker_extra_covers_every_import_of_the_broker():
 def started(command: Path, tmp_path: Path, protocols: str) -> dict[str, int]:
     """Starts the broker with the given personalities on ephemeral ports, waits for its ready file, stops it;
     the ports it listened on (its log in broker.log)."""
-    from wirecheck.broker.personality import discover
-
-    available = discover()
-    names = protocols.split(",")
     ready = tmp_path / "ready.json"
     log = (tmp_path / "broker.log").open("w")
-    argv = [str(command), "--host", "127.0.0.1", "--protocols", protocols, "--ready-file", str(ready)]
-    argv += [arg for name in names for arg in (f"--{name}-port", "0")]
-    argv += [arg for name in names for endpoint in available[name].endpoints for arg in (f"--{name}-{endpoint}-port", "0")]
-    argv += ["--pravega-controller-port", "0"] if "pravega" in names else []
+    argv = [str(command), "--host", "127.0.0.1", "--protocols", protocols, "--ready-file", str(ready),
+            *ephemeral_ports(protocols.split(","))]
     broker = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
