@@ -1,10 +1,13 @@
 """``wirecheck safety PROTOCOL``: drive real clients against a target under faults, record the history, check it.
 
-    wirecheck safety kafka [--target kafka=HOST:PORT] [--target-restart CMD] [--target-pid PID] [--time S]
-                           [--restart-every S] [--reference-fault F] [--report-dir DIR] [--seed N]
+    wirecheck safety kafka [--target kafka=HOST:PORT | --upstream [VERSION]] [--target-restart CMD]
+                           [--target-pid PID] [--time S] [--restart-every S] [--reference-fault F]
+                           [--report-dir DIR] [--seed N]
 
 Without --target the reference broker is started with durable storage and restarted (kill -9) every
---restart-every seconds, and paused now and then. The clients always reach the target through the fault proxy.
+--restart-every seconds, and paused now and then; --upstream does the same with the upstream server (Apache
+Kafka; Pravega standalone, whose data is in memory, is paused but never restarted). The clients always reach the
+target through the fault proxy.
 Exit status: 0 no anomaly, 1 an anomaly, 3 the run itself failed (a target that would not start, a client thread
 that died), 4 misuse.
 """
@@ -49,6 +52,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wirecheck safety", description=__doc__.split("\n\n")[0])
     p.add_argument("protocol", help=f"the protocol's workload: {', '.join(workloads())}")
     p.add_argument("--target", help="PROTOCOL=HOST:PORT of the server to test (default: the reference broker)")
+    p.add_argument("--upstream", nargs="?", const="", default=None, metavar="VERSION",
+                   help="start the upstream server (wirecheck upstream) and restart it itself; VERSION: one it pins")
     p.add_argument("--target-restart", metavar="CMD", help="a shell command that restarts the target (kill and start)")
     p.add_argument("--target-pid", type=int, metavar="PID", help="the target's process: paused (SIGSTOP/SIGCONT)")
     p.add_argument("--time", type=float, default=60.0, help="seconds of the clients' phase (default 60)")
@@ -74,6 +79,22 @@ def parse(argv: list[str]) -> argparse.Namespace:
         raise Usage(f"no safety workload for {options.protocol!r} yet; known: {', '.join(workloads())}")
     if options.time <= 0 or (options.restart_every is not None and options.restart_every <= 0):
         raise Usage("--time and --restart-every must be positive")
+    if options.upstream is not None:
+        if options.target or options.reference_fault or options.target_restart or options.target_pid:
+            raise Usage("--upstream starts, restarts and pauses the server itself: not with --target, "
+                        "--reference-fault, --target-restart or --target-pid")
+        from wirecheck.targets.upstream import SERVERS
+
+        if options.protocol not in SERVERS:
+            raise Usage(f"no upstream server for {options.protocol}; known: {', '.join(sorted(SERVERS))}")
+        module = SERVERS[options.protocol]
+        if options.upstream and options.upstream not in module.VERSIONS:
+            raise Usage(f"--upstream {options.upstream}: {options.protocol}'s pinned versions are "
+                        f"{', '.join(module.VERSIONS)}")
+        options.address = None
+        if options.restart_every is None and hasattr(module, "restart"):
+            options.restart_every = 20.0
+        return options
     if options.target:
         name, _, address = options.target.partition("=")
         host, _, port = address.rpartition(":")
@@ -138,7 +159,7 @@ def execute(options: argparse.Namespace, report_dir: Path) -> int:
     from wirecheck.targets.safety.faults import Nemesis
     from wirecheck.targets.safety.proxy import FaultProxy
     from wirecheck.targets.safety.run import Run
-    from wirecheck.targets.safety.target import ExternalTarget, ReferenceTarget
+    from wirecheck.targets.safety.target import ExternalTarget, ReferenceTarget, UpstreamTarget
 
     workload = workload_of(options.protocol)
     seed = options.seed if options.seed is not None else random.randrange(1 << 32)
@@ -148,7 +169,11 @@ def execute(options: argparse.Namespace, report_dir: Path) -> int:
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
-    if options.address:
+    if options.upstream is not None:
+        server = options.protocol + (f"@{options.upstream}" if options.upstream else "")
+        target = UpstreamTarget(server, report_dir / "upstream", getattr(workload, "UPSTREAM_BOOTSTRAP", None))
+        described = target.described
+    elif options.address:
         target = ExternalTarget(options.address, options.target_restart, options.target_pid)
         described = f"{options.address[0]}:{options.address[1]}"
     else:

@@ -61,7 +61,7 @@ class Nemesis:
             self.error = f"{type(exc).__name__}: {exc}"
 
     def _restart(self) -> None:
-        name = "kill" if hasattr(self.target, "broker") else "restart"
+        name = self.target.restart_kind
         self.run.fault(name, "start")
         self.target.restart()
         self.restarts += 1

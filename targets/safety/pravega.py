@@ -43,6 +43,7 @@ from wirecheck.targets.safety.workload import ClientWorkload
 TOPIC_PREFIX = "wirecheck-safety-"  # + a run id: the scope; a target reused across runs never mixes their values
 STREAM = "events"
 BOOTSTRAP = "pravega-controller"  # the reference broker's port the clients start from (getURI names the store)
+UPSTREAM_BOOTSTRAP = "controller"  # the same port of the upstream server (targets/upstream/pravega.py's ports)
 ROLES = {"send": 3, "txn": 2, "poll": 2}
 _NO_OFFSETS = "a Pravega writer is never told an offset (DataAppended acknowledges event numbers)"
 UNJUDGED = {"nonmonotonic-send": _NO_OFFSETS, "int-nonmonotonic-send": _NO_OFFSETS,

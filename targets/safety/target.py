@@ -5,6 +5,12 @@
   (its other endpoints' too: clients learn them from discovery) and data directory (each incarnation's log beside the run's report). Its pid can be paused too.
 - :class:`ExternalTarget`: a user's ``--target``; restarted by ``--target-restart CMD`` (run by the shell, in its
   own process group, then the target's port is awaited), paused by ``--target-pid``.
+- :class:`UpstreamTarget`: the upstream server (``--upstream``, targets/upstream/), started on its own data
+  directory; a restart is ``kill -9`` and the same server on the same data and ports, where its module can
+  (Apache Kafka; Pravega standalone keeps its data in memory, so it is only paused); its JVM can be paused.
+
+``restart_kind`` names the restart in the history's fault windows: ``kill`` where wirecheck kills the process
+itself, ``restart`` where a user's command does whatever it does.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ def wait_listening(address: tuple[str, int], timeout: float = READY_TIMEOUT_S) -
 
 
 class ReferenceTarget:
+    restart_kind = "kill"
+
     def __init__(self, protocol: str, workdir: Path, faults: list[str], bootstrap: str | None = None):
         """``bootstrap``: the port clients start from when it is not the primary one (a name in the broker's ports,
         e.g. ``pravega-controller``, or one of the personality's endpoints, e.g. Fluvio's ``sc``)."""
@@ -85,6 +93,8 @@ class ReferenceTarget:
 
 
 class ExternalTarget:
+    restart_kind = "restart"
+
     def __init__(self, address: tuple[str, int], restart_command: str | None, pid: int | None):
         self.address, self.restart_command, self.pid = address, restart_command, pid
 
@@ -115,3 +125,35 @@ class ExternalTarget:
                 os.kill(self.pid, signal.SIGCONT)  # never leave a user's server stopped
             except ProcessLookupError:
                 pass
+
+
+class UpstreamTarget:
+    restart_kind = "kill"
+
+    def __init__(self, server: str, workdir: Path, bootstrap: str | None = None):
+        """``server``: ``PROTOCOL[@VERSION]`` (targets/upstream); started in ``workdir``. ``bootstrap``: the server's
+        port the clients start from when it is not the primary one (a name in its ``ports``: Pravega's controller)."""
+        from wirecheck.targets.upstream import SERVERS, parse
+
+        name, version = parse(server)
+        self.module = SERVERS[name]
+        self.server = self.module.start(Path(workdir), version)
+        self.address = (self.server.address[0], self.server.ports[bootstrap or "primary"])
+        self.described = self.server.name
+
+    @property
+    def pid(self) -> int:
+        return self.server.process.pid
+
+    @property
+    def restartable(self) -> bool:
+        return hasattr(self.module, "restart")
+
+    def restart(self) -> None:
+        self.server = self.module.restart(self.server)
+
+    def alive(self) -> str | None:
+        return None if self.server.alive else f"{self.server.name} exited with status {self.server.process.returncode}"
+
+    def stop(self) -> None:
+        self.server.stop()

@@ -3,7 +3,10 @@ started on loopback by the harness (``pytest --upstream kafka``) or by hand (``w
 
 ``SERVERS`` maps a protocol to the module that installs and starts its upstream server; each module has
 ``VERSIONS`` (the first is the default), ``install(version)``, ``install_line(version)`` and
-``start(workdir, version)`` returning an :class:`~wirecheck.targets.upstream.process.UpstreamProcess`.
+``start(workdir, version)`` returning an :class:`~wirecheck.targets.upstream.process.UpstreamProcess`; and
+``restart(server)`` (kill -9, started again on its data) where a restart keeps the data: Kafka's does, Pravega
+standalone keeps everything in memory, so it has none (``wirecheck safety --upstream`` then only pauses it and
+faults its connections).
 """
 
 from __future__ import annotations

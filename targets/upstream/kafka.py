@@ -17,7 +17,7 @@ from pathlib import Path
 from wirecheck.protocols.verdicts import HarnessError
 from wirecheck.targets.upstream import maven
 from wirecheck.targets.upstream.maven import MavenBuild
-from wirecheck.targets.upstream.process import HOST, UpstreamProcess, free_port, spawn, wait_ready
+from wirecheck.targets.upstream.process import HOST, UpstreamProcess, free_port, respawn, spawn, wait_ready
 
 #: the newest 4.x line Maven Central serves here, and the 3.x line's last release (3.9: still patched after 4.0,
 #: and the line most users upgrade from); the first is the default
@@ -85,9 +85,6 @@ def properties(node_id: int, port: int, controller_port: int, data: Path) -> str
 
 def start(workdir: Path, version: str = VERSIONS[0], node_id: int = 1) -> UpstreamProcess:
     """Format a fresh node in ``workdir`` and start it; returns once it answers ApiVersions and says it started."""
-    from wirecheck.protocols.kafka import SPEC
-    from wirecheck.targets import probe
-
     lib = installed(version)
     java = maven.java("Apache Kafka needs Java 17 or newer")
     workdir.mkdir(parents=True, exist_ok=True)
@@ -110,9 +107,25 @@ def start(workdir: Path, version: str = VERSIONS[0], node_id: int = 1) -> Upstre
     server = spawn(f"Apache Kafka {version}", [*jvm, "kafka.Kafka", str(config)], workdir,
                    {"primary": port, "controller": controller_port})
 
-    def ready() -> bool:
-        return STARTED in server.log_path.read_text(errors="replace") and \
-            probe.hello_answered(server.address, SPEC, 2.0)[0]
-
-    wait_ready(server, ready, START_TIMEOUT)
+    wait_ready(server, lambda: _ready(server, 0), START_TIMEOUT)
     return server
+
+
+def restart(server: UpstreamProcess) -> UpstreamProcess:
+    """kill -9 and start again on the same log directory and ports (KRaft recovers the log and its metadata from
+    disk); returns once the new process says it started and answers ApiVersions."""
+    since = server.log_path.stat().st_size
+    again = respawn(server)
+    wait_ready(again, lambda: _ready(again, since), START_TIMEOUT)
+    return again
+
+
+def _ready(server: UpstreamProcess, since: int) -> bool:
+    """It logged its start-up line after byte ``since`` of its log, and answers ApiVersions."""
+    from wirecheck.protocols.kafka import SPEC
+    from wirecheck.targets import probe
+
+    with server.log_path.open("rb") as log:
+        log.seek(since)
+        started = STARTED.encode() in log.read()
+    return started and probe.hello_answered(server.address, SPEC, 2.0)[0]

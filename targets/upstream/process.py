@@ -46,6 +46,8 @@ class UpstreamProcess:
     log_path: Path
     workdir: Path
     options: dict[str, str] = field(default_factory=dict)  # --target-option KEY=VALUE the suite needs for it
+    argv: list[str] = field(default_factory=list)  # how it was started: a restart starts it so again
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def address(self) -> tuple[str, int]:
@@ -83,7 +85,18 @@ def spawn(name: str, argv: list[str], workdir: Path, ports: dict[str, int], env:
     with log_path.open("ab") as log:
         process = subprocess.Popen(argv, cwd=workdir, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    env={**os.environ, **(env or {})}, start_new_session=True)
-    return UpstreamProcess(name, process, ports, log_path, workdir, dict(options or {}))
+    return UpstreamProcess(name, process, ports, log_path, workdir, dict(options or {}), list(argv), dict(env or {}))
+
+
+def respawn(server: UpstreamProcess) -> UpstreamProcess:
+    """Kill ``server`` (SIGKILL to its group: a crash, nothing flushed on the way out), then start it again as it
+    was started, in the same work directory (its data) and on the same ports; its log goes on in the same file."""
+    try:
+        os.killpg(server.process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    server.process.wait(30)
+    return spawn(server.name, server.argv, server.workdir, server.ports, server.env, server.options)
 
 
 def wait_ready(server: UpstreamProcess, ready: Callable[[], bool], timeout: float) -> None:
