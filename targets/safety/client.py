@@ -5,7 +5,8 @@ kills it with -9) and a client library that aborts takes only itself down.
                                                    [--slot S] [--seed X] [--owed FILE]
 
 ROLE: one of the workload's ROLES (Kafka: send, txn, poll; until SIGTERM) or final (read until every value listed in --owed, one per line, is seen;
-exit 0 if all were, 2 if not).
+exit 0 if all were, 2 if not). A workload module's ``client_argv(role, slot, options)`` may name a command that
+runs the role instead (Kafka's Java slots): this process execs it, so the supervisor's signals reach that client.
 """
 
 from __future__ import annotations
@@ -34,13 +35,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--owed", type=Path, default=None)
     options = parser.parse_args(argv)
+    module = workload_of(options.protocol)
+    elsewhere = getattr(module, "client_argv", lambda *_: None)(options.role, options.slot, vars(options))
+    if elsewhere:  # a client that is not Python's (Kafka's Java slots): it takes this process's place, pid and all
+        sys.stdout.flush()
+        os.execvp(elsewhere[0], elsewhere)
 
     from wirecheck.targets.safety.run import Run
 
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(message)s")
     run = Run(options.history, options.started, options.base)
     signal.signal(signal.SIGTERM, lambda *_: run.stop.set())
-    workload = workload_of(options.protocol).Workload(options.bootstrap, options.topic, run,
+    workload = module.Workload(options.bootstrap, options.topic, run,
                                                       random.Random(options.seed), logging.getLogger("client"),
                                                       options.slot)
     try:

@@ -1,7 +1,10 @@
-"""The Kafka safety workload: confluent-kafka (librdkafka) and kafka-python clients with safe settings write unique
-values to a few partitions and read them back, recording every operation (reports/safety/history.py). The client
-slots KAFKA_PYTHON_SLOTS names run kafka-python (kafka_python.py), the others confluent-kafka (below); both record
-the same operations.
+"""The Kafka safety workload: confluent-kafka (librdkafka), kafka-python and the Apache Kafka Java client
+(kafka-clients) with safe settings write unique values to a few partitions and read them back, recording every
+operation (reports/safety/history.py). The client slots KAFKA_PYTHON_SLOTS names run kafka-python
+(kafka_python.py), those KAFKA_JAVA_SLOTS names run kafka-clients in a JVM that writes its own history lines
+(kafka_java.py, suites/kafka/clients/java SafetyClient.java), the others confluent-kafka (below); all record the
+same operations the same way. A run needs java and the Java driver's built jar (a HarnessError before any client
+starts otherwise).
 
 - idempotent producers (acks=all, enable.idempotence): ``send`` operations of 1-3 values to one partition;
 - transactional producers (one transactional.id per slot, so a replacement fences its predecessor): ``txn``
@@ -31,10 +34,11 @@ PARTITIONS = 4
 FINAL_READ_S = 60.0
 ABORT_CHANCE = 0.1  # per transaction: aborted on purpose
 OP_TIMEOUT_S = 15.0
-ROLES = {"send": 3, "txn": 2, "poll": 2}  # role -> client processes at once (supervisor.py)
-#: role -> the client slots (of ROLES: send 0-2, txn 0-1, poll 0-1) that run kafka-python; the final read is
-#: confluent-kafka's
+ROLES = {"send": 4, "txn": 3, "poll": 3}  # role -> client processes at once (supervisor.py)
+#: role -> the client slots (of ROLES: send 0-3, txn 0-2, poll 0-2) that run kafka-python, and those that run
+#: kafka-clients (a JVM each: kafka_java.py); the others, and the final read, are confluent-kafka's
 KAFKA_PYTHON_SLOTS = {"send": (2,), "txn": (1,), "poll": (1,)}
+KAFKA_JAVA_SLOTS = {"send": (3,), "txn": (2,), "poll": (2,)}
 
 COMMON = {"enable.metrics.push": False, "request.timeout.ms": 5000, "socket.timeout.ms": 5000, "reconnect.backoff.ms": 50,
           "reconnect.backoff.max.ms": 1000, "retry.backoff.ms": 100, "topic.metadata.refresh.interval.ms": 5000}
@@ -82,7 +86,13 @@ class KafkaWorkload(ClientWorkload):
 
     def role(self, name: str) -> None:
         """Run one role's client loop until the run stops (in a child process: client.py)."""
-        if self.slot in KAFKA_PYTHON_SLOTS.get(name, ()):
+        if self.slot in KAFKA_JAVA_SLOTS.get(name, ()):
+            raise HarnessError(f"{name} slot {self.slot} is kafka-clients': its process runs the JVM (client_argv)")
+        python = self.slot in KAFKA_PYTHON_SLOTS.get(name, ())
+        # which client a process runs, in its log (client-N.log), as the Java client says it too
+        self.log.info("%s safety client: role %s slot %s", "kafka-python" if python else "confluent-kafka", name,
+                      self.slot)
+        if python:
             from wirecheck.targets.safety.kafka_python import KafkaPythonClients
 
             KafkaPythonClients(self).role(name)
@@ -267,6 +277,24 @@ def _quietly(close, *args) -> None:
         close(*args)
     except KafkaException:
         pass
+
+
+def client_argv(role: str, slot: int, options: dict) -> list[str] | None:
+    """The command that takes a client process's place for a role that runs outside Python (the Java slots), or
+    None (client.py runs the role itself)."""
+    if slot not in KAFKA_JAVA_SLOTS.get(role, ()):
+        return None
+    from wirecheck.targets.safety import kafka_java
+
+    return kafka_java.argv(role, options)
+
+
+def check_clients() -> None:
+    """Before any client starts: every client the slots name is there (HarnessError if not)."""
+    from wirecheck.targets.safety import kafka_java
+
+    if any(KAFKA_JAVA_SLOTS.values()):
+        kafka_java.check()
 
 
 # what the shared runner asks of a protocol's workload module (ProtocolSpec.safety)

@@ -24,6 +24,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *
  * <p>Which consumer: the classic one (the client's default, group.protocol=classic) in every scenario but
  * consumer-group-protocol, which is KIP-848's (group.protocol=consumer); share-group uses KafkaShareConsumer.
+ *
+ * <p>{@code java -jar ... safety ROLE ...} runs a client role of the Kafka safety workload instead (SafetyClient).
  */
 public final class Driver {
     static final long CONSUME_MS = 20_000; // the case's own limit is longer: a driver that gives up says so
@@ -59,6 +61,16 @@ public final class Driver {
             Map.entry("telemetry", DataScenarios::telemetry));
 
     public static void main(String[] args) throws IOException {
+        if (args.length > 0 && args[0].equals("safety")) { // a client role of the safety workload: SafetyClient
+            try {
+                SafetyClient.main(java.util.Arrays.copyOfRange(args, 1, args.length));
+            } catch (Throwable failure) {
+                failure.printStackTrace();
+                System.err.flush();
+                Runtime.getRuntime().halt(1);
+            }
+            return;
+        }
         JsonNode job = JSON.readTree(System.in);
         String action = job.path("action").asText("describe");
         // the scenarios judged by the requests the client sent and the answers it got read them from its own
