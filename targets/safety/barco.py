@@ -37,7 +37,7 @@ from wirecheck.protocols.barco import wire
 from wirecheck.protocols.verdicts import HarnessError
 from wirecheck.targets.safety.barco_address import BarcoAddressRewriter
 from wirecheck.targets.safety.run import Run
-from wirecheck.targets.safety.workload import ClientWorkload, FinalRead
+from wirecheck.targets.safety.workload import Backoff, ClientWorkload, FinalRead
 
 TOPIC_PREFIX = "wirecheck-safety-"  # + a run id: a target reused across runs never mixes their values
 PARTITION_KEYS = ("k0", "k1", "k2", "k3")
@@ -120,15 +120,15 @@ class BarcoWorkload(ClientWorkload):
     def _producer_loop(self) -> None:
         import httpx
 
+        backoff = Backoff(self.run)
         while not self.run.stop.is_set():
+            backoff.wait()
             url = self._url("producerPort")
             if url is None:
                 return
             process = self.run.process()
             with httpx.Client(base_url=url, timeout=REQUEST_TIMEOUT_S) as producer:  # HTTP/1.1: its only one
-                for _ in range(self._life()):
-                    if not self._pace() or not self._send(process, producer):
-                        break
+                self._live(backoff, self._send, process, producer)
 
     def _send(self, process: int, producer) -> bool:
         """One send operation; False when the client must be replaced."""
@@ -153,15 +153,15 @@ class BarcoWorkload(ClientWorkload):
         return reply.status_code < 500
 
     def _consumer_loop(self) -> None:
+        backoff = Backoff(self.run)
         while not self.run.stop.is_set():
+            backoff.wait()
             consumer = self._registered()
             if consumer is None:
                 continue
             client, process, consumer_id = consumer
             try:
-                for _ in range(self._life()):
-                    if not self._pace() or self._poll(process, client, consumer_id) is None:
-                        break
+                self._live(backoff, self._poll, process, client, consumer_id)
             finally:
                 self._leave(client, consumer_id)
 

@@ -32,7 +32,7 @@ import time
 
 from wirecheck.protocols.rustlog.layers import FrameDecodeError, decode_frame, encode_frame
 from wirecheck.protocols.verdicts import HarnessError
-from wirecheck.targets.safety.workload import ClientWorkload, FinalRead
+from wirecheck.targets.safety.workload import Backoff, ClientWorkload, FinalRead
 
 TOPIC_PREFIX = "wirecheck-safety-"  # + a run id: a target reused across runs never mixes their values
 PARTITIONS = 4
@@ -139,14 +139,14 @@ class RustLogWorkload(ClientWorkload):
         return None
 
     def _producer_loop(self) -> None:
+        backoff = Backoff(self.run)
         while not self.run.stop.is_set():
+            backoff.wait()
             connection = self._connect()
             if connection is None:
                 return
             process = self.run.process()
-            for _ in range(self._life()):
-                if not self._pace() or not self._send(process, connection):
-                    break
+            self._live(backoff, self._send, process, connection)
             connection.close()
 
     def _send(self, process: int, connection: Connection) -> bool:
@@ -174,15 +174,15 @@ class RustLogWorkload(ClientWorkload):
         return False
 
     def _consumer_loop(self) -> None:
+        backoff = Backoff(self.run)
         while not self.run.stop.is_set():
+            backoff.wait()
             connection = self._connect()
             if connection is None:
                 return
             process = self.run.process()
             positions = self._assigned(process)
-            for _ in range(self._life()):
-                if not self._pace() or self._poll(process, connection, positions) is None:
-                    break
+            self._live(backoff, self._poll, process, connection, positions)
             connection.close()
 
     def _assigned(self, process: int) -> dict[int, int]:

@@ -17,6 +17,32 @@ FINAL_IDLE_S = 0.1  # the final read's wait after a read that came back empty (a
 FINAL_SETTLE_S = 5.0  # at the end of every log this long with values still owed: they are not there
 
 
+class Backoff:
+    """How long a client replaced after a failed operation waits before it connects again, for the workloads whose
+    clients are our own (RustLog's, Barco's over httpx): from 50 ms, doubled after each failure in a row up to 1 s,
+    as librdkafka's reconnect.backoff.ms and reconnect.backoff.max.ms default to. Without it a client in a drop
+    window reconnects at once, and every attempt is one more indeterminate operation."""
+
+    FIRST_S, MOST_S = 0.05, 1.0
+
+    def __init__(self, run: Run):
+        self.run = run
+        self._next = self.FIRST_S
+        self._owed = False
+
+    def failed(self) -> None:
+        self._owed = True
+
+    def succeeded(self) -> None:
+        self._next, self._owed = self.FIRST_S, False
+
+    def wait(self) -> None:
+        """Before a new client: wait if the last one ended in a failure (cut short when the run stops)."""
+        if self._owed:
+            self.run.stop.wait(self._next)
+            self._next, self._owed = min(self._next * 2, self.MOST_S), False
+
+
 class FinalRead:
     """The final read's clock: reads go on until every owed value is seen and a read came back empty, or the
     timeout passed, or the reads have been at the end for FINAL_SETTLE_S with values still owed (the producers have
@@ -56,6 +82,18 @@ class ClientWorkload:
 
     def _life(self) -> int:
         return self.rng.randint(*LIFE)
+
+    def _live(self, backoff: Backoff, operation: Callable[..., object], *args) -> None:
+        """One client's life: up to LIFE paced operations ``operation(*args)``; one that fails (returns False or
+        None) ends it, and the next client waits ``backoff`` first."""
+        for _ in range(self._life()):
+            if not self._pace():
+                return
+            done = operation(*args)
+            if done is False or done is None:
+                backoff.failed()
+                return
+            backoff.succeeded()
 
     def _pace(self) -> bool:
         """Wait a moment before the next operation; False once the run stops."""
