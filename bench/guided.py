@@ -49,7 +49,8 @@ from machine import machine_info  # noqa: E402
 
 #: protocol -> reference-broker faults that hide behind a session state (protocols/<name>/faults.py lists them
 #: with their clause; each one's description in broker/<name>/faults.py says which state)
-HIDDEN = {"pravega": ("pravega.writer-read-size-closes",), "kafka": ("kafka.txn-producer-malformed-answered",),
+HIDDEN = {"pravega": ("pravega.writer-read-size-closes",),
+          "kafka": ("kafka.txn-producer-malformed-answered", "kafka.in-transaction-malformed-stalls"),
           "fluvio": ("fluvio.stream-open-compression-wrong",)}
 MODES = ("guided", "blind", "blind+steps")
 

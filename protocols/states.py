@@ -55,7 +55,9 @@ class StateModel:
     detail is the reply's name (Pravega: one reply type per outcome). ``requests``: every request kind of the
     protocol. ``error_vocabulary``: how clause texts write an error -> its name in a reaction (``error:<name>``).
     ``cells``: what the catalogue names (:func:`named_errors` finds them; a test holds the two together). ``steps``: the request kinds a
-    guided run may send, valid, to reach a state (the protocol's adapter builds them: ``Adapter.step(kind, rng)``).
+    guided run may send, valid, to reach a state (the protocol's adapter builds them: ``Adapter.step(kind, rng)``;
+    a step whose request carries values of an earlier step's answer is built from it: ``Mutant.build``); the
+    sequence of them that reaches each state follows from ``transitions`` (:func:`step_paths`).
     """
 
     initial: str
@@ -104,6 +106,23 @@ class StateModel:
             return ENDED
         moves: dict = self._moves  # type: ignore[attr-defined]
         return moves.get((state, request, reaction)) or moves.get((ANY, request, reaction)) or state
+
+
+def step_paths(model: StateModel, kinds: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Session state -> the shortest sequence of step requests (of ``kinds``, each answered as its transition
+    says) that reaches it from the initial state; the initial state's is empty. Breadth first, in the order the
+    transitions are declared: the same paths every time."""
+    paths: dict[str, tuple[str, ...]] = {model.initial: ()}
+    frontier = [model.initial]
+    while frontier:
+        reached = []
+        for state in frontier:
+            for move in model.transitions:
+                if move.request in kinds and move.before in (state, ANY) and move.after not in paths:
+                    paths[move.after] = paths[state] + (move.request,)
+                    reached.append(move.after)
+        frontier = reached
+    return paths
 
 
 def named_errors(model: StateModel, catalogue) -> list[tuple[str, str]]:

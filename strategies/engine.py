@@ -47,6 +47,13 @@ class Mutant:
     #: a request a conforming target does not answer while the connection stays open (a stream opened at the log
     #: end): it is pipelined, judged silent without waiting, and an answer to it later is judged as its own
     unanswered: bool = False
+    #: an answer-dependent step (a guided run's session-state prefix): its request is made from the answers to the
+    #: requests before it on its connection (``Adapter.step``: a transactional producer id, a member id). The I/O
+    #: half sends those first, reads their answers, and sends ``build(earlier)`` in its place, where ``earlier`` is
+    #: each earlier request of the batch with its answer frame (None: no frame came); ``frame`` is what is sent
+    #: without them (a replay that begins with it)
+    build: Callable[[list[tuple[Mutant, bytes | None]]], Mutant] | None = None
+    leads: bool = False  # a batch begins with it: the first step of a prefix whose later steps read its answers
 
     @property
     def family(self) -> str:
@@ -129,9 +136,12 @@ def strided(mutants: Iterable[Mutant], count: int, worker: int, workers: int) ->
 def plan_batches(mutants: Iterable[Mutant], size: int = BATCH,
                  cut: Callable[[Mutant], bool] | None = None) -> Iterator[list[Mutant]]:
     """Group mutants into pipelined batches: open-keeping mutants accumulate; one that may end it closes a batch,
-    and so does one after which ``cut`` says a batch must end."""
+    and so does one after which ``cut`` says a batch must end; one that ``leads`` begins a batch."""
     batch: list[Mutant] = []
     for mutant in mutants:
+        if mutant.leads and batch:  # its answers are read before the rest of its batch is sent
+            yield batch
+            batch = []
         batch.append(mutant)
         if len(batch) >= size or not (mutant.reaction.pipelines or mutant.unanswered) or (
                 cut is not None and cut(mutant)):

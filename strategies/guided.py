@@ -7,7 +7,9 @@ Pravega's SetupAppend), the operator, and the request kind. A recipe whose mutan
 a new transition joins the corpus. Each sequence is planned as AFLNet plans one:
 
 * prefix: the steps that reach a session state, chosen with the least mutants sent in it so far (a step prefix
-  not yet tried comes first);
+  not yet tried comes first: one per state the declared transitions lead to). A step whose request carries a
+  value of an earlier step's answer (a producer id) is made when that answer is read (``Mutant.build``, sent by
+  the I/O loop), and its prefix begins a batch;
 * mutate: mutants of corpus recipes, weighted towards those whose reaction states are the least visited;
 * suffix: fresh mutants drawn as blind mode draws them (exploration), so new recipes keep coming.
 
@@ -24,7 +26,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from wirecheck.protocols.states import request_kind
+from wirecheck.protocols.states import request_kind, step_paths
 from wirecheck.strategies.coverage import CoverageMap
 from wirecheck.strategies.engine import Mutant
 
@@ -50,12 +52,17 @@ class Guided:
     """An endless iterator of mutants for the bulk engine, steered by ``coverage``."""
 
     def __init__(self, mutator: Iterator[Mutant], coverage: CoverageMap, rng: random.Random,
-                 step: Step | None = None, feedback: bool = True):
+                 step: Step | None = None, feedback: bool = True, kinds: tuple[str, ...] | None = None):
         self.mutator, self.coverage, self.rng, self.step, self.feedback = mutator, coverage, rng, step, feedback
         model = coverage.model
-        self.steps = tuple(model.steps) if step is not None else ()
-        self.prefixes: dict[str, tuple[str, ...]] = {model.initial: ()}  # session state -> steps that reached it
-        self.untried = [(kind,) for kind in self.steps]
+        kinds = model.steps if kinds is None else kinds  # the step kinds the adapter can make against this target
+        self.steps = tuple(kind for kind in model.steps if kind in kinds) if step is not None else ()
+        #: session state -> the steps that reach it: those the declared transitions lead along (protocols/states.py
+        #: step_paths), until steps are seen to reach one otherwise. A state whose steps were answered with an error
+        #: (Kafka's InitProducerId meeting a transaction left ongoing) is aimed at again: it is the least visited
+        self.prefixes: dict[str, tuple[str, ...]] = step_paths(model, self.steps)
+        self.paths = [path for path in self.prefixes.values() if path]
+        self.untried = list(self.paths)
         self.corpus: list[Entry] = []
         self._entries: dict[Recipe, Entry] = {}
         self._queue: deque[Mutant] = deque()
@@ -80,7 +87,7 @@ class Guided:
         prefix is reached by that prefix from then on."""
         fresh, self.coverage.fresh = self.coverage.fresh, []
         for mutant, found in fresh:
-            if not mutant.origin:
+            if not mutant.origin or mutant.build is not None:  # made from its prefix's answers: not sent alone
                 continue
             cell = found if len(found) == 3 else found[1]  # a new reaction state, or a new pair's second
             state, request, reaction = cell
@@ -96,8 +103,10 @@ class Guided:
 
     def _plan(self) -> None:
         state, prefix = self._prefix()
-        for kind in prefix:
-            self._queue.append(self._step(kind, prefix))
+        steps = [self._step(kind, prefix) for kind in prefix]
+        if any(step.build is not None for step in steps):  # read its answers before the later steps are made
+            steps[0].leads = True
+        self._queue.extend(steps)
         self._planned += 1
         weights = self._weights.get(state, [])
         if self.feedback and self.corpus and (len(weights) != len(self.corpus) or self._planned % REWEIGH == 0):
@@ -112,7 +121,7 @@ class Guided:
         if not self.steps:
             return self.coverage.model.initial, ()
         if not self.feedback:
-            return None, rng.choice([(), *[(kind,) for kind in self.steps]])
+            return None, rng.choice([(), *self.paths])
         if self.untried:
             return None, self.untried.pop(0)
         # the least explored session state (AFLNet's state selection), ties broken by the seeded generator
@@ -179,6 +188,8 @@ class Guided:
 def guided(adapter, mutants: Iterator[Mutant], coverage: CoverageMap, rng: random.Random | None = None,
            feedback: bool = True) -> Guided:
     """The guided iterator over the adapter's mutator ``mutants`` (its own generator unless ``rng``), with the
-    adapter's step requests (``Adapter.step``) where it has them."""
+    adapter's step requests (``Adapter.step``) where it has them: of the kinds it names in ``step_kinds`` (every
+    step the protocol declares, without it)."""
     drawn: random.Random = rng or getattr(mutants, "rng", None) or random.Random(0)
-    return Guided(mutants, coverage, drawn, getattr(adapter, "step", None), feedback)
+    return Guided(mutants, coverage, drawn, getattr(adapter, "step", None), feedback,
+                  getattr(adapter, "step_kinds", None))

@@ -75,14 +75,43 @@ class _Judge:
         self.coverage = coverage  # each judged mutant's reaction state is recorded here
         self._connection = 0  # the connection being judged (its id(): the coverage map's key)
         self._observed: list[tuple[Mutant, Observation]] = []  # this batch's, recorded in request order
+        self._ahead: dict[int, deque[Reply]] = {}  # connection -> replies read by an exchange, not yet judged
 
     def send(self, session: FramedSession, batch: list[Mutant]) -> None:
-        data = b"".join(m.frame for m in batch)
+        sent = self._exchange(session, batch)
+        data = b"".join(m.frame for m in batch[sent:])
         if wants_keepalive(batch):
             data += self.adapter.keepalive
         session.send(data, decode=False)
         if batch[-1].incomplete:  # the target must see the end of a frame that will never complete
             session.end_writing()
+
+    def _exchange(self, session: FramedSession, batch: list[Mutant]) -> int:
+        """Answer-dependent steps (``Mutant.build``). Those leading the batch (right after its first request) are
+        made one at a time: the requests before each are sent and their answers read (kept for :meth:`receive`,
+        which judges them in order), and it is made from those answers and put in the batch in its place. One
+        later in the batch (a step that ends a sequence) is made from the same answers, none read for it. How
+        many requests were sent."""
+        leading = 1
+        while leading < len(batch) and batch[leading].build is not None:
+            leading += 1
+        earlier: list[tuple[Mutant, bytes | None]] = []
+        for position, mutant in enumerate(batch):
+            if mutant.build is not None:
+                built = mutant.build(earlier)
+                built.index, built.origin, built.build = mutant.index, mutant.origin, mutant.build
+                batch[position] = mutant = built
+            if position < leading - 1:
+                session.send(mutant.frame, decode=False)
+                reply = session.recv(mutant.reaction.patience if SILENCE in mutant.reaction.outcomes else None)
+                self._ahead.setdefault(id(session), deque()).append(reply)
+                earlier.append((mutant, reply.frame if reply.is_frame else None))
+        return leading - 1
+
+    def _recv(self, session: FramedSession, patience: float | None = None) -> Reply:
+        """The session's next reply: one :meth:`_exchange` read already, else from the wire."""
+        ahead = self._ahead.get(id(session))
+        return ahead.popleft() if ahead else session.recv(patience)
 
     def receive(self, session: FramedSession, batch: list[Mutant]) -> tuple[tuple[Mutant, Divergence] | None, bool,
                                                                         list[Mutant]]:
@@ -103,6 +132,7 @@ class _Judge:
         finally:
             if apart is not None:
                 apart(None)
+            self._ahead.pop(id(session), None)  # what a batch cut short left unread goes with its connection
             self._record()
 
     def _record(self) -> None:
@@ -125,7 +155,7 @@ class _Judge:
                     return failure, False, []
                 continue
             patience = reaction.patience if SILENCE in reaction.outcomes else None
-            reply, pending = pending or session.recv(patience), None
+            reply, pending = pending or self._recv(session, patience), None
             while (owner := owners.of(reply, position)) < position or (
                     owner == len(batch) and keepalive_answer is None and owners.any_order):
                 if owner == len(batch):  # Adapter.answers_any_order: the keepalive's answer may overtake the rest
@@ -134,7 +164,7 @@ class _Judge:
                     failure = self._judged(batch[owner], observe(self.adapter, batch[owner], reply))
                     if failure is not None:
                         return failure, False, []
-                reply = session.recv(patience)
+                reply = self._recv(session, patience)
             if owner > position:
                 late = self._overtaken(session, owners, position, reaction)
                 if late is not None:
@@ -144,7 +174,7 @@ class _Judge:
             else:
                 obs = observe(self.adapter, mutant, reply)
             while obs.kind == ERROR and reaction.errors_before_close and ERROR not in reaction.outcomes:
-                obs = observe(self.adapter, mutant, session.recv(patience))
+                obs = observe(self.adapter, mutant, self._recv(session, patience))
             if obs.kind in (CLOSE, RESET) and owners.any_order and \
                     any(not later.reaction.pipelines for later in batch[position + 1:]):
                 # an asynchronous server may close for a later mutant before it answers this one: judged alone
@@ -160,12 +190,12 @@ class _Judge:
             apart(None)
         answer = keepalive_answer or pending
         if any(m.unanswered for m in batch):  # an answer to one of them may come before the keepalive's
-            answer = answer or session.recv()
+            answer = answer or self._recv(session)
             while (owner := owners.among(answer)) is not None:
                 failure = self._judged(batch[owner], observe(self.adapter, batch[owner], answer))
                 if failure is not None:
                     return failure, False, []
-                answer = session.recv()
+                answer = self._recv(session)
         failure, usable = self._keepalive(session, batch[-1], answer)
         return failure, usable, []
 
@@ -175,7 +205,7 @@ class _Judge:
         answers this request, the order is the defect (the pipelining clause), not a silence."""
         if not getattr(self.adapter, "answers_in_order", False) or SILENCE in reaction.outcomes:
             return None
-        reply = session.recv()
+        reply = self._recv(session)
         if owners.names(reply, position):
             return Divergence(self.catalogue[self.adapter.pipelining_clause], "answers in request order",
                               f"the answer to the request at {position} in the batch after a later one's")
@@ -206,7 +236,7 @@ class _Judge:
 
     def _keepalive(self, session: FramedSession, last: Mutant, pending: Reply | None = None):
         """The keepalive after a batch: (failure, connection usable)."""
-        reply = pending or session.recv()
+        reply = pending or self._recv(session)
         if reply.is_frame:
             if reply.frame in self._known or self.adapter.is_keepalive_answer(reply.frame):
                 if len(self._known) < KNOWN_ANSWERS:
@@ -421,12 +451,16 @@ def _probe(connect: Connect, judge: _Judge, batch: list[Mutant]) -> tuple[Mutant
 def with_prefix(adapter: Adapter, batch: list[Mutant]) -> list[Mutant]:
     """``batch`` led by fresh step requests (``Adapter.step``) for the session-state prefix its first mutant was
     planned after (a guided run's ``Mutant.origin``), so that a replay on a new connection meets the state the
-    mutant met; ``batch`` itself when there is none or it begins with its steps."""
+    mutant met; where it begins with a step, by the steps of its prefix before that one (a step made from their
+    answers needs them); ``batch`` itself when there is none or it begins with its steps."""
     origin, step = batch[0].origin, getattr(adapter, "step", None)
-    if not origin or not origin[0] or step is None or origin[1] == STEP:
+    if not origin or not origin[0] or step is None:
         return batch
+    prefix = origin[0]
+    if origin[1] == STEP:  # a step: those of its prefix before it (a bisection split the prefix)
+        prefix = prefix[:prefix.index(origin[2])] if origin[2] in prefix else ()
     rng = random.Random(batch[0].index)  # the steps' own values (a writer id): any valid ones will do
-    return [step(kind, rng) for kind in origin[0]] + batch
+    return [step(kind, rng) for kind in prefix] + batch
 
 
 def _alive(connect: Connect, judge: _Judge) -> bool:

@@ -79,6 +79,11 @@ class WireFaults:
         "whatever the connection asked before; on a connection that obtained a transactional producer id "
         "(InitProducerId with a TransactionalId answered on it), this writes correlation id + int16 -1 and keeps "
         "the connection (hidden behind a session state: bench/guided.py)")
+    in_transaction_malformed_stalls = Switch(
+        "A body that does not decode closes the connection without a response (RequestContext.parseRequest), "
+        "whatever the connection asked before; on a connection whose AddPartitionsToTxn was answered without error "
+        "(a transaction ongoing, no EndTxn answered since), this neither answers nor closes: the connection waits "
+        "and answers nothing more (hidden behind a session state: bench/guided.py)")
     header_tags_first_only = Switch(
         "Request header v2 ends with a tagged-field section whose fields are all skipped (KIP-482, "
         "RequestHeader.json); this skips only the first, so the body is read from the second on")

@@ -290,6 +290,9 @@ class KafkaPersonality(ResponseFrames):
             if self.faults.crash_on_hostile_array and "count" in str(exc):
                 self.wedged = True
                 raise HostileCount(str(exc)) from None
+            if self.faults.in_transaction_malformed_stalls and getattr(conn, "in_transaction", False):
+                conn.stalled = True  # fault: a transaction's connection waits instead of closing
+                return True
             if self.faults.malformed_body_answered or (self.faults.txn_producer_malformed_answered and getattr(
                     conn, "txn_producer", False) and "count" not in str(exc)):
                 await conn.write(_SIZE.pack(6) + struct.pack(">ih", reply_id, -1))
@@ -315,6 +318,13 @@ class KafkaPersonality(ResponseFrames):
         if self.faults.txn_producer_malformed_answered and key == ApiKey.INIT_PRODUCER_ID and \
                 request.get("TransactionalId") and response is not None and not response.get("ErrorCode"):
             conn.txn_producer = True  # fault: what the connection holds from now on
+        if self.faults.in_transaction_malformed_stalls and response is not None:
+            if key == ApiKey.ADD_PARTITIONS_TO_TXN and not any(
+                    p["PartitionErrorCode"] for t in response.get("ResultsByTopicV3AndBelow") or ()
+                    for p in t["ResultsByPartition"]):
+                conn.in_transaction = True  # fault: a transaction ongoing on this connection
+            elif key == ApiKey.END_TXN and not response.get("ErrorCode"):
+                conn.in_transaction = False
         if key in coordinator_state.CHANGING_APIS:
             self._save_coordinator()  # before the answer: what is acknowledged survives a restart
         if key == ApiKey.PRODUCE and request["Acks"] == 0:

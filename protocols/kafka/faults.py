@@ -75,6 +75,8 @@ FAULTS: dict[str, str] = {
     "kafka.malformed-body-answered": "kafka.encoding.malformed-body",
     # hidden behind a session state (a transactional producer id obtained on the connection): bench/guided.py
     "kafka.txn-producer-malformed-answered": "kafka.encoding.malformed-body",
+    # hidden behind a session state (a transaction ongoing on the connection): bench/guided.py
+    "kafka.in-transaction-malformed-stalls": "kafka.encoding.malformed-body",
     "kafka.message-too-large-unchecked": "kafka.produce.message-too-large",
     "kafka.metadata-empty-means-all": "kafka.metadata.empty-list",
     "kafka.produce-autocreates": "kafka.produce.unknown-topic",

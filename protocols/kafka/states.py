@@ -3,9 +3,15 @@ their Errors.java names, and the error cells the clause catalogue names.
 
 The transactional state belongs to a transactional id, not to a connection; the fuzzer follows it on the
 connection whose requests moved it (InitProducerId, AddPartitionsToTxn, EndTxn answered without error:
-TransactionCoordinator's Empty -> Ongoing -> Complete), which is where a mutant sent after them is read.
-The bulk mutants are read-only requests, which move no state; a guided run's step (InitProducerId with a new
-transactional id, ``Adapter.step``) moves the connection to ``txn-producer``, where its next mutants are sent.
+TransactionCoordinator's Empty -> Ongoing -> CompleteCommit/CompleteAbort -> Ongoing), which is where a mutant
+sent after them is read. The bulk mutants are read-only requests, which move no state; a guided run's steps
+(``Adapter.step``) do: InitProducerId with one of the steps' transactional ids (``txn-producer``), then
+AddPartitionsToTxn of a topic of the run's own with the producer id and epoch that answer chose
+(``in-transaction``: a step made from an earlier answer, ``Mutant.build``), then EndTxn (abort) with them
+(``txn-complete``). A transaction a step left ongoing stays so until its timeout or the next InitProducerId of
+its transactional id, which aborts it and is answered CONCURRENT_TRANSACTIONS (the state then stays where it was):
+Kafka's mutants mostly end their connection (a malformed body is refused by a close), so an EndTxn planned after
+them would reach the target on another connection, without the producer id it needs.
 """
 
 from __future__ import annotations
@@ -34,17 +40,21 @@ REQUESTS = (
     "WriteTxnMarkers",
 )
 
-NO_PRODUCER, PRODUCER, ONGOING = "no-producer", "txn-producer", "in-transaction"
+NO_PRODUCER, PRODUCER, ONGOING, COMPLETE = "no-producer", "txn-producer", "in-transaction", "txn-complete"
 
 STATES = StateModel(
     initial=NO_PRODUCER,
     states={NO_PRODUCER: "no transactional producer id obtained on this connection",
-            PRODUCER: "InitProducerId answered: a transactional producer with no transaction open",
-            ONGOING: "AddPartitionsToTxn answered: a transaction is ongoing (TransactionState.ONGOING)"},
+            PRODUCER: "InitProducerId answered: a transactional producer with no transaction begun (Empty)",
+            ONGOING: "AddPartitionsToTxn answered: a transaction is ongoing (TransactionState.ONGOING)",
+            # TransactionCoordinator.handleEndTransaction: an EndTxn retried in CompleteAbort/CompleteCommit with
+            # the same outcome is answered NONE, in Empty INVALID_TXN_STATE (broker/kafka/transactions.py too)
+            COMPLETE: "EndTxn answered: the transaction ended (COMPLETE_ABORT), its producer id and epoch kept"},
     transitions=(Transition(ANY, "InitProducerId", "answer", PRODUCER),
                  Transition(PRODUCER, "AddPartitionsToTxn", "answer", ONGOING),
                  Transition(ONGOING, "AddPartitionsToTxn", "answer", ONGOING),
-                 Transition(ONGOING, "EndTxn", "answer", PRODUCER)),
+                 Transition(ONGOING, "EndTxn", "answer", COMPLETE),
+                 Transition(COMPLETE, "AddPartitionsToTxn", "answer", ONGOING)),
     error_names={code: error.name for code, error in errors.BY_CODE.items()},
     requests=REQUESTS,
     error_vocabulary={name: name for name in errors.BY_NAME if name != "NONE"},
@@ -124,5 +134,5 @@ STATES = StateModel(
         Cell("kafka.sasl.wrong-password", "SaslAuthenticate", "error:SASL_AUTHENTICATION_FAILED"),
         Cell("kafka.sasl.scram-tampered", "SaslAuthenticate", "error:SASL_AUTHENTICATION_FAILED"),
     ),
-    steps=("InitProducerId",),
+    steps=("InitProducerId", "AddPartitionsToTxn", "EndTxn"),
 )

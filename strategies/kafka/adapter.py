@@ -22,10 +22,20 @@ from wirecheck.strategies.kafka.values import random_value
 #: auto-creation), so that the valid-but-odd ones (unknown tags, trailing bytes) cannot change a live cluster.
 READ_ONLY = (18, 3, 2, 1, 9, 10, 15, 16, 32, 60)
 
-INIT_PRODUCER_ID = 22
-#: a guided run's step: a transactional InitProducerId is answered (an error answer permitted: the state then
-#: stays where it was)
-STEP_REACTION = reactions.any_answer("kafka.txn.epoch-bump", "a transactional InitProducerId (a guided run's step)")
+INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, END_TXN, CREATE_TOPICS = 22, 24, 26, 19
+#: the transactional APIs of a guided run's steps (protocols/kafka/states.py), each with the highest version it
+#: sends: AddPartitionsToTxn v4+ is the brokers' batched form (AddPartitionsToTxnRequest.json), EndTxn v5+ and a
+#: producer without AddPartitionsToTxn are KIP-890's transactions v2
+STEP_APIS = {INIT_PRODUCER_ID: ("InitProducerId", 5), ADD_PARTITIONS_TO_TXN: ("AddPartitionsToTxn", 3),
+             END_TXN: ("EndTxn", 4)}
+#: a guided run's steps are answered (an error answer permitted: the state then stays where it was)
+STEP_REACTIONS = {
+    INIT_PRODUCER_ID: reactions.any_answer("kafka.txn.epoch-bump", "a transactional InitProducerId (a guided "
+                                                                   "run's step)"),
+    ADD_PARTITIONS_TO_TXN: reactions.any_answer("kafka.txn.produce-unadded", "AddPartitionsToTxn of the producer "
+                                                                             "id an InitProducerId answer chose"),
+    END_TXN: reactions.any_answer("kafka.txn.invalid-state", "EndTxn (abort) of the transaction the steps began"),
+}
 
 #: Error codes that mean "your request was not understood": an answer carrying one rejects the request.
 REJECTIONS = {errors.INVALID_REQUEST, errors.UNSUPPORTED_VERSION, errors.UNKNOWN_SERVER_ERROR}
@@ -104,10 +114,16 @@ class KafkaFuzz:
     KEEPALIVE_CORRELATION_ID = 0x57C1
 
     def __init__(self, ranges: dict[int, tuple[int, int]], operators=BULK_OPERATORS,
-                 init_producer: tuple[int, int] | None = None):
+                 init_producer: tuple[int, int] | None = None, transactions: dict[int, tuple[int, int]] | None = None,
+                 txn_topic: str | None = None):
         self.ranges = ranges
         self.operators = operators
-        self.init_producer = init_producer  # InitProducerId's advertised versions: the guided run's step
+        self.init_producer = init_producer  # InitProducerId's advertised versions: the guided run's first step
+        #: AddPartitionsToTxn's and EndTxn's advertised versions, and a topic of the run's own the transactions
+        #: add (partition 0): the steps beyond txn-producer
+        self.transactions = {key: span for key, span in (transactions or {}).items() if key in STEP_APIS}
+        self.txn_topic = txn_topic
+        self._producers = 0  # InitProducerId steps made: the next one's transactional id, in turn
         # Metadata v1+ for no topic: its answer is a fraction of ApiVersions' (the broker encodes it per batch)
         if 3 in ranges and ranges[3][1] >= 1:
             self._keepalive_version = max(1, ranges[3][0])
@@ -150,7 +166,10 @@ class KafkaFuzz:
         if decoded["header"]["CorrelationId"] != request.correlation_id:
             return Observation(UNREADABLE, detail=f"correlation id {decoded['header']['CorrelationId']}, "
                                                   f"sent {request.correlation_id}")
-        codes = errors.error_codes(decoded["body"]) - {errors.NONE}
+        # a step's answer may carry its error as PartitionErrorCode (AddPartitionsToTxn): every one is read, for a
+        # step answered with an error moves no session state
+        read = errors.every_error_code if request.api_key in STEP_APIS else errors.error_codes
+        codes = read(decoded["body"]) - {errors.NONE}
         if not codes:
             return Observation(ANSWER, detail=Lazy(_short, decoded["body"]))
         code = errors.INVALID_REQUEST if errors.INVALID_REQUEST in codes else min(codes)
@@ -168,28 +187,84 @@ class KafkaFuzz:
             return {"clause": clause, "expected": "the connection closed or an INVALID_REQUEST (42) answer"}
         return {"clause": clause}
 
-    #: the steps' transactional ids, a few reused (a nightly run's ten thousands of steps leave a user's cluster
-    #: eight transactional ids, not one each; a step fences the producer an earlier one got, which read-only
-    #: mutants never use), and the transaction timeout (60 s: no transaction is ever begun under them)
-    STEP_PREFIX, STEP_TXN_IDS, STEP_TIMEOUT_MS = "wirecheck-fuzz-step-", 8, 60_000
+    #: the steps' transactional ids, a few reused in turn (a nightly run's ten thousands of steps leave a user's
+    #: cluster 32 transactional ids, not one each; a step fences the producer an earlier one got, and aborts the
+    #: transaction an earlier one left ongoing, which read-only mutants never use). Each InitProducerId step
+    #: begins a batch (``Mutant.leads``), so at most one per batch in flight (targets/fuzzing.py WINDOW, 16):
+    #: with more ids than that, an id is used again only after the batch that used it before was answered, and
+    #: no two connections race on one (which of them meets the other's transaction would depend on timing, and
+    #: the seed must reproduce a run). The transaction timeout: 60 s, longer than any run needs one open.
+    STEP_PREFIX, STEP_TXN_IDS, STEP_TIMEOUT_MS = "wirecheck-fuzz-step-", 32, 60_000
+    #: the transactional id of an AddPartitionsToTxn or EndTxn step sent without an answered InitProducerId before
+    #: it (a replay that begins with it): one no step initialises, so the target's error is the same every time
+    STEP_UNINITIALISED = "wirecheck-fuzz-step-none"
+
+    @property
+    def step_kinds(self) -> tuple[str, ...]:
+        """The steps this target takes: InitProducerId where advertised; AddPartitionsToTxn and EndTxn too where
+        advertised at a version the steps send and a topic of the run's own is there to add."""
+        kinds = []
+        if self.init_producer is not None:
+            kinds.append("InitProducerId")
+            for key in (ADD_PARTITIONS_TO_TXN, END_TXN):
+                if self.txn_topic and self._step_version(key) is not None:
+                    kinds.append(STEP_APIS[key][0])
+        return tuple(kinds)
+
+    def _step_version(self, key: int) -> int | None:
+        span = self.init_producer if key == INIT_PRODUCER_ID else self.transactions.get(key)
+        if span is None or span[0] > STEP_APIS[key][1]:
+            return None
+        return min(span[1], STEP_APIS[key][1])
 
     def step(self, kind: str, rng: random.Random) -> Mutant:
-        """A valid request of a step kind (``protocols/kafka/states.py``): InitProducerId with one of the steps'
-        transactional ids, at the highest advertised version, which moves the connection to ``txn-producer``."""
-        if kind != "InitProducerId" or self.init_producer is None:
-            raise ValueError(f"kafka has no step {kind!r} here (InitProducerId advertised: {self.init_producer})")
-        version = self.init_producer[1]
-        body = random_value(rng, messages.request_codec(INIT_PRODUCER_ID, version))
-        body.update({"TransactionalId": f"{self.STEP_PREFIX}{rng.randrange(self.STEP_TXN_IDS)}",
-                     "TransactionTimeoutMs": self.STEP_TIMEOUT_MS})
-        for name, value in (("ProducerId", -1), ("ProducerEpoch", -1), ("Enable2Pc", False),
-                            ("KeepPreparedTxn", False)):  # a new producer (KIP-360), no two-phase commit (KIP-939)
-            if name in body:
-                body[name] = value
+        """A valid request of a step kind (``protocols/kafka/states.py``), at the highest advertised version the
+        steps send: InitProducerId with the steps' next transactional id (-> ``txn-producer``); AddPartitionsToTxn
+        of partition 0 of the run's topic and EndTxn (abort), made from the answer to the InitProducerId sent before
+        them on their connection (``Mutant.build``: its transactional id, producer id and epoch; where none was
+        answered, an id no step initialises and -1, which the target answers with an error)."""
+        if kind not in self.step_kinds:
+            raise ValueError(f"kafka has no step {kind!r} here (steps: {self.step_kinds})")
+        key = messages.api_key_by_name(kind)
+        version = self._step_version(key)
+        assert version is not None  # a kind in step_kinds has one
+        if key == INIT_PRODUCER_ID:
+            body = random_value(rng, messages.request_codec(INIT_PRODUCER_ID, version))
+            body.update({"TransactionalId": f"{self.STEP_PREFIX}{self._producers % self.STEP_TXN_IDS}",
+                         "TransactionTimeoutMs": self.STEP_TIMEOUT_MS})
+            self._producers += 1
+            for name, value in (("ProducerId", -1), ("ProducerEpoch", -1), ("Enable2Pc", False),
+                                ("KeepPreparedTxn", False)):  # a new producer (KIP-360), no two-phase commit (KIP-939)
+                if name in body:
+                    body[name] = value
+            mutant = self._step_mutant(key, version, rng.randrange(1 << 30, 1 << 31), body)
+            mutant.leads = True
+            return mutant
         correlation = rng.randrange(1 << 30, 1 << 31)
-        frame = messages.encode_request(INIT_PRODUCER_ID, version, correlation, "wirecheck", body)
-        return Mutant(frame, "valid", "frame", STEP_REACTION, KafkaRequest(INIT_PRODUCER_ID, version, correlation, frame),
-                      request=f"InitProducerId v{version}")
+        unanswered = (self.STEP_UNINITIALISED, -1, -1)
+
+        def build(earlier: list[tuple[Mutant, bytes | None]]) -> Mutant:
+            return self._step_mutant(key, version, correlation,
+                                     self._txn_body(key, producer_of(earlier) or unanswered))
+
+        mutant = build([])
+        mutant.build = build
+        return mutant
+
+    def _txn_body(self, key: int, producer: tuple[str, int, int]) -> dict:
+        transactional_id, producer_id, epoch = producer
+        if key == END_TXN:
+            return {"TransactionalId": transactional_id, "ProducerId": producer_id, "ProducerEpoch": epoch,
+                    "Committed": False}
+        # AddPartitionsToTxnRequest.json names the v0-3 fields V3AndBelow*
+        return {"V3AndBelowTransactionalId": transactional_id, "V3AndBelowProducerId": producer_id,
+                "V3AndBelowProducerEpoch": epoch, "V3AndBelowTopics": [{"Name": self.txn_topic, "Partitions": [0]}]}
+
+    @staticmethod
+    def _step_mutant(key: int, version: int, correlation: int, body: dict) -> Mutant:
+        frame = messages.encode_request(key, version, correlation, "wirecheck", body)
+        return Mutant(frame, "valid", "frame", STEP_REACTIONS[key], KafkaRequest(key, version, correlation, frame),
+                      request=f"{STEP_APIS[key][0]} v{version}")
 
     def seeds(self) -> list[bytes]:
         """One valid, harmless request per read-only API at its highest advertised version (raw replay)."""
@@ -201,19 +276,62 @@ class KafkaFuzz:
         return frames
 
 
+def producer_of(earlier: list[tuple[Mutant, bytes | None]]) -> tuple[str, int, int] | None:
+    """(transactional id, producer id, epoch) of the last InitProducerId among ``earlier`` (requests sent before
+    on the connection, with their answers) that was answered without error; None where none was."""
+    for mutant, answer in reversed(earlier):
+        request: KafkaRequest = mutant.context
+        if request is None or request.api_key != INIT_PRODUCER_ID or answer is None:
+            continue
+        try:
+            body = messages.decode_response(INIT_PRODUCER_ID, request.version, answer)["body"]
+            transactional_id = messages.decode_request(request.original)["body"]["TransactionalId"]
+        except messages.DecodeError:
+            continue
+        if body.get("ErrorCode") == errors.NONE and transactional_id:
+            return transactional_id, body["ProducerId"], body["ProducerEpoch"]
+    return None
+
+
+#: CreateTopics v4: the version every broker since Apache Kafka 2.0 takes (v0-1 were removed in 4.0, KIP-896)
+CREATE_TOPICS_VERSION = 4
+
+
+def txn_topic(name: str) -> str:
+    """The topic a run's transactions add (the guided run's AddPartitionsToTxn step)."""
+    return f"wirecheck-fuzz-txn-{name}"
+
+
+def create_topic_frame(topic: str, correlation: int) -> bytes:
+    return messages.encode_request(CREATE_TOPICS, CREATE_TOPICS_VERSION, correlation, "wirecheck",
+                                   {"Topics": [{"Name": topic, "NumPartitions": 1, "ReplicationFactor": 1,
+                                                "Assignments": [], "Configs": []}],
+                                    "timeoutMs": 5000, "validateOnly": False})
+
+
 def fuzz_setup(name: str) -> list[bytes]:
-    """Requests that prepare :func:`fuzz_adapter`: ApiVersions v0 (what the target advertises)."""
-    return [messages.encode_request(messages.API_VERSIONS, 0, 1, "wirecheck", {})]
+    """Requests that prepare :func:`fuzz_adapter`: ApiVersions v0 (what the target advertises), and CreateTopics
+    of the topic the guided run's transactions add."""
+    return [messages.encode_request(messages.API_VERSIONS, 0, 1, "wirecheck", {}),
+            create_topic_frame(txn_topic(name), 2)]
 
 
 def fuzz_adapter(name: str, answers: list[bytes]) -> KafkaFuzz:
     body = messages.decode_response(messages.API_VERSIONS, 0, answers[0])["body"]
     advertised = {entry["ApiKey"]: (entry["MinVersion"], entry["MaxVersion"]) for entry in body["ApiKeys"]}
-    return KafkaFuzz(read_only_ranges(advertised), init_producer=advertised.get(INIT_PRODUCER_ID))
+    topic = None
+    if len(answers) > 1 and answers[1] is not None:  # created, or there already (a rerun of the same name)
+        created = messages.decode_response(CREATE_TOPICS, CREATE_TOPICS_VERSION, answers[1])["body"]["Topics"]
+        if created and created[0]["ErrorCode"] in (errors.NONE, errors.TOPIC_ALREADY_EXISTS):
+            topic = txn_topic(name)
+    return KafkaFuzz(read_only_ranges(advertised), init_producer=advertised.get(INIT_PRODUCER_ID),
+                     transactions=advertised, txn_topic=topic)
 
 
 def offline_adapter() -> KafkaFuzz:
     """An adapter built without a target: every read-only API at every version the definitions know."""
     # READ_ONLY only: asking every key's versions would load the kio-only definitions for nothing
     return KafkaFuzz(read_only_ranges({key: messages.versions(key) for key in READ_ONLY if key in messages.api_keys()}),
-                     init_producer=messages.versions(INIT_PRODUCER_ID))
+                     init_producer=messages.versions(INIT_PRODUCER_ID),
+                     transactions={key: messages.versions(key) for key in (ADD_PARTITIONS_TO_TXN, END_TXN)},
+                     txn_topic=txn_topic("offline"))

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 
 from wirecheck.protocols.kafka import errors, messages
-from wirecheck.protocols.verdicts import Divergence
+from wirecheck.protocols.verdicts import Blocked, Divergence
 from wirecheck.strategies import kafka as kafka_strategies
 from wirecheck.suites.kafka.client import C, DataPath, Kafka, short
 from wirecheck.targets.fuzzing import fuzz_case, judge_example
@@ -24,17 +24,26 @@ case = pytest.mark.case
 MUTANT_DEADLINE = 1.0
 
 
-def _adapter(target) -> kafka_strategies.KafkaFuzz:
-    advertised = Kafka(target).advertised()  # InitProducerId's versions: a guided run's session-state step
+def _adapter(target, transactions: bool = False) -> kafka_strategies.KafkaFuzz:
+    """The bulk adapter; ``transactions`` (a guided run): a topic of its own for its AddPartitionsToTxn steps (the
+    run goes without them, its steps stopping at InitProducerId, where the target refuses to create one)."""
+    advertised = Kafka(target).advertised()  # the transactional APIs' versions: a guided run's session-state steps
+    topic = None
+    if transactions:
+        try:
+            topic = DataPath(target).topic("fuzz-txn")
+        except Blocked:
+            topic = None
     return kafka_strategies.KafkaFuzz(kafka_strategies.read_only_ranges(advertised),
-                                      init_producer=advertised.get(kafka_strategies.INIT_PRODUCER_ID))
+                                      init_producer=advertised.get(kafka_strategies.INIT_PRODUCER_ID),
+                                      transactions=advertised, txn_topic=topic)
 
 
 @case("kafka.encoding.malformed-body", hostile=True)
 def test_structural_mutants_get_a_permitted_outcome(target, fuzz):
     """Bulk: seeded structural mutants, pipelined where the spec keeps the connection open; replay with the same
     --fuzz-seed."""
-    adapter = _adapter(target)
+    adapter = _adapter(target, transactions=getattr(fuzz, "guided", False))
     fuzz_case(target, adapter, adapter.mutants(fuzz.rng("kafka.encoding.malformed-body")), fuzz.mutants,
               connect=lambda: target.connect(deadline=MUTANT_DEADLINE))
 

@@ -32,7 +32,7 @@ from tests.broker.kafka_txn_probes import TXN_PROBES
 from tests.broker.kafka_txn_v2_probes import TXN_V2_PROBES
 from tests.broker.test_kafka_consumer_groups import CG_PROBES
 from tests.broker.test_kafka_groups import join, join_new, join_request
-from tests.broker.test_kafka_transactions import init
+from tests.broker.test_kafka_transactions import init, open_txn
 from tests.broker.test_kafka_share_groups import LOCK_MS, SHARE_PROBES
 from tests.broker.test_kafka_telemetry import TELEMETRY_PROBES
 from tests.interop.kafka_support import Closed, InProcessBroker, Wire, build, outcome, record_batch
@@ -244,6 +244,9 @@ PROBES = {
     # a malformed body on a connection that holds a transactional producer id
     "kafka.txn-producer-malformed-answered":
         (with_wire(lambda w: (init(w, f"t-malformed-{next(_names)}"), truncated_body(w))[1]), "closed"),
+    # a malformed body on a connection whose transaction is ongoing
+    "kafka.in-transaction-malformed-stalls":
+        (with_wire(lambda w: (open_txn(w, topic(w)), truncated_body(w))[1]), "closed"),
     "kafka.apiversions-unsupported-not-v0":
         (with_wire(unsupported_api_versions), struct.pack(">ihihhh", 7, 35, 1, 18, 0, 4)),
     "kafka.unknown-key-stays-open":

@@ -96,6 +96,7 @@ SCOPES.update({
         "apiversions-header-v1", "header-tags-first-only")},
     "kafka.hostile-count-waits": "test_robustness",
     "kafka.txn-producer-malformed-answered": "test_robustness",
+    "kafka.in-transaction-malformed-stalls": "test_robustness",
     "kafka.fetch-crc-ieee": "test_produce_fetch",
     "kafka.base-offset-echoed": "test_produce_fetch",
     "kafka.error-code-negated": "test_topics_groups",
@@ -238,6 +239,7 @@ EXTRA_ARGS["kafka.share-lock-never-expires"] = ["--reference-arg=--kafka-share-l
 #: faults hidden behind a session state: the bulk fuzzer reaches them guided (strategies/guided.py), not blind
 EXTRA_ARGS["pravega.writer-read-size-closes"] = ["--fuzz=guided"]
 EXTRA_ARGS["kafka.txn-producer-malformed-answered"] = ["--fuzz=guided"]
+EXTRA_ARGS["kafka.in-transaction-malformed-stalls"] = ["--fuzz=guided"]
 EXTRA_ARGS["fluvio.stream-open-compression-wrong"] = ["--fuzz=guided"]
 
 #: variant -> more arguments for its whole-suite run, where the variant lives in a feature the clean broker leaves off.

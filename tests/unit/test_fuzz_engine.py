@@ -306,3 +306,32 @@ def test_every_span_operator_gives_bytes_on_a_traced_frame():
                 applied += 1
         # kinds () (a protocol's rule names the span) and ("crc",) find no span in these frames
         assert applied or op.kinds in ((), ("crc",)), op.name
+
+
+def test_a_step_made_from_an_earlier_answer_is_sent_after_that_answer_was_read(server):
+    """An answer-dependent step (``Mutant.build``): the requests before it are sent and answered first, it is made
+    from their answers, and the rest of its batch is pipelined after it; a batch begins at a step that ``leads``."""
+    made_from = []
+
+    def build(earlier):
+        made_from.append([(mutant.field, answer) for mutant, answer in earlier])
+        token = earlier[-1][1][4:].split(b":")[0] if earlier and earlier[-1][1] else b"nothing"
+        return Mutant(frame(b"from-" + token + b":ok"), "valid", "made", ANSWERED)
+
+    def mutants():
+        for n in range(3):
+            yield Mutant(frame(b"ok"), "valid", "before", ANSWERED)
+            yield Mutant(frame(b"s%d:ok" % n), "valid", "first", ANSWERED, leads=True)
+            yield Mutant(frame(b"placeholder:ok"), "valid", "made", ANSWERED, build=build)
+            yield Mutant(frame(b"ok"), "valid", "after", ANSWERED)
+
+    batches = list(plan_batches(mutants()))
+    assert [[m.field for m in batch] for batch in batches][:2] == [["before"], ["first", "made", "after", "before"]]
+    adapter = ToyAdapter([])
+    transcript = Transcript("toy", SPEC.describe)
+    progress = run(lambda: Session(("127.0.0.1", server.port), SPEC, transcript, deadline=2.0), adapter, mutants(),
+                   12, window=2)
+    assert progress.cases == 12
+    assert made_from == [[("first", frame(b"s%d:ok" % n))] for n in range(3)]
+    sent = [event.data for event in transcript.events if event.kind == "send"]
+    assert frame(b"s0:ok") in sent and any(data.startswith(frame(b"from-s0:ok")) for data in sent)

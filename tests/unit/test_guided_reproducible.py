@@ -11,6 +11,7 @@ import random
 import pytest
 
 from wirecheck.protocols.registry import all_specs
+from wirecheck.protocols.states import step_paths
 from wirecheck.protocols.transcript import Transcript
 from wirecheck.strategies.coverage import CoverageMap
 from wirecheck.strategies.engine import Progress
@@ -73,3 +74,8 @@ def test_a_guided_run_is_reproduced_by_its_seed(name, tmp_path):
     assert steered.corpus, "the run kept no recipe: nothing guided it"
     assert first_map["mutants"] == MUTANTS
     assert (again, again_map) == (first, first_map)
+    # every session state the adapter's steps lead to was reached, those whose steps are made from an earlier
+    # step's answer (Kafka's AddPartitionsToTxn with the producer id InitProducerId chose) among them
+    aimed = {path: state for state, path in step_paths(SPECS[name].states, steered.steps).items() if path}
+    unreached = sorted(state for state in aimed.values() if not first_map["states"].get(state))
+    assert not unreached, f"no mutant was sent in {unreached}: {first_map['states']}"

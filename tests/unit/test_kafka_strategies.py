@@ -3,6 +3,8 @@ clauses. Our strict decoder stands in for a conforming broker's parser here."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given, settings
 
@@ -190,3 +192,31 @@ def test_a_wrong_refusal_code_under_a_survival_reaction_is_malformed_bodys():
     assert divergence is not None and divergence.clause.id == "kafka.encoding.malformed-body"
     assert reaction.judge(Observation(ERROR, code=errors.INVALID_REQUEST, rejects=True), CATALOGUE) is None
     assert reaction.judge(CLOSED, CATALOGUE) is None
+
+
+def test_transaction_steps_are_made_from_the_init_producer_id_answer():
+    """AddPartitionsToTxn and EndTxn steps carry the transactional id, producer id and epoch of the InitProducerId
+    answered before them on their connection; without one, an id no step initialises (an error, every time)."""
+    adapter = kafka_strategies.offline_adapter()
+    assert adapter.step_kinds == ("InitProducerId", "AddPartitionsToTxn", "EndTxn")
+    rng = random.Random(5)
+    init, add, end = (adapter.step(kind, rng) for kind in adapter.step_kinds)
+    assert init.leads and add.build is not None and end.build is not None
+    answer = messages.encode_response(22, init.context.version, init.context.correlation_id,
+                                      {"ThrottleTimeMs": 0, "ErrorCode": 0, "ProducerId": 4242, "ProducerEpoch": 7})
+    txn_id = messages.decode_request(init.frame)["body"]["TransactionalId"]
+    added = messages.decode_request(add.build([(init, answer)]).frame)["body"]
+    assert (added["V3AndBelowTransactionalId"], added["V3AndBelowProducerId"], added["V3AndBelowProducerEpoch"]) == \
+        (txn_id, 4242, 7)
+    assert added["V3AndBelowTopics"] == [{"Name": adapter.txn_topic, "Partitions": [0]}]
+    ended = messages.decode_request(end.build([(init, answer), (add, None)]).frame)["body"]
+    assert (ended["TransactionalId"], ended["ProducerId"], ended["ProducerEpoch"], ended["Committed"]) == \
+        (txn_id, 4242, 7, False)
+    refused = messages.encode_response(22, init.context.version, init.context.correlation_id,
+                                       {"ThrottleTimeMs": 0, "ErrorCode": 51, "ProducerId": -1, "ProducerEpoch": -1})
+    alone = messages.decode_request(add.build([(init, refused)]).frame)["body"]
+    assert (alone["V3AndBelowTransactionalId"], alone["V3AndBelowProducerId"]) == (adapter.STEP_UNINITIALISED, -1)
+    # the steps' transactional ids are used in turn
+    ids = [messages.decode_request(adapter.step("InitProducerId", rng).frame)["body"]["TransactionalId"]
+           for _ in range(adapter.STEP_TXN_IDS)]
+    assert len(set(ids)) == adapter.STEP_TXN_IDS and txn_id not in ids[:-1] and ids[-1] == txn_id
