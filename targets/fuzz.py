@@ -5,6 +5,10 @@ A budget sets two numbers: Hypothesis examples per property-based case, and muta
 (bulk cases use a seeded ``random.Random`` and plain bytes, to reach thousands of cases per second); and whether
 bulk cases are guided by the target's answers (strategies/guided.py): the nightly budget is, the others draw blind
 (the mutants of a blind run depend on the seed alone, whatever the target answers).
+
+``--fuzz-workers N`` splits each bulk case over N forked processes, each with its own connections
+(targets/fuzz_workers.py): for a target with cores to spare, where one fuzzing process is the bound. Its mutants
+are drawn in seeded segments, so a seed names the same run at any N (not the one-process run without the option).
 """
 
 from __future__ import annotations
@@ -31,9 +35,10 @@ class FuzzBudget:
     seed: int
     derandomize: bool
     guided: bool = False  # bulk cases steered by the target's reactions (strategies/guided.py)
+    workers: int | None = None  # --fuzz-workers: bulk cases over this many processes (None: one, the plain stream)
 
     @classmethod
-    def parse(cls, text: str, seed: int | None) -> "FuzzBudget":
+    def parse(cls, text: str, seed: int | None, workers: int | None = None) -> "FuzzBudget":
         if text in PROFILES:
             examples, mutants, derandomize, guided = PROFILES[text]
         elif text.isdigit() and int(text) > 0:
@@ -42,9 +47,18 @@ class FuzzBudget:
             import pytest
 
             raise pytest.UsageError(f"--fuzz={text}: expected {', '.join(PROFILES)} or a positive example count")
+        if workers is not None and workers < 1:
+            import pytest
+
+            raise pytest.UsageError(f"--fuzz-workers={workers}: expected a positive number of processes")
         if seed is None:
             seed = 0 if derandomize else random.SystemRandom().randrange(2**32)
-        return cls(text, examples, mutants, seed, derandomize, guided)
+        return cls(text, examples, mutants, seed, derandomize, guided, workers)
+
+    @property
+    def reproduce(self) -> str:
+        """The options that name this budget's bulk mutants again."""
+        return f"--fuzz-seed={self.seed}" + (f" --fuzz-workers={self.workers}" if self.workers else "")
 
     def rng(self, salt: str) -> random.Random:
         """A generator for one case: the same seed and case give the same mutants."""

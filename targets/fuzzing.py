@@ -40,6 +40,7 @@ class TargetLost(Exception):
     def __init__(self, divergence: Divergence, suspects: list[Mutant]):
         super().__init__(str(divergence))
         self.divergence, self.suspects = divergence, suspects
+        self.progress: Progress | None = None  # the run's statistics and map up to here (a split run's, merged)
 
 
 class MutantFailed(Exception):
@@ -48,6 +49,7 @@ class MutantFailed(Exception):
     def __init__(self, mutant: Mutant, divergence: Divergence):
         super().__init__(f"{mutant.label()}: {divergence}")
         self.mutant, self.divergence = mutant, divergence
+        self.progress: Progress | None = None  # the run's statistics and map up to here (a split run's, merged)
 
 
 def observe(adapter: Adapter, mutant: Mutant, reply: Reply) -> Observation:
@@ -538,42 +540,55 @@ def _raise_if_dead(target, mutant: Mutant) -> None:
         raise TargetDied(target.survives_clause, mutant.label(), what, note=mutant.label())
 
 
-def fuzz_case(target, adapter: Adapter, mutants: Iterable[Mutant], count: int, connect: Connect | None = None,
+def fuzz_case(target, adapter: Adapter, rng: random.Random, count: int, connect: Connect | None = None,
               window: int = WINDOW) -> Progress:
-    """A bulk case: run the mutants, turn the first failure into the case's divergence (naming the mutant and
-    the seed), note the statistics in the transcript, and report SHOULD-level divergences as NON-STRICT."""
+    """A bulk case: run ``count`` mutants drawn from ``rng`` (the budget's generator for the case), turn the first
+    failure into the case's divergence (naming the mutant and the seed), note the statistics in the transcript, and
+    report SHOULD-level divergences as NON-STRICT. Under ``--fuzz-workers`` the run is split over that many
+    processes (targets/fuzz_workers.py), its segments seeded from ``rng``."""
     budget = getattr(target, "fuzz", None)
-    seed = getattr(budget, "seed", None)
+    reproduce = getattr(budget, "reproduce", "")
     model = state_model(adapter)
-    coverage = CoverageMap(model) if model is not None else None
-    progress = Progress(coverage=coverage)
-    if coverage is not None and getattr(budget, "guided", False):
-        mutants = guided(adapter, iter(mutants), coverage)
+    steered = model is not None and getattr(budget, "guided", False)
+    workers = getattr(budget, "workers", None)
+    if getattr(target, "differential", False):  # one batch at a time: both servers see the same order
+        window, workers = 1, None
+    progress = Progress(coverage=CoverageMap(model) if model is not None else None)  # a split run returns its own
     try:
-        if getattr(target, "differential", False):  # one batch at a time: both servers see the same order
-            window = 1
-        run(connect or target.connect, adapter, mutants, count, progress=progress, window=window)
+        if workers:
+            from wirecheck.targets.fuzz_workers import Share, run_workers
+
+            progress = run_workers([Share(connect or target.connect, adapter)], rng.getrandbits(63), count, workers,
+                                   model, steered, window)
+        else:
+            mutants = adapter.mutants(rng)
+            if steered:
+                assert progress.coverage is not None
+                mutants = guided(adapter, mutants, progress.coverage)
+            run(connect or target.connect, adapter, mutants, count, progress=progress, window=window)
     except MutantFailed as failed:
+        progress = failed.progress or progress
         div = failed.divergence
-        note = f"{failed.mutant.label()}; --fuzz-seed={seed}" + (f"; {div.note}" if div.note else "")
+        note = f"{failed.mutant.label()}; {reproduce}" + (f"; {div.note}" if div.note else "")
         raise div.with_note(note[:2000]) from None
     except TargetLost as lost:
+        progress = lost.progress or progress
         if not lost.suspects:  # no mutant had been sent: the target was gone before the case began
             raise lost.divergence from None
-        raise _died(target, adapter, lost.divergence, lost.suspects, seed, connect) from None
+        raise _died(target, adapter, lost.divergence, lost.suspects, reproduce, connect) from None
     finally:
-        if coverage is not None and hasattr(target, "state_coverage"):
-            target.state_coverage(adapter.name, coverage.to_dict())
+        if progress.coverage is not None and hasattr(target, "state_coverage"):
+            target.state_coverage(adapter.name, progress.coverage.to_dict())
     target.transcript.note(progress.summary())
     if progress.non_strict:
         mutant, first = progress.non_strict[0]
         raise Divergence(first.clause, first.expected, first.actual,
                          note=f"{len(progress.non_strict)} SHOULD-level divergences; the first shown, "
-                              f"{mutant.label()}; --fuzz-seed={seed}"[:2000])
+                              f"{mutant.label()}; {reproduce}"[:2000])
     return progress
 
 
-def _died(target, adapter: Adapter, lost: Divergence, suspects: list[Mutant], seed,
+def _died(target, adapter: Adapter, lost: Divergence, suspects: list[Mutant], reproduce: str,
           connect: Connect | None = None) -> Divergence:
     """The failure of a run cut short while ``suspects`` were unproven: naming the killer when a restartable target
     can be asked which one it is, else their range and the first of them. When a replay proved the death, or the
@@ -583,14 +598,14 @@ def _died(target, adapter: Adapter, lost: Divergence, suspects: list[Mutant], se
     if killer is not None:
         step = killer.label()
         note = (f"{step}; pinned by replaying the {len(suspects)} suspect mutant(s) on the restarted "
-                f"target; --fuzz-seed={seed}")
+                f"target; {reproduce}")
     elif len(suspects) == 1:
         step = suspects[0].label()
-        note = f"{step}; --fuzz-seed={seed}"
+        note = f"{step}; {reproduce}"
     else:
         step = f"mutants #{suspects[0].index}-#{suspects[-1].index} were in flight, the first {suspects[0].label()}"
         note = (f"no single mutant was shown to kill it (--target-restart lets the engine replay them one by one); "
-                f"{step}; --fuzz-seed={seed}")
+                f"{step}; {reproduce}")
     target.transcript.note(f"the target died: {note}"[:2000])
     if killer is not None or target.stopped_answering() is not None:
         return TargetDied(target.survives_clause, step[:300], lost.actual, note=note[:2000])

@@ -59,6 +59,9 @@ def pytest_addoption(parser):
     group.addoption("--fuzz", default="ci", metavar="ci|nightly|N",
                     help="fuzz budget: ci (default, fast and reproducible), nightly (deep), or an example count")
     group.addoption("--fuzz-seed", type=int, default=None, help="seed of the bulk mutation cases")
+    group.addoption("--fuzz-workers", type=int, default=None, metavar="N",
+                    help="split each bulk mutation case over N processes (a target with cores to spare); the "
+                         "seed names the same mutants at any N")
     group.addoption("--target-option", action="append", default=[], metavar="PROTOCOL.KEY=VALUE",
                     help="a protocol-specific setting for the target, e.g. fluvio.topics=orders:3 (see each suite)")
     group.addoption("--target-tls", action="store_true",
@@ -129,7 +132,8 @@ def _options(config) -> RunOptions:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "case(id, hostile=False): a conformance case checking one clause")
-    budget = FuzzBudget.parse(config.getoption("fuzz"), config.getoption("fuzz_seed"))
+    budget = FuzzBudget.parse(config.getoption("fuzz"), config.getoption("fuzz_seed"),
+                              config.getoption("fuzz_workers"))
     register_hypothesis_profiles(budget)
     specs = all_specs()
     options = _options(config)

@@ -19,7 +19,7 @@ def test_bulk_mutants(target, fuzz):
     resolve(target, "producer")
     topic = target.unique("fuzz")
     adapter = BarcoFuzz(topic)
-    fuzz_case(target, adapter, adapter.mutants(fuzz.rng(f"barco-bulk/{topic.rsplit('-', 2)[-2]}")), fuzz.mutants,
+    fuzz_case(target, adapter, fuzz.rng(f"barco-bulk/{topic.rsplit('-', 2)[-2]}"), fuzz.mutants,
               connect=lambda: target.connect(endpoint="producer"))
 
 

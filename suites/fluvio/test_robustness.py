@@ -23,7 +23,7 @@ def test_bulk_mutants(target, fuzz):
     """Seeded mutants of valid Produce requests; each reaction judged against what the spec permits."""
     _, topic = new_topic(target, stem="fuzz")
     adapter = FluvioFuzz(topic, streams=_stream_topic(target) if fuzz.guided else None)
-    fuzz_case(target, adapter, adapter.mutants(fuzz.rng("fluvio-bulk")), fuzz.mutants)
+    fuzz_case(target, adapter, fuzz.rng("fluvio-bulk"), fuzz.mutants)
 
 
 def _stream_topic(target) -> str | None:

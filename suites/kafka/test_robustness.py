@@ -44,7 +44,7 @@ def test_structural_mutants_get_a_permitted_outcome(target, fuzz):
     """Bulk: seeded structural mutants, pipelined where the spec keeps the connection open; replay with the same
     --fuzz-seed."""
     adapter = _adapter(target, transactions=getattr(fuzz, "guided", False))
-    fuzz_case(target, adapter, adapter.mutants(fuzz.rng("kafka.encoding.malformed-body")), fuzz.mutants,
+    fuzz_case(target, adapter, fuzz.rng("kafka.encoding.malformed-body"), fuzz.mutants,
               connect=lambda: target.connect(deadline=MUTANT_DEADLINE))
 
 

@@ -32,7 +32,7 @@ def prepared(target, stem: str) -> PravegaFuzz:
 def test_bulk_mutants(target, fuzz):
     """Seeded mutants of harmless requests; each reaction judged against what the spec permits."""
     adapter = prepared(target, "fuzz")
-    fuzz_case(target, adapter, adapter.mutants(fuzz.rng(f"pravega-bulk/{adapter.segment}")), fuzz.mutants)
+    fuzz_case(target, adapter, fuzz.rng(f"pravega-bulk/{adapter.segment}"), fuzz.mutants)
 
 
 @case("pravega.robustness.no-hang", hostile=True)

@@ -20,7 +20,7 @@ def test_bulk_mutants(target, fuzz):
     """Thousands of seeded mutants of valid requests; each reaction judged against what the spec permits."""
     _, topic = new_topic(target, partitions=2, stem="fuzz", shared=True)
     adapter = RustLogFuzz(topic, partitions=2)
-    fuzz_case(target, adapter, adapter.mutants(fuzz.rng(f"rustlog-bulk/{topic.split('-')[-1]}")), fuzz.mutants)
+    fuzz_case(target, adapter, fuzz.rng(f"rustlog-bulk/{topic.split('-')[-1]}"), fuzz.mutants)
 
 
 @case("rustlog.robustness.no-hang", hostile=True)

@@ -415,7 +415,7 @@ class Run:
             args.append(f"--reference-arg={arg}")
         if self.budget.name != "ci":
             args.append(f"--fuzz={self.budget.name}")
-        args.append(f"--fuzz-seed={self.budget.seed}")
+        args += self.budget.reproduce.split()
         if self.strict:
             args.append("--strict")
         if self.options.differential:
