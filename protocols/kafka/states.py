@@ -5,7 +5,7 @@ The transactional state belongs to a transactional id, not to a connection; the 
 connection whose requests moved it (InitProducerId, AddPartitionsToTxn, EndTxn answered without error:
 TransactionCoordinator's Empty -> Ongoing -> CompleteCommit/CompleteAbort -> Ongoing), which is where a mutant
 sent after them is read. The bulk mutants are read-only requests, which move no state; a guided run's steps
-(``Adapter.step``) do: InitProducerId with one of the steps' transactional ids (``txn-producer``), then
+(``Adapter.step``) do: InitProducerId with the next of the steps' transactional ids (``txn-producer``), then
 AddPartitionsToTxn of a topic of the run's own with the producer id and epoch that answer chose
 (``in-transaction``: a step made from an earlier answer, ``Mutant.build``), then EndTxn (abort) with them
 (``txn-complete``). A transaction a step left ongoing stays so until its timeout or the next InitProducerId of
