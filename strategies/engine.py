@@ -92,6 +92,9 @@ class Adapter(Protocol):
     # keepalive_clause: str   the clause a wrong answer to the keepalive breaks (else: the pipelining clause)
     # answers_any_order: bool   with answer_id: an asynchronous server's answers may come in any order, the
     #                           keepalive's before a mutant's (targets.fuzzing reads on past it)
+    # Optional, where the protocol has session-state steps (strategies/guided.py): def step(kind, rng) -> Mutant,
+    # step_kinds: tuple[str, ...] (those this target takes), and def for_worker(worker) -> Adapter (a copy whose
+    # steps meet no other worker's, targets/fuzz_workers.py)
 
 
 def numbered(mutants: Iterable[Mutant], count: int) -> Iterator[Mutant]:

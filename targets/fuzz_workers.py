@@ -78,10 +78,14 @@ def _work(share: Share, seed: int, count: int, worker: int, workers: int, model:
     cpu = time.process_time()
     coverage = CoverageMap(model) if model is not None else None
     progress = Progress(coverage=coverage)
-    mutants, cut = worker_mutants(share.adapter, seed, count, worker, workers, coverage if guided else None)
+    adapter = share.adapter
+    own: Callable[[int], Adapter] | None = getattr(adapter, "for_worker", None)
+    if guided and workers > 1 and own is not None:  # its session-state steps must not meet another worker's
+        adapter = own(worker)
+    mutants, cut = worker_mutants(adapter, seed, count, worker, workers, coverage if guided else None)
     report = _Report(progress, None)
     try:
-        run(share.connect, share.adapter, _until_lower_failed(mutants, lowest), count, progress, window,
+        run(share.connect, adapter, _until_lower_failed(mutants, lowest), count, progress, window,
             indexed=True, cut=cut)
     except MutantFailed as failed:
         with lowest.get_lock():

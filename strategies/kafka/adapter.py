@@ -4,6 +4,7 @@ what keeps a mutant's valid part harmless, and the request that prepares a targe
 
 from __future__ import annotations
 
+import copy
 import random
 import uuid
 
@@ -124,6 +125,7 @@ class KafkaFuzz:
         self.transactions = {key: span for key, span in (transactions or {}).items() if key in STEP_APIS}
         self.txn_topic = txn_topic
         self._producers = 0  # InitProducerId steps made: the next one's transactional id, in turn
+        self.step_prefix = self.STEP_PREFIX  # the steps' transactional ids begin so (for_worker: per worker)
         # Metadata v1+ for no topic: its answer is a fraction of ApiVersions' (the broker encodes it per batch)
         if 3 in ranges and ranges[3][1] >= 1:
             self._keepalive_version = max(1, ranges[3][0])
@@ -199,6 +201,14 @@ class KafkaFuzz:
     #: it (a replay that begins with it): one no step initialises, so the target's error is the same every time
     STEP_UNINITIALISED = "wirecheck-fuzz-step-none"
 
+    def for_worker(self, worker: int) -> KafkaFuzz:
+        """This adapter for worker process ``worker`` of a split guided run (targets/fuzz_workers.py): its steps'
+        transactional ids are its own, so that no two workers' steps meet on one (which of them met the other's
+        transaction would depend on timing)."""
+        mine = copy.copy(self)
+        mine.step_prefix = f"{self.STEP_PREFIX}w{worker}-"
+        return mine
+
     @property
     def step_kinds(self) -> tuple[str, ...]:
         """The steps this target takes: InitProducerId where advertised; AddPartitionsToTxn and EndTxn too where
@@ -230,7 +240,7 @@ class KafkaFuzz:
         assert version is not None  # a kind in step_kinds has one
         if key == INIT_PRODUCER_ID:
             body = random_value(rng, messages.request_codec(INIT_PRODUCER_ID, version))
-            body.update({"TransactionalId": f"{self.STEP_PREFIX}{self._producers % self.STEP_TXN_IDS}",
+            body.update({"TransactionalId": f"{self.step_prefix}{self._producers % self.STEP_TXN_IDS}",
                          "TransactionTimeoutMs": self.STEP_TIMEOUT_MS})
             self._producers += 1
             for name, value in (("ProducerId", -1), ("ProducerEpoch", -1), ("Enable2Pc", False),

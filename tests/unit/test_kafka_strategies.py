@@ -220,3 +220,7 @@ def test_transaction_steps_are_made_from_the_init_producer_id_answer():
     ids = [messages.decode_request(adapter.step("InitProducerId", rng).frame)["body"]["TransactionalId"]
            for _ in range(adapter.STEP_TXN_IDS)]
     assert len(set(ids)) == adapter.STEP_TXN_IDS and txn_id not in ids[:-1] and ids[-1] == txn_id
+    # each worker of a split run has transactional ids of its own
+    workers = [messages.decode_request(adapter.for_worker(w).step("InitProducerId", rng).frame)["body"]
+               ["TransactionalId"] for w in (0, 1)]
+    assert len(set(workers) | {txn_id}) == 3
