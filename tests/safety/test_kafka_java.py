@@ -38,5 +38,11 @@ def test_without_java_the_run_stops_at_its_start_naming_the_install(tmp_path):
                            "--report-dir", str(tmp_path)], capture_output=True, text=True, timeout=120,
                           env={"PATH": str(tmp_path), "HOME": str(tmp_path)})
     assert done.returncode == 3, done.stdout + done.stderr
-    assert "java" in done.stderr and kafka_java._driver().INSTALL in done.stderr, done.stderr
+    assert "java" in done.stderr and kafka_java.DRIVER.install in done.stderr, done.stderr
     assert not list((tmp_path / "clients").glob("client-*.jsonl")), "no client started"
+
+
+def test_the_jar_is_the_kafka_suites_java_driver():
+    from wirecheck.suites.kafka.clients import java_driver
+
+    assert kafka_java.DRIVER == java_driver.DRIVER  # one jar, found by its path from targets/ (which imports no suite)
