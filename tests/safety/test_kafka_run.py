@@ -78,6 +78,11 @@ def test_aborted_records_visible_after_a_restart_are_caught(tmp_path):
     ["kafka", "--target-pid", "1"],
     ["kafka", "--time", "0"],
     ["kafka", "--bogus"],
+    ["kafka", "--upstream", "0.0.1"],
+    ["kafka", "--upstream", "--target", "kafka=127.0.0.1:9"],
+    ["kafka", "--upstream", "--reference-fault", "kafka.safety-log-end-reused"],
+    ["kafka", "--upstream", "--target-pid", "1"],
+    ["rustlog", "--upstream"],
 ])
 def test_misuse_exits_4(args):
     done = subprocess.run([sys.executable, "-m", "wirecheck", "safety", *args], capture_output=True, text=True,
