@@ -32,6 +32,13 @@ class CoverageMap:
         self.in_state: Counter[str] = Counter()  # mutants sent in each session state
         self.fresh: list = []  # (mutant, new reaction state or transition) since the guided run last looked
         self._connections: dict[int, tuple[str, State | str]] = {}  # connection -> (session state, last reaction)
+        #: guided runs: (operator, request kind) of a recipe -> the (request, reaction) its mutants drew, counted
+        self.drawn: dict[tuple[str, str], Counter[tuple[str, str]]] = {}
+        self.followed: set[State] = set()  # reaction states a request was seen to follow on their connection
+        #: (session state, last reaction state) of the connection the next batch goes on, and how many batches
+        #: were announced so far: the I/O loop says so (:meth:`following`) before it draws a batch
+        self.ahead: tuple[str, State | str] = (model.initial, START)
+        self.batches = 0
 
     def opened(self, connection: int) -> None:
         """A new connection: its session starts in the initial state."""
@@ -60,8 +67,24 @@ class CoverageMap:
         if after not in (state, ENDED):
             self.moves[(state, request_kind(request), reaction, after)] += 1
         self._connections[connection] = (after, cell)
+        if last != START:
+            self.followed.add(last)  # type: ignore[arg-type]
+        if mutant.origin:
+            drawn = self.drawn.get(mutant.origin[1:])
+            if drawn is None:
+                drawn = self.drawn[mutant.origin[1:]] = Counter()
+            drawn[(request, reaction)] += 1
         if new_cell or new_pair:
             self.fresh.append((mutant, cell if new_cell else pair))
+
+    def following(self, connection: int | None) -> None:
+        """The next batch goes on ``connection`` (None: a new one): a guided run aims its first mutant at a
+        transition from that connection's last reaction state."""
+        self.ahead = self._connections.get(connection, (self.model.initial, START)) if connection is not None \
+            else (self.model.initial, START)
+        if self.ahead[0] == ENDED:
+            self.ahead = (self.model.initial, START)
+        self.batches += 1
 
     # -- runs split over worker processes (targets/fuzz_workers.py)
 

@@ -10,7 +10,11 @@ a new transition joins the corpus. Each sequence is planned as AFLNet plans one:
   not yet tried comes first: one per state the declared transitions lead to). A step whose request carries a
   value of an earlier step's answer (a producer id) is made when that answer is read (``Mutant.build``, sent by
   the I/O loop), and its prefix begins a batch;
-* mutate: mutants of corpus recipes, weighted towards those whose reaction states are the least visited;
+* mutate: mutants of corpus recipes, weighted towards those whose reaction states are the least visited, each
+  chosen when it is sent, among a few so drawn, as the one most likely to make a transition not seen yet (AFLNet's
+  measure) from the reaction state it follows on its connection: the I/O loop says which connection the next batch
+  goes on (``CoverageMap.following``), a mutant later in a batch follows the one before it, and what a recipe
+  draws, and whether that keeps the connection open, is what its mutants drew so far (``CoverageMap.drawn``);
 * suffix: fresh mutants drawn as blind mode draws them (exploration), so new recipes keep coming.
 
 Everything is drawn from the run's seeded generator and from the target's reactions, in the order the engine judges
@@ -27,16 +31,19 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from wirecheck.protocols.states import request_kind, step_paths
-from wirecheck.strategies.coverage import CoverageMap
+from wirecheck.strategies.coverage import CoverageMap, State
 from wirecheck.strategies.engine import Mutant
 
 SEQUENCE = 8  # mutants planned after a prefix
-EXPLORE = 0.3  # share of a sequence's mutants drawn fresh (the suffix) once the corpus has recipes
+EXPLORE = 0.15  # share of a sequence's mutants drawn fresh (the suffix) once the corpus has recipes
 REWEIGH = 32  # sequences planned between two weighings of the corpus (it changes slowly)
 STEP = "step"  # a recipe's operator when it is a valid step request
+AIMS = 32  # corpus recipes drawn for each mutated mutant: the one aiming best at a new transition is sent
+OPEN = 0.5  # worth of keeping the connection open (the next mutant on it can aim again), a new transition's is 1
 
 Recipe = tuple[tuple[str, ...], str, str]  # (step prefix, operator, request kind)
 Step = Callable[[str, random.Random], Mutant]  # a valid request of a step kind (Adapter.step)
+Where = tuple[str, State | str]  # (session state, reaction state) a mutant follows on its connection
 
 
 @dataclass
@@ -65,10 +72,13 @@ class Guided:
         self.untried = list(self.paths)
         self.corpus: list[Entry] = []
         self._entries: dict[Recipe, Entry] = {}
-        self._queue: deque[Mutant] = deque()
+        self._queue: deque[Mutant | _Aim] = deque()
         #: aimed-at session state -> the corpus's weights, recomputed after it grew or every REWEIGH sequences
         self._weights: dict[str | None, list[float]] = {}
         self._planned = 0
+        self._batches = -1  # the I/O loop's batches announced when the last mutant was sent (CoverageMap.batches)
+        #: (session state, reaction state) the next mutant of the same batch follows (None: not foreseen)
+        self._then: Where | None = None
 
     def __iter__(self):
         return self
@@ -78,7 +88,14 @@ class Guided:
             if self.feedback:
                 self._learn()
             self._plan()
-        return self._queue.popleft()
+        item = self._queue.popleft()
+        if not self.feedback:  # nothing to aim: every item was made when planned
+            assert isinstance(item, Mutant)
+            return item
+        where = self._where()
+        mutant = self._aim(item, where) if isinstance(item, _Aim) else item
+        self._foresee(mutant, where)
+        return mutant
 
     # -- learning from the map
 
@@ -112,8 +129,10 @@ class Guided:
         if self.feedback and self.corpus and (len(weights) != len(self.corpus) or self._planned % REWEIGH == 0):
             weights = self._weights[state] = self._weigh(state)
         for _ in range(SEQUENCE):
-            entry = self._pick(weights) if weights and self.rng.random() >= EXPLORE else None
-            self._queue.append(self._redraw(entry.recipe, prefix) if entry is not None else self._fresh(prefix))
+            if weights and self.rng.random() >= EXPLORE:  # a corpus recipe, chosen when it is sent
+                self._queue.append(_Aim(prefix, weights))
+            else:
+                self._queue.append(self._fresh(prefix))
 
     def _prefix(self) -> tuple[str | None, tuple[str, ...]]:
         """The session state the next sequence aims at (None: not known yet) and the steps that reach it."""
@@ -137,10 +156,54 @@ class Guided:
         return [1.0 / (1 + min(reached.get(cell, 0) for cell in entry.found) + entry.picked / 64)
                 for entry in self.corpus]
 
-    def _pick(self, weights: list[float]) -> Entry:
-        entry = self.rng.choices(self.corpus, weights)[0]
-        entry.picked += 1
-        return entry
+    # -- aiming at transitions not seen yet
+
+    def _where(self) -> Where | None:
+        """The (session state, reaction state) the next mutant follows on its connection: where the I/O loop said
+        its batch goes on, or after the mutant before it in the same batch (None: not foreseen)."""
+        coverage = self.coverage
+        if coverage.batches != self._batches:  # it begins a batch
+            self._batches = coverage.batches
+            return coverage.ahead
+        return self._then
+
+    def _aim(self, aim: _Aim, where: Where | None) -> Mutant:
+        """A mutant of the corpus recipe, among ``AIMS`` drawn, whose reactions so far would most often make a
+        transition from ``where`` not seen yet (or seen the least), and keep the connection open."""
+        corpus = self.corpus[:len(aim.weights)]  # the corpus as it was weighed
+        if where is None:
+            drawn = self.rng.choices(corpus, aim.weights)
+        else:  # half by weight (rare reaction states), half alike (any recipe can make a new transition)
+            drawn = self.rng.choices(corpus, aim.weights, k=AIMS // 2) + self.rng.choices(corpus, k=AIMS // 2)
+        best, score = drawn[0], -1.0
+        if where is not None:
+            state, last = where
+            pairs, followed, known = self.coverage.pairs, self.coverage.followed, self.coverage.drawn
+            for entry in drawn:
+                reactions = known.get(entry.recipe[1:])
+                if not reactions:  # never judged yet: as good as a new transition
+                    worth = 1.0 + OPEN
+                else:
+                    total = sum(reactions.values())
+                    worth = 0.0
+                    for (request, reaction), count in reactions.items():
+                        cell = (state, request, reaction)
+                        worth += count * (1.0 / (1 + pairs.get((last, cell), 0)) + (OPEN if cell in followed else 0.0))
+                    worth /= total
+                if worth > score:
+                    best, score = entry, worth
+        best.picked += 1
+        return self._redraw(best.recipe, aim.prefix)
+
+    def _foresee(self, mutant: Mutant, where: Where | None) -> None:
+        """What the next mutant of the same batch follows: the reaction state this one's recipe drew most."""
+        reactions = self.coverage.drawn.get(mutant.origin[1:]) if mutant.origin else None
+        if where is None or not reactions:
+            self._then = None
+            return
+        request, reaction = max(reactions.items(), key=lambda item: item[1])[0]
+        state = where[0]
+        self._then = (self.coverage.model.after(state, request_kind(request), reaction), (state, request, reaction))
 
     def _reached(self, state: str | None) -> dict[tuple[str, str], int]:
         """(request kind, reaction) -> mutants that drew it in ``state`` (in any state for None)."""
@@ -183,6 +246,14 @@ class Guided:
         mutant = self.step(kind, self.rng)
         mutant.origin = (prefix, STEP, kind)
         return mutant
+
+
+@dataclass
+class _Aim:
+    """A place in a planned sequence for a corpus recipe, chosen when it is sent (:meth:`Guided._aim`)."""
+
+    prefix: tuple[str, ...]
+    weights: list[float]
 
 
 def guided(adapter, mutants: Iterator[Mutant], coverage: CoverageMap, rng: random.Random | None = None,

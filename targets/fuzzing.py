@@ -385,6 +385,8 @@ def run(connect: Connect, adapter: Adapter, mutants: Iterable[Mutant], count: in
         while True:
             while len(flights) < window:
                 t0 = time.perf_counter()
+                if progress.coverage is not None:  # a guided run aims at a transition from where it goes on
+                    progress.coverage.following(id(idle[-1]) if idle else None)
                 batch = next(planned, None)
                 progress.generate_s += time.perf_counter() - t0
                 if batch is None:

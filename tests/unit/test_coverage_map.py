@@ -92,3 +92,32 @@ def test_without_feedback_the_map_changes_nothing():
         return [m.frame for m in answer_all(blind, coverage, 300, react)]
 
     assert drawn(lambda m: Observation(CLOSE)) == drawn(lambda m: Observation(ANSWER, detail="x"))
+
+
+def test_guidance_aims_at_a_transition_not_seen_yet_from_where_the_next_batch_goes_on():
+    adapter = offline_adapter()
+    coverage = CoverageMap(STATES)
+    steered = Guided(adapter.mutants(random.Random(11)), coverage, random.Random(11), adapter.step)
+
+    def by_kind(one: Mutant) -> Observation:  # each request kind draws its own reaction, and keeps it open
+        return Observation(ANSWER, detail=one.request)
+
+    answer_all(steered, coverage, 600, by_kind)
+    kinds = sorted({entry.recipe[2] for entry in steered.corpus if entry.recipe[1] != "step"})
+    assert len(kinds) >= 3
+    aimed = kinds[len(kinds) // 2]
+    coverage.opened(5)
+    coverage.record(5, mutant("ReadSegment"), Observation(ERROR, code=NO_SUCH_SEGMENT))
+    after = (FRESH, "ReadSegment", "error:NoSuchSegment")
+    for cell in list(coverage.cells):  # from there, every transition but those to ``aimed`` is worn out
+        if cell[1] != aimed:
+            coverage.pairs[(after, cell)] += 1000
+    sent = []
+    for _ in range(80):
+        coverage.following(5)  # each mutant begins a batch on connection 5, which stays where it was
+        sent.append(next(steered).request)
+    # drawn as they come, each kind would be about one in len(kinds) (11 here); the fresh share (EXPLORE), the
+    # steps and recipes not judged yet are not aimed
+    assert sent.count(aimed) >= 3 * len(sent) // len(kinds), sent
+    coverage.following(None)  # a new connection: from its start
+    assert coverage.ahead == (FRESH, "start")
