@@ -38,8 +38,8 @@ SEQUENCE = 8  # mutants planned after a prefix
 EXPLORE = 0.15  # share of a sequence's mutants drawn fresh (the suffix) once the corpus has recipes
 REWEIGH = 32  # sequences planned between two weighings of the corpus (it changes slowly)
 STEP = "step"  # a recipe's operator when it is a valid step request
-AIMS = 32  # corpus recipes drawn for each mutated mutant: the one aiming best at a new transition is sent
-OPEN = 0.5  # worth of keeping the connection open (the next mutant on it can aim again), a new transition's is 1
+AIMS = 16  # corpus recipes drawn for each mutated mutant: the one aiming best at a new transition is sent
+OPEN = 0.35  # worth of keeping the connection open (the next mutant on it can aim again), a new transition's is 1
 
 Recipe = tuple[tuple[str, ...], str, str]  # (step prefix, operator, request kind)
 Step = Callable[[str, random.Random], Mutant]  # a valid request of a step kind (Adapter.step)
