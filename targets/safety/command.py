@@ -83,16 +83,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
         if options.target or options.reference_fault or options.target_restart or options.target_pid:
             raise Usage("--upstream starts, restarts and pauses the server itself: not with --target, "
                         "--reference-fault, --target-restart or --target-pid")
-        from wirecheck.targets.upstream import SERVERS
+        from wirecheck.targets.upstream import SERVERS, parse as upstream_server
 
-        if options.protocol not in SERVERS:
-            raise Usage(f"no upstream server for {options.protocol}; known: {', '.join(sorted(SERVERS))}")
-        module = SERVERS[options.protocol]
-        if options.upstream and options.upstream not in module.VERSIONS:
-            raise Usage(f"--upstream {options.upstream}: {options.protocol}'s pinned versions are "
-                        f"{', '.join(module.VERSIONS)}")
-        options.address = None
-        if options.restart_every is None and hasattr(module, "restart"):
+        try:  # PROTOCOL@VERSION, the version one the server's module pins
+            name, version = upstream_server(options.protocol + (f"@{options.upstream}" if options.upstream else ""))
+        except HarnessError as exc:
+            raise Usage(f"--upstream: {exc}") from None
+        options.upstream, options.address = f"{name}@{version}", None
+        if options.restart_every is None and hasattr(SERVERS[name], "restart"):
             options.restart_every = 20.0
         return options
     if options.target:
@@ -169,9 +167,11 @@ def execute(options: argparse.Namespace, report_dir: Path) -> int:
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
+    check_clients = getattr(workload, "check_clients", None)
+    if check_clients is not None:  # a client the workload needs but the machine lacks: before anything starts
+        check_clients()
     if options.upstream is not None:
-        server = options.protocol + (f"@{options.upstream}" if options.upstream else "")
-        target = UpstreamTarget(server, report_dir / "upstream", getattr(workload, "UPSTREAM_BOOTSTRAP", None))
+        target = UpstreamTarget(options.upstream, report_dir / "upstream", getattr(workload, "UPSTREAM_BOOTSTRAP", None))
         described = target.described
     elif options.address:
         target = ExternalTarget(options.address, options.target_restart, options.target_pid)
