@@ -70,20 +70,15 @@ class CoverageMap:
         if last != START:
             self.followed.add(last)  # type: ignore[arg-type]
         if mutant.origin:
-            drawn = self.drawn.get(mutant.origin[1:])
-            if drawn is None:
-                drawn = self.drawn[mutant.origin[1:]] = Counter()
-            drawn[(request, reaction)] += 1
+            self.drawn.setdefault(mutant.origin[1:], Counter())[(request, reaction)] += 1
         if new_cell or new_pair:
             self.fresh.append((mutant, cell if new_cell else pair))
 
     def following(self, connection: int | None) -> None:
         """The next batch goes on ``connection`` (None: a new one): a guided run aims its first mutant at a
         transition from that connection's last reaction state."""
-        self.ahead = self._connections.get(connection, (self.model.initial, START)) if connection is not None \
-            else (self.model.initial, START)
-        if self.ahead[0] == ENDED:
-            self.ahead = (self.model.initial, START)
+        state, last = self._connections.get(connection, (ENDED, START))  # type: ignore[arg-type]
+        self.ahead = (self.model.initial, START) if state == ENDED else (state, last)
         self.batches += 1
 
     # -- runs split over worker processes (targets/fuzz_workers.py)

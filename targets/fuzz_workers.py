@@ -188,13 +188,10 @@ def _merged(reports: list[_Report], model: StateModel | None, workers: int, seco
     lost = [report.lost for report in reports if report.lost is not None]
     if lost:  # a death outranks a divergence: every worker's unproven mutants are suspects
         suspects = {m.index: m for _, found in lost for m in found}
-        died = TargetLost(_restored(lost[0][0]), [suspects[index] for index in sorted(suspects)])  # type: ignore[arg-type]
-        died.progress = total
-        raise died
+        raise TargetLost(_restored(lost[0][0]), [suspects[index] for index in sorted(suspects)],  # type: ignore[arg-type]
+                         total)
     failed = [report.failed for report in reports if report.failed is not None]
     if failed:
         mutant, divergence = min(failed, key=lambda pair: pair[0].index)
-        failure = MutantFailed(mutant, _restored(divergence))  # type: ignore[arg-type]
-        failure.progress = total
-        raise failure
+        raise MutantFailed(mutant, _restored(divergence), total)  # type: ignore[arg-type]
     return total

@@ -37,19 +37,19 @@ Connect = Callable[[], FramedSession]
 class TargetLost(Exception):
     """The target stopped accepting connections while a failing batch was replayed: one of ``suspects`` killed it."""
 
-    def __init__(self, divergence: Divergence, suspects: list[Mutant]):
+    def __init__(self, divergence: Divergence, suspects: list[Mutant], progress: Progress | None = None):
         super().__init__(str(divergence))
         self.divergence, self.suspects = divergence, suspects
-        self.progress: Progress | None = None  # the run's statistics and map up to here (a split run's, merged)
+        self.progress = progress  # the run's statistics and map up to here (a split run's, merged)
 
 
 class MutantFailed(Exception):
     """A mutant drew a MUST-level divergence (bisected to that mutant when it was pipelined)."""
 
-    def __init__(self, mutant: Mutant, divergence: Divergence):
+    def __init__(self, mutant: Mutant, divergence: Divergence, progress: Progress | None = None):
         super().__init__(f"{mutant.label()}: {divergence}")
         self.mutant, self.divergence = mutant, divergence
-        self.progress: Progress | None = None  # the run's statistics and map up to here (a split run's, merged)
+        self.progress = progress  # the run's statistics and map up to here (a split run's, merged)
 
 
 def observe(adapter: Adapter, mutant: Mutant, reply: Reply) -> Observation:

@@ -8,6 +8,7 @@ that the valid-but-odd ones (unknown tags, trailing bytes) cannot change a live 
 
 from __future__ import annotations
 
+import contextlib
 import struct
 
 import pytest
@@ -30,10 +31,8 @@ def _adapter(target, transactions: bool = False) -> kafka_strategies.KafkaFuzz:
     advertised = Kafka(target).advertised()  # the transactional APIs' versions: a guided run's session-state steps
     topic = None
     if transactions:
-        try:
+        with contextlib.suppress(Blocked):
             topic = DataPath(target).topic("fuzz-txn")
-        except Blocked:
-            topic = None
     return kafka_strategies.KafkaFuzz(kafka_strategies.read_only_ranges(advertised),
                                       init_producer=advertised.get(kafka_strategies.INIT_PRODUCER_ID),
                                       transactions=advertised, txn_topic=topic)
