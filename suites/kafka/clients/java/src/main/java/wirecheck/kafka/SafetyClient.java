@@ -200,6 +200,20 @@ public final class SafetyClient {
         return between(life[0], life[1]);
     }
 
+    /** An operation of a client's life: false when the client must be replaced. */
+    private interface Operation {
+        boolean run() throws IOException;
+    }
+
+    /** One client's life: a lifetime of paced operations, until one fails or the run stops. */
+    private void live(Operation operation) throws IOException {
+        for (int i = lifetime(); i > 0; i--) {
+            if (!pace() || !operation.run()) {
+                return;
+            }
+        }
+    }
+
     /** Wait a moment before the next operation; false once the run stops. */
     private boolean pace() {
         double seconds = pace[0] + rng.nextDouble() * (pace[1] - pace[0]);
@@ -291,11 +305,7 @@ public final class SafetyClient {
                 continue;
             }
             try {
-                for (int i = lifetime(); i > 0; i--) {
-                    if (!pace() || !send(process, producer)) {
-                        break;
-                    }
-                }
+                live(() -> send(process, producer));
             } catch (IOException e) {
                 throw new IllegalStateException("history: " + e, e);
             } finally {
@@ -404,11 +414,7 @@ public final class SafetyClient {
                 continue;
             }
             try {
-                for (int i = lifetime(); i > 0; i--) {
-                    if (!pace() || !transaction(process, producer)) {
-                        break;
-                    }
-                }
+                live(() -> transaction(process, producer));
             } catch (IOException e) {
                 throw new IllegalStateException("history: " + e, e);
             } finally {
@@ -509,11 +515,7 @@ public final class SafetyClient {
                 }
                 record("ok", process, "assign", keys);
                 try {
-                    for (int i = lifetime(); i > 0; i--) {
-                        if (!pace() || !poll(process, consumer)) {
-                            break;
-                        }
-                    }
+                    live(() -> poll(process, consumer));
                 } finally {
                     try {
                         consumer.close(Duration.ofSeconds(5));
